@@ -1,0 +1,1 @@
+"""Relay's Qt-free core: events, store, bus, config, engine."""

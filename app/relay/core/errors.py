@@ -1,0 +1,94 @@
+"""Every error a Relay user can act on.
+
+All of them derive from :class:`RelayError`, whose message says what happened
+and what to do. Lower-level errors (OS, subprocess, SQLite, git) are mapped to
+these at the boundary with ``raise X from exc``. The CLI prints them without a
+traceback and exits non-zero; the GUI shows them in the panel concerned.
+
+Hierarchy::
+
+    RelayError
+    ├── ConfigError                 bad relay.toml / environment / flag
+    ├── StoreError                  the database cannot be used
+    │   └── SchemaTooNewError       written by a newer Relay build
+    ├── RuntimeUnavailableError     an agent CLI is missing or unusable
+    │   └── CliNotFoundError        executable not on PATH / RELAY_<RT>_BIN
+    ├── UnsupportedCapabilityError  a runtime cannot do what was asked
+    ├── PolicyRefusedError          the CLI would refuse the permission policy
+    ├── AgentProcessError           the agent process misbehaved (spawn failure)
+    ├── WorktreeError               git / worktree setup failed
+    ├── SessionNotFoundError        no session with that id
+    └── UnknownRuntimeError         no runtime with that name
+"""
+
+from __future__ import annotations
+
+
+class RelayError(Exception):
+    """Base of every error Relay reports to a user.
+
+    Args:
+        message: What happened.
+        hint: What the user can do about it.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+
+class ConfigError(RelayError):
+    """A setting is invalid."""
+
+
+class StoreError(RelayError):
+    """The database cannot be opened or written."""
+
+
+class SchemaTooNewError(StoreError):
+    """The database was written by a newer Relay build."""
+
+
+class RuntimeUnavailableError(RelayError):
+    """An agent runtime cannot be used on this machine."""
+
+
+class CliNotFoundError(RuntimeUnavailableError):
+    """An agent CLI's executable was not found."""
+
+
+class UnsupportedCapabilityError(RelayError):
+    """A runtime was asked for something it cannot do."""
+
+    def __init__(self, runtime: str, capability: str, level: str) -> None:
+        super().__init__(
+            f"{runtime} does not support {capability} (capability level: {level}).",
+            "Choose a runtime that supports it (relay-cli doctor lists capabilities).",
+        )
+        self.runtime = runtime
+        self.capability = capability
+        self.level = level
+
+
+class PolicyRefusedError(RelayError):
+    """The agent CLI would refuse the chosen permission policy."""
+
+
+class AgentProcessError(RelayError):
+    """The agent process could not be started or driven."""
+
+
+class WorktreeError(RelayError):
+    """A git worktree could not be created or used."""
+
+
+class SessionNotFoundError(RelayError):
+    """No session has the given id."""
+
+
+class UnknownRuntimeError(RelayError):
+    """No runtime has the given name."""

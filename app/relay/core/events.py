@@ -1,0 +1,244 @@
+"""The closed set of events every runtime's output is normalised into.
+
+Each runtime's native output (NDJSON, JSONL, SSE, JSON-RPC) becomes these
+models. Anything a runtime cannot report is ``None`` — never ``0`` — so a view
+shows a gap instead of a lie. Events re-read from history carry
+``replay=True`` and never notify anyone. Events produced by the scripted demo
+runtime carry ``simulated=True`` and every view labels them as a simulation.
+
+An :class:`EventRecord` is an event as stored: with its monotonic id, the Relay
+session and run it belongs to.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+def utcnow() -> datetime:
+    """The current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class Usage(BaseModel):
+    """Token usage and cost; ``None`` means the runtime did not say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{name: _add(getattr(self, name), getattr(other, name))
+                        for name in Usage.model_fields})
+
+    def minus(self, earlier: Usage) -> Usage:
+        """The difference to an earlier cumulative reading (per-turn delta)."""
+        return Usage(**{name: _sub(getattr(self, name), getattr(earlier, name))
+                        for name in Usage.model_fields})
+
+    @property
+    def is_unknown(self) -> bool:
+        return all(getattr(self, name) is None for name in Usage.model_fields)
+
+
+def _add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _sub(a: Any, b: Any) -> Any:
+    if a is None:
+        return None
+    if b is None:
+        return a
+    return max(a - b, 0)
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ts: datetime = Field(default_factory=utcnow)
+    runtime: str = ""
+    simulated: bool = False
+    replay: bool = False
+
+
+class SessionStarted(_Event):
+    """The agent process reported its session (init line / thread.started)."""
+
+    kind: Literal["session_started"] = "session_started"
+    agent_session_id: str | None = None
+    model: str | None = None
+    cwd: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    permission_mode: str | None = None
+    version: str | None = None
+
+
+class AssistantText(_Event):
+    """Text the model wrote; ``reasoning`` marks thinking / reasoning summaries."""
+
+    kind: Literal["assistant_text"] = "assistant_text"
+    text: str
+    reasoning: bool = False
+    message_id: str | None = None
+    parent_call_id: str | None = None
+
+
+class ToolCall(_Event):
+    """The agent started a tool call (a command, a file edit, a subagent…)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    parent_call_id: str | None = None
+
+
+class ToolResult(_Event):
+    """The outcome of a tool call. ``is_error`` is ``None`` when not reported."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    output: str = ""
+    is_error: bool | None = None
+    exit_code: int | None = None
+    parent_call_id: str | None = None
+
+
+class PermissionDenied(_Event):
+    """A tool call the agent's permission policy refused."""
+
+    kind: Literal["permission_denied"] = "permission_denied"
+    tool: str
+    call_id: str | None = None
+    detail: str = ""
+
+
+class TurnCompleted(_Event):
+    """A turn ended; ``usage`` is this turn's usage (deltas, never cumulative)."""
+
+    kind: Literal["turn_completed"] = "turn_completed"
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+    num_turns: int | None = None
+    result_text: str | None = None
+
+
+class NeedsInput(_Event):
+    """The agent waits for an answer; reply through the runtime's send_input."""
+
+    kind: Literal["needs_input"] = "needs_input"
+    request_id: str
+    prompt: str
+    options: list[str] = Field(default_factory=list)
+
+
+class InputWithdrawn(_Event):
+    """A pending :class:`NeedsInput` no longer needs an answer."""
+
+    kind: Literal["input_withdrawn"] = "input_withdrawn"
+    request_id: str
+    reason: str = ""
+
+
+LimitKind = Literal["usage_limit", "rate_limit", "quota", "overloaded"]
+
+
+class LimitHit(_Event):
+    """The account or provider hit (or reported) a limit."""
+
+    kind: Literal["limit_hit"] = "limit_hit"
+    limit: LimitKind
+    message: str
+    resets_at: datetime | None = None
+    scope: str | None = None
+    blocking: bool = True
+
+
+class Notice(_Event):
+    """Progress the user should see but that is not a failure (retries, fallbacks)."""
+
+    kind: Literal["notice"] = "notice"
+    category: Literal["retry", "fallback", "info", "warning"] = "info"
+    message: str
+
+
+ErrorCategory = Literal[
+    "rate_limit", "usage_limit", "overloaded", "auth", "request", "network",
+    "timeout", "max_turns", "budget", "resume", "config", "malformed", "process",
+    "stalled", "unknown",
+]
+
+
+class AgentError(_Event):
+    """Something went wrong; ``fatal`` errors end the run."""
+
+    kind: Literal["error"] = "error"
+    category: ErrorCategory = "unknown"
+    message: str
+    http_status: int | None = None
+    fatal: bool = True
+
+
+Outcome = Literal["completed", "failed", "cancelled", "interrupted"]
+
+
+class SessionEnded(_Event):
+    """Exactly one per run: how the agent process ended."""
+
+    kind: Literal["session_ended"] = "session_ended"
+    outcome: Outcome
+    reason: str | None = None
+    exit_code: int | None = None
+    result_text: str | None = None
+
+
+SessionState = Literal[
+    "pending", "starting", "running", "completed", "failed", "cancelled", "interrupted",
+]
+
+
+class StateChanged(_Event):
+    """Relay's own record of a session state transition."""
+
+    kind: Literal["state_changed"] = "state_changed"
+    state: SessionState
+    reason: str | None = None
+
+
+AgentEvent = Annotated[
+    SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
+    | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | Notice | AgentError
+    | SessionEnded | StateChanged,
+    Field(discriminator="kind"),
+]
+
+EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+
+def parse_event(payload: str | bytes) -> AgentEvent:
+    """Rebuild an event from its stored JSON."""
+    return EVENT_ADAPTER.validate_json(payload)
+
+
+class EventRecord(BaseModel):
+    """An event as persisted: monotonic id, owning session and run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    session_id: str
+    run_id: str | None
+    event: AgentEvent

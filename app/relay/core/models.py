@@ -1,0 +1,70 @@
+"""Records the engine hands to front ends (sessions, runs) and what they ask for."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relay.core.events import SessionState, Usage
+from relay.runtimes.base import PermissionPolicy
+
+
+class SessionSpec(BaseModel):
+    """What a user asks for when starting a session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo: Path
+    task: str = Field(min_length=1)
+    runtime: str = "demo"
+    model: str | None = None
+    worktree: bool = True
+    permission: PermissionPolicy = PermissionPolicy.WORKSPACE
+    setup_command: list[str] | None = None
+    #: demo only: hit a simulated usage limit after this many turns.
+    demo_limit_after: int | None = None
+
+
+class SessionRow(BaseModel):
+    """A session as the store has it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    repo: str
+    task: str
+    runtime: str
+    model: str | None
+    state: SessionState
+    permission: PermissionPolicy
+    workdir: str | None
+    branch: str | None
+    agent_session_id: str | None
+    reason: str | None
+    simulated: bool
+    created_at: datetime
+    updated_at: datetime
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("completed", "failed", "cancelled", "interrupted")
+
+
+class RunRow(BaseModel):
+    """One agent process attempt within a session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    session_id: str
+    attempt: int
+    runtime: str
+    model: str | None
+    started_at: datetime
+    ended_at: datetime | None
+    outcome: str | None
+    exit_code: int | None
+    usage: Usage

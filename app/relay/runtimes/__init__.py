@@ -1,0 +1,1 @@
+"""Agent runtimes: one module per runtime plus the adapter contract (base)."""

@@ -1,0 +1,235 @@
+"""The runtime adapter contract.
+
+An adapter starts and drives one agent process (or API session) and turns its
+native output into :mod:`relay.core.events`. Contract, after ert's drivers:
+
+* ``run(request)`` is an async iterator of events that ends with **exactly one**
+  :class:`~relay.core.events.SessionEnded` — also on cancellation, a crash, a
+  stalled agent or malformed output;
+* ``stop()`` ends the run (whole process tree); ``wait_safe_point()`` returns
+  when the agent is between turns; ``send_input()`` answers a NeedsInput or
+  raises :class:`~relay.core.errors.UnsupportedCapabilityError`;
+* ``capabilities`` is data (see :mod:`relay.runtimes.capabilities`).
+
+CLI runtimes subclass :class:`CliAdapter` and provide an argv builder and a
+:class:`StreamParser` — a pure object that turns one decoded JSON line into
+events and, at exit, decides the terminal event. Parsers hold no I/O, so they
+are tested directly over every recorded capture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from relay.core.errors import UnsupportedCapabilityError
+from relay.core.events import AgentError, AgentEvent, SessionEnded
+from relay.core.procs import AgentProcess, AgentStalledError, ProcessResult, StdinMode
+from relay.runtimes.capabilities import Cap, Capabilities
+
+
+class PermissionPolicy(StrEnum):
+    """What an agent may do in its worktree.
+
+    * ``read_only`` — read and run read-only commands; no edits.
+    * ``workspace`` — (default) edit files and run commands in its worktree.
+    * ``full`` — no restrictions (Claude's bypass mode, Codex without sandbox).
+    """
+
+    READ_ONLY = "read_only"
+    WORKSPACE = "workspace"
+    FULL = "full"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything an adapter needs to start one agent process."""
+
+    prompt: str
+    cwd: Path
+    model: str | None = None
+    permission: PermissionPolicy = PermissionPolicy.WORKSPACE
+    resume_id: str | None = None          # the agent's own session id to continue
+    agent_session_id: str | None = None   # a new id we chose (runtimes that allow it)
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    inactivity_timeout: float | None = 900.0
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What ``doctor`` reports for a runtime."""
+
+    runtime: str
+    executable: str | None
+    version: str | None
+    problem: str | None = None
+    hint: str | None = None
+
+
+class RuntimeAdapter(ABC):
+    """Base of every runtime adapter."""
+
+    name: ClassVar[str]
+    simulated: ClassVar[bool] = False
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.capabilities = Capabilities.for_runtime(self.name)
+
+    @abstractmethod
+    def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+        """Start the agent and yield its events, ending with one SessionEnded."""
+
+    @abstractmethod
+    async def stop(self, grace: float = 5.0) -> None:
+        """End the run (the whole process tree)."""
+
+    async def wait_safe_point(self) -> None:
+        """Return when the agent is at a point where stopping loses no work."""
+        self.capabilities.require(Cap.SAFE_PAUSE)
+
+    async def send_input(self, request_id: str, reply: str) -> None:
+        """Answer a NeedsInput event."""
+        self.capabilities.require(Cap.SEND_INPUT)
+        raise UnsupportedCapabilityError(self.name, Cap.SEND_INPUT.value, "no")
+
+    @abstractmethod
+    def info(self) -> RuntimeInfo:
+        """Executable and version, or the problem and how to fix it (never raises)."""
+
+    def preflight(self, request: RunRequest) -> None:  # noqa: B027 - optional hook
+        """Raise a RelayError if ``request`` cannot work, before anything starts."""
+
+
+class StreamParser(ABC):
+    """Turns one runtime's decoded stdout lines into events (pure, no I/O)."""
+
+    runtime: ClassVar[str]
+
+    @abstractmethod
+    def feed(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        """Events for one decoded JSON line (unknown types → [])."""
+
+    @abstractmethod
+    def finish(self, result: ProcessResult) -> list[AgentEvent]:
+        """Closing events; the last one is the run's only SessionEnded."""
+
+    def feed_text(self, line: str) -> list[AgentEvent]:
+        """Decode and feed one raw line; malformed output is reported, not fatal."""
+        stripped = line.strip()
+        if not stripped:
+            return []
+        try:
+            obj = json.loads(stripped)
+        except ValueError:
+            return [self.malformed(stripped)]
+        if not isinstance(obj, dict):
+            return [self.malformed(stripped)]
+        return self.feed(obj)
+
+    def malformed(self, line: str) -> AgentError:
+        shown = line if len(line) <= 200 else line[:200] + "…"
+        return AgentError(runtime=self.runtime, category="malformed", fatal=False,
+                          message=f"Ignored a line that is not a JSON object: {shown}")
+
+
+class CliAdapter(RuntimeAdapter):
+    """A runtime driven as a subprocess printing one JSON object per line."""
+
+    stdin_mode: ClassVar[str] = StdinMode.DEVNULL
+    stop_signal: ClassVar[int] = signal.SIGTERM
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self._process: AgentProcess | None = None
+        self._between_turns = asyncio.Event()
+        self._between_turns.set()
+
+    @abstractmethod
+    def build_argv(self, request: RunRequest) -> list[str]:
+        """The full argument array (executable first)."""
+
+    @abstractmethod
+    def make_parser(self, request: RunRequest) -> StreamParser:
+        """A fresh parser for one run."""
+
+    def build_env(self, request: RunRequest) -> dict[str, str]:
+        """The user's environment plus what Relay sets."""
+        return {**self.env, **request.extra_env}
+
+    async def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+        self.preflight(request)
+        parser = self.make_parser(request)
+        proc = AgentProcess(self.build_argv(request), request.cwd, self.build_env(request),
+                            stdin=self.stdin_mode, inactivity_timeout=request.inactivity_timeout)
+        self._process = proc
+        await proc.start()
+        self._between_turns.clear()
+        stalled: AgentStalledError | None = None
+        try:
+            try:
+                async for line in proc.lines():
+                    for event in parser.feed_text(line.text):
+                        self._note_turn_boundary(event)
+                        yield event
+            except AgentStalledError as exc:
+                stalled = exc
+                await proc.stop(grace=2.0, sig=self.stop_signal)
+            result = await proc.wait()
+            if stalled is not None:
+                yield AgentError(runtime=self.name, category="stalled", message=str(stalled))
+            for event in parser.finish(result):
+                yield event
+        finally:
+            self._between_turns.set()
+            if proc.pid is not None:
+                await proc.stop(grace=1.0, sig=self.stop_signal)
+
+    def _note_turn_boundary(self, event: AgentEvent) -> None:
+        if event.kind in ("turn_completed", "session_ended"):
+            self._between_turns.set()
+        elif event.kind in ("session_started", "assistant_text", "tool_call"):
+            self._between_turns.clear()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self._process is not None:
+            await self._process.stop(grace=grace, sig=self.stop_signal)
+
+    async def wait_safe_point(self) -> None:
+        await super().wait_safe_point()
+        await self._between_turns.wait()
+
+
+def ended_from_exit(runtime: str, result: ProcessResult, *, saw_success: bool,
+                    failure: str | None, result_text: str | None = None,
+                    simulated: bool = False) -> SessionEnded:
+    """The terminal event for a CLI run from what the parser saw and how it exited."""
+    if result.stopped:
+        return SessionEnded(runtime=runtime, outcome="cancelled", reason="stopped by Relay",
+                            exit_code=result.exit_code, simulated=simulated)
+    if result.stalled:
+        return SessionEnded(runtime=runtime, outcome="failed", reason="agent stalled",
+                            exit_code=result.exit_code, simulated=simulated)
+    if failure is not None:
+        return SessionEnded(runtime=runtime, outcome="failed", reason=failure,
+                            exit_code=result.exit_code, result_text=result_text,
+                            simulated=simulated)
+    if result.signal is not None:
+        return SessionEnded(runtime=runtime, outcome="interrupted",
+                            reason=f"killed by signal {result.signal}", simulated=simulated)
+    if saw_success and result.exit_code == 0:
+        return SessionEnded(runtime=runtime, outcome="completed", exit_code=0,
+                            result_text=result_text, simulated=simulated)
+    stderr = result.stderr_tail.strip().splitlines()
+    why = stderr[-1] if stderr else "the agent ended without reporting a result"
+    outcome = "failed" if result.exit_code not in (0, None) else "interrupted"
+    return SessionEnded(runtime=runtime, outcome=outcome, reason=why,
+                        exit_code=result.exit_code, simulated=simulated)

@@ -1,0 +1,136 @@
+"""What each runtime can do, as data.
+
+The table is the static knowledge Relay ships with; an adapter narrows it at
+handshake (e.g. Claude's init line reveals the permission mode actually in
+force). Asking for a capability below ``partial`` raises
+:class:`~relay.core.errors.UnsupportedCapabilityError`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Mapping
+
+from relay.core.errors import UnsupportedCapabilityError
+
+
+class Level(StrEnum):
+    YES = "yes"
+    PARTIAL = "partial"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+class Cap(StrEnum):
+    """Capabilities an orchestrator relies on."""
+
+    STREAM_EVENTS = "stream_events"        # structured live events
+    TOOL_EVENTS = "tool_events"            # tool calls and results in the stream
+    USAGE_TOKENS = "usage_tokens"          # token counts per turn
+    COST = "cost"                          # the runtime reports cost
+    RESUME = "resume"                      # continue an earlier agent session
+    CHOOSE_SESSION_ID = "choose_session_id"
+    FORK = "fork"
+    SEND_INPUT = "send_input"              # answer a NeedsInput
+    SAFE_PAUSE = "safe_pause"              # stop at a turn boundary, resumable
+    LIMIT_EVENTS = "limit_events"          # machine-readable limit / reset time
+    PERMISSION_POLICY = "permission_policy"
+    MODEL_CHOICE = "model_choice"
+    TRANSCRIPTS = "transcripts"            # readable on-disk session files
+
+
+Y, P, N, U = Level.YES, Level.PARTIAL, Level.NO, Level.UNKNOWN
+
+_C = Cap
+_TABLE: dict[str, dict[Cap, Level]] = {
+    "claude": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: P,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+    },
+    "codex": {
+        # Blocked tool calls produce no item event; usage is cumulative on resume.
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: N,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+    },
+    "gemini": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: N,
+        _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: Y,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+    },
+    "pi": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: P, _C.SEND_INPUT: Y,
+        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: N,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+    },
+    "ollama": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: N,
+        _C.RESUME: P, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: Y,
+        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: N,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: N,
+    },
+    "api": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: P,
+        _C.RESUME: P, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: Y,
+        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: N,
+        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: N,
+    },
+    "acp": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: U, _C.COST: U,
+        _C.RESUME: U, _C.CHOOSE_SESSION_ID: N, _C.FORK: U, _C.SEND_INPUT: Y,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: P,
+        _C.MODEL_CHOICE: U, _C.TRANSCRIPTS: U,
+    },
+    "demo": {
+        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: P,
+        _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: N,
+    },
+}
+
+RUNTIME_NAMES: tuple[str, ...] = tuple(_TABLE)
+
+
+class Capabilities:
+    """A runtime's capability levels; immutable, narrowed by :meth:`narrow`."""
+
+    def __init__(self, runtime: str, levels: Mapping[Cap, Level]) -> None:
+        self.runtime = runtime
+        self._levels = MappingProxyType(dict(levels))
+
+    @classmethod
+    def for_runtime(cls, runtime: str) -> Capabilities:
+        levels = _TABLE.get(runtime, {})
+        return cls(runtime, {cap: levels.get(cap, Level.UNKNOWN) for cap in Cap})
+
+    def level(self, cap: Cap) -> Level:
+        return self._levels.get(cap, Level.UNKNOWN)
+
+    def supports(self, cap: Cap) -> bool:
+        return self.level(cap) in (Level.YES, Level.PARTIAL)
+
+    def require(self, cap: Cap) -> None:
+        """Raise :class:`UnsupportedCapabilityError` unless ``cap`` is at least partial."""
+        if not self.supports(cap):
+            raise UnsupportedCapabilityError(self.runtime, cap.value, self.level(cap).value)
+
+    def narrow(self, **observed: Level) -> Capabilities:
+        """A copy where observed levels replace the table's (never widening beyond it)."""
+        order = [Level.NO, Level.UNKNOWN, Level.PARTIAL, Level.YES]
+        levels = dict(self._levels)
+        for name, level in observed.items():
+            cap = Cap(name)
+            current = levels.get(cap, Level.UNKNOWN)
+            keep_current = current != Level.UNKNOWN and order.index(level) > order.index(current)
+            levels[cap] = current if keep_current else level
+        return Capabilities(self.runtime, levels)
+
+    def as_dict(self) -> dict[str, str]:
+        return {cap.value: level.value for cap, level in self._levels.items()}

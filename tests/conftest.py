@@ -1,0 +1,66 @@
+"""Shared fixtures: an isolated RELAY_HOME, the recorded fixtures, fakes on PATH."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FAKES_DIR = Path(__file__).resolve().parent / "fakes"
+
+
+def fixtures_root() -> Path:
+    """../shared/fixtures beside the repository (RELAY_FIXTURES overrides)."""
+    override = os.environ.get("RELAY_FIXTURES")
+    return Path(override) if override else REPO_ROOT.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    root = fixtures_root()
+    if not root.is_dir():
+        pytest.fail(f"recorded fixtures not found at {root} (set RELAY_FIXTURES)")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def relay_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own data folder."""
+    home = tmp_path / "relay-home"
+    monkeypatch.setenv("RELAY_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def fakes_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put tests/fakes/bin first on PATH (fake claude, codex, … executables)."""
+    bin_dir = FAKES_DIR / "bin"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    for name in ("CLAUDE", "CODEX", "GEMINI", "PI"):
+        monkeypatch.delenv(f"RELAY_{name}_BIN", raising=False)
+    return bin_dir
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository with one commit on branch main."""
+    path.mkdir(parents=True, exist_ok=True)
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    for name, text in (files or {"README.md": "# demo\n"}).items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    sig = pygit2.Signature("Relay Tests", "tests@relay.invalid")
+    repo.create_commit("HEAD", sig, sig, "initial", tree, [])
+    return path
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Iterator[Path]:
+    yield make_repo(tmp_path / "repo")
