@@ -63,4 +63,20 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Iterator[Path]:
-    yield make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    """Fail a test that leaves a thread behind (an unclosed aiosqlite connection
+    keeps a non-daemon thread alive and hangs the interpreter at exit)."""
+    import threading
+
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()
+              and not t.daemon]
+    for thread in leaked:
+        thread.join(timeout=2.0)
+    leaked = [t for t in leaked if t.is_alive()]
+    assert not leaked, f"test leaked threads: {[t.name for t in leaked]}"

@@ -12,6 +12,7 @@ session and run it belongs to.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -233,10 +234,13 @@ def parse_event(payload: str | bytes) -> AgentEvent:
     return EVENT_ADAPTER.validate_json(payload)
 
 
-class EventRecord(BaseModel):
-    """An event as persisted: monotonic id, owning session and run."""
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An event as persisted: monotonic id, owning session and run.
 
-    model_config = ConfigDict(frozen=True)
+    A plain dataclass, not a pydantic model: one is built per stored event on
+    the hot path, and the event inside is already validated.
+    """
 
     id: int
     session_id: str

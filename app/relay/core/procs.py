@@ -36,7 +36,7 @@ class StdinMode:
     PIPE = "pipe"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Line:
     """One stdout line, without its newline; ``truncated`` if it was cut."""
 
@@ -146,29 +146,25 @@ class AgentProcess:
         proc = self._require()
         assert proc.stdout is not None
         reader = proc.stdout
-        pending = bytearray()
-        dropping = False
-        while True:
-            chunk = await self._read_chunk(reader)
-            if not chunk:
-                break
-            start = 0
-            while True:
-                nl = chunk.find(b"\n", start)
-                piece = chunk[start:] if nl < 0 else chunk[start:nl]
-                if not dropping:
-                    room = self.max_line_bytes - len(pending)
-                    pending += piece[:room]
-                    if len(piece) > room:
-                        dropping = True
-                if nl < 0:
-                    break
-                yield Line(pending.decode("utf-8", "replace"), truncated=dropping)
-                pending.clear()
-                dropping = False
-                start = nl + 1
-        if pending:
-            yield Line(pending.decode("utf-8", "replace"), truncated=dropping)
+        limit = self.max_line_bytes
+        pending = b""
+        dropping = False  # the current line is over the limit: discard until newline
+        while chunk := await self._read_chunk(reader):
+            parts = chunk.split(b"\n")
+            for i, part in enumerate(parts[:-1]):
+                head = pending + part if i == 0 else part
+                truncated = (dropping and i == 0) or len(head) > limit
+                yield Line(head[:limit].decode("utf-8", "replace"), truncated)
+                if i == 0:
+                    pending, dropping = b"", False
+            tail = parts[-1]
+            if len(parts) == 1:
+                tail = pending + tail
+            if not dropping and len(tail) > limit:
+                dropping = True
+            pending = tail[:limit] if len(tail) > limit else tail
+        if pending or dropping:
+            yield Line(pending.decode("utf-8", "replace"), dropping)
 
     async def _read_chunk(self, reader: asyncio.StreamReader) -> bytes:
         if self.inactivity_timeout is None:
@@ -188,7 +184,9 @@ class AgentProcess:
         while chunk := await proc.stderr.read(_READ_CHUNK):
             self._stderr.append(chunk)
             self._stderr_size += len(chunk)
-            while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
+            # Drop whole chunks only while what remains still covers the tail.
+            while (len(self._stderr) > 1
+                   and self._stderr_size - len(self._stderr[0]) >= STDERR_TAIL_BYTES):
                 self._stderr_size -= len(self._stderr.popleft())
 
     def stderr_tail(self) -> str:
@@ -219,10 +217,8 @@ class AgentProcess:
         tree = _descendants(proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), grace)
-        except TimeoutError:
-            pass
         for p in [*tree, *_descendants(proc.pid)]:
             with contextlib.suppress(psutil.Error):
                 p.kill()

@@ -8,9 +8,9 @@ force). Asking for a capability below ``partial`` raises
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Mapping
 
 from relay.core.errors import UnsupportedCapabilityError
 

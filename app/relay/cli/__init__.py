@@ -1,0 +1,1 @@
+"""relay-cli: the headless front end over the same Engine (never imports Qt)."""

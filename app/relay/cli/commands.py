@@ -1,0 +1,127 @@
+"""The async bodies of relay-cli's commands."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import platform
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from relay.cli.render import StreamPrinter, session_footer, sessions_table
+from relay.core.bus import Subscription
+from relay.core.config import Config
+from relay.core.demo_repo import make_demo_repo
+from relay.core.engine import Engine
+from relay.core.models import SessionRow, SessionSpec
+
+FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
+
+
+async def run_session(config: Config, spec: SessionSpec, console: Console, as_json: bool) -> SessionRow:
+    """Start a session and render its live stream until it ends."""
+    engine = await Engine.open(config)
+    try:
+        printer = StreamPrinter(console, as_json)
+        sub = engine.bus.subscribe()
+        session_id = await engine.start_session(spec)
+        if not as_json:
+            console.print(f"[bold]Relay[/] session {session_id} · {spec.runtime}"
+                          f" · permissions {spec.permission.value}")
+        try:
+            await _follow(sub, session_id, printer)
+        except asyncio.CancelledError:
+            await engine.cancel_session(session_id)
+            raise
+        finally:
+            sub.close()
+        row = await engine.wait_session(session_id)
+        if not as_json:
+            session_footer(console, row)
+        return row
+    finally:
+        await engine.close()
+
+
+async def _follow(sub: Subscription, session_id: str, printer: StreamPrinter) -> None:
+    async for record in sub:
+        if record.session_id != session_id:
+            continue
+        printer.print(record)
+        ev = record.event
+        if ev.kind == "state_changed" and ev.state in FINAL_STATES:
+            return
+
+
+async def show_session(config: Config, session_id: str, console: Console, as_json: bool,
+                       follow: bool) -> SessionRow:
+    """Replay a session from the store; with ``follow`` keep tailing until it ends."""
+    engine = await Engine.open(config)
+    try:
+        row = await engine.get_session(session_id)
+        printer = StreamPrinter(console, as_json)
+        last = 0
+        while True:
+            for record in await engine.store.events_after(last, session_id=row.id, replay=True):
+                printer.print(record)
+                last = record.id
+            row = await engine.get_session(row.id)
+            if not follow or row.finished:
+                break
+            await asyncio.sleep(0.25)  # tailing another process's writes
+        if not as_json:
+            session_footer(console, row)
+        return row
+    finally:
+        await engine.close()
+
+
+async def list_sessions(config: Config, console: Console, limit: int) -> None:
+    engine = await Engine.open(config)
+    try:
+        rows = await engine.list_sessions(limit)
+    finally:
+        await engine.close()
+    if not rows:
+        console.print("No sessions yet. Try `relay-cli demo`.")
+        return
+    console.print(sessions_table(rows))
+
+
+async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None) -> SessionRow:
+    """A complete demo session in a temporary repository."""
+    base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
+    repo = make_demo_repo(base / "demo-project")
+    spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
+                       runtime="demo", demo_limit_after=limit_after)
+    return await run_session(config, spec, console, as_json)
+
+
+async def doctor(config: Config, console: Console) -> int:
+    """What is installed, what is missing and how to fix it."""
+    engine = await Engine.open(config)
+    try:
+        infos = engine.runtime_infos()
+        schema = await engine.store.schema_version()
+    finally:
+        await engine.close()
+    table = Table(title="Agent runtimes")
+    for col in ("runtime", "status", "version", "executable / how to fix"):
+        table.add_column(col)
+    for info in infos:
+        ok = info.problem is None
+        table.add_row(info.runtime, "[green]ok[/]" if ok else "[red]missing[/]",
+                      info.version or "—", info.executable if ok else f"{info.problem} {info.hint or ''}")
+    console.print(table)
+    console.print(f"data folder: {config.home}  (set RELAY_HOME to move it)")
+    console.print(f"database: {config.db_path} · schema {schema}")
+    console.print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")
+    gui = importlib.util.find_spec("PySide6") is not None
+    console.print("desktop window: " + ("available (`relay`)" if gui else
+                                        "[yellow]PySide6 not installed — pip install 'relay[gui]'[/]"))
+    if all(i.problem for i in infos if i.runtime != "demo"):
+        console.print("[yellow]No agent CLI found: Relay will use the scripted demo runtime.[/]")
+    return 0

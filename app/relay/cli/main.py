@@ -1,0 +1,112 @@
+"""relay-cli entry point: argument parsing, error reporting, exit codes.
+
+Exit codes: 0 success; 1 the session failed / was cancelled / interrupted;
+2 a usage or setup error Relay could explain; 130 interrupted by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from relay import __version__
+from relay.cli import commands
+from relay.core.config import load_config
+from relay.core.errors import RelayError
+from relay.core.models import SessionSpec
+from relay.runtimes.base import PermissionPolicy
+from relay.runtimes.registry import available_runtimes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relay-cli", description=(
+        "Run AI coding agents in their own git worktrees and watch them live."))
+    parser.add_argument("--version", action="version", version=f"relay {__version__}")
+    parser.add_argument("--home", type=Path, help="data folder (default: RELAY_HOME or the OS data dir)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a task on an agent and stream it live")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: .)")
+    run.add_argument("--provider", "--runtime", dest="provider", default="demo",
+                     choices=available_runtimes(), help="which agent runs the task")
+    run.add_argument("--model", help="model name passed to the agent")
+    run.add_argument("--no-worktree", action="store_true", help="run in the repository itself")
+    run.add_argument("--permission", choices=[p.value for p in PermissionPolicy],
+                     default=PermissionPolicy.WORKSPACE.value,
+                     help="read_only | workspace (edit and run commands in the worktree) | full")
+    run.add_argument("--setup", help="command to run in a new worktree before the agent starts")
+    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+
+    show = sub.add_parser("show", help="replay a session from the store")
+    show.add_argument("session", help="session id (a unique prefix is enough)")
+    show.add_argument("--json", action="store_true")
+    show.add_argument("--follow", "-f", action="store_true", help="keep following until it ends")
+
+    sessions = sub.add_parser("sessions", help="list sessions")
+    sessions.add_argument("--limit", type=int, default=50)
+
+    demo = sub.add_parser("demo", help="a complete demo session in a temporary repository")
+    demo.add_argument("--json", action="store_true")
+    demo.add_argument("--limit-after", type=int, help="hit a simulated usage limit after N turns")
+
+    sub.add_parser("doctor", help="what is installed and what is missing")
+    return parser
+
+
+def _spec(args: argparse.Namespace) -> SessionSpec:
+    try:
+        return SessionSpec(repo=args.repo, task=args.task, runtime=args.provider, model=args.model,
+                           worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
+                           setup_command=shlex.split(args.setup) if args.setup else None)
+    except ValidationError as exc:
+        raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
+
+
+async def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    config = load_config(home=args.home)
+    match args.command:
+        case "run":
+            row = await commands.run_session(config, _spec(args), console, args.json)
+            return 0 if row.state == "completed" else 1
+        case "show":
+            row = await commands.show_session(config, args.session, console, args.json, args.follow)
+            return 0 if row.state in ("completed", "pending", "starting", "running") else 1
+        case "sessions":
+            await commands.list_sessions(config, console, args.limit)
+            return 0
+        case "demo":
+            row = await commands.demo(config, console, args.json, args.limit_after)
+            return 0 if row.state == "completed" else 1
+        case "doctor":
+            return await commands.doctor(config, console)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=False, highlight=False)
+    errors = Console(stderr=True, highlight=False)
+    logging.basicConfig(level=logging.WARNING, format="relay: %(levelname)s %(message)s")
+    try:
+        return asyncio.run(_dispatch(args, console))
+    except RelayError as exc:
+        errors.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
+        if exc.hint:
+            errors.print(f"  → {exc.hint}", markup=False)
+        return 2
+    except KeyboardInterrupt:
+        errors.print("interrupted", markup=False)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

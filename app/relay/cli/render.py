@@ -1,0 +1,90 @@
+"""Rendering event records for a terminal (rich) or as JSON lines."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.core.events import EventRecord, Usage
+from relay.core.models import SessionRow
+from relay.core.present import SIMULATION_LABEL, clip, summary, usage_line
+
+_STYLE = {
+    "session_started": ("●", "cyan"), "assistant_text": ("›", "white"),
+    "tool_call": ("⚙", "yellow"), "tool_result": ("↳", "dim"),
+    "permission_denied": ("⛔", "red"), "turn_completed": ("✓", "green"),
+    "needs_input": ("?", "magenta"), "input_withdrawn": ("?", "dim"),
+    "limit_hit": ("⏸", "bold red"), "notice": ("…", "blue"), "error": ("✗", "red"),
+    "session_ended": ("■", "bold"), "state_changed": ("·", "dim"),
+}
+
+
+class StreamPrinter:
+    """Prints records as they arrive; keeps the session's running usage."""
+
+    def __init__(self, console: Console, as_json: bool = False, out: TextIO | None = None) -> None:
+        self.console = console
+        self.as_json = as_json
+        self.out = out
+        self.usage = Usage()
+        self._simulated_announced = False
+
+    def print(self, record: EventRecord) -> None:
+        event = record.event
+        if event.kind == "turn_completed":
+            self.usage = self.usage + event.usage
+        if self.as_json:
+            self._json(record)
+            return
+        if event.simulated and not self._simulated_announced:
+            self._simulated_announced = True
+            self.console.print(f"[reverse bold yellow] {SIMULATION_LABEL} [/]")
+        icon, style = _STYLE.get(event.kind, ("·", "white"))
+        text = summary(event)
+        if event.kind == "assistant_text":
+            style = "dim italic" if event.reasoning else style
+            text = clip(text, 2000)
+        prefix = "[sim] " if event.simulated else ""
+        text = text.replace("\n", "\n    ")
+        self.console.print(f"[{style}]{icon} {escape(prefix + text)}[/]", highlight=False)
+
+    def _json(self, record: EventRecord) -> None:
+        line = json.dumps({"id": record.id, "session_id": record.session_id,
+                           "run_id": record.run_id,
+                           "event": record.event.model_dump(mode="json")}, ensure_ascii=False)
+        if self.out is not None:
+            self.out.write(line + "\n")
+            self.out.flush()
+        else:
+            print(line, flush=True)
+
+
+def session_footer(console: Console, row: SessionRow) -> None:
+    colour = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(row.state, "white")
+    console.print(f"[bold {colour}]{row.state.upper()}[/] session {row.id}"
+                  + (f" — {escape(row.reason)}" if row.reason else ""))
+    console.print(f"usage: {usage_line(row.usage)}")
+    if row.workdir:
+        where = f" (branch {row.branch})" if row.branch else ""
+        console.print(f"worktree: {row.workdir}{where}")
+
+
+def sessions_table(rows: list[SessionRow]) -> Table:
+    table = Table(title="Relay sessions", show_lines=False)
+    for col, width in (("id", 12), ("state", 11), ("runtime", 17)):
+        table.add_column(col, no_wrap=True, min_width=width)
+    table.add_column("task", overflow="ellipsis", no_wrap=True, max_width=40)
+    for col, width in (("tokens in/out", 13), ("cost", 8), ("updated", 16)):
+        table.add_column(col, no_wrap=True, min_width=width)
+    for r in rows:
+        runtime = f"{r.runtime} (simulation)" if r.simulated else r.runtime
+        tokens = f"{r.usage.input_tokens or '—'}/{r.usage.output_tokens or '—'}" \
+            if not r.usage.is_unknown else "—"
+        cost = "—" if r.usage.cost_usd is None else f"${r.usage.cost_usd:.4f}"
+        table.add_row(r.id, r.state, runtime, escape(clip(r.task, 50)), tokens, cost,
+                      f"{r.updated_at:%Y-%m-%d %H:%M}")
+    return table

@@ -1,0 +1,83 @@
+"""Settings: defaults → relay.toml in the data folder → RELAY_* environment → flags.
+
+The data folder comes from platformdirs; ``RELAY_HOME`` overrides it (tests and
+scripts rely on this).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from relay.core.errors import ConfigError
+
+
+class Config(BaseModel):
+    """Resolved settings for one process."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    home: Path
+    inactivity_timeout: float = 900.0
+    stop_grace: float = 5.0
+    demo_step_delay: float = 0.35
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "relay.db"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        return self.home / "worktrees"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+
+_ENV_KEYS = {
+    "RELAY_INACTIVITY_TIMEOUT": "inactivity_timeout",
+    "RELAY_STOP_GRACE": "stop_grace",
+    "RELAY_DEMO_STEP_DELAY": "demo_step_delay",
+}
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    override = env.get("RELAY_HOME")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir("relay", "relay"))
+
+
+def load_config(env: Mapping[str, str] | None = None, **flags: Any) -> Config:
+    """Build the config; raise :class:`ConfigError` naming the bad setting."""
+    env = os.environ if env is None else env
+    home = Path(flags.pop("home", None) or default_home(env))
+    values: dict[str, Any] = {"home": home}
+    values.update(_read_toml(home / "relay.toml"))
+    values.update({field: env[key] for key, field in _ENV_KEYS.items() if env.get(key)})
+    values.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        return Config(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"Invalid setting {where!r}: {first['msg']}.",
+                          f"Fix it in {home / 'relay.toml'} or the RELAY_* environment.") from exc
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}.", "Fix or remove the file.") from exc

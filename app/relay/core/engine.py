@@ -1,0 +1,157 @@
+"""The Engine: the one object a front end holds.
+
+It owns the store, the event writer, the bus and the session runners. The GUI
+builds one on the qasync loop, the CLI on a plain asyncio loop; neither holds
+business logic. Sessions keep running while front ends come and go; a session
+whose owning process died is marked interrupted when the next engine opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import psutil
+
+from relay.core.bus import EventBus
+from relay.core.config import Config, load_config
+from relay.core.errors import SessionNotFoundError, WorktreeError
+from relay.core.events import EventRecord, StateChanged
+from relay.core.models import RunRow, SessionRow, SessionSpec
+from relay.core.store.db import Store, now_ms
+from relay.core.store.writer import EventWriter, WriteOp
+from relay.runtimes.base import RuntimeInfo
+from relay.runtimes.registry import adapter_class, available_runtimes
+from relay.sessions.runner import SessionRunner, new_id
+
+log = logging.getLogger(__name__)
+
+_ACTIVE = ("pending", "starting", "running")
+
+
+class Engine:
+    """Store + bus + runners. Create with :meth:`open`; end with :meth:`close`."""
+
+    def __init__(self, config: Config, store: Store, bus: EventBus, writer: EventWriter) -> None:
+        self.config = config
+        self.store = store
+        self.bus = bus
+        self.writer = writer
+        self._runners: dict[str, SessionRunner] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    @classmethod
+    async def open(cls, config: Config | None = None) -> Engine:
+        config = config or load_config()
+        store = await Store.open(config.db_path)
+        bus = EventBus()
+        writer = EventWriter(store, bus)
+        writer.start()
+        engine = cls(config, store, bus, writer)
+        await engine._recover_orphans()
+        return engine
+
+    async def close(self) -> None:
+        """Stop what this process runs (they end as interrupted) and close the store."""
+        for task in list(self._tasks.values()):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await self.writer.close()
+        await self.store.close()
+
+    async def _recover_orphans(self) -> None:
+        async with self.store.conn.execute(
+                f"SELECT id, owner_pid FROM sessions WHERE state IN ({','.join('?' * len(_ACTIVE))})",
+                _ACTIVE) as cur:
+            rows = await cur.fetchall()
+        for session_id, pid in rows:
+            if pid is not None and pid != os.getpid() and psutil.pid_exists(pid):
+                continue
+            await self.writer.write(WriteOp(session_id, None, StateChanged(
+                state="interrupted", reason="Relay stopped while this session was running")))
+
+    # -- sessions ---------------------------------------------------------------------
+
+    async def start_session(self, spec: SessionSpec) -> str:
+        """Create a session and start running it in the background; returns its id."""
+        cls = adapter_class(spec.runtime)  # unknown runtime → UnknownRuntimeError now
+        repo = Path(spec.repo).expanduser().resolve()
+        if not repo.is_dir():
+            raise WorktreeError(f"{spec.repo} is not a folder.",
+                                "Pass the path of your project's git repository (--repo).")
+        spec = spec.model_copy(update={"repo": repo})
+        session_id = new_id()
+        ms = now_ms()
+        simulated = cls.simulated
+        await self.writer.write(WriteOp(session_id, None, StateChanged(
+            state="pending", runtime=spec.runtime, simulated=simulated), statements=[(
+                "INSERT INTO sessions (id, repo, task, runtime, model, state, permission, simulated,"
+                " owner_pid, spec_json, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (session_id, str(repo), spec.task, spec.runtime, spec.model,
+                 "pending", spec.permission.value, int(simulated), os.getpid(),
+                 spec.model_dump_json(), ms, ms))]))
+        runner = SessionRunner(session_id, spec, self.config, self.writer)
+        self._runners[session_id] = runner
+        task = asyncio.create_task(self._drive(runner), name=f"relay-session-{session_id}")
+        self._tasks[session_id] = task
+        return session_id
+
+    async def _drive(self, runner: SessionRunner) -> None:
+        try:
+            await runner.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the runner maps RelayErrors; anything else is a bug: log it
+            log.exception("session %s crashed", runner.session_id)
+            await self.writer.write(WriteOp(runner.session_id, None, StateChanged(
+                state="failed", reason="internal error (see the log)")))
+        finally:
+            self._runners.pop(runner.session_id, None)
+            self._tasks.pop(runner.session_id, None)
+
+    async def wait_session(self, session_id: str) -> SessionRow:
+        """Wait until a session this process runs is finished; return its row."""
+        task = self._tasks.get(session_id)
+        if task is not None:
+            await asyncio.shield(task)
+        await self.writer.flush()
+        return await self.store.get_session(session_id)
+
+    async def run_session(self, spec: SessionSpec) -> SessionRow:
+        return await self.wait_session(await self.start_session(spec))
+
+    async def cancel_session(self, session_id: str) -> None:
+        runner = self._runners.get(session_id)
+        if runner is None:
+            row = await self.store.get_session(session_id)
+            if not row.finished:
+                raise SessionNotFoundError(f"Session {session_id} is not run by this process.",
+                                           "Stop it from the Relay process that runs it.")
+            return
+        await runner.cancel()
+
+    def is_running_here(self, session_id: str) -> bool:
+        return session_id in self._runners
+
+    async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
+        return await self.store.list_sessions(limit)
+
+    async def get_session(self, session_id: str) -> SessionRow:
+        return await self.store.get_session(session_id)
+
+    async def runs(self, session_id: str) -> list[RunRow]:
+        return await self.store.runs(session_id)
+
+    async def session_events(self, session_id: str, after_id: int = 0,
+                             limit: int = 100_000) -> list[EventRecord]:
+        """A session's history from the store (events marked ``replay``)."""
+        return await self.store.events_after(after_id, session_id=session_id, limit=limit)
+
+    # -- runtimes --------------------------------------------------------------------
+
+    def runtime_infos(self, env: Mapping[str, str] | None = None) -> list[RuntimeInfo]:
+        return [adapter_class(name)(env).info() for name in available_runtimes()]

@@ -1,0 +1,80 @@
+"""Plain-text presentation of events, shared by the CLI and the GUI."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from relay.core.events import AgentEvent, Usage
+
+SIMULATION_LABEL = "SIMULATION — scripted demo, no real agent"
+
+
+def fmt_tokens(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def fmt_cost(value: float | None) -> str:
+    return "—" if value is None else f"${value:.4f}"
+
+
+def usage_line(usage: Usage) -> str:
+    """'in 1,200 · out 17 · cache r 4,000 w 300 · $0.0103' with gaps as '—'."""
+    return (f"in {fmt_tokens(usage.input_tokens)} · out {fmt_tokens(usage.output_tokens)}"
+            f" · cache r {fmt_tokens(usage.cache_read_tokens)} w {fmt_tokens(usage.cache_write_tokens)}"
+            f" · {fmt_cost(usage.cost_usd)}")
+
+
+def args_summary(data: dict[str, Any], limit: int = 120) -> str:
+    """A one-line summary of tool arguments."""
+    if not data:
+        return ""
+    if len(data) == 1:
+        value = next(iter(data.values()))
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(data, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clip(text: str, limit: int = 400) -> str:
+    text = text.rstrip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary(event: AgentEvent) -> str:
+    """One human line for an event (without styling)."""
+    match event.kind:
+        case "session_started":
+            return f"session {event.agent_session_id or '?'} · model {event.model or '—'}" \
+                   f" · permissions {event.permission_mode or '—'}"
+        case "assistant_text":
+            return event.text
+        case "tool_call":
+            return f"{event.name}({args_summary(event.input)})"
+        case "tool_result":
+            status = "error" if event.is_error else "ok" if event.is_error is False else "done"
+            code = f" exit {event.exit_code}" if event.exit_code is not None else ""
+            return f"{status}{code}: {clip(event.output, 300)}"
+        case "permission_denied":
+            return f"permission denied: {event.tool} {clip(event.detail, 200)}"
+        case "turn_completed":
+            return f"turn done · {usage_line(event.usage)}"
+        case "needs_input":
+            return f"needs input: {event.prompt}"
+        case "input_withdrawn":
+            return f"input no longer needed ({event.reason})"
+        case "limit_hit":
+            when = f" · resets {event.resets_at:%Y-%m-%d %H:%M %Z}" if event.resets_at else ""
+            return f"{event.limit.replace('_', ' ')}: {event.message}{when}"
+        case "notice":
+            return event.message
+        case "error":
+            return f"{event.category}: {event.message}"
+        case "session_ended":
+            why = f" — {event.reason}" if event.reason else ""
+            return f"{event.outcome}{why}"
+        case "state_changed":
+            why = f" — {event.reason}" if event.reason else ""
+            return f"state → {event.state}{why}"

@@ -1,0 +1,61 @@
+"""Numbered, forward-only schema migrations recorded in ``schema_version``.
+
+Never edit a migration that has shipped: add the next number. A database whose
+version is above :data:`LATEST` was written by a newer build and is refused.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        task TEXT NOT NULL,
+        runtime TEXT NOT NULL,
+        model TEXT,
+        state TEXT NOT NULL,
+        permission TEXT NOT NULL,
+        workdir TEXT,
+        branch TEXT,
+        agent_session_id TEXT,
+        reason TEXT,
+        simulated INTEGER NOT NULL DEFAULT 0,
+        owner_pid INTEGER,
+        spec_json TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_updated ON sessions(updated_ms DESC);
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        attempt INTEGER NOT NULL,
+        runtime TEXT NOT NULL,
+        model TEXT,
+        agent_session_id TEXT,
+        started_ms INTEGER NOT NULL,
+        ended_ms INTEGER,
+        outcome TEXT,
+        exit_code INTEGER,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cache_read_tokens INTEGER,
+        cache_write_tokens INTEGER,
+        reasoning_tokens INTEGER,
+        cost_usd REAL,
+        UNIQUE (session_id, attempt)
+    );
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        run_id TEXT,
+        ts_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL
+    );
+    CREATE INDEX events_session ON events(session_id, id);
+    """,
+}
+
+LATEST = max(MIGRATIONS)

@@ -1,0 +1,202 @@
+"""The single writer: batches event rows and the state changes they imply.
+
+Every write in a process goes through one :class:`EventWriter` task, so the
+connection never interleaves two transactions. A batch is one ``BEGIN
+IMMEDIATE … COMMIT``: the statements each op carries, the state updates its
+event implies (:func:`derived_updates`) and the event rows, with ids allocated
+under the write lock (monotonic across processes). Records are published to
+the bus only after the commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from relay.core.bus import EventBus
+from relay.core.errors import StoreError
+from relay.core.events import AgentEvent, EventRecord
+from relay.core.store.db import Store, now_ms
+
+log = logging.getLogger(__name__)
+
+Statement = tuple[str, Sequence[Any]]
+MAX_BATCH = 2000
+
+
+@dataclass
+class WriteOp:
+    """Statements and/or one event to commit together."""
+
+    session_id: str
+    run_id: str | None = None
+    event: AgentEvent | None = None
+    statements: list[Statement] = field(default_factory=list)
+    done: asyncio.Future[EventRecord | None] | None = None
+
+
+def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> list[Statement]:
+    """The state-table changes an event implies, committed with its row."""
+    out: list[Statement] = []
+    if event.kind == "state_changed":
+        out.append(("UPDATE sessions SET state=?, reason=? WHERE id=?",
+                    (event.state, event.reason, session_id)))
+    elif event.kind == "session_started" and event.agent_session_id:
+        out.append(("UPDATE sessions SET agent_session_id=? WHERE id=?",
+                    (event.agent_session_id, session_id)))
+        if run_id:
+            out.append(("UPDATE runs SET agent_session_id=?, model=coalesce(?, model) WHERE id=?",
+                        (event.agent_session_id, event.model, run_id)))
+    elif event.kind == "turn_completed" and run_id and not event.usage.is_unknown:
+        u = event.usage
+        cols = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
+                "reasoning_tokens": u.reasoning_tokens, "cost_usd": u.cost_usd}
+        known = {k: v for k, v in cols.items() if v is not None}
+        sets = ", ".join(f"{k}=coalesce({k}, 0) + ?" for k in known)
+        out.append((f"UPDATE runs SET {sets} WHERE id=?", (*known.values(), run_id)))
+    elif event.kind == "session_ended" and run_id:
+        out.append(("UPDATE runs SET ended_ms=?, outcome=?, exit_code=? WHERE id=?",
+                    (now_ms(), event.outcome, event.exit_code, run_id)))
+    return out
+
+
+class EventWriter:
+    """Owns all writes of one process; start with :meth:`start`, end with :meth:`close`."""
+
+    def __init__(self, store: Store, bus: EventBus, maxsize: int = 20_000) -> None:
+        self.store = store
+        self.bus = bus
+        # A deque and two events instead of asyncio.Queue: the hot path (one op per
+        # agent event) is a plain append, which matters at tens of thousands per second.
+        self._ops: deque[WriteOp | None] = deque()
+        self._maxsize = maxsize
+        self._wakeup = asyncio.Event()
+        self._space = asyncio.Event()
+        self._space.set()
+        self._task: asyncio.Task[None] | None = None
+        self.failure: StoreError | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="relay-event-writer")
+
+    async def close(self) -> None:
+        if self._task is None:
+            return
+        self._ops.append(None)
+        self._wakeup.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def submit(self, op: WriteOp) -> None:
+        """Queue an op (back-pressure when the queue is full); don't wait for commit."""
+        if self.failure is not None:
+            raise self.failure
+        if len(self._ops) < self._maxsize:  # fast path: no suspension
+            self._ops.append(op)
+            self._wakeup.set()
+            return
+        while len(self._ops) >= self._maxsize:
+            self._space.clear()
+            await self._space.wait()
+        self._ops.append(op)
+        self._wakeup.set()
+
+    async def write(self, op: WriteOp) -> EventRecord | None:
+        """Queue an op and wait until it is committed."""
+        op.done = asyncio.get_running_loop().create_future()
+        await self.submit(op)
+        return await op.done
+
+    async def flush(self) -> None:
+        """Wait until everything submitted so far is committed."""
+        await self.write(WriteOp(session_id=""))
+
+    async def _loop(self) -> None:
+        while True:
+            while not self._ops:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+            batch: list[WriteOp] = []
+            closing = False
+            while self._ops and len(batch) < MAX_BATCH:
+                op = self._ops.popleft()
+                if op is None:
+                    closing = True
+                    break
+                batch.append(op)
+            self._space.set()
+            if batch:
+                await self._finish(batch)
+            if closing:
+                return
+
+    async def _finish(self, batch: list[WriteOp]) -> None:
+        try:
+            records = await self._commit(batch)
+        except StoreError as exc:
+            self.failure = exc
+            for op in batch:
+                if op.done is not None and not op.done.done():
+                    op.done.set_exception(exc)
+            log.error("event batch not written: %s", exc)
+            return
+        by_op = iter(records)
+        for op in batch:
+            record = next(by_op) if op.event is not None else None
+            if op.done is not None and not op.done.done():
+                op.done.set_result(record)
+        self.bus.publish(records)
+
+    async def _commit(self, batch: list[WriteOp]) -> list[EventRecord]:
+        conn = self.store.conn
+        try:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                records = await self._apply(conn, batch)
+                await conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:  # SQLITE_FULL etc. may already have rolled it back
+                    await conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            hint = ("Free disk space, then retry." if "full" in str(exc)
+                    else "Check the data folder (RELAY_HOME) and relay-cli doctor.")
+            raise StoreError(f"Could not write to the database: {exc}.", hint) from exc
+        return records
+
+    async def _apply(self, conn: Any, batch: list[WriteOp]) -> list[EventRecord]:
+        async with conn.execute("SELECT coalesce(max(id), 0) FROM events") as cur:
+            row = await cur.fetchone()
+        next_id = int(row[0]) + 1
+        rows: list[tuple[Any, ...]] = []
+        records: list[EventRecord] = []
+        touched: set[str] = set()
+        for op in batch:
+            for sql, params in op.statements:
+                await conn.execute(sql, params)
+            if op.event is None:
+                continue
+            touched.add(op.session_id)
+            for sql, params in derived_updates(op.session_id, op.run_id, op.event):
+                await conn.execute(sql, params)
+            ts_ms = int(op.event.ts.timestamp() * 1000)
+            payload = op.event.__pydantic_serializer__.to_json(op.event).decode()
+            rows.append((next_id, op.session_id, op.run_id, ts_ms, op.event.kind, payload))
+            records.append(EventRecord(next_id, op.session_id, op.run_id, op.event))
+            next_id += 1
+        if rows:
+            await conn.executemany(
+                "INSERT INTO events (id, session_id, run_id, ts_ms, kind, payload)"
+                " VALUES (?,?,?,?,?,?)", rows)
+        ms = now_ms()
+        await conn.executemany("UPDATE sessions SET updated_ms=? WHERE id=?",
+                               [(ms, sid) for sid in touched])
+        return records

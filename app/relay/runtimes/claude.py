@@ -1,0 +1,169 @@
+"""The Claude Code CLI (``claude -p --output-format stream-json --verbose``).
+
+Facts this adapter relies on (Claude Code 2.1.197, see
+``../shared/fixtures/claude/NOTES.md``):
+
+* ``stream-json`` output with ``-p`` requires ``--verbose``;
+* stdin must be ``/dev/null``: with an open, silent pipe the CLI waits 3 s and
+  appends whatever arrives to the prompt;
+* ``--session-id`` (a fresh UUID) names a new session and its transcript,
+  ``--resume <id>`` continues one under the same id;
+* ``--permission-mode bypassPermissions`` is refused as root unless
+  ``IS_SANDBOX=1`` — checked here before anything starts;
+* the user's environment (``CLAUDE_CONFIG_DIR``, ``ANTHROPIC_BASE_URL``,
+  credentials …) is passed through untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from relay.core.errors import CliNotFoundError, PolicyRefusedError
+from relay.core.procs import find_executable
+from relay.runtimes.base import (
+    CliAdapter,
+    PermissionPolicy,
+    RunRequest,
+    RuntimeInfo,
+    StreamParser,
+)
+from relay.runtimes.claude_stream import ClaudeStreamParser
+
+INSTALL_HINT = "Install Claude Code: npm install -g @anthropic-ai/claude-code"
+VERSION_TIMEOUT = 10.0
+
+PERMISSION_MODES: Mapping[PermissionPolicy, str] = {
+    # In -p nothing can be approved, so writes are denied and reported back.
+    PermissionPolicy.READ_ONLY: "default",
+    PermissionPolicy.WORKSPACE: "acceptEdits",
+    PermissionPolicy.FULL: "bypassPermissions",
+}
+
+_VERSION = re.compile(r"\d+\.\d+\.\d+\S*")
+
+
+class ClaudeAdapter(CliAdapter):
+    """Runs Claude Code non-interactively and streams its events."""
+
+    name: ClassVar[str] = "claude"
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self.session_id: str | None = None
+
+    def executable(self) -> str:
+        """The ``claude`` executable (``RELAY_CLAUDE_BIN`` first, then PATH).
+
+        Raises:
+            CliNotFoundError: when it cannot be found.
+        """
+        return find_executable("claude", "claude", INSTALL_HINT, env=self.env)
+
+    def preflight(self, request: RunRequest) -> None:
+        """Refuse what the CLI would refuse, before spawning it.
+
+        Raises:
+            PolicyRefusedError: full permissions as root without ``IS_SANDBOX=1``.
+        """
+        if request.permission is not PermissionPolicy.FULL or not _running_as_root():
+            return
+        if self.build_env(request).get("IS_SANDBOX") == "1":
+            return
+        raise PolicyRefusedError(
+            "Claude Code refuses full permissions (bypassPermissions) when it runs as "
+            "root, so the run was not started.",
+            "Run Relay as a normal user, or choose the workspace permission policy; on a "
+            "disposable sandbox machine set IS_SANDBOX=1.",
+        )
+
+    def build_argv(self, request: RunRequest) -> list[str]:
+        """``claude -p <prompt> --output-format stream-json --verbose …``."""
+        argv = [self.executable(), "-p", _positional(request.prompt),
+                "--output-format", "stream-json", "--verbose",
+                "--permission-mode", PERMISSION_MODES[request.permission]]
+        if request.model:
+            argv += ["--model", request.model]
+        if request.resume_id:
+            self.session_id = request.resume_id
+            argv += ["--resume", request.resume_id]
+        else:
+            # Choosing the id up front names the transcript before the init line.
+            self.session_id = request.agent_session_id or str(uuid.uuid4())
+            argv += ["--session-id", self.session_id]
+        return argv
+
+    def make_parser(self, request: RunRequest) -> StreamParser:
+        """A fresh :class:`ClaudeStreamParser`."""
+        return ClaudeStreamParser()
+
+    def info(self) -> RuntimeInfo:
+        """Executable and ``claude --version``, or what is wrong (never raises)."""
+        try:
+            exe = self.executable()
+        except CliNotFoundError as exc:
+            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
+        try:
+            done = subprocess.run(
+                [exe, "--version"], capture_output=True, text=True, errors="replace",
+                stdin=subprocess.DEVNULL, env=dict(self.env), timeout=VERSION_TIMEOUT,
+                check=False)
+        except subprocess.TimeoutExpired:
+            return RuntimeInfo(self.name, exe, None,
+                               problem=f"`{exe} --version` did not answer within "
+                                       f"{VERSION_TIMEOUT:g} s.",
+                               hint="Run it in a terminal to see what it waits for.")
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            return RuntimeInfo(self.name, exe, None, problem=f"Cannot run {exe}: {exc}.",
+                               hint="Check that the file is executable. " + INSTALL_HINT)
+        return _version_info(self.name, exe, done)
+
+    @staticmethod
+    def config_dir(env: Mapping[str, str]) -> Path:
+        """Where Claude Code keeps its state: ``CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
+        configured = env.get("CLAUDE_CONFIG_DIR")
+        return Path(configured) if configured else Path.home() / ".claude"
+
+    @staticmethod
+    def transcript_path(config_dir: Path, cwd: Path, session_id: str) -> Path:
+        """The session's JSONL transcript (NOTES section 9).
+
+        Args:
+            config_dir: Claude's state folder (see :meth:`config_dir`).
+            cwd: The directory the agent ran in; resolved, as the CLI sees it.
+            session_id: The agent's session id.
+
+        Returns:
+            ``<config_dir>/projects/<cwd, every character outside [A-Za-z0-9]
+            as '-'>/<session_id>.jsonl`` (it may not exist).
+        """
+        encoded = re.sub(r"[^A-Za-z0-9]", "-", str(Path(cwd).resolve()))
+        return Path(config_dir) / "projects" / encoded / f"{session_id}.jsonl"
+
+
+def _positional(prompt: str) -> str:
+    # The CLI's option parser would read a leading "-" as an option; a leading
+    # space keeps the prompt a positional argument and means nothing to the model.
+    return " " + prompt if prompt.startswith("-") else prompt
+
+
+def _running_as_root() -> bool:
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid is not None and geteuid() == 0
+
+
+def _version_info(runtime: str, exe: str,
+                  done: subprocess.CompletedProcess[str]) -> RuntimeInfo:
+    text = (done.stdout or "").strip()
+    if done.returncode != 0 or not text:
+        detail = (done.stderr or text).strip().splitlines()
+        why = detail[-1] if detail else f"exit code {done.returncode}"
+        return RuntimeInfo(runtime, exe, None, problem=f"`{exe} --version` failed: {why}",
+                           hint="Reinstall it. " + INSTALL_HINT)
+    match = _VERSION.search(text)
+    return RuntimeInfo(runtime, exe, match.group(0) if match else text.splitlines()[0])

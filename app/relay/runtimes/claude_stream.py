@@ -1,0 +1,595 @@
+"""Claude Code's ``--output-format stream-json`` lines → Relay events.
+
+Recorded behaviour (Claude Code 2.1.197, ``../shared/fixtures/claude/NOTES.md``)
+that shapes this parser:
+
+* ``assistant`` lines carry one content block each and a ``message_start``
+  usage snapshot (``output_tokens: 1``), so usage is taken only from ``result``;
+* API errors are a synthetic assistant message (``model: "<synthetic>"``)
+  followed by a ``result`` with ``subtype: "success"`` and ``is_error: true``;
+* ``result.usage`` is this turn's, but ``total_cost_usd`` is cumulative for the
+  process — with stream-json input there is one result per turn, so cost is
+  reported as the difference to the previous result;
+* a run killed while waiting for the API prints no ``result`` at all (SIGINT
+  even exits 0), so completion needs both a successful result and exit 0.
+
+Key order is not stable between CLI versions; everything is looked up by key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import signal
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from relay.core.events import (
+    AgentError,
+    AgentEvent,
+    AssistantText,
+    ErrorCategory,
+    LimitHit,
+    Notice,
+    PermissionDenied,
+    SessionEnded,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    TurnCompleted,
+    Usage,
+)
+from relay.core.procs import ProcessResult
+from relay.runtimes.base import StreamParser, ended_from_exit
+
+RUNTIME = "claude"
+SYNTHETIC_MODEL = "<synthetic>"
+
+# "You've hit your session limit · resets 12:05pm (UTC)" (2.1.197),
+# "Claude usage limit reached. …" / "Claude AI usage limit reached|1760000400" (older).
+_USAGE_LIMIT_TEXT = re.compile(
+    r"you.ve hit your .*limit|usage limit reached|limit reached\|\d+", re.IGNORECASE)
+_EPOCH_AFTER_BAR = re.compile(r"limit reached\|(\d{9,})")
+_RESETS_TEXT = re.compile(
+    r"resets?(?: at)?\s+(?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}), )?"
+    r"(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?\s*(?P<ampm>[ap]m)\s*\((?P<tz>[^)]+)\)",
+    re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_EXIT_CODE_TEXT = re.compile(r"\AExit code (\d+)\b")
+# Exit statuses of a shell-style "killed by signal" (128 + n): the CLI handles
+# SIGTERM itself and exits 143, which is an interruption, not a failure.
+_SIGNAL_EXITS = {128 + s: s for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+
+# 2.1.332+ adds machine-readable error fields to the result line.
+_API_ERROR_CATEGORIES: dict[str, ErrorCategory] = {
+    "usage_limit_reached": "usage_limit",
+    "connection_failed": "network",
+    "rate_limit_error": "rate_limit",
+    "overloaded_error": "overloaded",
+    "api_error": "overloaded",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "invalid_request_error": "request",
+    "request_too_large": "request",
+    "timeout_error": "timeout",
+}
+# The synthetic assistant line's ``error`` field, as a last resort.
+_ASSISTANT_ERROR_CATEGORIES: dict[str, ErrorCategory] = {
+    "rate_limit": "rate_limit",
+    "authentication_failed": "auth",
+    "billing_error": "auth",
+    "invalid_request": "request",
+    "server_error": "overloaded",
+}
+
+
+@dataclasses.dataclass
+class _LimitInfo:
+    """A ``rate_limit_event`` with ``status: "rejected"``."""
+
+    resets_at: datetime | None
+    scope: str | None
+
+    @property
+    def is_usage_limit(self) -> bool:
+        # A subscriber 429 without the unified headers also says "rejected" but
+        # has neither field, and its text says "(not your usage limit)".
+        return self.resets_at is not None or self.scope is not None
+
+
+class ClaudeStreamParser(StreamParser):
+    """Stateful translator for one Claude Code process's stdout.
+
+    Args:
+        now: Clock used only to interpret "resets 12:05pm (UTC)" texts.
+    """
+
+    runtime: ClassVar[str] = RUNTIME
+
+    def __init__(self, now: Callable[[], datetime] | None = None) -> None:
+        self._now = now or (lambda: datetime.now(UTC))
+        self._session_id: str | None = None
+        self._model: str | None = None
+        self._tool_names: dict[str, str] = {}
+        self._tool_errors: dict[str, str] = {}
+        self._cost_seen = 0.0
+        self._results = 0
+        self._last_ok = False
+        self._failure: str | None = None
+        self._result_text: str | None = None
+        self._rejected: _LimitInfo | None = None
+        self._limit_reported = False
+        self._synthetic: tuple[str | None, str] | None = None
+
+    # -- dispatch -----------------------------------------------------------
+
+    def feed(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        """Events for one decoded stream-json line (unknown types → [])."""
+        kind = obj.get("type")
+        if kind == "system":
+            return self._on_system(obj)
+        if kind == "assistant":
+            return self._on_assistant(obj)
+        if kind == "user":
+            return self._on_user(obj)
+        if kind == "rate_limit_event":
+            return self._on_rate_limit(_dict(obj.get("rate_limit_info")))
+        if kind == "result":
+            return self._on_result(obj)
+        return []
+
+    def _on_system(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        subtype = obj.get("subtype")
+        if subtype == "init":
+            return self._on_init(obj)
+        if subtype == "api_retry":
+            return [Notice(runtime=RUNTIME, category="retry", message=_retry_message(obj))]
+        if subtype == "model_fallback":
+            return self._on_fallback(obj)
+        return []
+
+    def _on_init(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        session_id = _str(obj.get("session_id"))
+        model = _str(obj.get("model"))
+        self._model = model or self._model
+        # With stream-json input every turn repeats init; one start per session.
+        if session_id is not None and session_id == self._session_id:
+            return []
+        self._session_id = session_id
+        tools = [t for t in _list(obj.get("tools")) if isinstance(t, str)]
+        return [SessionStarted(
+            runtime=RUNTIME, agent_session_id=session_id, model=model,
+            cwd=_str(obj.get("cwd")), tools=tools,
+            permission_mode=_str(obj.get("permissionMode")),
+            version=_str(obj.get("claude_code_version")))]
+
+    def _on_fallback(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        original = _str(obj.get("original_model")) or "the primary model"
+        fallback = _str(obj.get("fallback_model"))
+        self._model = fallback or self._model
+        message = _str(obj.get("content")) or f"Switched from {original} to {fallback}."
+        return [Notice(runtime=RUNTIME, category="fallback", message=message)]
+
+    # -- assistant / user ---------------------------------------------------
+
+    def _on_assistant(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        message = _dict(obj.get("message"))
+        blocks = _content_blocks(message.get("content"))
+        if message.get("model") == SYNTHETIC_MODEL:
+            # An API error dressed as a reply; the result line reports it.
+            text = "\n".join(_str(b.get("text")) or "" for b in blocks).strip()
+            self._synthetic = (_str(obj.get("error")), text)
+            return []
+        model = _str(message.get("model"))
+        self._model = model or self._model
+        parent = _str(obj.get("parent_tool_use_id"))
+        message_id = _str(message.get("id"))
+        events: list[AgentEvent] = []
+        for block in blocks:
+            event = self._assistant_block(block, message_id, parent)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _assistant_block(self, block: dict[str, Any], message_id: str | None,
+                         parent: str | None) -> AgentEvent | None:
+        kind = block.get("type")
+        if kind in ("text", "thinking"):
+            text = _str(block.get(kind))
+            if not text:  # redacted thinking carries only a signature
+                return None
+            return AssistantText(runtime=RUNTIME, text=text, reasoning=kind == "thinking",
+                                 message_id=message_id, parent_call_id=parent)
+        if kind == "tool_use":
+            call_id, name = _str(block.get("id")), _str(block.get("name"))
+            if call_id is None or name is None:
+                return None
+            self._tool_names[call_id] = name
+            return ToolCall(runtime=RUNTIME, call_id=call_id, name=name,
+                            input=_dict(block.get("input")), parent_call_id=parent)
+        return None
+
+    def _on_user(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        if obj.get("isReplay"):  # our own prompt echoed back (--replay-user-messages)
+            return []
+        parent = _str(obj.get("parent_tool_use_id"))
+        blocks = _content_blocks(_dict(obj.get("message")).get("content"))
+        events: list[AgentEvent] = []
+        for block in blocks:
+            call_id = _str(block.get("tool_use_id"))
+            if block.get("type") != "tool_result" or call_id is None:
+                continue  # e.g. the prompt a subagent receives
+            events.append(self._tool_result(block, call_id, parent))
+        return events
+
+    def _tool_result(self, block: dict[str, Any], call_id: str,
+                     parent: str | None) -> ToolResult:
+        output = flatten_content(block.get("content"))
+        is_error = block.get("is_error")
+        flag = is_error if isinstance(is_error, bool) else None
+        if flag:
+            self._tool_errors[call_id] = output
+        exit_code = None
+        match = _EXIT_CODE_TEXT.match(output)
+        if flag and match and self._tool_names.get(call_id) == "Bash":
+            exit_code = int(match.group(1))
+        return ToolResult(runtime=RUNTIME, call_id=call_id, output=output, is_error=flag,
+                          exit_code=exit_code, parent_call_id=parent)
+
+    # -- limits -------------------------------------------------------------
+
+    def _on_rate_limit(self, info: dict[str, Any]) -> list[AgentEvent]:
+        status = info.get("status")
+        resets_at = _epoch(info.get("resetsAt"))
+        scope = _str(info.get("rateLimitType"))
+        if status == "allowed_warning":
+            when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
+            return [Notice(runtime=RUNTIME, category="warning",
+                           message=f"Close to the {scope or 'usage'} limit{when}.")]
+        if status != "rejected":
+            return []
+        limit = _LimitInfo(resets_at, scope)
+        self._rejected = limit
+        self._limit_reported = True
+        kind = "usage_limit" if limit.is_usage_limit else "rate_limit"
+        what = f"{scope} usage limit" if scope else ("Usage limit" if limit.is_usage_limit
+                                                     else "Rate limit")
+        when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
+        # Only a named limit blocks the account; a bare "rejected" is a throttle.
+        return [LimitHit(runtime=RUNTIME, limit=kind, message=f"{what} reached{when}.",
+                         resets_at=resets_at, scope=scope, blocking=limit.is_usage_limit)]
+
+    # -- result -------------------------------------------------------------
+
+    def _on_result(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        self._results += 1
+        self._result_text = _str(obj.get("result"))
+        events: list[AgentEvent] = [*self._denials(obj)]
+        events.append(TurnCompleted(
+            runtime=RUNTIME, usage=self._turn_usage(obj), model=self._model,
+            num_turns=_int(obj.get("num_turns")), result_text=self._result_text))
+        subtype = _str(obj.get("subtype")) or ""
+        failed = obj.get("is_error") is True or subtype.startswith("error")
+        # The last result decides: a stream-json session goes on after a failed turn.
+        self._last_ok = not failed
+        self._failure = None
+        if failed:
+            events.extend(self._result_failure(obj, subtype))
+        return events
+
+    def _turn_usage(self, obj: dict[str, Any]) -> Usage:
+        usage = _dict(obj.get("usage"))
+        total = _float(obj.get("total_cost_usd"))
+        cost = None
+        if total is not None:
+            cost = round(max(total - self._cost_seen, 0.0), 10)
+            self._cost_seen = max(total, self._cost_seen)
+        return Usage(
+            input_tokens=_int(usage.get("input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+            cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+            cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+            cost_usd=cost)
+
+    def _denials(self, obj: dict[str, Any]) -> list[AgentEvent]:
+        events: list[AgentEvent] = []
+        for denial in _list(obj.get("permission_denials")):
+            entry = _dict(denial)
+            call_id = _str(entry.get("tool_use_id"))
+            detail = self._tool_errors.get(call_id or "") or _summarise(entry.get("tool_input"))
+            events.append(PermissionDenied(
+                runtime=RUNTIME, tool=_str(entry.get("tool_name")) or "unknown",
+                call_id=call_id, detail=detail))
+        return events
+
+    def _result_failure(self, obj: dict[str, Any], subtype: str) -> list[AgentEvent]:
+        message = _failure_message(obj, subtype)
+        status = _int(obj.get("api_error_status"))
+        category = classify_failure(
+            status=status, text=message, subtype=subtype,
+            api_error=_str(obj.get("api_error")) or _str(obj.get("api_error_type")),
+            assistant_error=self._synthetic[0] if self._synthetic else None,
+            rejected_usage_limit=bool(self._rejected and self._rejected.is_usage_limit))
+        self._failure = message
+        events: list[AgentEvent] = []
+        if category == "usage_limit" and not self._limit_reported:
+            events.append(self._limit_from_text(message))
+        events.append(AgentError(runtime=RUNTIME, category=category, message=message,
+                                 http_status=status))
+        return events
+
+    def _limit_from_text(self, message: str) -> LimitHit:
+        self._limit_reported = True
+        return LimitHit(runtime=RUNTIME, limit="usage_limit", message=message,
+                        resets_at=parse_reset_text(message, self._now()))
+
+    # -- end of process -----------------------------------------------------
+
+    def finish(self, result: ProcessResult) -> list[AgentEvent]:
+        """Closing events; the last one is the run's only SessionEnded."""
+        events: list[AgentEvent] = []
+        failure = self._failure
+        if self._results == 0 and not result.stopped and not result.stalled:
+            error = self._missing_result_error(result)
+            if error is not None:
+                events.append(error)
+                failure = error.message
+        ended = self._ended(result, failure)
+        if ended.outcome == "failed" and failure is None and not result.stalled:
+            # A successful result but a failing exit: still say why it failed.
+            reason = ended.reason or "Claude Code failed."
+            events.append(AgentError(runtime=RUNTIME, category=classify_stderr(reason),
+                                     message=reason))
+        events.append(ended)
+        return events
+
+    def _missing_result_error(self, result: ProcessResult) -> AgentError | None:
+        """Why a process without a result line failed (argument errors, crashes)."""
+        if self._synthetic is not None:
+            code, text = self._synthetic
+            category = classify_failure(status=None, text=text, subtype="",
+                                        assistant_error=code)
+            return AgentError(runtime=RUNTIME, category=category, message=text)
+        if result.signal is not None or result.exit_code in (0, None, *_SIGNAL_EXITS):
+            return None  # killed or interrupted: not the agent's failure
+        stderr = _last_line(result.stderr_tail)
+        message = stderr or f"Claude Code exited with code {result.exit_code} without a result."
+        return AgentError(runtime=RUNTIME, category=classify_stderr(stderr), message=message)
+
+    def _ended(self, result: ProcessResult, failure: str | None) -> SessionEnded:
+        code = result.exit_code
+        if (self._results == 0 and failure is None and result.signal is None
+                and code in _SIGNAL_EXITS):
+            # The CLI turned SIGTERM into exit 143; report it as the signal it was.
+            as_signal = dataclasses.replace(result, exit_code=None, signal=_SIGNAL_EXITS[code])
+            ended = ended_from_exit(RUNTIME, as_signal, saw_success=False, failure=None)
+            return ended.model_copy(update={"exit_code": code})
+        return ended_from_exit(RUNTIME, result, saw_success=self._last_ok, failure=failure,
+                               result_text=self._result_text)
+
+
+# -- classification ---------------------------------------------------------
+
+
+def classify_failure(*, status: int | None, text: str, subtype: str = "",
+                     api_error: str | None = None, assistant_error: str | None = None,
+                     rejected_usage_limit: bool = False) -> ErrorCategory:
+    """The error category of a failed result (NOTES section 13).
+
+    Args:
+        status: ``api_error_status`` (the last HTTP status, ``None`` for
+            connection errors, timeouts and "Repeated 529").
+        text: The result text or the joined ``errors``.
+        subtype: The result subtype (``error_max_turns`` …).
+        api_error: ``api_error`` / ``api_error_type`` of newer CLI versions.
+        assistant_error: The synthetic assistant line's ``error`` field.
+        rejected_usage_limit: A rejected ``rate_limit_event`` naming a limit was seen.
+    """
+    by_subtype: dict[str, ErrorCategory] = {
+        "error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
+    if subtype in by_subtype:
+        return by_subtype[subtype]
+    if subtype == "error_during_execution" and "No conversation found" in text:
+        return "resume"
+    usage_limit = rejected_usage_limit or bool(_USAGE_LIMIT_TEXT.search(text))
+    if usage_limit and (status in (429, None) or api_error == "usage_limit_reached"):
+        return "usage_limit"
+    if status is not None:
+        return _category_for_status(status)
+    if api_error in _API_ERROR_CATEGORIES:
+        return _API_ERROR_CATEGORIES[api_error]
+    return _category_for_text(text, assistant_error)
+
+
+def _category_for_status(status: int) -> ErrorCategory:
+    if status == 429:
+        return "rate_limit"
+    if status == 529 or status >= 500:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 408:
+        return "timeout"
+    if 400 <= status < 500:
+        return "request"
+    return "unknown"
+
+
+def _category_for_text(text: str, assistant_error: str | None) -> ErrorCategory:
+    lowered = text.lower()
+    if "unable to connect" in lowered or "connection refused" in lowered \
+            or "econnrefused" in lowered:
+        return "network"
+    if "timed out" in lowered:
+        return "timeout"
+    if "529" in text or "overloaded" in lowered:
+        return "overloaded"
+    if "invalid api key" in lowered:
+        return "auth"
+    return _ASSISTANT_ERROR_CATEGORIES.get(assistant_error or "", "unknown")
+
+
+def classify_stderr(text: str) -> ErrorCategory:
+    """The category of a failure the CLI reported only on stderr.
+
+    Args:
+        text: The stderr line that explains the failure.
+    """
+    if "No conversation found" in text or "already in use" in text:
+        return "resume"
+    if text.startswith("Error:") or "--dangerously-skip-permissions" in text \
+            or "unknown option" in text:
+        return "config"
+    return "process"
+
+
+def parse_reset_text(text: str, now: datetime) -> datetime | None:
+    """When a usage limit resets, from the CLI's wording (last resort).
+
+    Understands ``resets 12:05pm (UTC)``, ``resets Dec 3, 10:05am (UTC)`` and
+    the older ``usage limit reached|<epoch>``. A time without a date is the
+    next such time after ``now``; a date without a year is the next such date.
+
+    Args:
+        text: The error text.
+        now: The current time (aware).
+
+    Returns:
+        The reset time in UTC, or ``None`` if the text names none (or an
+        unknown time zone).
+    """
+    epoch = _EPOCH_AFTER_BAR.search(text)
+    if epoch:
+        return _epoch(int(epoch.group(1)))
+    match = _RESETS_TEXT.search(text)
+    if match is None:
+        return None
+    try:
+        zone = ZoneInfo(match["tz"].strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+    hour = int(match["hour"]) % 12 + (12 if match["ampm"].lower() == "pm" else 0)
+    local_now = now.astimezone(zone)
+    try:
+        candidate = local_now.replace(hour=hour, minute=int(match["min"] or 0),
+                                      second=0, microsecond=0)
+        if match["mon"]:
+            month = _MONTHS.index(match["mon"].lower()) + 1
+            candidate = candidate.replace(month=month, day=int(match["day"]))
+            if candidate < local_now - timedelta(days=1):
+                candidate = candidate.replace(year=candidate.year + 1)
+        elif candidate <= local_now:
+            candidate += timedelta(days=1)
+    except ValueError:  # unknown month, 31 Feb …
+        return None
+    return candidate.astimezone(UTC)
+
+
+# -- small helpers ----------------------------------------------------------
+
+
+def flatten_content(content: Any) -> str:
+    """A tool result's content as text.
+
+    Args:
+        content: A string, or a list of content blocks (text blocks are joined
+            with newlines, images become ``[image]``, anything else is dropped).
+    """
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in _list(content):
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif block.get("type") == "image":
+                parts.append("[image]")
+    return "\n".join(parts)
+
+
+def _retry_message(obj: dict[str, Any]) -> str:
+    status = _int(obj.get("error_status"))
+    error = _str(obj.get("error"))
+    cause = f"HTTP {status}" if status is not None else "no response"
+    if error and error != "unknown":
+        cause += f", {error.replace('_', ' ')}"
+    attempt, limit = _int(obj.get("attempt")), _int(obj.get("max_retries"))
+    counter = f"retry {attempt} of {limit}" if attempt and limit else "retrying"
+    delay = _float(obj.get("retry_delay_ms"))
+    wait = f" in {delay / 1000:.1f} s" if delay is not None else ""
+    return f"API request failed ({cause}); {counter}{wait}."
+
+
+def _failure_message(obj: dict[str, Any], subtype: str) -> str:
+    text = _str(obj.get("result"))
+    if text:
+        return text
+    errors = [e for e in _list(obj.get("errors")) if isinstance(e, str)]
+    if errors:
+        return "; ".join(errors)
+    return f"Claude Code reported an error ({subtype or 'no details'})."
+
+
+def _summarise(tool_input: Any) -> str:
+    data = _dict(tool_input)
+    for key in ("command", "file_path", "path", "url", "pattern"):
+        if isinstance(data.get(key), str):
+            return str(data[key])
+    return ""
+
+
+def _fmt_time(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _content_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in _list(content) if isinstance(b, dict)]
+
+
+def _epoch(value: Any) -> datetime | None:
+    seconds = _float(value)
+    if seconds is None or seconds <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

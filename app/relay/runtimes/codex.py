@@ -1,0 +1,237 @@
+"""The OpenAI Codex CLI runtime (``codex exec --json``).
+
+What the adapter relies on (codex-cli 0.171.0, ``../shared/fixtures/codex``):
+
+* a new thread runs ``codex exec --json --sandbox MODE … -C DIR -- PROMPT``;
+* a resumed thread runs ``codex exec resume --json … -c sandbox_mode="MODE" -- ID PROMPT``:
+  ``exec resume`` has no ``--sandbox`` flag and does **not** inherit the sandbox
+  of the original run (it falls back to read-only), so it is passed every time;
+* stdin must be ``/dev/null``: codex reads a non-TTY stdin to EOF before it does
+  anything, so an open pipe blocks it forever;
+* SIGINT is the graceful stop: codex aborts the turn, records ``turn_aborted`` in
+  its rollout and exits 1, which keeps the thread cleanly resumable. SIGTERM kills
+  it without a trace;
+* the user's environment (``CODEX_HOME``, API keys, ``TZ``…) passes through
+  untouched; Relay never writes codex's ``config.toml``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from relay.core.errors import CliNotFoundError
+from relay.core.events import Usage
+from relay.core.procs import StdinMode, find_executable
+from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest, RuntimeInfo
+from relay.runtimes.capabilities import Cap
+from relay.runtimes.codex_stream import CodexStreamParser, codex_usage
+
+INSTALL_HINT = "Install Codex: npm install -g @openai/codex"
+VERSION_TIMEOUT = 10.0
+BYPASS_FLAG = "--dangerously-bypass-approvals-and-sandbox"
+
+SANDBOX_MODES: Mapping[PermissionPolicy, str] = {
+    PermissionPolicy.READ_ONLY: "read-only",
+    PermissionPolicy.WORKSPACE: "workspace-write",
+}
+
+_VERSION = re.compile(r"(\d+\.\d+\.\d+[\w.+-]*)")
+_THREAD_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,127}$")
+
+
+class CodexAdapter(CliAdapter):
+    """Drives ``codex exec --json`` for one run.
+
+    The thread's cumulative usage before a resumed run (codex reports cumulative
+    usage on resumed threads) comes from ``request.options["previous_total"]``
+    (a :class:`Usage` or a mapping of its fields) when the session runner knows it,
+    else from the thread's rollout file under ``$CODEX_HOME/sessions``. After a run,
+    :attr:`thread_total` is the new cumulative total to remember.
+    """
+
+    name: ClassVar[str] = "codex"
+    stdin_mode: ClassVar[str] = StdinMode.DEVNULL
+    stop_signal: ClassVar[int] = signal.SIGINT
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self._parser: CodexStreamParser | None = None
+
+    # -- contract ---------------------------------------------------------
+
+    def executable(self) -> str:
+        """The codex executable (``RELAY_CODEX_BIN`` or PATH); raises CliNotFoundError."""
+        return find_executable(self.name, "codex", INSTALL_HINT, self.env)
+
+    def preflight(self, request: RunRequest) -> None:
+        """Fail before starting anything if codex is missing or the request cannot work."""
+        if request.agent_session_id is not None:
+            # Codex chooses its own thread ids; pretending otherwise would lose the session.
+            self.capabilities.require(Cap.CHOOSE_SESSION_ID)
+        self.executable()
+
+    def build_argv(self, request: RunRequest) -> list[str]:
+        exe = self.executable()
+        model = ["-m", request.model] if request.model else []
+        if request.resume_id is not None:
+            return [exe, "exec", "resume", "--json", "--skip-git-repo-check", *model,
+                    *resume_sandbox_args(request.permission), "--", request.resume_id,
+                    request.prompt]
+        # --skip-git-repo-check: Relay picks the directory itself (normally a git
+        # worktree); codex's "trusted directory" guard is meant for interactive use.
+        return [exe, "exec", "--json", *new_sandbox_args(request.permission),
+                "--skip-git-repo-check", *model, "-C", str(request.cwd), "--", request.prompt]
+
+    def make_parser(self, request: RunRequest) -> CodexStreamParser:
+        env = self.build_env(request)
+        previous = (self._previous_total(request.resume_id, request.options, env)
+                    if request.resume_id else None)
+        self._parser = CodexStreamParser(
+            previous_total=previous, model=request.model, cwd=str(request.cwd),
+            permission_mode=permission_label(request.permission), tz=process_timezone(env))
+        return self._parser
+
+    def info(self) -> RuntimeInfo:
+        try:
+            exe = self.executable()
+        except CliNotFoundError as exc:
+            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
+        version, problem = read_version(exe, self.env)
+        hint = None if problem is None else "Check that `codex --version` works in a terminal."
+        return RuntimeInfo(self.name, exe, version, problem=problem, hint=hint)
+
+    # -- after a run ------------------------------------------------------
+
+    @property
+    def thread_id(self) -> str | None:
+        """The codex thread id of the last run (what ``resume_id`` takes next time)."""
+        return self._parser.thread_id if self._parser else None
+
+    @property
+    def thread_total(self) -> Usage | None:
+        """The thread's cumulative usage after the last run (pass it as previous_total)."""
+        return self._parser.thread_total if self._parser else None
+
+    @staticmethod
+    def _previous_total(thread_id: str, options: Mapping[str, object],
+                        env: Mapping[str, str]) -> Usage | None:
+        given = options.get("previous_total")
+        if isinstance(given, Usage):
+            return given
+        if isinstance(given, Mapping):
+            return Usage.model_validate(dict(given))
+        rollout = find_rollout(codex_home(env), thread_id)
+        return rollout_thread_total(rollout) if rollout is not None else None
+
+
+# ---------------------------------------------------------------------------
+# argv pieces
+# ---------------------------------------------------------------------------
+
+
+def new_sandbox_args(permission: PermissionPolicy) -> list[str]:
+    """Sandbox flags for ``codex exec``."""
+    if permission == PermissionPolicy.FULL:
+        return [BYPASS_FLAG]
+    return ["--sandbox", SANDBOX_MODES[permission]]
+
+
+def resume_sandbox_args(permission: PermissionPolicy) -> list[str]:
+    """Sandbox flags for ``codex exec resume`` (which has no ``--sandbox``)."""
+    if permission == PermissionPolicy.FULL:
+        return [BYPASS_FLAG]
+    return ["-c", f'sandbox_mode="{SANDBOX_MODES[permission]}"']
+
+
+def permission_label(permission: PermissionPolicy) -> str:
+    """How codex calls the policy (its sandbox mode)."""
+    return SANDBOX_MODES.get(permission, "danger-full-access")
+
+
+# ---------------------------------------------------------------------------
+# Environment, version, rollouts
+# ---------------------------------------------------------------------------
+
+
+def process_timezone(env: Mapping[str, str]) -> ZoneInfo | None:
+    """The timezone codex formats reset times in: ``TZ`` if it names a zone, else local."""
+    name = env.get("TZ", "").removeprefix(":")
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def read_version(exe: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """``(version, problem)`` from ``codex --version``; never raises."""
+    try:
+        done = subprocess.run([exe, "--version"], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=VERSION_TIMEOUT,
+                              env=dict(env), check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"`{exe} --version` did not answer within {VERSION_TIMEOUT:g} s."
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"Cannot run `{exe} --version`: {exc}."
+    match = _VERSION.search(done.stdout)
+    if done.returncode != 0 or match is None:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        why = detail[-1] if detail else f"exit code {done.returncode}"
+        return None, f"`{exe} --version` failed: {why}"
+    return match.group(1), None
+
+
+def codex_home(env: Mapping[str, str]) -> Path:
+    """Where codex keeps its state: ``$CODEX_HOME`` or ``~/.codex``."""
+    configured = env.get("CODEX_HOME")
+    if configured:
+        return Path(configured)
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / ".codex"
+
+
+def find_rollout(home: Path, thread_id: str) -> Path | None:
+    """The rollout file of a thread (``sessions/YYYY/MM/DD/rollout-…-<id>.jsonl``), if any."""
+    sessions = home / "sessions"
+    if not _THREAD_ID.match(thread_id) or not sessions.is_dir():
+        return None
+    found = sorted(sessions.glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+    return found[-1] if found else None
+
+
+def rollout_thread_total(path: Path) -> Usage | None:
+    """The thread's cumulative usage as last recorded in its rollout; ``None`` if unknown."""
+    latest: Mapping[str, Any] | None = None
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if "thread_token_usage" in line or "total_token_usage" in line:
+                    latest = _total_in(line) or latest
+    except OSError:
+        return None
+    return codex_usage(latest) if latest is not None else None
+
+
+def _total_in(line: str) -> Mapping[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    payload = record.get("payload") if isinstance(record, dict) else None
+    if not isinstance(payload, dict):
+        return None
+    if record.get("type") == "token_usage_record":
+        found = payload.get("thread_token_usage")
+    else:
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        found = info.get("total_token_usage") if isinstance(info, dict) else None
+    return found if isinstance(found, dict) else None
+

@@ -1,0 +1,157 @@
+"""The scripted demo runtime — a simulation, labelled as one in every event.
+
+It lets a newcomer see Relay work with no agent installed: it inspects the
+worktree, writes and edits real files there, reports realistic usage and
+cost, and can be told to hit a simulated usage limit after N turns
+(``options["limit_after"]``). Every event it emits has ``simulated=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import timedelta
+from pathlib import Path
+
+from relay.core.events import (
+    AgentError,
+    AgentEvent,
+    AssistantText,
+    LimitHit,
+    SessionEnded,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    TurnCompleted,
+    Usage,
+    utcnow,
+)
+from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
+
+DEMO_MODEL = "relay-demo-scripted"
+NOTES_FILE = "RELAY_DEMO_NOTES.md"
+_PRICE_IN, _PRICE_OUT = 3.0 / 1e6, 15.0 / 1e6
+
+Step = Callable[[RunRequest, str], list[AgentEvent]]
+
+
+class DemoAdapter(RuntimeAdapter):
+    """A scripted agent that really edits files in its worktree."""
+
+    name = "demo"
+    simulated = True
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self._stop = asyncio.Event()
+        self._between_turns = asyncio.Event()
+        self._between_turns.set()
+
+    def info(self) -> RuntimeInfo:
+        return RuntimeInfo(runtime=self.name, executable="(built in)", version="scripted demo")
+
+    async def stop(self, grace: float = 5.0) -> None:
+        self._stop.set()
+
+    async def wait_safe_point(self) -> None:
+        await super().wait_safe_point()
+        await self._between_turns.wait()
+
+    def _ev(self, event: AgentEvent) -> AgentEvent:
+        return event.model_copy(update={"runtime": self.name, "simulated": True})
+
+    async def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+        delay = float(str(request.options.get("step_delay", 0.3)))
+        limit_after = request.options.get("limit_after")
+        sid = request.resume_id or request.agent_session_id or str(uuid.uuid4())
+        yield self._ev(SessionStarted(agent_session_id=sid, model=request.model or DEMO_MODEL,
+                                      cwd=str(request.cwd), tools=["list_files", "write_file", "edit_file"],
+                                      permission_mode=request.permission.value, version="demo"))
+        steps = _steps(resumed=request.resume_id is not None)
+        for turn, step in enumerate(steps, start=1):
+            self._between_turns.clear()
+            for event in step(request, sid):
+                if self._stop.is_set():
+                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    return
+                yield self._ev(event)
+                await _pause(delay, self._stop)
+            self._between_turns.set()
+            if isinstance(limit_after, int) and turn >= limit_after and turn < len(steps):
+                for event in _limit_events():
+                    yield self._ev(event)
+                return
+        yield self._ev(SessionEnded(outcome="completed", exit_code=0,
+                                    result_text="(simulated) Demo task finished."))
+
+
+async def _pause(delay: float, stop: asyncio.Event) -> None:
+    if delay > 0:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+
+
+def _usage(inp: int, out: int, cached: int = 0) -> Usage:
+    return Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached,
+                 cache_write_tokens=0, cost_usd=round(inp * _PRICE_IN + out * _PRICE_OUT, 6))
+
+
+def _limit_events() -> list[AgentEvent]:
+    resets = utcnow() + timedelta(hours=5)
+    msg = "(simulated) You've hit your session limit — resets in 5 hours."
+    return [LimitHit(limit="usage_limit", message=msg, resets_at=resets, scope="five_hour"),
+            AgentError(category="usage_limit", message=msg, http_status=429),
+            SessionEnded(outcome="failed", reason="simulated usage limit", exit_code=1)]
+
+
+def _steps(resumed: bool) -> list[Step]:
+    return [_look_around, _write_notes, _edit_notes, _summarise] if not resumed \
+        else [_resume_note, _edit_notes, _summarise]
+
+
+def _look_around(req: RunRequest, sid: str) -> list[AgentEvent]:
+    files = sorted(p.name + ("/" if p.is_dir() else "") for p in Path(req.cwd).iterdir()
+                   if p.name != ".git")
+    return [
+        AssistantText(text="(simulated) Let me look at the repository first.", reasoning=True),
+        ToolCall(call_id=f"{sid}-1", name="list_files", input={"path": "."}),
+        ToolResult(call_id=f"{sid}-1", output="\n".join(files) or "(empty)", is_error=False),
+        TurnCompleted(usage=_usage(1800, 60, 0), model=DEMO_MODEL),
+    ]
+
+
+def _write_notes(req: RunRequest, sid: str) -> list[AgentEvent]:
+    text = f"# Relay demo notes\n\nTask: {req.prompt}\n\n- [x] looked at the repository\n"
+    (Path(req.cwd) / NOTES_FILE).write_text(text, encoding="utf-8")
+    return [
+        AssistantText(text=f"(simulated) I'll record a plan for the task in {NOTES_FILE}."),
+        ToolCall(call_id=f"{sid}-2", name="write_file", input={"path": NOTES_FILE, "content": text}),
+        ToolResult(call_id=f"{sid}-2", output=f"Wrote {len(text)} bytes to {NOTES_FILE}", is_error=False),
+        TurnCompleted(usage=_usage(2400, 180, 1800), model=DEMO_MODEL),
+    ]
+
+
+def _edit_notes(req: RunRequest, sid: str) -> list[AgentEvent]:
+    path = Path(req.cwd) / NOTES_FILE
+    addition = "- [x] made the change (simulated)\n- [ ] review the diff\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(addition)
+    return [
+        AssistantText(text="(simulated) Now I'll make the change and note what is left."),
+        ToolCall(call_id=f"{sid}-3", name="edit_file", input={"path": NOTES_FILE, "append": addition}),
+        ToolResult(call_id=f"{sid}-3", output=f"Appended 2 lines to {NOTES_FILE}", is_error=False),
+        TurnCompleted(usage=_usage(2900, 140, 2400), model=DEMO_MODEL),
+    ]
+
+
+def _resume_note(req: RunRequest, sid: str) -> list[AgentEvent]:
+    return [AssistantText(text="(simulated) Resuming where the previous run stopped."),
+            TurnCompleted(usage=_usage(2100, 40, 0), model=DEMO_MODEL)]
+
+
+def _summarise(req: RunRequest, sid: str) -> list[AgentEvent]:
+    return [AssistantText(text=f"(simulated) Done. See {NOTES_FILE} in the worktree for what changed."),
+            TurnCompleted(usage=_usage(3100, 90, 2900), model=DEMO_MODEL,
+                          result_text="(simulated) Demo task finished.")]

@@ -1,0 +1,1 @@
+"""Sessions: worktrees, the session runner (and later handoff, contracts, verify)."""

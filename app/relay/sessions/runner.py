@@ -1,0 +1,155 @@
+"""Runs one session: workspace → agent run → final state, every step stored.
+
+The runner never talks to a front end: it writes state changes and agent
+events through the :class:`~relay.core.store.writer.EventWriter` (committed
+together, published after commit) and front ends watch the bus or the store.
+It guarantees a final state — completed, failed (with the reason), cancelled
+or interrupted — whatever the adapter does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from relay.core.config import Config
+from relay.core.errors import RelayError
+from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged
+from relay.core.models import SessionSpec
+from relay.core.store.db import now_ms
+from relay.core.store.writer import EventWriter, WriteOp
+from relay.runtimes.base import RunRequest, RuntimeAdapter
+from relay.runtimes.registry import adapter_class, make_adapter
+from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
+
+log = logging.getLogger(__name__)
+
+_FINAL: dict[str, SessionState] = {
+    "completed": "completed", "failed": "failed",
+    "cancelled": "cancelled", "interrupted": "interrupted",
+}
+
+
+def new_id() -> str:
+    """A short, sortable-enough session / run id."""
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class SessionRunner:
+    """Drives one session to a final state."""
+
+    session_id: str
+    spec: SessionSpec
+    config: Config
+    writer: EventWriter
+    adapter: RuntimeAdapter | None = None
+    cancel_requested: bool = False
+    simulated: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.simulated = adapter_class(self.spec.runtime).simulated
+
+    def _label(self, event: AgentEvent) -> AgentEvent:
+        """Stamp runtime and the simulation flag on Relay's own events too."""
+        update: dict[str, object] = {}
+        if not event.runtime:
+            update["runtime"] = self.spec.runtime
+        if self.simulated and not event.simulated:
+            update["simulated"] = True
+        return event.model_copy(update=update) if update else event
+
+    async def _emit(self, event: AgentEvent, run_id: str | None = None) -> None:
+        await self.writer.submit(WriteOp(self.session_id, run_id, self._label(event)))
+
+    async def _state(self, state: SessionState, reason: str | None = None) -> None:
+        await self.writer.write(WriteOp(self.session_id, None,
+                                        self._label(StateChanged(state=state, reason=reason))))
+
+    async def run(self) -> SessionState:
+        """Run to the end; returns the final state."""
+        final: SessionState = "failed"
+        reason: str | None = None
+        try:
+            await self._state("starting")
+            workspace = await self._workspace()
+            final, reason = await self._run_agent(workspace)
+        except RelayError as exc:
+            await self._emit(AgentError(category="config", message=str(exc), runtime=self.spec.runtime))
+            final, reason = "failed", exc.message
+        except asyncio.CancelledError:
+            final, reason = "interrupted", "Relay was closed while the session ran"
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._state(final, reason))
+            raise
+        await self._state(final, reason)
+        return final
+
+    async def cancel(self) -> None:
+        """Ask the agent to stop; the run ends as cancelled."""
+        self.cancel_requested = True
+        if self.adapter is not None:
+            await self.adapter.stop(grace=self.config.stop_grace)
+
+    async def _workspace(self) -> Workspace:
+        if self.spec.worktree:
+            ws = await create_worktree(self.spec.repo, self.config.worktrees_dir, self.session_id)
+        else:
+            ws = await in_place(self.spec.repo)
+        await self.writer.write(WriteOp(self.session_id, statements=[(
+            "UPDATE sessions SET workdir=?, branch=? WHERE id=?",
+            (str(ws.path), ws.branch, self.session_id))]))
+        if ws.is_worktree and self.spec.setup_command:
+            await run_setup(self.spec.setup_command, ws.path)
+        return ws
+
+    async def _run_agent(self, ws: Workspace) -> tuple[SessionState, str | None]:
+        adapter = make_adapter(self.spec.runtime)
+        self.adapter = adapter
+        run_id = new_id()
+        await self.writer.write(WriteOp(self.session_id, statements=[(
+            "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
+            " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
+            (run_id, self.session_id, self.session_id, self.spec.runtime, self.spec.model, now_ms()))]))
+        request = self._request(ws)
+        adapter.preflight(request)
+        await self._state("running")
+        ended: SessionEnded | None = None
+        try:
+            async for event in adapter.run(request):
+                if isinstance(event, SessionEnded):
+                    ended = event
+                await self._emit(event, run_id)
+        except RelayError as exc:
+            ended = SessionEnded(runtime=adapter.name, outcome="failed", reason=exc.message)
+            await self._emit(AgentError(runtime=adapter.name, category="process", message=str(exc)), run_id)
+            await self._emit(ended, run_id)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(adapter.stop(grace=1.0))
+                await asyncio.shield(self._emit(SessionEnded(
+                    runtime=adapter.name, outcome="interrupted", reason="Relay was closed"), run_id))
+            raise
+        if ended is None:  # an adapter bug; never leave a run without an end
+            ended = SessionEnded(runtime=adapter.name, outcome="failed",
+                                 reason="the agent run ended without a result")
+            await self._emit(ended, run_id)
+        if self.cancel_requested:
+            return "cancelled", "cancelled by the user"
+        return _FINAL[ended.outcome], ended.reason
+
+    def _request(self, ws: Workspace) -> RunRequest:
+        options: dict[str, object] = {"step_delay": self.config.demo_step_delay}
+        if self.spec.demo_limit_after is not None:
+            options["limit_after"] = self.spec.demo_limit_after
+        return RunRequest(prompt=self.spec.task, cwd=ws.path, model=self.spec.model,
+                          permission=self.spec.permission,
+                          inactivity_timeout=self.config.inactivity_timeout, options=options)
+
+
+def owner_pid() -> int:
+    return os.getpid()
