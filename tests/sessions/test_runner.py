@@ -10,7 +10,7 @@ import pytest
 
 from relay.core.config import load_config
 from relay.core.engine import Engine
-from relay.core.errors import UnknownRuntimeError, WorktreeError
+from relay.core.errors import SessionNotFoundError, UnknownRuntimeError, WorktreeError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
 from relay.runtimes.demo import NOTES_FILE
@@ -186,3 +186,34 @@ async def test_two_sessions_run_concurrently(engine: Engine, git_repo: Path) -> 
                                 engine.run_session(SessionSpec(repo=git_repo, task="b")))
     assert a.state == b.state == "completed"
     assert a.workdir != b.workdir
+
+
+async def test_continue_session_resumes_in_the_same_worktree(engine: Engine, git_repo: Path) -> None:
+    first = await engine.run_session(SessionSpec(repo=git_repo, task="t"))
+    again = await engine.wait_session(await engine.continue_session(first.id, "and now the tests"))
+    assert again.id == first.id
+    assert again.state == "completed"
+    assert again.workdir == first.workdir
+    runs = await engine.runs(first.id)
+    assert [r.attempt for r in runs] == [1, 2]
+    assert runs[1].agent_session_id == runs[0].agent_session_id
+    assert again.usage.input_tokens == sum(r.usage.input_tokens or 0 for r in runs)
+
+
+async def test_continue_refuses_a_running_or_unstarted_session(engine: Engine, git_repo: Path,
+                                                               tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    failed = await engine.run_session(SessionSpec(repo=plain, task="t"))  # never got an agent
+    with pytest.raises(SessionNotFoundError, match="never started"):
+        await engine.continue_session(failed.id, "more")
+
+
+async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_repo: Path) -> None:
+    session_id = await engine.start_session(SessionSpec(repo=git_repo, task="t"))
+    await engine.cancel_session(session_id)  # the runner has not created its adapter yet
+    row = await engine.wait_session(session_id)
+    assert row.state == "cancelled"
+    kinds = [r.event.kind for r in await engine.session_events(session_id)]
+    assert "assistant_text" not in kinds
+    assert not (Path(row.workdir or "/nonexistent") / NOTES_FILE).exists()

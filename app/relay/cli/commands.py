@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 import importlib.util
 import platform
 import tempfile
@@ -21,20 +22,27 @@ from relay.core.models import SessionRow, SessionSpec
 FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
 
 
-async def run_session(config: Config, spec: SessionSpec, console: Console, as_json: bool) -> SessionRow:
-    """Start a session and render its live stream until it ends."""
+Starter = Callable[[Engine], Awaitable[str]]
+
+
+async def run_session(config: Config, start: Starter, console: Console, as_json: bool) -> SessionRow:
+    """Start (or continue) a session and render its live stream until it ends.
+
+    Ctrl-C stops the agent and records the session as cancelled before exiting.
+    """
     engine = await Engine.open(config)
     try:
         printer = StreamPrinter(console, as_json)
         sub = engine.bus.subscribe()
-        session_id = await engine.start_session(spec)
+        session_id = await start(engine)
         if not as_json:
-            console.print(f"[bold]Relay[/] session {session_id} · {spec.runtime}"
-                          f" · permissions {spec.permission.value}")
+            row = await engine.get_session(session_id)
+            console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
+                          f" · permissions {row.permission.value}")
         try:
             await _follow(sub, session_id, printer)
         except asyncio.CancelledError:
-            await engine.cancel_session(session_id)
+            await asyncio.shield(_cancel(engine, session_id))
             raise
         finally:
             sub.close()
@@ -44,6 +52,23 @@ async def run_session(config: Config, spec: SessionSpec, console: Console, as_js
         return row
     finally:
         await engine.close()
+
+
+async def _cancel(engine: Engine, session_id: str) -> None:
+    await engine.cancel_session(session_id)
+    await engine.wait_session(session_id)
+
+
+def new_session(spec: SessionSpec) -> Starter:
+    async def start(engine: Engine) -> str:
+        return await engine.start_session(spec)
+    return start
+
+
+def continued_session(session_id: str, prompt: str) -> Starter:
+    async def start(engine: Engine) -> str:
+        return await engine.continue_session(session_id, prompt)
+    return start
 
 
 async def _follow(sub: Subscription, session_id: str, printer: StreamPrinter) -> None:
@@ -97,7 +122,7 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     repo = make_demo_repo(base / "demo-project")
     spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
                        runtime="demo", demo_limit_after=limit_after)
-    return await run_session(config, spec, console, as_json)
+    return await run_session(config, new_session(spec), console, as_json)
 
 
 async def doctor(config: Config, console: Console) -> int:

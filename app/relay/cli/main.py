@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                      default=PermissionPolicy.WORKSPACE.value,
                      help="read_only | workspace (edit and run commands in the worktree) | full")
     run.add_argument("--setup", help="command to run in a new worktree before the agent starts")
+    run.add_argument("--resume", metavar="SESSION",
+                     help="continue SESSION's agent conversation with TASK as the next prompt")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -75,7 +77,9 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
     config = load_config(home=args.home)
     match args.command:
         case "run":
-            row = await commands.run_session(config, _spec(args), console, args.json)
+            start = (commands.continued_session(args.resume, args.task) if args.resume
+                     else commands.new_session(_spec(args)))
+            row = await commands.run_session(config, start, console, args.json)
             return 0 if row.state == "completed" else 1
         case "show":
             row = await commands.show_session(config, args.session, console, args.json, args.follow)

@@ -19,13 +19,15 @@ import psutil
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
 from relay.core.errors import SessionNotFoundError, WorktreeError
-from relay.core.events import EventRecord, StateChanged
+from relay.core.events import EventRecord, StateChanged, Usage
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
-from relay.sessions.runner import SessionRunner, new_id
+from relay.runtimes.capabilities import Cap
+from relay.sessions.runner import Continuation, SessionRunner, new_id
+from relay.sessions.worktree import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +96,38 @@ class Engine:
                 (session_id, str(repo), spec.task, spec.runtime, spec.model,
                  "pending", spec.permission.value, int(simulated), os.getpid(),
                  spec.model_dump_json(), ms, ms))]))
-        runner = SessionRunner(session_id, spec, self.config, self.writer)
-        self._runners[session_id] = runner
-        task = asyncio.create_task(self._drive(runner), name=f"relay-session-{session_id}")
-        self._tasks[session_id] = task
+        self._launch(SessionRunner(session_id, spec, self.config, self.writer))
         return session_id
+
+    async def continue_session(self, session_id: str, prompt: str) -> str:
+        """Resume a finished session's agent conversation with a new prompt (a new run).
+
+        The agent resumes its own session (``--resume`` / ``exec resume``) in the same
+        worktree. Raises a RelayError when there is nothing to resume.
+        """
+        row = await self.store.get_session(session_id)
+        if self.is_running_here(row.id) or not row.finished:
+            raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",
+                                       "Wait for it to finish (or stop it) before continuing it.")
+        if not row.agent_session_id or not row.workdir:
+            raise SessionNotFoundError(f"Session {row.id} never started an agent session to resume.",
+                                       "Start a new session instead.")
+        spec = await self.store.session_spec(row.id)
+        adapter_class(spec.runtime)(None).capabilities.require(Cap.RESUME)
+        previous = Usage()
+        for run in await self.store.runs(row.id):
+            if run.agent_session_id == row.agent_session_id:
+                previous = previous + run.usage
+        cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id,
+                            workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
+                            previous_total=previous)
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont))
+        return row.id
+
+    def _launch(self, runner: SessionRunner) -> None:
+        self._runners[runner.session_id] = runner
+        task = asyncio.create_task(self._drive(runner), name=f"relay-session-{runner.session_id}")
+        self._tasks[runner.session_id] = task
 
     async def _drive(self, runner: SessionRunner) -> None:
         try:
@@ -150,6 +179,17 @@ class Engine:
                              limit: int = 100_000) -> list[EventRecord]:
         """A session's history from the store (events marked ``replay``)."""
         return await self.store.events_after(after_id, session_id=session_id, limit=limit)
+
+    async def events_after(self, after_id: int, limit: int = 5000) -> list[EventRecord]:
+        """Events of every session with id > ``after_id``, as stored (not replay-marked).
+
+        Front ends use it to follow sessions that another process runs: the events
+        table is the sync protocol between processes sharing a data folder.
+        """
+        return await self.store.events_after(after_id, limit=limit, replay=False)
+
+    async def last_event_id(self) -> int:
+        return await self.store.last_event_id()
 
     # -- runtimes --------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ class RunRow(BaseModel):
     attempt: int
     runtime: str
     model: str | None
+    agent_session_id: str | None = None
     started_at: datetime
     ended_at: datetime | None
     outcome: str | None

@@ -153,6 +153,7 @@ class CliAdapter(RuntimeAdapter):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
         self._process: AgentProcess | None = None
+        self._stop_requested = False
         self._between_turns = asyncio.Event()
         self._between_turns.set()
 
@@ -175,6 +176,8 @@ class CliAdapter(RuntimeAdapter):
                             stdin=self.stdin_mode, inactivity_timeout=request.inactivity_timeout)
         self._process = proc
         await proc.start()
+        if self._stop_requested:  # stop() raced with the start: honour it now
+            await proc.stop(grace=1.0, sig=self.stop_signal)
         self._between_turns.clear()
         stalled: AgentStalledError | None = None
         try:
@@ -203,6 +206,7 @@ class CliAdapter(RuntimeAdapter):
             self._between_turns.clear()
 
     async def stop(self, grace: float = 5.0) -> None:
+        self._stop_requested = True
         if self._process is not None:
             await self._process.stop(grace=grace, sig=self.stop_signal)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from relay.core.config import Config
 from relay.core.errors import RelayError
-from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged
+from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged, Usage
 from relay.core.models import SessionSpec
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -39,14 +39,26 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+@dataclass(frozen=True)
+class Continuation:
+    """What a follow-up run of an existing session needs."""
+
+    prompt: str
+    agent_session_id: str
+    workspace: Workspace
+    #: usage of earlier runs on the same agent session (Codex reports thread totals).
+    previous_total: Usage
+
+
 @dataclass
 class SessionRunner:
-    """Drives one session to a final state."""
+    """Drives one session (or one follow-up run of it) to a final state."""
 
     session_id: str
     spec: SessionSpec
     config: Config
     writer: EventWriter
+    continuation: Continuation | None = None
     adapter: RuntimeAdapter | None = None
     cancel_requested: bool = False
     simulated: bool = field(default=False, init=False)
@@ -76,7 +88,7 @@ class SessionRunner:
         reason: str | None = None
         try:
             await self._state("starting")
-            workspace = await self._workspace()
+            workspace = self.continuation.workspace if self.continuation else await self._workspace()
             final, reason = await self._run_agent(workspace)
         except RelayError as exc:
             await self._emit(AgentError(category="config", message=str(exc), runtime=self.spec.runtime))
@@ -108,6 +120,8 @@ class SessionRunner:
         return ws
 
     async def _run_agent(self, ws: Workspace) -> tuple[SessionState, str | None]:
+        if self.cancel_requested:  # stopped while the workspace was being prepared
+            return "cancelled", "cancelled by the user before the agent started"
         adapter = make_adapter(self.spec.runtime)
         self.adapter = adapter
         run_id = new_id()
@@ -146,8 +160,12 @@ class SessionRunner:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay}
         if self.spec.demo_limit_after is not None:
             options["limit_after"] = self.spec.demo_limit_after
-        return RunRequest(prompt=self.spec.task, cwd=ws.path, model=self.spec.model,
-                          permission=self.spec.permission,
+        cont = self.continuation
+        if cont is not None:
+            options["previous_total"] = cont.previous_total
+        return RunRequest(prompt=cont.prompt if cont else self.spec.task, cwd=ws.path,
+                          model=self.spec.model, permission=self.spec.permission,
+                          resume_id=cont.agent_session_id if cont else None,
                           inactivity_timeout=self.config.inactivity_timeout, options=options)
 
 

@@ -135,12 +135,13 @@ class Store:
         cols = ", ".join(_USAGE_COLS)
         async with self.conn.execute(
                 f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
-                f" exit_code, {cols} FROM runs WHERE session_id=? ORDER BY attempt",
+                f" exit_code, {cols}, agent_session_id FROM runs WHERE session_id=? ORDER BY attempt",
                 (session_id,)) as cur:
             rows = await cur.fetchall()
         return [RunRow(id=r[0], session_id=r[1], attempt=r[2], runtime=r[3], model=r[4],
                        started_at=from_ms(r[5]), ended_at=from_ms(r[6]) if r[6] else None,
-                       outcome=r[7], exit_code=r[8], usage=_usage(r[9:15])) for r in rows]
+                       outcome=r[7], exit_code=r[8], usage=_usage(r[9:15]),
+                       agent_session_id=r[15]) for r in rows]
 
     # -- events ---------------------------------------------------------------------
 

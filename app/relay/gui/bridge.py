@@ -1,0 +1,134 @@
+"""The one place core events become Qt signals, and the tracked-task helper.
+
+:class:`EngineBridge` listens to the engine's bus (callbacks run on the qasync
+loop, i.e. the GUI thread) and re-emits committed records as Qt signals.
+:class:`TaskRunner` starts the coroutines that user intents need, keeps a
+reference to every task until it ends and routes failures to one signal — no
+bare ``create_task`` anywhere in the GUI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QObject, Signal
+
+from relay.core.engine import Engine
+from relay.core.errors import RelayError
+from relay.core.events import EventRecord
+from relay.core.models import SessionSpec
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: record kinds after which the sessions list (state, usage) is stale.
+_SESSION_KINDS = frozenset({"state_changed", "turn_completed", "session_started"})
+
+
+class TaskRunner(QObject):
+    """Runs coroutines for slots; keeps their tasks alive; reports their errors.
+
+    ``failed(context, message, hint)`` is emitted for every task that raised:
+    ``context`` names the panel concerned (``"stream"``, ``"sessions"`` …) so
+    it can show the error in place, and the status bar shows them all.
+    """
+
+    failed = Signal(str, str, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def start(self, coro: Coroutine[Any, Any, T], *, context: str,
+              on_done: Callable[[T], None] | None = None) -> asyncio.Task[T]:
+        """Run ``coro`` on the running loop; call ``on_done(result)`` when it succeeds."""
+        task = asyncio.get_running_loop().create_task(coro, name=f"relay-gui-{context}")
+        self._tasks.add(task)
+        task.add_done_callback(lambda t: self._finished(t, context, on_done))
+        return task
+
+    def _finished(self, task: asyncio.Task[T], context: str,
+                  on_done: Callable[[T], None] | None) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            if on_done is not None:
+                try:
+                    on_done(task.result())
+                except Exception as cb_exc:  # a broken view must be visible, not silent
+                    self.report(context, cb_exc)
+            return
+        self.report(context, exc)
+
+    def report(self, context: str, exc: BaseException) -> None:
+        """Route an exception to :attr:`failed` (RelayErrors with their hint)."""
+        if isinstance(exc, RelayError):
+            self.failed.emit(context, exc.message, exc.hint or "")
+            return
+        log.error("unexpected error in %s", context, exc_info=exc)
+        self.failed.emit(context, f"Unexpected error: {exc}", "This is a bug; see the log.")
+
+    @property
+    def pending(self) -> int:
+        """How many tasks are still running."""
+        return len(self._tasks)
+
+    async def aclose(self) -> None:
+        """Cancel every task still running and wait for them."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+
+
+class EngineBridge(QObject):
+    """Engine bus → Qt signals; user intents → tracked engine calls.
+
+    Signals:
+        records(list[EventRecord]): live records, in commit order, one batch per commit.
+        sessionsChanged(): a session was created or its state or usage changed.
+        sessionStarted(str): a session started from this window (its id).
+    """
+
+    records = Signal(list)
+    sessionsChanged = Signal()
+    sessionStarted = Signal(str)
+
+    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self.tasks = TaskRunner(self)
+        self._unsubscribe: Callable[[], None] | None = engine.bus.add_listener(self._on_records)
+
+    def _on_records(self, batch: Sequence[EventRecord]) -> None:
+        self.records.emit(list(batch))
+        if any(r.event.kind in _SESSION_KINDS for r in batch):
+            self.sessionsChanged.emit()
+
+    # -- intents ----------------------------------------------------------------------
+
+    def start_session(self, spec: SessionSpec, context: str = "sessions") -> asyncio.Task[str]:
+        """Start a session; ``sessionStarted(id)`` follows once it is stored."""
+        return self.tasks.start(self.engine.start_session(spec), context=context,
+                                on_done=self.sessionStarted.emit)
+
+    def cancel_session(self, session_id: str, context: str = "stream") -> asyncio.Task[None]:
+        return self.tasks.start(self.engine.cancel_session(session_id), context=context)
+
+    def is_running_here(self, session_id: str) -> bool:
+        return self.engine.is_running_here(session_id)
+
+    async def aclose(self) -> None:
+        """Stop listening and cancel the tasks this bridge started."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        await self.tasks.aclose()

@@ -1,0 +1,1 @@
+"""Dock panels; each binds to one view-model."""

@@ -1,0 +1,114 @@
+"""SessionsDock: the sessions table; selecting one shows it in the stream."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.gui import theme
+from relay.gui.viewmodels.sessions import SessionsViewModel
+
+
+class SessionsDock(QDockWidget):
+    """Binds a :class:`SessionsViewModel` to a table.
+
+    Signals:
+        sessionSelected(str): the user selected a session (its id).
+        newSessionRequested(): the "New session…" button was pressed.
+    """
+
+    sessionSelected = Signal(str)
+    newSessionRequested = Signal()
+
+    def __init__(self, vm: SessionsViewModel, parent: QWidget | None = None) -> None:
+        super().__init__("Sessions", parent)
+        self.setObjectName("sessionsDock")
+        self.vm = vm
+        self._wanted: str | None = None
+        self.table = self._make_table()
+        self.count = QLabel()
+        self.count.setObjectName("sessionsCount")
+        self.count.setStyleSheet(f"color: {theme.MUTED};")
+        self.new_button = QPushButton("New session…")
+        self.new_button.setObjectName("newSessionButton")
+        self.new_button.clicked.connect(self.newSessionRequested)
+        self.error = QLabel()
+        self.error.setObjectName("sessionsError")
+        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
+        self.error.setWordWrap(True)
+        self.error.hide()
+        top = QHBoxLayout()
+        top.addWidget(self.count, 1)
+        top.addWidget(self.new_button)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(top)
+        layout.addWidget(self.error)
+        layout.addWidget(self.table, 1)
+        self.setWidget(body)
+        vm.refreshed.connect(self._on_refreshed)
+        self._on_refreshed()
+
+    def _make_table(self) -> QTableView:
+        table = QTableView()
+        table.setObjectName("sessionsTable")
+        table.setModel(self.vm)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setAlternatingRowColors(True)
+        table.setShowGrid(False)
+        table.setWordWrap(False)
+        table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(26)
+        header = table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        table.selectionModel().selectionChanged.connect(self._on_selection)
+        return table
+
+    def select(self, session_id: str) -> None:
+        """Select ``session_id`` now, or as soon as it appears in the list."""
+        self._wanted = session_id
+        self._select_wanted()
+
+    def selected_id(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return str(rows[0].data(SessionsViewModel.SessionIdRole)) if rows else None
+
+    def show_error(self, message: str, hint: str = "") -> None:
+        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
+        self.error.show()
+
+    def _select_wanted(self) -> None:
+        if self._wanted is None:
+            return
+        row = self.vm.row_of(self._wanted)
+        if row is None:
+            return
+        self._wanted = None
+        self.table.selectRow(row)
+        self.table.scrollTo(self.vm.index(row, 0))
+
+    def _on_refreshed(self) -> None:
+        n, running = self.vm.rowCount(), self.vm.running_count
+        self.count.setText(f"{n} session{'s' if n != 1 else ''} · {running} running")
+        self.error.hide()
+        self._select_wanted()
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = {i.row() for i in selected.indexes()}
+        if len(rows) == 1:
+            index: QModelIndex = self.vm.index(rows.pop(), 0)
+            self.sessionSelected.emit(str(index.data(SessionsViewModel.SessionIdRole)))

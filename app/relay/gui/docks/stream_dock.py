@@ -1,0 +1,180 @@
+"""StreamDock: the live agent stream of the selected session.
+
+A header (task, runtime, model, permission policy, state, usage and cost), a
+SIMULATION banner for scripted demo sessions, a Stop button, the event tree
+(tool results folded under their call) and a detail pane for the selected row.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
+from relay.gui import theme
+from relay.gui.docks.stream_delegate import StreamDelegate
+from relay.gui.viewmodels.stream import StreamViewModel
+
+EMPTY_TEXT = "Select a session on the left, or start one with File → New session…"
+
+
+def usage_text(vm: StreamViewModel) -> str:
+    """The usage and cost line of the header; unknown values read '—'."""
+    u = vm.usage
+    return (f"Tokens in {fmt_tokens(u.input_tokens)} · out {fmt_tokens(u.output_tokens)}"
+            f" · cache read {fmt_tokens(u.cache_read_tokens)}"
+            f" · cache write {fmt_tokens(u.cache_write_tokens)}"
+            f"    Cost {fmt_cost(u.cost_usd)}")
+
+
+def meta_text(vm: StreamViewModel) -> str:
+    """Runtime · model · permission policy · state."""
+    row = vm.session
+    if row is None:
+        return "loading…" if vm.loading else ""
+    state = row.state + (f" ({row.reason})" if row.reason else "")
+    return (f"Runtime {row.runtime} · Model {vm.model_name or '—'}"
+            f" · Permissions {row.permission.value} · State {state}")
+
+
+class StreamDock(QDockWidget):
+    """Binds a :class:`StreamViewModel` to a tree view and its header."""
+
+    stopRequested = Signal()
+
+    def __init__(self, vm: StreamViewModel, parent: QWidget | None = None) -> None:
+        super().__init__("Live stream", parent)
+        self.setObjectName("streamDock")
+        self.vm = vm
+        self.banner = QLabel(SIMULATION_LABEL)
+        self.banner.setObjectName("simulationBanner")
+        self.banner.setStyleSheet(theme.SIMULATION_BANNER_CSS)
+        self.banner.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.title = QLabel()
+        self.title.setObjectName("streamTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setStyleSheet("font-weight: bold; font-size: 14px;")
+        self.title.setWordWrap(True)
+        self.meta = QLabel()
+        self.meta.setObjectName("streamMeta")
+        self.meta.setWordWrap(True)
+        self.usage = QLabel()
+        self.usage.setObjectName("streamUsage")
+        self.usage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop this session (the agent process tree is ended)")
+        self.error = QLabel()
+        self.error.setObjectName("streamError")
+        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.view = self._make_view()
+        self.detail = QPlainTextEdit()
+        self.detail.setObjectName("streamDetail")
+        self.detail.setReadOnly(True)
+        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.detail.setPlaceholderText("Select a row to read it in full.")
+        self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setObjectName("streamEmpty")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setStyleSheet(theme.PLACEHOLDER_CSS)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.empty)
+        self.pages.addWidget(self._content())
+        self.setWidget(self.pages)
+        self.stop_button.clicked.connect(self.stopRequested)
+        vm.headerChanged.connect(self.refresh_header)
+        vm.modelReset.connect(self._on_reset)
+        vm.rowsInserted.connect(self._on_rows_inserted)
+        self.refresh_header()
+
+    def _make_view(self) -> QTreeView:
+        view = QTreeView()
+        view.setObjectName("streamView")
+        view.setModel(self.vm)
+        view.setItemDelegate(StreamDelegate(view))
+        view.setHeaderHidden(True)
+        view.setUniformRowHeights(True)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        view.setIndentation(18)
+        view.setAllColumnsShowFocus(True)
+        view.selectionModel().selectionChanged.connect(self._on_selection)
+        return view
+
+    def _content(self) -> QWidget:
+        header = QFrame()
+        header.setObjectName("streamHeader")
+        header.setStyleSheet(theme.HEADER_CSS)
+        grid = QGridLayout(header)
+        grid.setContentsMargins(10, 8, 10, 8)
+        grid.addWidget(self.title, 0, 0)
+        grid.addWidget(self.stop_button, 0, 1, 2, 1, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.meta, 1, 0)
+        grid.addWidget(self.usage, 2, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.detail)
+        splitter.setStretchFactor(0, 5)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([520, 110])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.banner)
+        layout.addWidget(header)
+        layout.addWidget(self.error)
+        layout.addWidget(splitter, 1)
+        return page
+
+    # -- binding ------------------------------------------------------------------------
+
+    def refresh_header(self) -> None:
+        vm = self.vm
+        self.pages.setCurrentIndex(0 if vm.session_id is None else 1)
+        row = vm.session
+        self.title.setText(row.task if row else "")
+        self.title.setToolTip(row.task if row else "")
+        self.meta.setText(meta_text(vm))
+        self.usage.setText(usage_text(vm))
+        self.banner.setVisible(vm.simulated)
+        self.stop_button.setEnabled(vm.can_stop)
+
+    def show_error(self, message: str, hint: str = "") -> None:
+        """Show an error about this panel's session in place."""
+        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
+        self.error.show()
+
+    def _on_reset(self) -> None:
+        self.error.hide()
+        self.detail.clear()
+
+    def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if parent.isValid():
+            if first == 0:  # a call's result arrived: show it (the user may fold it)
+                self.view.expand(parent)
+            return
+        bar = self.view.verticalScrollBar()
+        if bar.value() >= bar.maximum() - 4 * max(self.view.sizeHintForRow(0), 1):
+            self.view.scrollToBottom()
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        indexes = selected.indexes()
+        text = indexes[0].data(StreamViewModel.TextRole) if indexes else ""
+        self.detail.setPlainText(str(text or ""))

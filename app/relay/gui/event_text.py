@@ -1,0 +1,91 @@
+"""How one event reads in the stream: badge, one-line summary, full detail.
+
+Plain Python (no Qt) over :mod:`relay.core.present`, so the CLI and the GUI
+phrase events the same way.
+"""
+
+from __future__ import annotations
+
+import json
+
+from relay.core.events import AgentEvent
+from relay.core.present import clip, summary, usage_line
+
+_BADGES = {
+    "session_started": "START", "assistant_text": "AGENT", "tool_call": "TOOL",
+    "tool_result": "RESULT", "permission_denied": "DENIED", "turn_completed": "TURN",
+    "needs_input": "INPUT", "input_withdrawn": "INPUT", "limit_hit": "LIMIT",
+    "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
+}
+
+
+def style_key(event: AgentEvent) -> str:
+    """The visual style of an event's row (the delegate maps it to colours)."""
+    if event.kind == "assistant_text" and event.reasoning:
+        return "reasoning"
+    if event.kind == "tool_result" and event.is_error:
+        return "tool_error"
+    if event.kind == "error" and not event.fatal:
+        return "warning"
+    if event.kind == "session_ended" and event.outcome != "completed":
+        return "ended_bad"
+    return event.kind
+
+
+def badge(event: AgentEvent) -> str:
+    """A short label for the event's kind."""
+    if event.kind == "assistant_text" and event.reasoning:
+        return "THINK"
+    if event.kind == "notice":
+        return event.category.upper()
+    return _BADGES.get(event.kind, event.kind.upper())
+
+
+def is_error(event: AgentEvent) -> bool:
+    """Whether the row reports a failure (drawn in the error colour)."""
+    match event.kind:
+        case "tool_result":
+            return bool(event.is_error)
+        case "error" | "limit_hit" | "permission_denied":
+            return True
+        case "session_ended":
+            return event.outcome in ("failed", "interrupted")
+        case "state_changed":
+            return event.state in ("failed", "interrupted")
+    return False
+
+
+def is_banner(event: AgentEvent) -> bool:
+    """Rows drawn as full-width banners: limits and fatal errors."""
+    return event.kind == "limit_hit" or (event.kind == "error" and event.fatal)
+
+
+def one_line(event: AgentEvent, limit: int = 300) -> str:
+    """The event on one line (whitespace collapsed), for the list row."""
+    return clip(" ".join(summary(event).split()), limit)
+
+
+def detail(event: AgentEvent) -> str:
+    """Everything worth reading about the event, for the detail pane."""
+    match event.kind:
+        case "assistant_text":
+            return event.text
+        case "tool_call":
+            args = json.dumps(event.input, indent=2, ensure_ascii=False)
+            return f"{event.name}  (call {event.call_id})\n\n{args}"
+        case "tool_result":
+            status = {True: "error", False: "ok", None: "status not reported"}[event.is_error]
+            code = f", exit code {event.exit_code}" if event.exit_code is not None else ""
+            return f"result of {event.call_id}: {status}{code}\n\n{event.output}"
+        case "turn_completed":
+            lines = [f"usage: {usage_line(event.usage)}", f"model: {event.model or '—'}"]
+            if event.result_text:
+                lines += ["", event.result_text]
+            return "\n".join(lines)
+        case "session_started":
+            return "\n".join([summary(event), f"cwd: {event.cwd or '—'}",
+                              f"tools: {', '.join(event.tools) or '—'}",
+                              f"version: {event.version or '—'}"])
+        case "session_ended" if event.result_text:
+            return f"{summary(event)}\n\n{event.result_text}"
+    return summary(event)

@@ -1,0 +1,176 @@
+"""``relay``: start the desktop window.
+
+Startup follows qasync: build the QApplication, then run the main coroutine on
+an asyncio runner whose loop factory is qasync's ``QEventLoop``. The coroutine
+opens one Engine, shows the window and waits until the user quits (menu, tray,
+closing the window or the application's ``aboutToQuit``); then it closes the
+GUI tasks and the engine before the loop ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import qasync
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from relay import __version__
+from relay.core.config import load_config
+from relay.core.demo_repo import make_demo_repo
+from relay.core.engine import Engine
+from relay.core.errors import RelayError
+from relay.core.models import SessionSpec
+from relay.gui.resources import app_icon
+from relay.gui.shell import RelayShell
+
+log = logging.getLogger(__name__)
+
+DEMO_TASK = "Add a short notes file describing the project"
+NO_DISPLAY_HINT = ("Relay's window needs a graphical display. For a headless demo run "
+                   "`relay-cli demo`; `relay-cli --help` lists the other commands.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relay", description="Relay's desktop window.")
+    parser.add_argument("--version", action="version", version=f"relay {__version__}")
+    parser.add_argument("--demo", action="store_true", help=(
+        "start a scripted demo session (a SIMULATION) in a temporary repository"))
+    parser.add_argument("--home", type=Path, help=(
+        "data folder (default: RELAY_HOME or the OS data dir)"))
+    return parser
+
+
+def display_problem(env: Mapping[str, str], platform: str = sys.platform) -> str | None:
+    """Why no window can be opened here, or ``None`` when a display looks usable."""
+    if not platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    qpa = env.get("QT_QPA_PLATFORM", "")
+    if qpa and not qpa.startswith(("xcb", "wayland")):
+        return None  # offscreen, vnc, eglfs … need no desktop session
+    if env.get("WAYLAND_DISPLAY"):
+        return None
+    display = env.get("DISPLAY")
+    if not display:
+        return "No display found (neither DISPLAY nor WAYLAND_DISPLAY is set)."
+    local = re.fullmatch(r"(?:unix)?:(\d+)(?:\.\d+)?", display)
+    if local and not _x_socket_answers(int(local.group(1))):
+        return f"Cannot open the X display {display!r} (no X server answers there)."
+    return None
+
+
+def _x_socket_answers(number: int) -> bool:
+    path = f"/tmp/.X11-unix/X{number}"
+    for address in (path, "\0" + path):  # the file socket, then the abstract one
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            try:
+                sock.connect(address)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry ``relay``; returns the process exit code."""
+    parser = build_parser()
+    args, qt_args = parser.parse_known_args(argv)
+    unknown = [a for a in qt_args if a.startswith("--")]
+    if unknown:  # Qt's own options take one dash (-platform, -style); ours take two
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    problem = display_problem(os.environ)
+    if problem is not None:
+        print(f"relay: {problem}\n  → {NO_DISPLAY_HINT}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = QApplication.instance() or QApplication(["relay", *qt_args])  # -platform, -style …
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Relay")
+    app.setApplicationDisplayName("Relay")
+    app.setOrganizationName("Relay")
+    app.setDesktopFileName("relay")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)  # quitting closes the engine first (amain)
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        try:
+            return runner.run(amain(app, args))
+        except KeyboardInterrupt:
+            return 130
+
+
+async def amain(app: QApplication, args: argparse.Namespace) -> int:
+    """Open the engine, show the window, wait for quit, close everything."""
+    quit_requested = asyncio.Event()
+    app.aboutToQuit.connect(quit_requested.set)
+    handled = _quit_on_signals(quit_requested)
+    try:
+        try:
+            engine = await Engine.open(load_config(home=args.home))
+        except RelayError as exc:
+            await show_startup_error(exc)
+            return 2
+        shell = RelayShell(engine)
+        shell.quitRequested.connect(quit_requested.set)
+        try:
+            shell.start()
+            if args.demo:
+                await start_demo(shell)
+            await quit_requested.wait()
+        finally:
+            await shell.aclose()
+            await engine.close()
+        return 0
+    finally:
+        app.aboutToQuit.disconnect(quit_requested.set)
+        for sig in handled:
+            asyncio.get_running_loop().remove_signal_handler(sig)
+
+
+def _quit_on_signals(quit_requested: asyncio.Event) -> list[signal.Signals]:
+    """Ctrl-C and SIGTERM quit cleanly (the engine is closed) where the loop supports it."""
+    loop = asyncio.get_running_loop()
+    handled = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, quit_requested.set)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows / not main thread
+            log.debug("cannot handle %s on this loop", sig)
+        else:
+            handled.append(sig)
+    return handled
+
+
+async def start_demo(shell: RelayShell) -> None:
+    """Make a throwaway repository and start a demo session (a SIMULATION) in it."""
+    base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
+    try:
+        repo = await asyncio.to_thread(make_demo_repo, base / "demo-project")
+    except RelayError as exc:
+        shell.bridge.tasks.report("sessions", exc)
+        return
+    shell.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo"))
+
+
+async def show_startup_error(exc: RelayError) -> None:
+    """Print the error and show it in a dialog (opened without a nested event loop)."""
+    print(f"relay: {exc}", file=sys.stderr)
+    box = QMessageBox(QMessageBox.Icon.Critical, "Relay cannot start", exc.message)
+    box.setInformativeText(exc.hint or "")
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def _finished(_result: int) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    box.finished.connect(_finished)
+    box.open()
+    await done

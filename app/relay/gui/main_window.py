@@ -1,0 +1,126 @@
+"""MainWindow: places the docks, owns the menus, toolbar and status bar.
+
+It holds no state and no logic: its actions are signals the shell wires up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
+
+from relay.gui import theme
+
+_ERROR_MS = 15_000
+
+
+class MainWindow(QMainWindow):
+    """Sessions on the left, the live stream on the right, future panels below.
+
+    Signals:
+        newSessionRequested(), stopRequested(), quitRequested().
+    """
+
+    newSessionRequested = Signal()
+    stopRequested = Signal()
+    quitRequested = Signal()
+
+    def __init__(self, sessions: QDockWidget, stream: QDockWidget,
+                 placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("relayMainWindow")
+        self.setWindowTitle("Relay")
+        if icon is not None:
+            self.setWindowIcon(icon)
+        self._fit_to_screen(1360, 860)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks
+                            | QMainWindow.DockOption.AllowNestedDocks)
+        self.new_action = self._action("&New session…", QKeySequence.StandardKey.New,
+                                       self.newSessionRequested)
+        self.stop_action = self._action("&Stop session", QKeySequence("Ctrl+."), self.stopRequested)
+        self.stop_action.setEnabled(False)
+        self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.quitRequested)
+        self._place(sessions, stream, placeholders)
+        self._menus(sessions, stream, placeholders)
+        self.error_label = QLabel()
+        self.error_label.setObjectName("statusError")
+        self.error_label.setStyleSheet(f"color: {theme.ERROR};")
+        self.statusBar().addWidget(self.error_label, 1)
+        self._error_timer = QTimer(self)
+        self._error_timer.setSingleShot(True)
+        self._error_timer.timeout.connect(self.clear_error)
+        self.home_label = QLabel()
+        self.home_label.setStyleSheet(f"color: {theme.MUTED};")
+        self.statusBar().addPermanentWidget(self.home_label)
+
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        screen = self.screen()
+        if screen is not None:
+            room = screen.availableGeometry()
+            width, height = min(width, room.width()), min(height, room.height())
+        self.resize(width, height)
+
+    def _action(self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey,
+                signal: SignalInstance) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(shortcut)
+        action.triggered.connect(signal)
+        return action
+
+    def _place(self, sessions: QDockWidget, stream: QDockWidget,
+               placeholders: Sequence[QDockWidget]) -> None:
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sessions)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, stream)
+        for dock in placeholders:
+            self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        if placeholders:
+            self.splitDockWidget(sessions, placeholders[0], Qt.Orientation.Vertical)
+            for dock in placeholders[1:]:
+                self.tabifyDockWidget(placeholders[0], dock)
+            placeholders[0].raise_()
+        self.resizeDocks([sessions, stream], [600, 760], Qt.Orientation.Horizontal)
+        if placeholders:
+            self.resizeDocks([sessions, placeholders[0]], [600, 180], Qt.Orientation.Vertical)
+
+    def _menus(self, sessions: QDockWidget, stream: QDockWidget,
+               placeholders: Sequence[QDockWidget]) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.new_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        session_menu = bar.addMenu("&Session")
+        session_menu.addAction(self.stop_action)
+        view_menu = bar.addMenu("&View")
+        for dock in (sessions, stream, *placeholders):
+            view_menu.addAction(dock.toggleViewAction())
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        toolbar.addAction(self.new_action)
+        toolbar.addAction(self.stop_action)
+
+    # -- status -------------------------------------------------------------------------
+
+    def show_error(self, context: str, message: str, hint: str = "") -> None:
+        """Show an error from any panel in the status bar (it fades after a while)."""
+        text = f"{message}  → {hint}" if hint else message
+        self.error_label.setText(text)
+        self.error_label.setToolTip(f"[{context}] {text}")
+        self._error_timer.start(_ERROR_MS)
+
+    def clear_error(self) -> None:
+        self.error_label.clear()
+
+    def set_home(self, text: str) -> None:
+        self.home_label.setText(text)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window quits Relay (after the engine is closed)."""
+        event.ignore()
+        self.quitRequested.emit()

@@ -1,0 +1,213 @@
+"""NewSessionDialog: what a user fills in to start a session → a SessionSpec.
+
+The dialog is opened with ``open()`` (never a nested ``exec()``); OK validates
+in place and keeps the dialog open with the problem shown under the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.core.models import SessionSpec
+from relay.gui import theme
+from relay.runtimes.base import PermissionPolicy, RuntimeInfo
+
+POLICY_HELP = {
+    PermissionPolicy.READ_ONLY: "Read files and run read-only commands; no edits.",
+    PermissionPolicy.WORKSPACE: "Edit files and run commands inside its own worktree (default).",
+    PermissionPolicy.FULL: "No restrictions: anything your user account may do.",
+}
+
+
+def default_runtime(infos: Sequence[RuntimeInfo]) -> str:
+    """The first installed real agent; the demo when none is installed."""
+    for info in infos:
+        if info.runtime != "demo" and info.executable and info.problem is None:
+            return info.runtime
+    return "demo"
+
+
+def runtime_label(info: RuntimeInfo) -> str:
+    if info.runtime == "demo":
+        return "demo — SIMULATION (scripted, no real agent)"
+    if info.problem is not None or not info.executable:
+        return f"{info.runtime} — not installed"
+    return f"{info.runtime} ({info.version})" if info.version else info.runtime
+
+
+class NewSessionDialog(QDialog):
+    """Repository, task, runtime, model, worktree and permission policy.
+
+    Signals:
+        specAccepted(SessionSpec): the form was valid and the user pressed Start.
+    """
+
+    specAccepted = Signal(object)
+
+    def __init__(self, infos: Sequence[RuntimeInfo], parent: QWidget | None = None,
+                 repo: str = "") -> None:
+        super().__init__(parent)
+        self.setObjectName("newSessionDialog")
+        self.setWindowTitle("New session")
+        self.setMinimumWidth(560)
+        self._infos = {info.runtime: info for info in infos}
+        self._spec: SessionSpec | None = None
+        self.repo = QLineEdit(repo)
+        self.repo.setObjectName("repoEdit")
+        self.repo.setPlaceholderText("Path of a git repository")
+        self.browse = QPushButton("Browse…")
+        self.browse.setObjectName("browseButton")
+        self.task = QPlainTextEdit()
+        self.task.setObjectName("taskEdit")
+        self.task.setPlaceholderText("What should the agent do?")
+        self.task.setTabChangesFocus(True)
+        self.task.setMinimumHeight(90)
+        self.task.setMaximumHeight(140)
+        self.runtime = QComboBox()
+        self.runtime.setObjectName("runtimeCombo")
+        for info in infos:
+            self.runtime.addItem(runtime_label(info), info.runtime)
+        self.runtime.setCurrentIndex(max(self.runtime.findData(default_runtime(infos)), 0))
+        self.model = QLineEdit()
+        self.model.setObjectName("modelEdit")
+        self.model.setPlaceholderText("optional — the runtime's default")
+        self.worktree = QCheckBox("Run in its own git worktree (recommended)")
+        self.worktree.setObjectName("worktreeCheck")
+        self.worktree.setChecked(True)
+        self.policy = QComboBox()
+        self.policy.setObjectName("policyCombo")
+        for policy in PermissionPolicy:
+            self.policy.addItem(policy.value, policy.value)
+        self.policy.setCurrentIndex(self.policy.findData(PermissionPolicy.WORKSPACE.value))
+        self.policy_help = QLabel()
+        self.policy_help.setObjectName("policyHelp")
+        self.policy_help.setStyleSheet(f"color: {theme.MUTED};")
+        self.runtime_help = QLabel()
+        self.runtime_help.setObjectName("runtimeHelp")
+        self.runtime_help.setWordWrap(True)
+        self.error = QLabel()
+        self.error.setObjectName("dialogError")
+        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
+        self._layout()
+        self.browse.clicked.connect(self._browse)
+        self.policy.currentIndexChanged.connect(self._policy_changed)
+        self.runtime.currentIndexChanged.connect(self._runtime_changed)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self._policy_changed()
+        self._runtime_changed()
+
+    def _layout(self) -> None:
+        repo_row = QHBoxLayout()
+        repo_row.addWidget(self.repo, 1)
+        repo_row.addWidget(self.browse)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Repository", repo_row)
+        form.addRow("Task", self.task)
+        form.addRow("Runtime", self.runtime)
+        form.addRow("", self.runtime_help)
+        form.addRow("Model", self.model)
+        form.addRow("", self.worktree)
+        form.addRow("Permissions", self.policy)
+        form.addRow("", self.policy_help)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+
+    # -- the result ---------------------------------------------------------------------
+
+    def spec(self) -> SessionSpec | None:
+        """The accepted spec (``None`` until the dialog was accepted)."""
+        return self._spec
+
+    def build_spec(self) -> SessionSpec:
+        """The form as a spec; raises ValueError with a message for the user."""
+        repo = self.repo.text().strip()
+        if not repo:
+            raise ValueError("Choose the repository the agent works in.")
+        path = Path(repo).expanduser()
+        if not path.is_dir():
+            raise ValueError(f"{path} is not a folder.")
+        task = self.task.toPlainText().strip()
+        if not task:
+            raise ValueError("Describe the task for the agent.")
+        runtime = str(self.runtime.currentData())
+        info = self._infos.get(runtime)
+        if info is not None and info.problem is not None:
+            raise ValueError(f"{info.problem} {info.hint or ''}".strip())
+        try:
+            return SessionSpec(repo=path, task=task, runtime=runtime,
+                               model=self.model.text().strip() or None,
+                               worktree=self.worktree.isChecked(),
+                               permission=PermissionPolicy(str(self.policy.currentData())))
+        except ValidationError as exc:
+            raise ValueError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
+
+    def accept(self) -> None:
+        try:
+            spec = self.build_spec()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return
+        self._spec = spec
+        self.error.hide()
+        super().accept()
+        self.specAccepted.emit(spec)
+
+    def show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _policy_changed(self) -> None:
+        policy = PermissionPolicy(str(self.policy.currentData()))
+        self.policy_help.setText(POLICY_HELP[policy])
+
+    def _runtime_changed(self) -> None:
+        info = self._infos.get(str(self.runtime.currentData()))
+        if info is None:
+            self.runtime_help.clear()
+        elif info.runtime == "demo":
+            self.runtime_help.setText("Scripted SIMULATION: edits real files in the worktree; "
+                                      "no AI agent runs.")
+        elif info.problem is not None:
+            self.runtime_help.setText(f"{info.problem} {info.hint or ''}".strip())
+        else:
+            self.runtime_help.setText(f"{info.executable}")
+        colour = theme.ERROR if info is not None and info.problem else theme.MUTED
+        self.runtime_help.setStyleSheet(f"color: {colour};")
+
+    def _browse(self) -> None:
+        chooser = QFileDialog(self, "Choose a git repository", self.repo.text())
+        chooser.setFileMode(QFileDialog.FileMode.Directory)
+        chooser.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        chooser.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        chooser.fileSelected.connect(self.repo.setText)
+        chooser.open()

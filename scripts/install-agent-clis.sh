@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Install the real agent CLIs that the integration tests drive, at pinned versions.
+#
+#   scripts/install-agent-clis.sh            # install if needed, print the executables
+#   eval "$(scripts/install-agent-clis.sh)"  # ... and export RELAY_REAL_CLAUDE / RELAY_REAL_CODEX
+#
+# Layout (one npm prefix per CLI):
+#   $RELAY_AGENTS_DIR/claude/node_modules/.bin/claude   @anthropic-ai/claude-code@2.1.197
+#   $RELAY_AGENTS_DIR/codex/node_modules/.bin/codex     @openai/codex@0.171.0
+# RELAY_AGENTS_DIR defaults to <repo>/.cache/agents (gitignored).
+#
+# Idempotent and offline when already installed: each CLI is checked with `--version`
+# (a fraction of a second, no network); npm runs only for a missing or different
+# version. npm is needed only then; without it the script stops with a clear message.
+#
+# stdout: exactly two lines, RELAY_REAL_CLAUDE=<path> and RELAY_REAL_CODEX=<path>.
+# stderr: progress and errors. Exit status: 0 ok, 2 npm missing, 1 anything else.
+#
+# Notes: npm 11 warns that @anthropic-ai/claude-code's postinstall script is "not
+# covered by allowScripts". That is harmless: the package's bin already is the native
+# executable (shipped in the optional dependency @anthropic-ai/claude-code-<platform>),
+# so optional dependencies must not be omitted (--include=optional below). Claude Code
+# 2.1.197 is the last release whose engines allow Node 20; it is pinned regardless.
+set -euo pipefail
+
+CLAUDE_VERSION="2.1.197"
+CODEX_VERSION="0.171.0"
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+agents_dir="${RELAY_AGENTS_DIR:-$repo_root/.cache/agents}"
+
+log() { printf 'install-agent-clis: %s\n' "$*" >&2; }
+
+# installed_version <executable>  -> prints the bare version, or nothing
+installed_version() {
+    local exe="$1" out
+    [[ -x "$exe" ]] || return 0
+    out="$("$exe" --version 2>/dev/null)" || return 0
+    # "2.1.197 (Claude Code)" / "codex-cli 0.171.0"
+    grep -Eo '[0-9]+\.[0-9]+\.[0-9]+' <<<"$out" | head -n1 || true
+}
+
+# ensure <name> <npm package> <version> <bin name>  -> prints the executable path
+ensure() {
+    local name="$1" package="$2" version="$3" bin="$4"
+    local prefix="$agents_dir/$name"
+    local exe="$prefix/node_modules/.bin/$bin"
+    local have
+    have="$(installed_version "$exe")"
+    if [[ "$have" == "$version" ]]; then
+        log "$name $version already installed ($exe)"
+        printf '%s\n' "$exe"
+        return 0
+    fi
+    if [[ -x "$exe" && -z "$have" ]]; then
+        log "$exe exists but '$bin --version' failed (codex's launcher needs node on PATH); reinstalling"
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        log "ERROR: npm not found on PATH; it is needed to install $package@$version."
+        log "       Install Node.js (>= 20, with npm), or point RELAY_REAL_${name^^} at an"
+        log "       existing $bin $version executable."
+        exit 2
+    fi
+    log "installing $package@$version into $prefix (found: ${have:-none})"
+    mkdir -p "$prefix"
+    if ! npm install --prefix "$prefix" --no-audit --no-fund --include=optional \
+            --loglevel=error "$package@$version" >&2; then
+        log "ERROR: npm install $package@$version failed"
+        exit 1
+    fi
+    have="$(installed_version "$exe")"
+    if [[ "$have" != "$version" ]]; then
+        log "ERROR: after installing, $exe reports version '${have:-<does not run>}', want $version"
+        exit 1
+    fi
+    log "$name $version installed ($exe)"
+    printf '%s\n' "$exe"
+}
+
+claude_exe="$(ensure claude @anthropic-ai/claude-code "$CLAUDE_VERSION" claude)"
+codex_exe="$(ensure codex @openai/codex "$CODEX_VERSION" codex)"
+printf 'RELAY_REAL_CLAUDE=%s\n' "$claude_exe"
+printf 'RELAY_REAL_CODEX=%s\n' "$codex_exe"

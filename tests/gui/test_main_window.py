@@ -1,0 +1,52 @@
+"""The main window opens with every dock placed."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QLabel, QMenu
+from pytestqt.qtbot import QtBot
+
+from relay.core.errors import WorktreeError
+from relay.gui.docks.stream_dock import EMPTY_TEXT
+from relay.gui.shell import RelayShell
+
+PLACEHOLDERS = ("Wallet", "Detect", "Pipelines", "History")
+
+
+def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -> None:
+    window = shell.window
+    window.show()
+    qtbot.waitExposed(window)
+    docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
+    assert set(docks) == {"Sessions", "Live stream", *PLACEHOLDERS}
+    for dock in docks.values():
+        assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
+        assert not dock.isFloating()
+    for title in PLACEHOLDERS:
+        label = docks[title].findChild(QLabel, "placeholderLabel")
+        assert label is not None
+        assert label.text() == f"{title} — coming soon"
+    assert docks["Sessions"].isVisible()
+    assert docks["Live stream"].isVisible()
+    assert shell.stream_dock.empty.text() == EMPTY_TEXT
+    assert shell.stream_dock.empty.isVisible()
+
+    menus = {menu.title(): [x.text() for x in menu.actions() if not x.isSeparator()]
+             for menu in window.menuBar().findChildren(QMenu)}
+    assert menus["&File"] == ["&New session…", "&Quit"]
+    assert menus["&Session"] == ["&Stop session"]
+    assert len(menus["&View"]) == 6
+    assert not window.stop_action.isEnabled()
+
+
+def test_errors_from_tasks_reach_the_status_bar(shell: RelayShell) -> None:
+    shell.bridge.tasks.report("sessions", WorktreeError("The repo is gone.", "Pick another."))
+    assert "The repo is gone." in shell.window.error_label.text()
+    assert "Pick another." in shell.window.error_label.text()
+    assert not shell.sessions_dock.error.isHidden()
+
+
+def test_closing_the_window_asks_to_quit(shell: RelayShell, qtbot: QtBot) -> None:
+    shell.window.show()
+    with qtbot.waitSignal(shell.quitRequested, timeout=1000):
+        shell.window.close()

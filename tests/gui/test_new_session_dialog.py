@@ -1,0 +1,93 @@
+"""The new-session dialog builds a spec and starts a demo session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDialogButtonBox
+from pytestqt.qtbot import QtBot
+
+from relay.gui.new_session_dialog import NewSessionDialog, default_runtime
+from relay.gui.shell import RelayShell
+from relay.runtimes.base import RuntimeInfo
+from relay.runtimes.demo import NOTES_FILE
+
+
+def _start(dialog: NewSessionDialog, qtbot: QtBot) -> None:
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    QTest.mouseClick(ok, Qt.MouseButton.LeftButton)
+
+
+def test_the_dialog_starts_a_demo_session(shell: RelayShell, qtbot: QtBot, git_repo: Path) -> None:
+    shell.start()
+    qtbot.waitUntil(lambda: shell.bridge.tasks.pending == 0, timeout=10_000)  # runtimes probed
+    dialog = shell.open_new_session_dialog()
+    qtbot.waitExposed(dialog)
+
+    QTest.keyClicks(dialog.repo, str(git_repo))
+    QTest.keyClicks(dialog.task, "Write the demo notes")
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
+    assert dialog.worktree.isChecked()
+    assert dialog.policy.currentData() == "workspace"
+    assert "SIMULATION" in dialog.runtime.currentText()
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
+        _start(dialog, qtbot)
+    assert not dialog.isVisible()
+    assert started.args is not None
+    session_id = started.args[0]
+
+    vm = shell.sessions_vm
+    qtbot.waitUntil(lambda: vm.row_of(session_id) is not None
+                    and vm.session_at(vm.row_of(session_id) or 0).state == "completed",
+                    timeout=15_000)
+    row = vm.session_at(vm.row_of(session_id) or 0)
+    assert (row.runtime, row.task, row.simulated) == ("demo", "Write the demo notes", True)
+    assert row.workdir is not None
+    assert Path(row.workdir) != git_repo
+    assert (Path(row.workdir) / NOTES_FILE).is_file()
+    assert "SIMULATION" in vm.index(vm.row_of(session_id) or 0, 2).data()
+    # the new session is selected and followed in the stream
+    assert shell.sessions_dock.selected_id() == session_id
+    assert shell.stream_vm.session_id == session_id
+    qtbot.waitUntil(lambda: shell.stream_vm.session is not None
+                    and shell.stream_vm.session.state == "completed", timeout=5000)
+
+
+def test_invalid_input_is_shown_in_the_dialog(shell: RelayShell, qtbot: QtBot,
+                                              tmp_path: Path) -> None:
+    dialog = shell.open_new_session_dialog()
+    qtbot.waitExposed(dialog)
+    _start(dialog, qtbot)
+    assert dialog.isVisible()
+    assert not dialog.error.isHidden()
+    assert "repository" in dialog.error.text()
+
+    QTest.keyClicks(dialog.repo, str(tmp_path / "missing"))
+    _start(dialog, qtbot)
+    assert "is not a folder" in dialog.error.text()
+
+    dialog.repo.setText(str(tmp_path))
+    _start(dialog, qtbot)
+    assert "Describe the task" in dialog.error.text()
+    assert dialog.isVisible()
+    assert dialog.spec() is None
+    assert shell.bridge.tasks.pending == 0
+
+
+def test_the_policy_explanation_follows_the_choice(qtbot: QtBot, qapp: object) -> None:
+    dialog = NewSessionDialog([RuntimeInfo("demo", "(built in)", "scripted demo")])
+    qtbot.addWidget(dialog)
+    dialog.policy.setCurrentIndex(dialog.policy.findData("read_only"))
+    assert "no edits" in dialog.policy_help.text()
+    dialog.policy.setCurrentIndex(dialog.policy.findData("full"))
+    assert "No restrictions" in dialog.policy_help.text()
+
+
+def test_demo_is_the_default_only_without_an_installed_agent() -> None:
+    missing = RuntimeInfo("claude", None, None, problem="claude is not installed.")
+    installed = RuntimeInfo("codex", "/usr/bin/codex", "0.1")
+    demo = RuntimeInfo("demo", "(built in)", "scripted demo")
+    assert default_runtime([missing, demo]) == "demo"
+    assert default_runtime([missing, installed, demo]) == "codex"
