@@ -78,7 +78,8 @@ def test_claude_text_answer_in_a_worktree(real_claude: Path, git_repo: Path, tmp
     usage = kinds(events, "turn_completed")[0]["usage"]
     assert usage["input_tokens"] == 1200
     assert usage["output_tokens"] == 17
-    assert usage["cost_usd"] is not None and usage["cost_usd"] > 0
+    assert usage["cost_usd"] is not None
+    assert usage["cost_usd"] > 0
     assert final_state(events) == "completed"
 
 
@@ -116,7 +117,8 @@ def test_claude_rate_limit_fails_the_session(real_claude: Path, git_repo: Path, 
     assert run.returncode == 1, run.describe()
     events = events_of(run)
     errors = kinds(events, "error")
-    assert errors and errors[-1]["category"] == "rate_limit"
+    assert errors
+    assert errors[-1]["category"] == "rate_limit"
     assert errors[-1]["http_status"] == 429
     assert final_state(events) == "failed"
     assert kinds(events, "session_ended")[0]["outcome"] == "failed"
@@ -205,7 +207,8 @@ def test_codex_usage_limit_fails_with_a_limit_event(real_codex: Path, git_repo: 
     assert run.returncode == 1, run.describe()
     events = events_of(run)
     limit = kinds(events, "limit_hit")
-    assert limit and limit[0]["limit"] == "usage_limit"
+    assert limit
+    assert limit[0]["limit"] == "usage_limit"
     assert limit[0]["resets_at"] is not None
     assert final_state(events) == "failed"
 

@@ -10,7 +10,7 @@ import pytest
 
 from relay.core.config import load_config
 from relay.core.engine import Engine
-from relay.core.errors import SessionNotFoundError, UnknownRuntimeError, WorktreeError
+from relay.core.errors import SessionNotFoundError, StoreError, UnknownRuntimeError, WorktreeError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
 from relay.runtimes.demo import NOTES_FILE
@@ -217,3 +217,25 @@ async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_re
     kinds = [r.event.kind for r in await engine.session_events(session_id)]
     assert "assistant_text" not in kinds
     assert not (Path(row.workdir or "/nonexistent") / NOTES_FILE).exists()
+
+
+async def test_a_full_disk_stops_the_session_with_a_clear_error(relay_home: Path,
+                                                                git_repo: Path) -> None:
+    eng = await Engine.open(load_config(demo_step_delay=0.05))
+    try:
+        sub = eng.bus.subscribe()
+        session_id = await eng.start_session(SessionSpec(repo=git_repo, task="t"))
+        async for record in sub:
+            if record.event.kind == "session_started":
+                break
+        async with eng.store.conn.execute("PRAGMA page_count") as cur:
+            row = await cur.fetchone()
+        assert row is not None
+        await eng.store.conn.execute(f"PRAGMA max_page_count = {row[0]}")  # no room to grow
+        with pytest.raises(StoreError, match="Could not write") as info:
+            await eng.wait_session(session_id)
+        assert info.value.hint is not None
+        assert "Free disk space" in info.value.hint
+        assert not eng.is_running_here(session_id)
+    finally:
+        await eng.close()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 import importlib.util
 import platform
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rich.console import Console

@@ -40,6 +40,7 @@ class Subscription:
         self._bus._subs.discard(self)
         if self._queue.full():
             self._queue.get_nowait()
+            self.missed += 1
         self._queue.put_nowait(None)
 
     def __aiter__(self) -> AsyncIterator[EventRecord]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from relay.core.errors import ConfigError
 
@@ -24,9 +24,9 @@ class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     home: Path
-    inactivity_timeout: float = 900.0
-    stop_grace: float = 5.0
-    demo_step_delay: float = 0.35
+    inactivity_timeout: float = Field(default=900.0, gt=0)
+    stop_grace: float = Field(default=5.0, gt=0)
+    demo_step_delay: float = Field(default=0.35, ge=0)
 
     @property
     def db_path(self) -> Path:

@@ -18,14 +18,14 @@ import psutil
 
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
-from relay.core.errors import SessionNotFoundError, WorktreeError
+from relay.core.errors import SessionNotFoundError, StoreError, WorktreeError
 from relay.core.events import EventRecord, StateChanged, Usage
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RuntimeInfo
-from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.runtimes.capabilities import Cap
+from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.runner import Continuation, SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 
@@ -133,6 +133,9 @@ class Engine:
         try:
             await runner.run()
         except asyncio.CancelledError:
+            raise
+        except StoreError as exc:  # the database cannot be written: nothing to record it in
+            log.error("session %s stopped: %s", runner.session_id, exc)
             raise
         except Exception:  # the runner maps RelayErrors; anything else is a bug: log it
             log.exception("session %s crashed", runner.session_id)

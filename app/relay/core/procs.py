@@ -142,27 +142,32 @@ class AgentProcess:
             proc.stdin.close()
 
     async def lines(self) -> AsyncIterator[Line]:
-        """Yield stdout lines until EOF; raises :class:`AgentStalledError` on silence."""
+        """Yield stdout lines until EOF; raises :class:`AgentStalledError` on silence.
+
+        A line longer than ``max_line_bytes`` is cut there and flagged ``truncated``;
+        the rest of it is discarded as it arrives (never buffered).
+        """
         proc = self._require()
         assert proc.stdout is not None
         reader = proc.stdout
         limit = self.max_line_bytes
-        pending = b""
-        dropping = False  # the current line is over the limit: discard until newline
+        pending = bytearray()  # the start of a line that spans reads (≤ limit bytes)
+        dropping = False  # the pending line went over the limit
         while chunk := await self._read_chunk(reader):
             parts = chunk.split(b"\n")
             for i, part in enumerate(parts[:-1]):
-                head = pending + part if i == 0 else part
-                truncated = (dropping and i == 0) or len(head) > limit
-                yield Line(head[:limit].decode("utf-8", "replace"), truncated)
-                if i == 0:
-                    pending, dropping = b"", False
+                if i == 0 and (pending or dropping):
+                    cut = dropping or len(pending) + len(part) > limit
+                    pending += part[: max(limit - len(pending), 0)]
+                    yield Line(pending.decode("utf-8", "replace"), cut)
+                    pending, dropping = bytearray(), False
+                else:
+                    yield Line(part[:limit].decode("utf-8", "replace"), len(part) > limit)
             tail = parts[-1]
-            if len(parts) == 1:
-                tail = pending + tail
-            if not dropping and len(tail) > limit:
-                dropping = True
-            pending = tail[:limit] if len(tail) > limit else tail
+            if not dropping and tail:
+                room = limit - len(pending)
+                pending += tail[:room]
+                dropping = len(tail) > room
         if pending or dropping:
             yield Line(pending.decode("utf-8", "replace"), dropping)
 

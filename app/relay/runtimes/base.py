@@ -23,7 +23,7 @@ import asyncio
 import os
 import signal
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -88,7 +88,7 @@ class RuntimeAdapter(ABC):
         self.capabilities = Capabilities.for_runtime(self.name)
 
     @abstractmethod
-    def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+    def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         """Start the agent and yield its events, ending with one SessionEnded."""
 
     @abstractmethod
@@ -169,7 +169,7 @@ class CliAdapter(RuntimeAdapter):
         """The user's environment plus what Relay sets."""
         return {**self.env, **request.extra_env}
 
-    async def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         self.preflight(request)
         parser = self.make_parser(request)
         proc = AgentProcess(self.build_argv(request), request.cwd, self.build_env(request),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
@@ -62,7 +62,7 @@ class DemoAdapter(RuntimeAdapter):
     def _ev(self, event: AgentEvent) -> AgentEvent:
         return event.model_copy(update={"runtime": self.name, "simulated": True})
 
-    async def run(self, request: RunRequest) -> AsyncIterator[AgentEvent]:
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         delay = float(str(request.options.get("step_delay", 0.3)))
         limit_after = request.options.get("limit_after")
         sid = request.resume_id or request.agent_session_id or str(uuid.uuid4())

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from relay.core.config import Config
-from relay.core.errors import RelayError
+from relay.core.errors import RelayError, StoreError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged, Usage
 from relay.core.models import SessionSpec
 from relay.core.store.db import now_ms
@@ -60,7 +60,7 @@ class SessionRunner:
     writer: EventWriter
     continuation: Continuation | None = None
     adapter: RuntimeAdapter | None = None
-    cancel_requested: bool = False
+    _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     simulated: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
@@ -90,6 +90,8 @@ class SessionRunner:
             await self._state("starting")
             workspace = self.continuation.workspace if self.continuation else await self._workspace()
             final, reason = await self._run_agent(workspace)
+        except StoreError:
+            raise
         except RelayError as exc:
             await self._emit(AgentError(category="config", message=str(exc), runtime=self.spec.runtime))
             final, reason = "failed", exc.message
@@ -103,7 +105,7 @@ class SessionRunner:
 
     async def cancel(self) -> None:
         """Ask the agent to stop; the run ends as cancelled."""
-        self.cancel_requested = True
+        self._cancel.set()
         if self.adapter is not None:
             await self.adapter.stop(grace=self.config.stop_grace)
 
@@ -120,7 +122,7 @@ class SessionRunner:
         return ws
 
     async def _run_agent(self, ws: Workspace) -> tuple[SessionState, str | None]:
-        if self.cancel_requested:  # stopped while the workspace was being prepared
+        if self._cancel.is_set():  # stopped while the workspace was being prepared
             return "cancelled", "cancelled by the user before the agent started"
         adapter = make_adapter(self.spec.runtime)
         self.adapter = adapter
@@ -134,10 +136,15 @@ class SessionRunner:
         await self._state("running")
         ended: SessionEnded | None = None
         try:
-            async for event in adapter.run(request):
-                if isinstance(event, SessionEnded):
-                    ended = event
-                await self._emit(event, run_id)
+            # aclosing: if storing fails mid-stream, the adapter's cleanup (stopping the
+            # agent's process tree) runs now, not whenever the generator is collected.
+            async with contextlib.aclosing(adapter.run(request)) as events:
+                async for event in events:
+                    if isinstance(event, SessionEnded):
+                        ended = event
+                    await self._emit(event, run_id)
+        except StoreError:
+            raise  # nothing more can be recorded; the engine reports it
         except RelayError as exc:
             ended = SessionEnded(runtime=adapter.name, outcome="failed", reason=exc.message)
             await self._emit(AgentError(runtime=adapter.name, category="process", message=str(exc)), run_id)
@@ -152,7 +159,7 @@ class SessionRunner:
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
                                  reason="the agent run ended without a result")
             await self._emit(ended, run_id)
-        if self.cancel_requested:
+        if self._cancel.is_set():
             return "cancelled", "cancelled by the user"
         return _FINAL[ended.outcome], ended.reason
 

@@ -78,7 +78,8 @@ def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[
             continue
         for src in source.glob(pattern):
             rel = src.relative_to(source)
-            if (not src.is_file() or rel.parts[0] == ".git" or rel.as_posix() in repo.index
+            if (not src.is_file() or rel.parts[0] == ".git" or ".." in rel.parts
+                    or rel.as_posix() in repo.index
                     or not repo.path_is_ignored(str(rel))):
                 continue
             dst = target / rel

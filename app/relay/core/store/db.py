@@ -53,6 +53,10 @@ class Store:
         try:
             await store._configure()
             await store._migrate()
+        except sqlite3.Error as exc:
+            await conn.close()
+            raise StoreError(f"{path} is not a usable Relay database: {exc}.",
+                             "Move it aside; Relay will create a new one.") from exc
         except BaseException:
             await conn.close()
             raise
@@ -83,11 +87,15 @@ class Store:
         for version in range(current + 1, LATEST + 1):
             await self.conn.execute("BEGIN IMMEDIATE")
             try:
-                await self._run_script(MIGRATIONS[version])
-                await self.conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now_ms()))
+                # Another process may have migrated while we waited for the write lock.
+                if await self.schema_version() < version:
+                    await self._run_script(MIGRATIONS[version])
+                    await self.conn.execute("INSERT INTO schema_version VALUES (?, ?)",
+                                            (version, now_ms()))
                 await self.conn.execute("COMMIT")
             except BaseException:
-                await self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    await self.conn.execute("ROLLBACK")
                 raise
 
     async def _run_script(self, script: str) -> None:

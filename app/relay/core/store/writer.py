@@ -139,13 +139,14 @@ class EventWriter:
                 return
 
     async def _finish(self, batch: list[WriteOp]) -> None:
+        if self.failure is not None:  # never commit behind a failed batch: no gaps
+            self._fail(batch, self.failure)
+            return
         try:
             records = await self._commit(batch)
         except StoreError as exc:
             self.failure = exc
-            for op in batch:
-                if op.done is not None and not op.done.done():
-                    op.done.set_exception(exc)
+            self._fail(batch, exc)
             log.error("event batch not written: %s", exc)
             return
         by_op = iter(records)
@@ -154,6 +155,12 @@ class EventWriter:
             if op.done is not None and not op.done.done():
                 op.done.set_result(record)
         self.bus.publish(records)
+
+    @staticmethod
+    def _fail(batch: list[WriteOp], exc: StoreError) -> None:
+        for op in batch:
+            if op.done is not None and not op.done.done():
+                op.done.set_exception(exc)
 
     async def _commit(self, batch: list[WriteOp]) -> list[EventRecord]:
         conn = self.store.conn
