@@ -66,7 +66,7 @@ class StreamPrinter:
 def session_footer(console: Console, row: SessionRow) -> None:
     colour = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(row.state, "white")
     console.print(f"[bold {colour}]{row.state.upper()}[/] session {row.id}"
-                  + (f" — {escape(row.reason)}" if row.reason else ""))
+                  + (f" — {escape(clip(row.reason, 200))}" if row.reason else ""))
     console.print(f"usage: {usage_line(row.usage)}")
     if row.workdir:
         where = f" (branch {row.branch})" if row.branch else ""

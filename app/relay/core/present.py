@@ -66,15 +66,16 @@ def summary(event: AgentEvent) -> str:
         case "input_withdrawn":
             return f"input no longer needed ({event.reason})"
         case "limit_hit":
-            when = f" · resets {event.resets_at:%Y-%m-%d %H:%M %Z}" if event.resets_at else ""
+            when = (f" · resets {event.resets_at:%Y-%m-%d %H:%M %Z}"
+                    if event.resets_at and "resets" not in event.message else "")
             return f"{event.limit.replace('_', ' ')}: {event.message}{when}"
         case "notice":
             return event.message
         case "error":
             return f"{event.category}: {event.message}"
         case "session_ended":
-            why = f" — {event.reason}" if event.reason else ""
+            why = f" — {clip(event.reason, 160)}" if event.reason else ""
             return f"{event.outcome}{why}"
         case "state_changed":
-            why = f" — {event.reason}" if event.reason else ""
+            why = f" — {clip(event.reason, 160)}" if event.reason else ""
             return f"state → {event.state}{why}"

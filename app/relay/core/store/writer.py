@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from relay.core.bus import EventBus
 from relay.core.errors import StoreError
 from relay.core.events import AgentEvent, EventRecord
@@ -28,6 +30,21 @@ log = logging.getLogger(__name__)
 
 Statement = tuple[str, Sequence[Any]]
 MAX_BATCH = 2000
+
+
+_INSERT_FROM_JSON = (
+    "INSERT INTO events (id, session_id, run_id, ts_ms, kind, payload)"
+    " SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->5 FROM json_each(?)")
+
+
+def _row_json(event_id: int, op: WriteOp) -> bytes:
+    """One events row as a JSON array; the payload is embedded as JSON, not re-escaped."""
+    assert op.event is not None
+    event = op.event
+    ts_ms = int(event.ts.timestamp() * 1000)
+    payload = event.__pydantic_serializer__.to_json(event)
+    head = orjson.dumps([event_id, op.session_id, op.run_id, ts_ms, event.kind])
+    return head[:-1] + b"," + payload + b"]"
 
 
 @dataclass
@@ -183,7 +200,7 @@ class EventWriter:
         async with conn.execute("SELECT coalesce(max(id), 0) FROM events") as cur:
             row = await cur.fetchone()
         next_id = int(row[0]) + 1
-        rows: list[tuple[Any, ...]] = []
+        rows: list[bytes] = []
         records: list[EventRecord] = []
         touched: set[str] = set()
         for op in batch:
@@ -194,15 +211,14 @@ class EventWriter:
             touched.add(op.session_id)
             for sql, params in derived_updates(op.session_id, op.run_id, op.event):
                 await conn.execute(sql, params)
-            ts_ms = int(op.event.ts.timestamp() * 1000)
-            payload = op.event.__pydantic_serializer__.to_json(op.event).decode()
-            rows.append((next_id, op.session_id, op.run_id, ts_ms, op.event.kind, payload))
+            rows.append(_row_json(next_id, op))
             records.append(EventRecord(next_id, op.session_id, op.run_id, op.event))
             next_id += 1
         if rows:
-            await conn.executemany(
-                "INSERT INTO events (id, session_id, run_id, ts_ms, kind, payload)"
-                " VALUES (?,?,?,?,?,?)", rows)
+            # One statement for the whole batch: SQLite unpacks the rows from a JSON
+            # array in C. (executemany steps once per row and hands the GIL back and
+            # forth each time, which starves the event loop's thread under a burst.)
+            await conn.execute(_INSERT_FROM_JSON, (b"[" + b",".join(rows) + b"]",))
         ms = now_ms()
         await conn.executemany("UPDATE sessions SET updated_ms=? WHERE id=?",
                                [(ms, sid) for sid in touched])
