@@ -120,3 +120,11 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     proc = cli(*args)
     assert proc.returncode == 2
     assert "usage:" in proc.stderr
+
+
+def test_doctor_lists_capabilities_per_runtime() -> None:
+    proc = cli("doctor")
+    assert proc.returncode == 0, proc.stderr
+    assert "Capabilities" in proc.stdout
+    for capability in ("resume", "send_input", "safe_pause", "cost"):
+        assert capability in proc.stdout

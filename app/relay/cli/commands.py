@@ -18,6 +18,7 @@ from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
 from relay.core.models import SessionRow, SessionSpec
+from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 
 FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
 
@@ -125,6 +126,20 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     return await run_session(config, new_session(spec), console, as_json)
 
 
+def capability_table(runtimes: list[str]) -> Table:
+    """What each runtime can do (the static table; adapters narrow it at handshake)."""
+    table = Table(title="Capabilities (yes / partial / no / unknown)")
+    table.add_column("capability", no_wrap=True)
+    for name in runtimes:
+        table.add_column(name, no_wrap=True)
+    caps = {name: Capabilities.for_runtime(name) for name in runtimes}
+    colour = {Level.YES: "green", Level.PARTIAL: "yellow", Level.NO: "red", Level.UNKNOWN: "dim"}
+    for cap in Cap:
+        levels = [caps[name].level(cap) for name in runtimes]
+        table.add_row(cap.value, *(f"[{colour[lv]}]{lv.value}[/]" for lv in levels))
+    return table
+
+
 async def doctor(config: Config, console: Console) -> int:
     """What is installed, what is missing and how to fix it."""
     engine = await Engine.open(config)
@@ -141,6 +156,10 @@ async def doctor(config: Config, console: Console) -> int:
         table.add_row(info.runtime, "[green]ok[/]" if ok else "[red]missing[/]",
                       info.version or "—", info.executable if ok else f"{info.problem} {info.hint or ''}")
     console.print(table)
+    planned = [name for name in RUNTIME_NAMES if name not in {i.runtime for i in infos}]
+    if planned:
+        console.print(f"planned runtimes (not drivable yet): {', '.join(planned)}")
+    console.print(capability_table(list(RUNTIME_NAMES)))
     console.print(f"data folder: {config.home}  (set RELAY_HOME to move it)")
     console.print(f"database: {config.db_path} · schema {schema}")
     console.print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")

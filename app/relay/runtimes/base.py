@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 import orjson
 
 from relay.core.errors import UnsupportedCapabilityError
-from relay.core.events import AgentError, AgentEvent, SessionEnded
+from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
 from relay.core.procs import AgentProcess, AgentStalledError, ProcessResult, StdinMode
-from relay.runtimes.capabilities import Cap, Capabilities
+from relay.runtimes.capabilities import Cap, Capabilities, Level
 
 
 class PermissionPolicy(StrEnum):
@@ -111,6 +111,16 @@ class RuntimeAdapter(ABC):
     def preflight(self, request: RunRequest) -> None:  # noqa: B027 - optional hook
         """Raise a RelayError if ``request`` cannot work, before anything starts."""
 
+    def handshake(self, started: SessionStarted) -> None:
+        """Narrow the capability table to what the running agent reported.
+
+        The base rule: an agent that reported no session id cannot be resumed.
+        Subclasses add what their init line reveals.
+        """
+        if not started.agent_session_id:
+            self.capabilities = self.capabilities.narrow(
+                resume=Level.NO, choose_session_id=Level.NO, fork=Level.NO)
+
 
 class StreamParser(ABC):
     """Turns one runtime's decoded stdout lines into events (pure, no I/O)."""
@@ -185,6 +195,8 @@ class CliAdapter(RuntimeAdapter):
                 async for line in proc.lines():
                     for event in parser.feed_text(line.text):
                         self._note_turn_boundary(event)
+                        if isinstance(event, SessionStarted):
+                            self.handshake(event)
                         yield event
             except AgentStalledError as exc:
                 stalled = exc

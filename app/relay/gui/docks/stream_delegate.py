@@ -1,14 +1,17 @@
-"""Paints one stream row: time, a coloured kind badge and the one-line summary.
+"""Paints one stream row: fold mark, time, a coloured kind badge and the one-line summary.
 
 Kinds read differently at a glance: assistant text plain, reasoning dimmed and
 italic, tool calls with name and arguments, results green or red, limit hits
-and fatal errors as full-width banners, simulated rows with a SIM mark.
+and fatal errors as full-width banners, simulated rows with a SIM mark. Nested
+events (a call's result) are indented by their depth; a row with nested events
+has a fold mark (▾ unfolded, ▸ folded) in :func:`disclosure_rect`. Every row
+has the same height (:func:`row_height`), so views need not measure rows.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPolygon
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from relay.gui import theme
@@ -18,6 +21,30 @@ Index = QModelIndex | QPersistentModelIndex
 
 _PAD = 6
 _BADGE_W = 64
+_INDENT = 18  # per nesting level
+_MARK_W = 14  # the fold mark
+
+
+def row_height(font: QFont) -> int:
+    """The height of every stream row in ``font``."""
+    return QFontMetrics(font).height() + 2 * _PAD
+
+
+def disclosure_rect(row_rect: QRect, depth: int) -> QRect:
+    """Where a row's fold mark is drawn (and where a click folds or unfolds it)."""
+    left = row_rect.left() + depth * _INDENT
+    return QRect(left, row_rect.top(), _PAD + _MARK_W, row_rect.height())
+
+
+def _draw_mark(painter: QPainter, area: QRect, expanded: bool) -> None:
+    cx, cy, r = area.left() + _PAD + _MARK_W // 2 - 1, area.center().y(), 4
+    if expanded:  # ▾
+        points = [QPoint(cx - r, cy - r // 2), QPoint(cx + r, cy - r // 2), QPoint(cx, cy + r)]
+    else:  # ▸
+        points = [QPoint(cx - r // 2, cy - r), QPoint(cx - r // 2, cy + r), QPoint(cx + r, cy)]
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(theme.MUTED))
+    painter.drawPolygon(QPolygon(points))
 
 
 class StreamDelegate(QStyledItemDelegate):
@@ -27,8 +54,7 @@ class StreamDelegate(QStyledItemDelegate):
         super().__init__(parent)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        height = QFontMetrics(option.font).height() + 2 * _PAD
-        return QSize(200, height)
+        return QSize(200, row_height(option.font))  # the same for every row
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         style = str(index.data(Vm.StyleRole))
@@ -43,7 +69,11 @@ class StreamDelegate(QStyledItemDelegate):
                                                               "#ffebe9")))
         font = QFont(option.font)
         metrics = QFontMetrics(font)
-        x = rect.left() + _PAD
+        # indentation and fold mark
+        mark = disclosure_rect(rect, int(index.data(Vm.DepthRole) or 0))
+        if index.data(Vm.ChildCountRole):
+            _draw_mark(painter, mark, bool(index.data(Vm.ExpandedRole)))
+        x = mark.right() + 1 + _PAD
         # time
         painter.setPen(QColor(theme.MUTED))
         time_text = str(index.data(Vm.TimeRole) or "")

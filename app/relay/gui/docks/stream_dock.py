@@ -1,16 +1,16 @@
 """StreamDock: the live agent stream of the selected session.
 
 A header (task, runtime, model, permission policy, state, usage and cost), a
-SIMULATION banner for scripted demo sessions, a Stop button, the event tree
-(tool results folded under their call) and a detail pane for the selected row.
+SIMULATION banner for scripted demo sessions, a Stop button, the event list
+(:class:`~relay.gui.docks.stream_view.StreamView`: tool results nested under
+their call, foldable; it follows the bottom) and a detail pane for the selected row.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelection, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDockWidget,
     QFrame,
     QGridLayout,
@@ -19,14 +19,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui import theme
-from relay.gui.docks.stream_delegate import StreamDelegate
+from relay.gui.docks.stream_view import StreamView
 from relay.gui.viewmodels.stream import StreamViewModel
 
 EMPTY_TEXT = "Select a session on the left, or start one with File → New session…"
@@ -52,7 +51,7 @@ def meta_text(vm: StreamViewModel) -> str:
 
 
 class StreamDock(QDockWidget):
-    """Binds a :class:`StreamViewModel` to a tree view and its header."""
+    """Binds a :class:`StreamViewModel` to a :class:`StreamView` and its header."""
 
     stopRequested = Signal()
 
@@ -100,20 +99,10 @@ class StreamDock(QDockWidget):
         self.stop_button.clicked.connect(self.stopRequested)
         vm.headerChanged.connect(self.refresh_header)
         vm.modelReset.connect(self._on_reset)
-        vm.rowsInserted.connect(self._on_rows_inserted)
         self.refresh_header()
 
-    def _make_view(self) -> QTreeView:
-        view = QTreeView()
-        view.setObjectName("streamView")
-        view.setModel(self.vm)
-        view.setItemDelegate(StreamDelegate(view))
-        view.setHeaderHidden(True)
-        view.setUniformRowHeights(True)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        view.setIndentation(18)
-        view.setAllColumnsShowFocus(True)
+    def _make_view(self) -> StreamView:
+        view = StreamView(self.vm)
         view.selectionModel().selectionChanged.connect(self._on_selection)
         return view
 
@@ -164,15 +153,6 @@ class StreamDock(QDockWidget):
     def _on_reset(self) -> None:
         self.error.hide()
         self.detail.clear()
-
-    def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
-        if parent.isValid():
-            if first == 0:  # a call's result arrived: show it (the user may fold it)
-                self.view.expand(parent)
-            return
-        bar = self.view.verticalScrollBar()
-        if bar.value() >= bar.maximum() - 4 * max(self.view.sizeHintForRow(0), 1):
-            self.view.scrollToBottom()
 
     def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = selected.indexes()

@@ -1,31 +1,45 @@
-"""StreamViewModel: one session's events as a virtualised Qt tree model.
+"""StreamViewModel: one session's events as a flat, virtualised Qt list model.
 
-Top-level rows are events in id order; a tool call's result (and anything a
-subagent did under it) are its children, so a view can fold them. Rows arrive
-in batches (one ``beginInsertRows`` per parent per batch). Selecting a session
-loads its history from the store and then follows live records from the
-bridge; records that arrive while the history loads are buffered and merged
-by id, so nothing is shown twice or out of order.
+Each row is a shown event, in display order: a tool call's result (and
+anything a subagent did under it) follow the call as its children, one level
+deeper (:data:`DepthRole`), so a view can indent them and fold them. Folding is
+an intent here (:meth:`set_expanded`, :meth:`toggle`): it removes or inserts
+the call's child rows; the event tree behind the rows is
+:class:`~relay.gui.viewmodels.stream_tree.StreamTree`. Everything is shown
+unfolded at first.
+
+Rows arrive in batches (one ``beginInsertRows`` per contiguous block, usually
+one per batch; a result whose call is shown further up goes right after the
+call's other children). Under a burst the model coalesces: a sparse record is
+shown at once, but records arriving within ``FLUSH_MS`` of the last flush wait
+for the next one, and one flush inserts at most ``FLUSH_LIMIT`` records, so the
+event loop never stalls behind the view. Selecting a session loads its
+history from the store and then follows live records from the bridge; records
+that arrive while the history loads are buffered and merged by id, so nothing
+is shown twice or out of order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, overload
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
+    QAbstractListModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 
 from relay.core.events import EventRecord, Usage
 from relay.core.models import SessionRow
-from relay.gui import event_text
 from relay.gui.bridge import EngineBridge
+from relay.gui.viewmodels import stream_roles as roles
 from relay.gui.viewmodels.stream_tree import StreamNode, StreamTree
 
 Index = QModelIndex | QPersistentModelIndex
@@ -33,7 +47,7 @@ Index = QModelIndex | QPersistentModelIndex
 _ACTIVE = ("pending", "starting", "running")
 
 
-class StreamViewModel(QAbstractItemModel):
+class StreamViewModel(QAbstractListModel):
     """The live, structured event stream of the selected session.
 
     Signals:
@@ -41,19 +55,28 @@ class StreamViewModel(QAbstractItemModel):
         loaded(str): the history of that session is in the model.
     """
 
-    KindRole = Qt.ItemDataRole.UserRole + 1
-    StyleRole = Qt.ItemDataRole.UserRole + 2
-    BadgeRole = Qt.ItemDataRole.UserRole + 3
-    SummaryRole = Qt.ItemDataRole.UserRole + 4
-    TextRole = Qt.ItemDataRole.UserRole + 5
-    IsErrorRole = Qt.ItemDataRole.UserRole + 6
-    SimulatedRole = Qt.ItemDataRole.UserRole + 7
-    RecordIdRole = Qt.ItemDataRole.UserRole + 8
-    TimeRole = Qt.ItemDataRole.UserRole + 9
-    BannerRole = Qt.ItemDataRole.UserRole + 10
+    KindRole = roles.KIND
+    StyleRole = roles.STYLE
+    BadgeRole = roles.BADGE
+    SummaryRole = roles.SUMMARY
+    TextRole = roles.TEXT
+    IsErrorRole = roles.IS_ERROR
+    SimulatedRole = roles.SIMULATED
+    RecordIdRole = roles.RECORD_ID
+    TimeRole = roles.TIME
+    BannerRole = roles.BANNER
+    #: 0 for top-level events, 1 for a call's result, 2 below a subagent's call …
+    DepthRole = roles.DEPTH
+    #: how many events are nested right under this one (folded or not).
+    ChildCountRole = roles.CHILD_COUNT
+    #: the row has children and they are shown.
+    ExpandedRole = roles.EXPANDED
 
     headerChanged = Signal()
     loaded = Signal(str)
+
+    FLUSH_MS = 40
+    FLUSH_LIMIT = 800
 
     def __init__(self, bridge: EngineBridge, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,6 +89,11 @@ class StreamViewModel(QAbstractItemModel):
         self._usage = Usage()
         self._model: str | None = None
         self._simulated = False
+        self._pending: deque[EventRecord] = deque()
+        self._cooldown = QTimer(self)
+        self._cooldown.setSingleShot(True)
+        self._cooldown.setInterval(self.FLUSH_MS)
+        self._cooldown.timeout.connect(self._flush)
         bridge.records.connect(self.on_records)
 
     # -- what the header shows ---------------------------------------------------------
@@ -103,11 +131,16 @@ class StreamViewModel(QAbstractItemModel):
                 and self._bridge.is_running_here(self._row.id))
 
     def event_count(self) -> int:
-        """How many events the model holds (rows at every level)."""
+        """How many events the model holds (shown as rows or folded away)."""
         return self._tree.count
 
     def records(self) -> list[EventRecord]:
         return self._tree.records()
+
+    def parent_row(self, row: int) -> int | None:
+        """The row of the event ``row`` is nested under (``None`` at top level)."""
+        up = self._tree.rows[row].parent
+        return None if up is None or up.record is None else self._tree.row_of(up)
 
     # -- intents ------------------------------------------------------------------------
 
@@ -115,26 +148,52 @@ class StreamViewModel(QAbstractItemModel):
         """Show ``session_id``: its stored history, then its live records."""
         if session_id == self._session_id and (self._loading or self._row is not None):
             return  # already shown (a failed load may be retried)
-        self.beginResetModel()
-        self._tree = StreamTree()
-        self._session_id, self._row, self._loading = session_id, None, True
-        self._buffer, self._usage, self._model, self._simulated = [], Usage(), None, False
-        self.endResetModel()
-        self.headerChanged.emit()
+        self._reset(session_id)
         self._bridge.tasks.start(self._load_history(session_id), context="stream")
 
     def clear(self) -> None:
-        self.beginResetModel()
-        self._tree = StreamTree()
-        self._session_id, self._row, self._loading, self._buffer = None, None, False, []
-        self._usage, self._model, self._simulated = Usage(), None, False
-        self.endResetModel()
-        self.headerChanged.emit()
+        self._reset(None)
 
     def stop(self) -> None:
         """Ask the engine to stop the shown session."""
         if self._session_id is not None:
             self._bridge.cancel_session(self._session_id, context="stream")
+
+    def set_expanded(self, row: int, expanded: bool) -> bool:
+        """Fold (hide the events nested under ``row``) or unfold it; whether anything changed."""
+        if not 0 <= row < len(self._tree.rows):
+            return False
+        if expanded:
+            opening = self._tree.unfold(row)
+            if opening is None:
+                return False
+            self.beginInsertRows(QModelIndex(), opening.first, opening.last)
+            self._tree.apply(opening)
+            self.endInsertRows()
+        else:
+            closing = self._tree.fold(row)
+            if closing is None:
+                return False
+            self.beginRemoveRows(QModelIndex(), closing.first, closing.last)
+            self._tree.apply(closing)
+            self.endRemoveRows()
+        self._row_changed(row)
+        return True
+
+    def toggle(self, row: int) -> bool:
+        """Fold ``row`` if it is unfolded, else unfold it; whether anything changed."""
+        if not 0 <= row < len(self._tree.rows):
+            return False
+        return self.set_expanded(row, not self._tree.rows[row].expanded)
+
+    def _reset(self, session_id: str | None) -> None:
+        self.beginResetModel()
+        self._tree = StreamTree()
+        self._session_id, self._row, self._loading = session_id, None, session_id is not None
+        self._buffer, self._usage, self._model, self._simulated = [], Usage(), None, False
+        self._pending.clear()
+        self.endResetModel()
+        self.headerChanged.emit()
 
     async def _load_history(self, session_id: str) -> None:
         engine = self._bridge.engine
@@ -148,8 +207,12 @@ class StreamViewModel(QAbstractItemModel):
             return
         self._row = row
         buffered, self._buffer = self._buffer, []
-        self._append(history)
-        self._append(buffered)
+        self._pending.extend(history)
+        self._pending.extend(buffered)
+        self._flush()
+        while self._pending and session_id == self._session_id:
+            await asyncio.sleep(self.FLUSH_MS / 1000)  # a long history: let the loop breathe
+            self._flush()
         self.headerChanged.emit()
         self.loaded.emit(session_id)
 
@@ -165,20 +228,33 @@ class StreamViewModel(QAbstractItemModel):
         if self._loading:
             self._buffer.extend(mine)
             return
-        self._append(mine)
+        self._pending.extend(mine)
+        if not self._cooldown.isActive():
+            self._flush()
+
+    def _flush(self) -> None:
+        """Insert up to FLUSH_LIMIT pending records; more wait for the next flush."""
+        if not self._pending:
+            return
+        count = min(len(self._pending), self.FLUSH_LIMIT)
+        self._append([self._pending.popleft() for _ in range(count)])
         self.headerChanged.emit()
+        self._cooldown.start()
 
     def _append(self, records: Sequence[EventRecord]) -> None:
         if self._session_id is None:
             return
-        for group in self._tree.plan(records, self._session_id):
-            parent_index = self._index_of(group.parent)
-            first = group.first
-            self.beginInsertRows(parent_index, first, first + len(group.nodes) - 1)
-            self._tree.attach(group)
+        plan = self._tree.add(records, self._session_id)
+        for insertion in plan.insertions:
+            self.beginInsertRows(QModelIndex(), insertion.first, insertion.last)
+            self._tree.apply(insertion)
             self.endInsertRows()
-            for node in group.nodes:
-                self._account(node)
+        for node in plan.grown:  # their fold mark appears
+            row = self._tree.row_of(node)
+            if row is not None:
+                self._row_changed(row)
+        for node in plan.added:
+            self._account(node)
 
     def _account(self, node: StreamNode) -> None:
         event = node.event
@@ -191,76 +267,18 @@ class StreamViewModel(QAbstractItemModel):
         elif event.kind == "state_changed" and self._row is not None:
             self._row = self._row.model_copy(update={"state": event.state, "reason": event.reason})
 
-    # -- QAbstractItemModel -------------------------------------------------------------
+    def _row_changed(self, row: int) -> None:
+        index = self.index(row, 0)
+        self.dataChanged.emit(index, index, [self.ChildCountRole, self.ExpandedRole])
 
-    def _node(self, index: Index) -> StreamNode:
-        if not index.isValid():
-            return self._tree.root
-        node = index.internalPointer()
-        assert isinstance(node, StreamNode)
-        return node
-
-    def _index_of(self, node: StreamNode) -> QModelIndex:
-        if node is self._tree.root:
-            return QModelIndex()
-        return self.createIndex(node.row, 0, node)
-
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        node = self._node(parent)
-        if column != 0 or not 0 <= row < len(node.children):
-            return QModelIndex()
-        return self.createIndex(row, 0, node.children[row])
-
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, child: Index) -> QModelIndex: ...
-    def parent(self, child: Index | None = None) -> QObject | QModelIndex | None:
-        if child is None:
-            return super().parent()
-        if not child.isValid():
-            return QModelIndex()
-        up = self._node(child).parent
-        return QModelIndex() if up is None else self._index_of(up)
+    # -- QAbstractListModel (index() and flags() stay in C++: views call them per row) --
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._node(parent).children)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 1
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return 0 if parent.isValid() else len(self._tree.rows)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        rows = self._tree.rows
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(rows):
             return None
-        node = self._node(index)
-        assert node.record is not None
-        return _role_value(node.record, role)
-
-
-_Vm = StreamViewModel
-_ROLES: dict[int, Callable[[EventRecord], Any]] = {
-    Qt.ItemDataRole.DisplayRole: lambda r: event_text.one_line(r.event),
-    Qt.ItemDataRole.ToolTipRole: lambda r: event_text.detail(r.event)[:1500],
-    _Vm.SummaryRole: lambda r: event_text.one_line(r.event),
-    _Vm.TextRole: lambda r: event_text.detail(r.event),
-    _Vm.KindRole: lambda r: r.event.kind,
-    _Vm.StyleRole: lambda r: event_text.style_key(r.event),
-    _Vm.BadgeRole: lambda r: event_text.badge(r.event),
-    _Vm.IsErrorRole: lambda r: event_text.is_error(r.event),
-    _Vm.SimulatedRole: lambda r: r.event.simulated,
-    _Vm.RecordIdRole: lambda r: r.id,
-    _Vm.BannerRole: lambda r: event_text.is_banner(r.event),
-    _Vm.TimeRole: lambda r: r.event.ts.astimezone().strftime("%H:%M:%S"),
-}
-
-
-def _role_value(record: EventRecord, role: int) -> Any:
-    getter = _ROLES.get(role)
-    return None if getter is None else getter(record)
+        return roles.role_value(rows[row], role)
