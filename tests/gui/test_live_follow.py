@@ -13,7 +13,7 @@ from relay.core.events import EventRecord, Notice
 from relay.core.models import SessionSpec
 from relay.gui.shell import RelayShell
 from tests.gui.conftest import Runner
-from tests.gui.helpers import rows_in_display_order
+from tests.gui.helpers import rows_in_display_order, top_level_rows
 
 
 def test_a_running_session_is_followed_in_order_without_duplicates(
@@ -46,8 +46,7 @@ def test_a_running_session_is_followed_in_order_without_duplicates(
     shown = rows_in_display_order(shell.stream_vm)
     assert len(shown) == len(set(shown)) == len(stored)
     assert sorted(shown) == stored
-    top = [int(shell.stream_vm.index(r, 0).data(shell.stream_vm.RecordIdRole))
-           for r in range(shell.stream_vm.rowCount())]
+    top = [int(i.data(shell.stream_vm.RecordIdRole)) for i in top_level_rows(shell.stream_vm)]
     assert top == sorted(top)
     assert shell.sessions_vm.running_count == 0
     assert not shell.stream_vm.can_stop

@@ -15,7 +15,7 @@ from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.stream import StreamViewModel as Vm
 from tests.gui.conftest import Runner
-from tests.gui.helpers import rows_in_display_order
+from tests.gui.helpers import children_of, rows_in_display_order, top_level_rows
 
 
 def _record_demo(engine: Engine, arun: Runner, repo: Path) -> tuple[str, list[EventRecord]]:
@@ -34,32 +34,42 @@ def test_stream_dock_renders_a_recorded_session(
     with qtbot.waitSignal(vm.loaded, timeout=5000):
         vm.load(session_id)
 
-    # every stored event is one row, in id order, results folded under their calls
+    # every stored event is one row, in id order, results nested under their calls
     assert vm.event_count() == len(stored)
-    assert sorted(rows_in_display_order(vm)) == [r.id for r in stored]
-    top = [vm.index(r, 0) for r in range(vm.rowCount())]
+    shown = rows_in_display_order(vm)
+    assert len(shown) == vm.rowCount() == len(stored)  # results are shown unfolded
+    assert sorted(shown) == [r.id for r in stored]
+    top = top_level_rows(vm)
     assert [int(i.data(Vm.RecordIdRole)) for i in top] == sorted(int(i.data(Vm.RecordIdRole))
                                                                    for i in top)
     calls = [i for i in top if i.data(Vm.KindRole) == "tool_call"]
     assert len(calls) == sum(1 for r in stored if r.event.kind == "tool_call") == 3
     assert "tool_result" not in {i.data(Vm.KindRole) for i in top}
     call = calls[0]
-    assert vm.rowCount(call) == 1
-    result = vm.index(0, 0, call)
+    assert call.data(Vm.ChildCountRole) == 1
+    assert [i.row() for i in children_of(vm, call.row())] == [call.row() + 1]
+    result = vm.index(call.row() + 1, 0)
+    result_id = int(result.data(Vm.RecordIdRole))
     assert result.data(Vm.KindRole) == "tool_result"
+    assert result.data(Vm.DepthRole) == 1
     assert result.data(Vm.IsErrorRole) is False
     assert str(call.data(Vm.SummaryRole)).startswith("list_files(")
 
     # the view folds and unfolds the result with the keyboard
     view = dock.view
-    assert view.isExpanded(call)
+    assert call.data(Vm.ExpandedRole)
     assert view.visualRect(result).isValid()
     view.setCurrentIndex(call)
     QTest.keyClick(view, Qt.Key.Key_Left)
-    assert not view.isExpanded(call)
-    assert not view.visualRect(result).isValid()
+    assert not call.data(Vm.ExpandedRole)
+    assert vm.rowCount() == len(stored) - 1
+    assert result_id not in rows_in_display_order(vm)
+    assert vm.event_count() == len(stored)  # folded away, not dropped
+    assert view.currentIndex().row() == call.row()
     QTest.keyClick(view, Qt.Key.Key_Right)
-    assert view.isExpanded(call)
+    assert call.data(Vm.ExpandedRole)
+    assert rows_in_display_order(vm) == shown
+    result = vm.index(call.row() + 1, 0)
     assert view.visualRect(result).isValid()
 
     # selecting a row shows it in full
@@ -103,6 +113,8 @@ def test_unknown_usage_reads_as_a_gap_not_zero(shell: RelayShell, engine: Engine
     unknown_cost = TurnCompleted(usage=Usage(input_tokens=5))
     vm.on_records([EventRecord(id=stored[-1].id + 1, session_id=session_id, run_id=None,
                                event=unknown_cost)])
+    # (shown at once, or after the flush cooldown that the history load started)
+    qtbot.waitUntil(lambda: vm.event_count() == len(stored) + 1, timeout=2000)
     assert vm.usage.input_tokens == (before.input_tokens or 0) + 5
     assert vm.usage.reasoning_tokens is None
 

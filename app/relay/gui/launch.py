@@ -30,7 +30,6 @@ from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
-from relay.gui.refcounts import protect_singletons
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
 
@@ -94,7 +93,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"relay: {problem}\n  → {NO_DISPLAY_HINT}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    protect_singletons()  # PySide6 6.12 on CPython 3.11 (see relay.gui.refcounts)
     app = QApplication.instance() or QApplication(["relay", *qt_args])  # -platform, -style …
     assert isinstance(app, QApplication)
     app.setApplicationName("Relay")

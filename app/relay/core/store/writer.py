@@ -32,18 +32,23 @@ Statement = tuple[str, Sequence[Any]]
 MAX_BATCH = 2000
 
 
+# One statement inserts a whole batch: SQLite unpacks the rows from a JSON array in C
+# (with the GIL released) and numbers them after the current maximum id, under the
+# statement's write lock — so ids stay monotonic across processes sharing the file.
 _INSERT_FROM_JSON = (
-    "INSERT INTO events (id, session_id, run_id, ts_ms, kind, payload)"
-    " SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->5 FROM json_each(?)")
+    "WITH base(id) AS MATERIALIZED (SELECT coalesce(max(id), 0) FROM events)"
+    " INSERT INTO events (id, session_id, run_id, ts_ms, kind, payload)"
+    " SELECT base.id + json_each.key + 1, value->>0, value->>1, value->>2, value->>3, value->4"
+    " FROM base, json_each(?)")
 
 
-def _row_json(event_id: int, op: WriteOp) -> bytes:
+def _row_json(op: WriteOp) -> bytes:
     """One events row as a JSON array; the payload is embedded as JSON, not re-escaped."""
     assert op.event is not None
     event = op.event
     ts_ms = int(event.ts.timestamp() * 1000)
     payload = event.__pydantic_serializer__.to_json(event)
-    head = orjson.dumps([event_id, op.session_id, op.run_id, ts_ms, event.kind])
+    head = orjson.dumps([op.session_id, op.run_id, ts_ms, event.kind])
     return head[:-1] + b"," + payload + b"]"
 
 
@@ -180,11 +185,30 @@ class EventWriter:
                 op.done.set_exception(exc)
 
     async def _commit(self, batch: list[WriteOp]) -> list[EventRecord]:
+        """Commit a batch; returns the records of its events, in op order.
+
+        Every round trip to the database thread costs a GIL hand-over, so the common
+        batch — agent events that imply no state change — is one statement (its own
+        transaction). A batch with statements or state changes is one explicit
+        transaction, so each state change commits together with its event row.
+        """
         conn = self.store.conn
+        updates = [[*op.statements, *(derived_updates(op.session_id, op.run_id, op.event)
+                                     if op.event is not None else [])] for op in batch]
+        events = [op for op in batch if op.event is not None]
         try:
+            if not any(updates):
+                return await self._insert(conn, events)
             await conn.execute("BEGIN IMMEDIATE")
             try:
-                records = await self._apply(conn, batch)
+                for statements in updates:
+                    for sql, params in statements:
+                        await conn.execute(sql, params)
+                records = await self._insert(conn, events)
+                touched = {op.session_id for op in events}
+                ms = now_ms()
+                await conn.executemany("UPDATE sessions SET updated_ms=? WHERE id=?",
+                                       [(ms, sid) for sid in touched])
                 await conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # SQLITE_FULL etc. may already have rolled it back
@@ -196,30 +220,16 @@ class EventWriter:
             raise StoreError(f"Could not write to the database: {exc}.", hint) from exc
         return records
 
-    async def _apply(self, conn: Any, batch: list[WriteOp]) -> list[EventRecord]:
-        async with conn.execute("SELECT coalesce(max(id), 0) FROM events") as cur:
-            row = await cur.fetchone()
-        next_id = int(row[0]) + 1
-        rows: list[bytes] = []
-        records: list[EventRecord] = []
-        touched: set[str] = set()
-        for op in batch:
-            for sql, params in op.statements:
-                await conn.execute(sql, params)
-            if op.event is None:
-                continue
-            touched.add(op.session_id)
-            for sql, params in derived_updates(op.session_id, op.run_id, op.event):
-                await conn.execute(sql, params)
-            rows.append(_row_json(next_id, op))
-            records.append(EventRecord(next_id, op.session_id, op.run_id, op.event))
-            next_id += 1
-        if rows:
-            # One statement for the whole batch: SQLite unpacks the rows from a JSON
-            # array in C. (executemany steps once per row and hands the GIL back and
-            # forth each time, which starves the event loop's thread under a burst.)
-            await conn.execute(_INSERT_FROM_JSON, (b"[" + b",".join(rows) + b"]",))
-        ms = now_ms()
-        await conn.executemany("UPDATE sessions SET updated_ms=? WHERE id=?",
-                               [(ms, sid) for sid in touched])
-        return records
+    @staticmethod
+    async def _insert(conn: Any, events: list[WriteOp]) -> list[EventRecord]:
+        if not events:
+            return []
+        # execute_insert also reads last_insert_rowid() in the same round trip. (RETURNING
+        # would step once per row, releasing and re-taking the GIL each time: a convoy
+        # that stalls this thread behind the event loop's.)
+        row = await conn.execute_insert(
+            _INSERT_FROM_JSON, (b"[" + b",".join(_row_json(op) for op in events) + b"]",))
+        assert row is not None
+        first = int(row[0]) - len(events) + 1
+        return [EventRecord(first + i, op.session_id, op.run_id, op.event)  # type: ignore[arg-type]
+                for i, op in enumerate(events)]
