@@ -121,6 +121,8 @@ class Engine:
         cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id,
                             workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
                             previous_total=previous)
+        await self.writer.write(WriteOp(row.id, statements=[(
+            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
         self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont))
         return row.id
 
@@ -193,6 +195,14 @@ class Engine:
 
     async def last_event_id(self) -> int:
         return await self.store.last_event_id()
+
+    async def events_of_others(self, after_id: int) -> tuple[list[EventRecord], int]:
+        """Events of sessions other processes run (a headless worker, `relay-cli run`).
+
+        This process's own events reach its front end through the bus; a view follows
+        the rest by calling this with the cursor it returned last time.
+        """
+        return await self.store.events_of_others(after_id, os.getpid())
 
     # -- runtimes --------------------------------------------------------------------
 

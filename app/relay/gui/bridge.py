@@ -42,18 +42,28 @@ class TaskRunner(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._services: set[asyncio.Task[Any]] = set()
 
     def start(self, coro: Coroutine[Any, Any, T], *, context: str,
-              on_done: Callable[[T], None] | None = None) -> asyncio.Task[T]:
-        """Run ``coro`` on the running loop; call ``on_done(result)`` when it succeeds."""
+              on_done: Callable[[T], None] | None = None,
+              service: bool = False) -> asyncio.Task[T]:
+        """Run ``coro`` on the running loop; call ``on_done(result)`` when it succeeds.
+
+        A ``service`` runs for the window's lifetime (e.g. following other
+        processes); it is tracked and cancelled like the rest but not counted
+        in :attr:`pending`.
+        """
         task = asyncio.get_running_loop().create_task(coro, name=f"relay-gui-{context}")
         self._tasks.add(task)
+        if service:
+            self._services.add(task)
         task.add_done_callback(lambda t: self._finished(t, context, on_done))
         return task
 
     def _finished(self, task: asyncio.Task[T], context: str,
                   on_done: Callable[[T], None] | None) -> None:
         self._tasks.discard(task)
+        self._services.discard(task)
         if task.cancelled():
             return
         exc = task.exception()
@@ -76,8 +86,8 @@ class TaskRunner(QObject):
 
     @property
     def pending(self) -> int:
-        """How many tasks are still running."""
-        return len(self._tasks)
+        """How many tasks (services aside) are still running."""
+        return len(self._tasks - self._services)
 
     async def aclose(self) -> None:
         """Cancel every task still running and wait for them."""
@@ -102,11 +112,32 @@ class EngineBridge(QObject):
     sessionsChanged = Signal()
     sessionStarted = Signal(str)
 
+    #: how often the events table is polled for sessions other processes run.
+    FOLLOW_INTERVAL_S = 0.5
+
     def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.tasks = TaskRunner(self)
         self._unsubscribe: Callable[[], None] | None = engine.bus.add_listener(self._on_records)
+        self._follower: asyncio.Task[None] | None = None
+
+    def follow_other_processes(self) -> None:
+        """Start showing sessions that other processes (e.g. `relay-cli run`) run."""
+        if self._follower is None:
+            self._follower = self.tasks.start(self._follow(), context="sessions", service=True)
+
+    async def _follow(self) -> None:
+        cursor = await self.engine.last_event_id()
+        while True:
+            await asyncio.sleep(self.FOLLOW_INTERVAL_S)  # polling: another process's writes
+            try:
+                records, cursor = await self.engine.events_of_others(cursor)
+            except RelayError as exc:  # e.g. the database is busy: say so, keep following
+                self.tasks.report("sessions", exc)
+                continue
+            if records:
+                self._on_records(records)
 
     def _on_records(self, batch: Sequence[EventRecord]) -> None:
         self.records.emit(list(batch))
@@ -128,6 +159,7 @@ class EngineBridge(QObject):
 
     async def aclose(self) -> None:
         """Stop listening and cancel the tasks this bridge started."""
+        self._follower = None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

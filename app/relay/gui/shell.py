@@ -77,6 +77,7 @@ class RelayShell(QObject):
         self.show()
         self.tray.install()
         self.sessions_vm.refresh()
+        self.bridge.follow_other_processes()
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
 

@@ -172,6 +172,22 @@ class Store:
             out.append(EventRecord(id=r[0], session_id=r[1], run_id=r[2], event=event))
         return out
 
+    async def events_of_others(self, after_id: int, pid: int,
+                               limit: int = 5000) -> tuple[list[EventRecord], int]:
+        """Events after ``after_id`` of sessions that process ``pid`` does not own.
+
+        Returns them and the cursor to pass next time (the last id scanned, own
+        events included, so a burst of this process's events is skipped once).
+        Rows of own sessions are not decoded.
+        """
+        async with self.conn.execute(
+                "SELECT e.id, e.session_id, e.run_id, e.payload, s.owner_pid FROM events e"
+                " LEFT JOIN sessions s ON s.id = e.session_id WHERE e.id > ? ORDER BY e.id LIMIT ?",
+                (after_id, limit)) as cur:
+            rows = list(await cur.fetchall())
+        records = [EventRecord(r[0], r[1], r[2], parse_event(r[3])) for r in rows if r[4] != pid]
+        return records, (rows[-1][0] if rows else after_id)
+
     async def last_event_id(self) -> int:
         async with self.conn.execute("SELECT coalesce(max(id), 0) FROM events") as cur:
             row = await cur.fetchone()
