@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
@@ -31,9 +33,15 @@ from typing import Any, ClassVar
 
 import orjson
 
-from relay.core.errors import UnsupportedCapabilityError
+from relay.core.errors import CliNotFoundError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
-from relay.core.procs import AgentProcess, AgentStalledError, ProcessResult, StdinMode
+from relay.core.procs import (
+    AgentProcess,
+    AgentStalledError,
+    ProcessResult,
+    StdinMode,
+    find_executable,
+)
 from relay.runtimes.capabilities import Cap, Capabilities, Level
 
 
@@ -154,11 +162,56 @@ class StreamParser(ABC):
                           message=f"Ignored a line that is not a JSON object: {shown}")
 
 
+_VERSION = re.compile(r"\d+\.\d+\.\d+")
+VERSION_TIMEOUT = 10.0
+
+
 class CliAdapter(RuntimeAdapter):
-    """A runtime driven as a subprocess printing one JSON object per line."""
+    """A runtime driven as a subprocess printing one JSON object per line.
+
+    Subclasses name their executable (``binary``) and how to install it
+    (``install_hint``); lookup (``RELAY_<RUNTIME>_BIN``, then PATH) and the
+    ``--version`` probe behind :meth:`info` are shared.
+    """
 
     stdin_mode: ClassVar[str] = StdinMode.DEVNULL
     stop_signal: ClassVar[int] = signal.SIGTERM
+    binary: ClassVar[str]
+    install_hint: ClassVar[str]
+
+    def executable(self) -> str:
+        """The executable (``RELAY_<RUNTIME>_BIN`` first, then PATH).
+
+        Raises:
+            CliNotFoundError: naming the CLI and how to install it.
+        """
+        return find_executable(self.name, self.binary, self.install_hint, env=self.env)
+
+    def info(self) -> RuntimeInfo:
+        """Executable and ``--version``, or what is wrong and how to fix it (never raises)."""
+        try:
+            exe = self.executable()
+        except CliNotFoundError as exc:
+            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
+        try:
+            done = subprocess.run(
+                [exe, "--version"], capture_output=True, text=True, errors="replace",
+                stdin=subprocess.DEVNULL, env=dict(self.env), timeout=VERSION_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return RuntimeInfo(self.name, exe, None,
+                               problem=f"`{exe} --version` did not answer within {VERSION_TIMEOUT:g} s.",
+                               hint="Run it in a terminal to see what it waits for.")
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            return RuntimeInfo(self.name, exe, None, problem=f"Cannot run {exe}: {exc}.",
+                               hint="Check that the file is executable. " + self.install_hint)
+        text = (done.stdout or "").strip()
+        match = _VERSION.search(text)
+        if done.returncode != 0 or match is None:
+            detail = (done.stderr or text).strip().splitlines()
+            why = detail[-1] if detail else f"exit code {done.returncode}"
+            return RuntimeInfo(self.name, exe, None, problem=f"`{exe} --version` failed: {why}",
+                               hint="Reinstall it. " + self.install_hint)
+        return RuntimeInfo(self.name, exe, match.group(0))
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)

@@ -18,25 +18,21 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from relay.core.errors import CliNotFoundError, PolicyRefusedError
-from relay.core.procs import find_executable
+from relay.core.errors import PolicyRefusedError
 from relay.runtimes.base import (
     CliAdapter,
     PermissionPolicy,
     RunRequest,
-    RuntimeInfo,
     StreamParser,
 )
 from relay.runtimes.claude_stream import ClaudeStreamParser
 
 INSTALL_HINT = "Install Claude Code: npm install -g @anthropic-ai/claude-code"
-VERSION_TIMEOUT = 10.0
 
 PERMISSION_MODES: Mapping[PermissionPolicy, str] = {
     # In -p nothing can be approved, so writes are denied and reported back.
@@ -45,25 +41,18 @@ PERMISSION_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.FULL: "bypassPermissions",
 }
 
-_VERSION = re.compile(r"\d+\.\d+\.\d+\S*")
 
 
 class ClaudeAdapter(CliAdapter):
     """Runs Claude Code non-interactively and streams its events."""
 
     name: ClassVar[str] = "claude"
+    binary: ClassVar[str] = "claude"
+    install_hint: ClassVar[str] = INSTALL_HINT
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
         self.session_id: str | None = None
-
-    def executable(self) -> str:
-        """The ``claude`` executable (``RELAY_CLAUDE_BIN`` first, then PATH).
-
-        Raises:
-            CliNotFoundError: when it cannot be found.
-        """
-        return find_executable("claude", "claude", INSTALL_HINT, env=self.env)
 
     def preflight(self, request: RunRequest) -> None:
         """Refuse what the CLI would refuse, before spawning it.
@@ -102,27 +91,6 @@ class ClaudeAdapter(CliAdapter):
         """A fresh :class:`ClaudeStreamParser`."""
         return ClaudeStreamParser()
 
-    def info(self) -> RuntimeInfo:
-        """Executable and ``claude --version``, or what is wrong (never raises)."""
-        try:
-            exe = self.executable()
-        except CliNotFoundError as exc:
-            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
-        try:
-            done = subprocess.run(
-                [exe, "--version"], capture_output=True, text=True, errors="replace",
-                stdin=subprocess.DEVNULL, env=dict(self.env), timeout=VERSION_TIMEOUT,
-                check=False)
-        except subprocess.TimeoutExpired:
-            return RuntimeInfo(self.name, exe, None,
-                               problem=f"`{exe} --version` did not answer within "
-                                       f"{VERSION_TIMEOUT:g} s.",
-                               hint="Run it in a terminal to see what it waits for.")
-        except (OSError, subprocess.SubprocessError, ValueError) as exc:
-            return RuntimeInfo(self.name, exe, None, problem=f"Cannot run {exe}: {exc}.",
-                               hint="Check that the file is executable. " + INSTALL_HINT)
-        return _version_info(self.name, exe, done)
-
     @staticmethod
     def config_dir(env: Mapping[str, str]) -> Path:
         """Where Claude Code keeps its state: ``CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
@@ -157,13 +125,3 @@ def _running_as_root() -> bool:
     return geteuid is not None and geteuid() == 0
 
 
-def _version_info(runtime: str, exe: str,
-                  done: subprocess.CompletedProcess[str]) -> RuntimeInfo:
-    text = (done.stdout or "").strip()
-    if done.returncode != 0 or not text:
-        detail = (done.stderr or text).strip().splitlines()
-        why = detail[-1] if detail else f"exit code {done.returncode}"
-        return RuntimeInfo(runtime, exe, None, problem=f"`{exe} --version` failed: {why}",
-                           hint="Reinstall it. " + INSTALL_HINT)
-    match = _VERSION.search(text)
-    return RuntimeInfo(runtime, exe, match.group(0) if match else text.splitlines()[0])

@@ -20,21 +20,18 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from relay.core.errors import CliNotFoundError
 from relay.core.events import Usage
-from relay.core.procs import StdinMode, find_executable
-from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest, RuntimeInfo
+from relay.core.procs import StdinMode
+from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.codex_stream import CodexStreamParser, codex_usage
 
 INSTALL_HINT = "Install Codex: npm install -g @openai/codex"
-VERSION_TIMEOUT = 10.0
 BYPASS_FLAG = "--dangerously-bypass-approvals-and-sandbox"
 
 SANDBOX_MODES: Mapping[PermissionPolicy, str] = {
@@ -42,7 +39,6 @@ SANDBOX_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.WORKSPACE: "workspace-write",
 }
 
-_VERSION = re.compile(r"(\d+\.\d+\.\d+[\w.+-]*)")
 _THREAD_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,127}$")
 
 
@@ -57,6 +53,8 @@ class CodexAdapter(CliAdapter):
     """
 
     name: ClassVar[str] = "codex"
+    binary: ClassVar[str] = "codex"
+    install_hint: ClassVar[str] = INSTALL_HINT
     stdin_mode: ClassVar[str] = StdinMode.DEVNULL
     stop_signal: ClassVar[int] = signal.SIGINT
 
@@ -65,10 +63,6 @@ class CodexAdapter(CliAdapter):
         self._parser: CodexStreamParser | None = None
 
     # -- contract ---------------------------------------------------------
-
-    def executable(self) -> str:
-        """The codex executable (``RELAY_CODEX_BIN`` or PATH); raises CliNotFoundError."""
-        return find_executable(self.name, "codex", INSTALL_HINT, self.env)
 
     def preflight(self, request: RunRequest) -> None:
         """Fail before starting anything if codex is missing or the request cannot work."""
@@ -97,15 +91,6 @@ class CodexAdapter(CliAdapter):
             previous_total=previous, model=request.model, cwd=str(request.cwd),
             permission_mode=permission_label(request.permission), tz=process_timezone(env))
         return self._parser
-
-    def info(self) -> RuntimeInfo:
-        try:
-            exe = self.executable()
-        except CliNotFoundError as exc:
-            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
-        version, problem = read_version(exe, self.env)
-        hint = None if problem is None else "Check that `codex --version` works in a terminal."
-        return RuntimeInfo(self.name, exe, version, problem=problem, hint=hint)
 
     # -- after a run ------------------------------------------------------
 
@@ -169,24 +154,6 @@ def process_timezone(env: Mapping[str, str]) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-
-
-def read_version(exe: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """``(version, problem)`` from ``codex --version``; never raises."""
-    try:
-        done = subprocess.run([exe, "--version"], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=VERSION_TIMEOUT,
-                              env=dict(env), check=False)
-    except subprocess.TimeoutExpired:
-        return None, f"`{exe} --version` did not answer within {VERSION_TIMEOUT:g} s."
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"Cannot run `{exe} --version`: {exc}."
-    match = _VERSION.search(done.stdout)
-    if done.returncode != 0 or match is None:
-        detail = (done.stderr or done.stdout).strip().splitlines()
-        why = detail[-1] if detail else f"exit code {done.returncode}"
-        return None, f"`{exe} --version` failed: {why}"
-    return match.group(1), None
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
