@@ -62,7 +62,7 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 
 
 @pytest.fixture
-def git_repo(tmp_path: Path) -> Iterator[Path]:
+def git_repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
 
 

@@ -24,16 +24,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks" / "stream"))
+sys.path.insert(0, str(ROOT))  # run as a script: make tests/ and benchmarks/ importable
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import psutil  # noqa: E402
 import qasync  # noqa: E402
-from bench_stream import build_lines  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+from tests.conftest import make_repo  # noqa: E402
 
-from conftest import make_repo  # noqa: E402
+from benchmarks.stream.bench_stream import build_lines  # noqa: E402
 from relay.core.config import load_config  # noqa: E402
 from relay.core.engine import Engine  # noqa: E402
 from relay.core.events import EventRecord  # noqa: E402
@@ -129,7 +128,8 @@ def main() -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        return loop.run_until_complete(amain(args.lines))
+        rc: int = loop.run_until_complete(amain(args.lines))
+    return rc
 
 
 if __name__ == "__main__":

@@ -23,9 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # run as a script: make tests/ and benchmarks/ importable
 
-from conftest import fixtures_root, make_repo  # noqa: E402
+from tests.conftest import fixtures_root, make_repo  # noqa: E402
+
 from relay.core.config import load_config  # noqa: E402
 from relay.core.engine import Engine  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402

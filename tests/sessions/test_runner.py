@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pygit2
@@ -17,9 +18,9 @@ from relay.runtimes.demo import NOTES_FILE
 
 
 @pytest.fixture
-async def engine(relay_home: Path) -> Engine:
+async def engine(relay_home: Path) -> AsyncIterator[Engine]:
     eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng  # type: ignore[misc]
+    yield eng
     await eng.close()
 
 
