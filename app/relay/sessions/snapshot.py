@@ -1,0 +1,129 @@
+"""Snapshot commits: everything in a session's worktree, committed on its branch.
+
+A snapshot is taken before a handoff (and whenever the history feature asks). It
+stages every change in the session's worktree — new, modified and deleted files,
+respecting .gitignore — and commits on the session branch ``relay/<session-id>``
+with a structured message whose trailers name the session, run, handoff and the
+two chain entries. When nothing changed it still commits (an empty marker commit),
+so every handoff has a commit to point at.
+
+Safety rules:
+
+* it only ever commits on ``refs/heads/relay/<session-id>`` checked out in that
+  worktree — never on the user's own branch (an in-place session is refused);
+* it is idempotent per handoff: if the branch tip already is the snapshot of the
+  same handoff (``Relay-Handoff`` trailer), that commit is returned instead of a
+  second one — a restarted engine never snapshots twice.
+
+Git work is blocking: call :func:`take_snapshot` through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from relay.core.errors import WorktreeError
+
+AUTHOR = pygit2.Signature("Relay", "relay@localhost.invalid")
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """Where a snapshot is and what it recorded."""
+
+    sha: str
+    branch: str
+    changed: bool
+    reused: bool = False
+
+
+@dataclass(frozen=True)
+class SnapshotRequest:
+    """What to snapshot and how to label it."""
+
+    worktree: Path
+    session_id: str
+    handoff_id: str
+    run_id: str | None = None
+    from_entry: str | None = None
+    to_entry: str | None = None
+    reason: str | None = None
+
+
+def _trailers(req: SnapshotRequest) -> dict[str, str]:
+    pairs = {"Relay-Session": req.session_id, "Relay-Handoff": req.handoff_id,
+             "Relay-Run": req.run_id, "Relay-From": req.from_entry, "Relay-To": req.to_entry,
+             "Relay-Reason": req.reason}
+    return {k: " ".join(v.split()) for k, v in pairs.items() if v}
+
+
+def message(req: SnapshotRequest) -> str:
+    """The commit message: a subject line, then one trailer per line."""
+    why = f" ({req.reason})" if req.reason else ""
+    subject = f"relay: snapshot of session {req.session_id} before handoff{why}"
+    body = "\n".join(f"{k}: {v}" for k, v in _trailers(req).items())
+    return f"{subject}\n\n{body}\n"
+
+
+def trailers_of(commit: pygit2.Commit) -> dict[str, str]:
+    """The ``Key: value`` trailers of a commit message (last paragraph)."""
+    last = commit.message.strip().split("\n\n")[-1]
+    out = {}
+    for line in last.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith("Relay-"):
+            out[key] = value.strip()
+    return out
+
+
+def _open_session_worktree(req: SnapshotRequest) -> tuple[pygit2.Repository, str]:
+    try:
+        repo = pygit2.Repository(str(req.worktree))
+    except pygit2.GitError as exc:
+        raise WorktreeError(f"{req.worktree} is not a git worktree: {exc}.",
+                            "Snapshots need the session's own worktree.") from exc
+    branch = f"refs/heads/relay/{req.session_id}"
+    if repo.head_is_detached or repo.head.name != branch:
+        where = "a detached HEAD" if repo.head_is_detached else repo.head.shorthand
+        raise WorktreeError(
+            f"Refusing to snapshot: {req.worktree} is on {where}, not relay/{req.session_id}.",
+            "Relay only commits on a session's own branch; in-place sessions "
+            "(--no-worktree) cannot be handed off with a snapshot.")
+    return repo, branch
+
+
+def _stage_everything(repo: pygit2.Repository) -> bool:
+    """Stage new, modified and deleted files; returns whether anything changed."""
+    index = repo.index
+    index.read()
+    changed = False
+    for path, flags in repo.status().items():
+        if flags & pygit2.GIT_STATUS_IGNORED:
+            continue
+        changed = True
+        if flags & (pygit2.GIT_STATUS_WT_DELETED | pygit2.GIT_STATUS_INDEX_DELETED):
+            if path in index:
+                index.remove(path)
+        else:
+            index.add(path)
+    index.write()
+    return changed
+
+
+def take_snapshot(req: SnapshotRequest) -> SnapshotInfo:
+    """Commit the worktree's state on the session branch (idempotent per handoff)."""
+    repo, branch = _open_session_worktree(req)
+    tip = repo.head.peel(pygit2.Commit)
+    if trailers_of(tip).get("Relay-Handoff") == req.handoff_id:
+        return SnapshotInfo(sha=str(tip.id), branch=branch, changed=False, reused=True)
+    try:
+        changed = _stage_everything(repo)
+        tree = repo.index.write_tree()
+        oid = repo.create_commit(branch, AUTHOR, AUTHOR, message(req), tree, [tip.id])
+    except (pygit2.GitError, OSError) as exc:
+        raise WorktreeError(f"Could not commit the snapshot in {req.worktree}: {exc}.",
+                            "Check the worktree with `git status`; free disk space if it is full.") from exc
+    return SnapshotInfo(sha=str(oid), branch=branch, changed=changed)
