@@ -219,10 +219,27 @@ class StateChanged(_Event):
     reason: str | None = None
 
 
+HandoffState = Literal[
+    "pausing", "snapshotted", "envelope_built", "dispatched", "resuming", "done", "failed",
+]
+
+
+class HandoffStep(_Event):
+    """Relay's record of one committed step of a handoff (see relay.sessions.handoff)."""
+
+    kind: Literal["handoff_step"] = "handoff_step"
+    handoff_id: str
+    state: HandoffState
+    from_entry: str | None = None
+    to_entry: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+
+
 AgentEvent = Annotated[
     SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
     | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | Notice | AgentError
-    | SessionEnded | StateChanged,
+    | SessionEnded | StateChanged | HandoffStep,
     Field(discriminator="kind"),
 ]
 

@@ -79,3 +79,7 @@ def summary(event: AgentEvent) -> str:
         case "state_changed":
             why = f" — {clip(event.reason, 160)}" if event.reason else ""
             return f"state → {event.state}{why}"
+        case "handoff_step":
+            route = f" {event.from_entry or '?'} → {event.to_entry or '?'}"
+            why = f" — {clip(event.detail, 160)}" if event.detail else ""
+            return f"handoff {event.handoff_id} {event.state.replace('_', ' ')}:{route}{why}"

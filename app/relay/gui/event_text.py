@@ -16,6 +16,7 @@ _BADGES = {
     "tool_result": "RESULT", "permission_denied": "DENIED", "turn_completed": "TURN",
     "needs_input": "INPUT", "input_withdrawn": "INPUT", "limit_hit": "LIMIT",
     "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
+    "handoff_step": "HANDOFF",
 }
 
 
@@ -52,6 +53,8 @@ def is_error(event: AgentEvent) -> bool:
             return event.outcome in ("failed", "interrupted")
         case "state_changed":
             return event.state in ("failed", "interrupted")
+        case "handoff_step":
+            return event.state == "failed"
     return False
 
 

@@ -56,6 +56,24 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX events_session ON events(session_id, id);
     """,
+    2: """
+    CREATE TABLE handoffs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        from_run_id TEXT,
+        from_entry TEXT,
+        to_entry TEXT,
+        reason TEXT,
+        state TEXT NOT NULL,
+        snapshot_sha TEXT,
+        contract_dir TEXT,
+        to_run_id TEXT,
+        error TEXT,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+    CREATE INDEX handoffs_session ON handoffs(session_id, created_ms);
+    """,
 }
 
 LATEST = max(MIGRATIONS)

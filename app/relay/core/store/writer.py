@@ -83,6 +83,10 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
         known = {k: v for k, v in cols.items() if v is not None}
         sets = ", ".join(f"{k}=coalesce({k}, 0) + ?" for k in known)
         out.append((f"UPDATE runs SET {sets} WHERE id=?", (*known.values(), run_id)))
+    elif event.kind == "handoff_step":
+        out.append(("UPDATE handoffs SET state=?, updated_ms=?,"
+                    " error=CASE WHEN ?='failed' THEN ? ELSE error END WHERE id=?",
+                    (event.state, now_ms(), event.state, event.detail, event.handoff_id)))
     elif event.kind == "session_ended" and run_id:
         out.append(("UPDATE runs SET ended_ms=?, outcome=?, exit_code=? WHERE id=?",
                     (now_ms(), event.outcome, event.exit_code, run_id)))

@@ -1,0 +1,77 @@
+"""The handoff journal: durable, ordered steps that survive an engine restart."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from relay.core.config import load_config
+from relay.core.engine import Engine
+from relay.core.models import SessionSpec
+from relay.sessions.handoff import HandoffJournal, HandoffTransitionError
+
+
+@pytest.fixture
+async def engine(relay_home: Path) -> AsyncIterator[Engine]:
+    eng = await Engine.open(load_config(demo_step_delay=0))
+    yield eng
+    await eng.close()
+
+
+async def a_session(engine: Engine, repo: Path) -> str:
+    return (await engine.run_session(SessionSpec(repo=repo, task="t"))).id
+
+
+async def test_steps_are_committed_in_order_with_their_events(engine: Engine,
+                                                              git_repo: Path) -> None:
+    session = await a_session(engine, git_repo)
+    journal = HandoffJournal(engine.store, engine.writer)
+    h = await journal.begin(session, from_run_id=None, from_entry="claude:work",
+                            to_entry="codex", reason="usage_limit")
+    assert h.state == "pausing"
+    h = await journal.advance(h, "snapshotted", snapshot_sha="a" * 40)
+    h = await journal.advance(h, "envelope_built", contract_dir="/tmp/c")
+    h = await journal.advance(h, "dispatched", to_run_id="r2")
+    h = await journal.advance(h, "resuming")
+    h = await journal.advance(h, "done")
+    assert (h.snapshot_sha, h.contract_dir, h.to_run_id) == ("a" * 40, "/tmp/c", "r2")
+    assert h.finished
+    steps = [r.event for r in await engine.session_events(session)
+             if r.event.kind == "handoff_step"]
+    assert [s.state for s in steps] == ["pausing", "snapshotted", "envelope_built",
+                                        "dispatched", "resuming", "done"]
+    assert all(s.handoff_id == h.id for s in steps)
+
+
+async def test_a_step_cannot_be_skipped_or_repeated(engine: Engine, git_repo: Path) -> None:
+    session = await a_session(engine, git_repo)
+    journal = HandoffJournal(engine.store, engine.writer)
+    h = await journal.begin(session, from_run_id=None, from_entry="a", to_entry="b", reason=None)
+    with pytest.raises(HandoffTransitionError):
+        await journal.advance(h, "dispatched")
+    h = await journal.advance(h, "snapshotted")
+    with pytest.raises(HandoffTransitionError):
+        await journal.advance(h, "snapshotted")
+    failed = await journal.advance(h, "failed", detail="snapshot could not be signed")
+    assert failed.error == "snapshot could not be signed"
+    with pytest.raises(HandoffTransitionError):
+        await journal.advance(failed, "envelope_built")
+
+
+async def test_an_unfinished_handoff_survives_a_restart(relay_home: Path, git_repo: Path) -> None:
+    first = await Engine.open(load_config(demo_step_delay=0))
+    session = await a_session(first, git_repo)
+    journal = HandoffJournal(first.store, first.writer)
+    h = await journal.begin(session, from_run_id=None, from_entry="claude:work",
+                            to_entry="claude:personal", reason="usage_limit")
+    await journal.advance(h, "snapshotted", snapshot_sha="b" * 40)
+    await first.close()  # the engine stops between two steps
+
+    again = await Engine.open(load_config())
+    try:
+        left = await HandoffJournal(again.store, again.writer).unfinished()
+        assert [(x.id, x.state, x.snapshot_sha) for x in left] == [(h.id, "snapshotted", "b" * 40)]
+    finally:
+        await again.close()
