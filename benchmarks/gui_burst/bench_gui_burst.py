@@ -93,7 +93,7 @@ async def amain(n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         lines_file = Path(tmp) / "lines.ndjson"
         lines_file.write_text("\n".join(build_lines(n)) + "\n")
-        os.environ["RELAY_CLAUDE_BIN"] = str(ROOT / "benchmarks" / "stream" / "emit_agent.py")
+        os.environ["RELAY_CLAUDE_BIN"] = str(ROOT / "tests" / "fakes" / "bin" / "print-file")
         os.environ["RELAY_BENCH_LINES"] = str(lines_file)
         repo = make_repo(Path(tmp) / "repo")
         engine = await Engine.open(load_config(home=Path(tmp) / "home"))

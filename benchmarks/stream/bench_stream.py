@@ -71,7 +71,7 @@ def floor_rate(lines: list[str]) -> float:
 async def relay_rate(lines_file: Path, n: int) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RELAY_HOME"] = str(Path(tmp) / "home")
-        os.environ["RELAY_CLAUDE_BIN"] = str(HERE / "emit_agent.py")
+        os.environ["RELAY_CLAUDE_BIN"] = str(ROOT / "tests" / "fakes" / "bin" / "print-file")
         os.environ["RELAY_BENCH_LINES"] = str(lines_file)
         repo = make_repo(Path(tmp) / "repo")
         engine = await Engine.open(load_config())

@@ -190,6 +190,8 @@ SAMPLES: list[Any] = [
     ev.SessionEnded(ts=T0, outcome="interrupted", reason="stopped", exit_code=None,
                     result_text="partial"),
     ev.StateChanged(ts=T0, state="running", reason="started", replay=True),
+    ev.HandoffStep(ts=T0, handoff_id="h-1", state="snapshotted", from_entry="claude:work",
+                   to_entry="codex", reason="usage_limit", detail="a" * 40),
 ]
 
 

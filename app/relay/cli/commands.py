@@ -17,6 +17,7 @@ from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
+from relay.core.errors import RelayError
 from relay.core.models import SessionRow, SessionSpec
 from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 
@@ -140,6 +141,15 @@ def capability_table(runtimes: list[str]) -> Table:
     return table
 
 
+def _vault_line(config: Config) -> str:
+    from relay.core.vault import Vault  # only here: probing the keyring costs time
+
+    try:
+        return Vault.open(config).description
+    except RelayError as exc:
+        return f"[red]unavailable[/] — {exc.message} {exc.hint or ''}"
+
+
 async def doctor(config: Config, console: Console) -> int:
     """What is installed, what is missing and how to fix it."""
     engine = await Engine.open(config)
@@ -162,6 +172,7 @@ async def doctor(config: Config, console: Console) -> int:
     console.print(capability_table(list(RUNTIME_NAMES)))
     console.print(f"data folder: {config.home}  (set RELAY_HOME to move it)")
     console.print(f"database: {config.db_path} · schema {schema}")
+    console.print(f"secrets: {await asyncio.to_thread(_vault_line, config)}")
     console.print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")
     gui = importlib.util.find_spec("PySide6") is not None
     console.print("desktop window: " + ("available (`relay`)" if gui else

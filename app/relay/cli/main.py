@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from relay import __version__
-from relay.cli import commands
+from relay.cli import audit_cmd, commands, contract_cmd
 from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit-after", type=int, help="hit a simulated usage limit after N turns")
 
     sub.add_parser("doctor", help="what is installed and what is missing")
+    audit_cmd.register(sub)
+    contract_cmd.register(sub)
     return parser
 
 
@@ -92,6 +94,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return 0 if row.state == "completed" else 1
         case "doctor":
             return await commands.doctor(config, console)
+        case "audit":
+            return audit_cmd.run(args, config, console)
+        case "contract":
+            return contract_cmd.run(args, config, console)
     return 2
 
 

@@ -40,6 +40,11 @@ class Config(BaseModel):
     def logs_dir(self) -> Path:
         return self.home / "logs"
 
+    @property
+    def audit_path(self) -> Path:
+        """The hash-chained audit log (``relay.core.audit``)."""
+        return self.home / "audit.jsonl"
+
 
 _ENV_KEYS = {
     "RELAY_INACTIVITY_TIMEOUT": "inactivity_timeout",

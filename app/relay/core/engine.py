@@ -16,11 +16,14 @@ from pathlib import Path
 
 import psutil
 
+from relay.core.audit import AuditLog
+from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
 from relay.core.errors import SessionNotFoundError, StoreError, WorktreeError
 from relay.core.events import EventRecord, StateChanged, Usage
 from relay.core.models import RunRow, SessionRow, SessionSpec
+from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RuntimeInfo
@@ -37,11 +40,13 @@ _ACTIVE = ("pending", "starting", "running")
 class Engine:
     """Store + bus + runners. Create with :meth:`open`; end with :meth:`close`."""
 
-    def __init__(self, config: Config, store: Store, bus: EventBus, writer: EventWriter) -> None:
+    def __init__(self, config: Config, store: Store, bus: EventBus, writer: EventWriter,
+                 audit: AuditTrail) -> None:
         self.config = config
         self.store = store
         self.bus = bus
         self.writer = writer
+        self.audit = audit
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -52,7 +57,10 @@ class Engine:
         bus = EventBus()
         writer = EventWriter(store, bus)
         writer.start()
-        engine = cls(config, store, bus, writer)
+        trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
+        bus.add_listener(trail.on_records)
+        trail.start()
+        engine = cls(config, store, bus, writer, trail)
         await engine._recover_orphans()
         return engine
 
@@ -63,6 +71,7 @@ class Engine:
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         await self.writer.close()
+        await self.audit.aclose()
         await self.store.close()
 
     async def _recover_orphans(self) -> None:

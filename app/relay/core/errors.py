@@ -18,7 +18,12 @@ Hierarchy::
     ├── AgentProcessError           the agent process misbehaved (spawn failure)
     ├── WorktreeError               git / worktree setup failed
     ├── SessionNotFoundError        no session with that id
-    └── UnknownRuntimeError         no runtime with that name
+    ├── UnknownRuntimeError         no runtime with that name
+    ├── AuditError                  the audit log cannot be read or written
+    │   └── AuditDamagedError       its last line is damaged: nothing can be appended
+    ├── VaultError                  the secrets vault cannot be opened, unlocked or written
+    └── ContractError               a continuation contract cannot be built or read
+        └── ContractTamperedError   missing or wrong signature: never injected
 """
 
 from __future__ import annotations
@@ -92,3 +97,26 @@ class SessionNotFoundError(RelayError):
 
 class UnknownRuntimeError(RelayError):
     """No runtime has the given name."""
+
+
+class AuditError(RelayError):
+    """The audit log cannot be read or written."""
+
+
+class AuditDamagedError(AuditError):
+    """The audit log's last line is incomplete or unreadable, so the chain cannot be extended."""
+
+
+class VaultError(RelayError):
+    """The secrets vault (OS keyring or encrypted file) cannot be used.
+
+    Its message never contains a secret value.
+    """
+
+
+class ContractError(RelayError):
+    """A continuation contract cannot be built, written or read."""
+
+
+class ContractTamperedError(ContractError):
+    """A contract's signature is missing, malformed or does not match its bytes."""

@@ -21,10 +21,9 @@ from __future__ import annotations
 import dataclasses
 import re
 import signal
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, tzinfo
 from typing import Any, ClassVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from relay.core.events import (
     AgentError,
@@ -43,60 +42,15 @@ from relay.core.events import (
 )
 from relay.core.procs import ProcessResult
 from relay.runtimes.base import StreamParser, ended_from_exit
+from relay.sessions.signals import Signal, classify, error_category, from_epoch, reset_from_text
 
 RUNTIME = "claude"
 SYNTHETIC_MODEL = "<synthetic>"
 
-# "You've hit your session limit · resets 12:05pm (UTC)" (2.1.197),
-# "Claude usage limit reached. …" / "Claude AI usage limit reached|1760000400" (older).
-_USAGE_LIMIT_TEXT = re.compile(
-    r"you.ve hit your .*limit|usage limit reached|limit reached\|\d+", re.IGNORECASE)
-_EPOCH_AFTER_BAR = re.compile(r"limit reached\|(\d{9,})")
-_RESETS_TEXT = re.compile(
-    r"resets?(?: at)?\s+(?:(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}), )?"
-    r"(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?\s*(?P<ampm>[ap]m)\s*\((?P<tz>[^)]+)\)",
-    re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _EXIT_CODE_TEXT = re.compile(r"\AExit code (\d+)\b")
 # Exit statuses of a shell-style "killed by signal" (128 + n): the CLI handles
 # SIGTERM itself and exits 143, which is an interruption, not a failure.
 _SIGNAL_EXITS = {128 + s: s for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-
-# 2.1.332+ adds machine-readable error fields to the result line.
-_API_ERROR_CATEGORIES: dict[str, ErrorCategory] = {
-    "usage_limit_reached": "usage_limit",
-    "connection_failed": "network",
-    "rate_limit_error": "rate_limit",
-    "overloaded_error": "overloaded",
-    "api_error": "overloaded",
-    "authentication_error": "auth",
-    "permission_error": "auth",
-    "invalid_request_error": "request",
-    "request_too_large": "request",
-    "timeout_error": "timeout",
-}
-# The synthetic assistant line's ``error`` field, as a last resort.
-_ASSISTANT_ERROR_CATEGORIES: dict[str, ErrorCategory] = {
-    "rate_limit": "rate_limit",
-    "authentication_failed": "auth",
-    "billing_error": "auth",
-    "invalid_request": "request",
-    "server_error": "overloaded",
-}
-
-
-@dataclasses.dataclass
-class _LimitInfo:
-    """A ``rate_limit_event`` with ``status: "rejected"``."""
-
-    resets_at: datetime | None
-    scope: str | None
-
-    @property
-    def is_usage_limit(self) -> bool:
-        # A subscriber 429 without the unified headers also says "rejected" but
-        # has neither field, and its text says "(not your usage limit)".
-        return self.resets_at is not None or self.scope is not None
 
 
 class ClaudeStreamParser(StreamParser):
@@ -104,12 +58,16 @@ class ClaudeStreamParser(StreamParser):
 
     Args:
         now: Clock used only to interpret "resets 12:05pm (UTC)" texts.
+        tz: The zone Claude Code formats reset times in when the text names
+            none (``None``: this machine's local zone).
     """
 
     runtime: ClassVar[str] = RUNTIME
 
-    def __init__(self, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, now: Callable[[], datetime] | None = None,
+                 tz: tzinfo | None = None) -> None:
         self._now = now or (lambda: datetime.now(UTC))
+        self._tz = tz
         self._session_id: str | None = None
         self._model: str | None = None
         self._tool_names: dict[str, str] = {}
@@ -119,7 +77,7 @@ class ClaudeStreamParser(StreamParser):
         self._last_ok = False
         self._failure: str | None = None
         self._result_text: str | None = None
-        self._rejected: _LimitInfo | None = None
+        self._rejected: Signal | None = None
         self._limit_reported = False
         self._synthetic: tuple[str | None, str] | None = None
 
@@ -242,24 +200,30 @@ class ClaudeStreamParser(StreamParser):
 
     def _on_rate_limit(self, info: dict[str, Any]) -> list[AgentEvent]:
         status = info.get("status")
-        resets_at = _epoch(info.get("resetsAt"))
-        scope = _str(info.get("rateLimitType"))
         if status == "allowed_warning":
+            resets_at, scope = from_epoch(info.get("resetsAt")), _str(info.get("rateLimitType"))
             when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
             return [Notice(runtime=RUNTIME, category="warning",
                            message=f"Close to the {scope or 'usage'} limit{when}.")]
         if status != "rejected":
             return []
-        limit = _LimitInfo(resets_at, scope)
+        # A subscriber 429 without the unified headers also says "rejected" but names
+        # no limit (its text says "(not your usage limit)"): a rate limit, not blocking.
+        limit = self._signal(None, structured={"rate_limit_info": info})
         self._rejected = limit
         self._limit_reported = True
-        kind = "usage_limit" if limit.is_usage_limit else "rate_limit"
-        what = f"{scope} usage limit" if scope else ("Usage limit" if limit.is_usage_limit
-                                                     else "Rate limit")
-        when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
-        # Only a named limit blocks the account; a bare "rejected" is a throttle.
-        return [LimitHit(runtime=RUNTIME, limit=kind, message=f"{what} reached{when}.",
-                         resets_at=resets_at, scope=scope, blocking=limit.is_usage_limit)]
+        usage = limit.kind == "usage_limit"
+        scope = limit.scope
+        what = f"{scope} usage limit" if scope else ("Usage limit" if usage else "Rate limit")
+        when = f"; resets {_fmt_time(limit.resets_at)}" if limit.resets_at else ""
+        return [LimitHit(runtime=RUNTIME, limit="usage_limit" if usage else "rate_limit",
+                         message=f"{what} reached{when}.", resets_at=limit.resets_at,
+                         scope=scope, blocking=usage)]
+
+    def _signal(self, text: str | None, *, http_status: int | None = None,
+                structured: Mapping[str, Any] | None = None) -> Signal:
+        return classify(text, http_status=http_status, structured=structured,
+                        provider=RUNTIME, now=self._now(), tz=self._tz)
 
     # -- result -------------------------------------------------------------
 
@@ -307,23 +271,23 @@ class ClaudeStreamParser(StreamParser):
     def _result_failure(self, obj: dict[str, Any], subtype: str) -> list[AgentEvent]:
         message = _failure_message(obj, subtype)
         status = _int(obj.get("api_error_status"))
-        category = classify_failure(
-            status=status, text=message, subtype=subtype,
-            api_error=_str(obj.get("api_error")) or _str(obj.get("api_error_type")),
-            assistant_error=self._synthetic[0] if self._synthetic else None,
-            rejected_usage_limit=bool(self._rejected and self._rejected.is_usage_limit))
+        api_error = _str(obj.get("api_error")) or _str(obj.get("api_error_type"))
+        signal = self._signal(message, http_status=status, structured=_fields(
+            api_error, self._synthetic[0] if self._synthetic else None))
+        category = _category(signal, subtype=subtype, status=status, api_error=api_error,
+                             rejected_usage_limit=bool(
+                                 self._rejected and self._rejected.kind == "usage_limit"))
         self._failure = message
         events: list[AgentEvent] = []
         if category == "usage_limit" and not self._limit_reported:
-            events.append(self._limit_from_text(message))
+            # --output-format json has no rate_limit_event: the wording is all there is.
+            self._limit_reported = True
+            events.append(LimitHit(
+                runtime=RUNTIME, limit="quota" if signal.kind == "quota" else "usage_limit",
+                message=message, resets_at=signal.resets_at, scope=signal.scope))
         events.append(AgentError(runtime=RUNTIME, category=category, message=message,
                                  http_status=status))
         return events
-
-    def _limit_from_text(self, message: str) -> LimitHit:
-        self._limit_reported = True
-        return LimitHit(runtime=RUNTIME, limit="usage_limit", message=message,
-                        resets_at=parse_reset_text(message, self._now()))
 
     # -- end of process -----------------------------------------------------
 
@@ -349,9 +313,8 @@ class ClaudeStreamParser(StreamParser):
         """Why a process without a result line failed (argument errors, crashes)."""
         if self._synthetic is not None:
             code, text = self._synthetic
-            category = classify_failure(status=None, text=text, subtype="",
-                                        assistant_error=code)
-            return AgentError(runtime=RUNTIME, category=category, message=text)
+            signal = self._signal(text, structured=_fields(None, code))
+            return AgentError(runtime=RUNTIME, category=_category(signal), message=text)
         if result.signal is not None or result.exit_code in (0, None, *_SIGNAL_EXITS):
             return None  # killed or interrupted: not the agent's failure
         stderr = _last_line(result.stderr_tail)
@@ -371,6 +334,13 @@ class ClaudeStreamParser(StreamParser):
 
 
 # -- classification ---------------------------------------------------------
+#
+# What a failure text, status and error field mean is decided by
+# relay.sessions.signals, shared by every runtime; only what is particular to
+# Claude Code (result subtypes, the earlier rate_limit_event) is decided here.
+
+_SUBTYPE_CATEGORIES: dict[str, ErrorCategory] = {
+    "error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
 
 
 def classify_failure(*, status: int | None, text: str, subtype: str = "",
@@ -387,48 +357,26 @@ def classify_failure(*, status: int | None, text: str, subtype: str = "",
         assistant_error: The synthetic assistant line's ``error`` field.
         rejected_usage_limit: A rejected ``rate_limit_event`` naming a limit was seen.
     """
-    by_subtype: dict[str, ErrorCategory] = {
-        "error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
-    if subtype in by_subtype:
-        return by_subtype[subtype]
+    signal = classify(text, http_status=status, structured=_fields(api_error, assistant_error),
+                      provider=RUNTIME, now=datetime.now(UTC), tz=UTC)
+    return _category(signal, subtype=subtype, status=status, api_error=api_error,
+                     rejected_usage_limit=rejected_usage_limit)
+
+
+def _fields(api_error: str | None, assistant_error: str | None) -> dict[str, Any]:
+    return {"api_error": api_error, "assistant_error": assistant_error}
+
+
+def _category(signal: Signal, *, subtype: str = "", status: int | None = None,
+              api_error: str | None = None, rejected_usage_limit: bool = False) -> ErrorCategory:
+    if subtype in _SUBTYPE_CATEGORIES:
+        return _SUBTYPE_CATEGORIES[subtype]
+    text = signal.text or ""
     if subtype == "error_during_execution" and "No conversation found" in text:
         return "resume"
-    usage_limit = rejected_usage_limit or bool(_USAGE_LIMIT_TEXT.search(text))
-    if usage_limit and (status in (429, None) or api_error == "usage_limit_reached"):
+    if rejected_usage_limit and (status in (429, None) or api_error == "usage_limit_reached"):
         return "usage_limit"
-    if status is not None:
-        return _category_for_status(status)
-    if api_error in _API_ERROR_CATEGORIES:
-        return _API_ERROR_CATEGORIES[api_error]
-    return _category_for_text(text, assistant_error)
-
-
-def _category_for_status(status: int) -> ErrorCategory:
-    if status == 429:
-        return "rate_limit"
-    if status == 529 or status >= 500:
-        return "overloaded"
-    if status in (401, 403):
-        return "auth"
-    if status == 408:
-        return "timeout"
-    if 400 <= status < 500:
-        return "request"
-    return "unknown"
-
-
-def _category_for_text(text: str, assistant_error: str | None) -> ErrorCategory:
-    lowered = text.lower()
-    if "unable to connect" in lowered or "connection refused" in lowered \
-            or "econnrefused" in lowered:
-        return "network"
-    if "timed out" in lowered:
-        return "timeout"
-    if "529" in text or "overloaded" in lowered:
-        return "overloaded"
-    if "invalid api key" in lowered:
-        return "auth"
-    return _ASSISTANT_ERROR_CATEGORIES.get(assistant_error or "", "unknown")
+    return error_category(signal)
 
 
 def classify_stderr(text: str) -> ErrorCategory:
@@ -445,46 +393,22 @@ def classify_stderr(text: str) -> ErrorCategory:
     return "process"
 
 
-def parse_reset_text(text: str, now: datetime) -> datetime | None:
+def parse_reset_text(text: str, now: datetime, tz: tzinfo | None = None) -> datetime | None:
     """When a usage limit resets, from the CLI's wording (last resort).
 
-    Understands ``resets 12:05pm (UTC)``, ``resets Dec 3, 10:05am (UTC)`` and
-    the older ``usage limit reached|<epoch>``. A time without a date is the
-    next such time after ``now``; a date without a year is the next such date.
+    Delegates to :func:`relay.sessions.signals.reset_from_text`: "resets
+    12:05pm (UTC)", "resets Dec 3, 10:05am (UTC)", "… limit reached|<epoch>" …
 
     Args:
         text: The error text.
         now: The current time (aware).
+        tz: The zone for a time that names none (``None``: local).
 
     Returns:
         The reset time in UTC, or ``None`` if the text names none (or an
         unknown time zone).
     """
-    epoch = _EPOCH_AFTER_BAR.search(text)
-    if epoch:
-        return _epoch(int(epoch.group(1)))
-    match = _RESETS_TEXT.search(text)
-    if match is None:
-        return None
-    try:
-        zone = ZoneInfo(match["tz"].strip())
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
-    hour = int(match["hour"]) % 12 + (12 if match["ampm"].lower() == "pm" else 0)
-    local_now = now.astimezone(zone)
-    try:
-        candidate = local_now.replace(hour=hour, minute=int(match["min"] or 0),
-                                      second=0, microsecond=0)
-        if match["mon"]:
-            month = _MONTHS.index(match["mon"].lower()) + 1
-            candidate = candidate.replace(month=month, day=int(match["day"]))
-            if candidate < local_now - timedelta(days=1):
-                candidate = candidate.replace(year=candidate.year + 1)
-        elif candidate <= local_now:
-            candidate += timedelta(days=1)
-    except ValueError:  # unknown month, 31 Feb …
-        return None
-    return candidate.astimezone(UTC)
+    return reset_from_text(text, now=now, tz=tz).resets_at
 
 
 # -- small helpers ----------------------------------------------------------
@@ -555,16 +479,6 @@ def _content_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in _list(content) if isinstance(b, dict)]
-
-
-def _epoch(value: Any) -> datetime | None:
-    seconds = _float(value)
-    if seconds is None or seconds <= 0:
-        return None
-    try:
-        return datetime.fromtimestamp(seconds, UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -17,8 +17,9 @@ Observed with codex-cli 0.171.0 (``../shared/fixtures/codex/NOTES.md``):
 
 Failure messages are classified by text because ``--json`` carries no
 machine-readable error code (the rollout's ``codex_error_info`` does, but the
-parser does no I/O). Codex writes typographic apostrophes (``You’ve``); both
-forms are accepted.
+parser does no I/O); the wording rules and reset-time parsing live in
+:mod:`relay.sessions.signals`. Codex writes typographic apostrophes
+(``You’ve``); both forms are accepted.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any, ClassVar
 
 from relay.core.events import (
@@ -50,6 +51,7 @@ from relay.core.events import (
 )
 from relay.core.procs import ProcessResult
 from relay.runtimes.base import StreamParser, ended_from_exit
+from relay.sessions.signals import Signal, classify, error_category, limit_kind, reset_from_text
 
 RUNTIME = "codex"
 
@@ -67,59 +69,28 @@ class Classified:
     http_status: int | None = None
 
 
-_STATUS = re.compile(r"(?:unexpected status|last status:?)\s+(\d{3})", re.IGNORECASE)
-
-# Order matters: the first match wins. "usage limit has been reached" inside a
-# "stream disconnected" message (scenario d5) is a usage limit, not a network error.
-_RULES: tuple[tuple[re.Pattern[str], ErrorCategory, LimitKind | None], ...] = (
-    (re.compile(r"^You['’]ve hit your usage limit", re.IGNORECASE), "usage_limit", "usage_limit"),
-    (re.compile(r"usage limit has been reached", re.IGNORECASE), "usage_limit", "usage_limit"),
-    (re.compile(r"^Quota exceeded", re.IGNORECASE), "usage_limit", "quota"),
-    (re.compile(r"last status:? 429"), "rate_limit", "rate_limit"),
-    (re.compile(r"^rate limit exceeded", re.IGNORECASE), "rate_limit", "rate_limit"),
-    (re.compile(r"Selected model is at capacity"), "overloaded", "overloaded"),
-    (re.compile(r"We['’]re currently experiencing high demand"), "overloaded", "overloaded"),
-    (re.compile(r"(?:unexpected status|last status:?) 5\d\d"), "overloaded", "overloaded"),
-    (re.compile(r"(?:unexpected status|last status:?) 40[13]|unauthorized", re.IGNORECASE),
-     "auth", None),
-    (re.compile(r"Missing environment variable|Model metadata for .* not found"), "config", None),
-    (re.compile(r"stream disconnected|idle timeout|error sending request", re.IGNORECASE),
-     "network", None),
-    (re.compile(r"context window|(?:unexpected status|last status:?) 4\d\d", re.IGNORECASE),
-     "request", None),
-)
+# Startup/configuration problems: not a provider signal, so not signals' business.
+_CONFIG = re.compile(r"Missing environment variable|Model metadata for .* not found")
+# Kinds a configuration message would otherwise fall into (codex's old rule order).
+_BELOW_CONFIG = frozenset({"network", "invalid_request", "timeout", "unknown"})
 
 
 def classify_failure(message: str) -> Classified:
     """Classify a codex ``error`` / ``turn.failed`` message (NOTES checklist item 4)."""
-    status_match = _STATUS.search(message)
-    status = int(status_match.group(1)) if status_match else None
-    for pattern, category, limit in _RULES:
-        if pattern.search(message):
-            return Classified(category, limit, status)
-    return Classified("unknown", None, status)
+    return _classified(classify(message, provider=RUNTIME, now=utcnow(), tz=UTC))
 
 
-# ---------------------------------------------------------------------------
-# Reset time ("try again at 1:08 PM" / "Dec 3rd, 2026 10:08 AM" / "in 1.5s")
-# ---------------------------------------------------------------------------
-
-_TRY_AT = re.compile(r"try again at (?P<when>.+?)\.?\s*$", re.IGNORECASE)
-_TRY_IN = re.compile(r"try again in (?P<span>(?:\d+(?:\.\d+)?(?:ms|s|m|h))+)", re.IGNORECASE)
-_SPAN_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})\s*([AP]M)$", re.IGNORECASE)
-_DATED = re.compile(
-    r"^([A-Za-z]{3}) (\d{1,2})(?:st|nd|rd|th), (\d{4}) (\d{1,2}):(\d{2})\s*([AP]M)$",
-    re.IGNORECASE,
-)
-# Codex formats with chrono's English month names whatever the locale, so no strptime %b.
-_MONTHS = {name: index for index, name in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_SPAN_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+def _classified(signal: Signal) -> Classified:
+    if signal.kind in _BELOW_CONFIG and _CONFIG.search(signal.text or ""):
+        return Classified("config", None, signal.http_status)
+    return Classified(error_category(signal), limit_kind(signal), signal.http_status)
 
 
 def parse_reset_time(message: str, now: datetime, tz: tzinfo | None = None) -> datetime | None:
     """When a limit resets, from the wording codex uses; ``None`` if it does not say.
+
+    "try again at 1:08 PM" (the current local day), "try again at Dec 3rd,
+    2026 10:08 AM", "try again in 1.5s" — see :func:`relay.sessions.signals.reset_from_text`.
 
     Args:
         message: The failure message.
@@ -130,48 +101,7 @@ def parse_reset_time(message: str, now: datetime, tz: tzinfo | None = None) -> d
     Returns:
         The reset time as an aware UTC datetime, or ``None`` ("Try again later.").
     """
-    at = _TRY_AT.search(message)
-    if at:
-        return _parse_clock_text(at.group("when").strip(), now, tz)
-    span = _TRY_IN.search(message)
-    if span:
-        seconds = sum(float(value) * _SPAN_UNITS[unit.lower()]
-                      for value, unit in _SPAN_PART.findall(span.group("span")))
-        return now.astimezone(UTC) + timedelta(seconds=seconds)
-    return None
-
-
-def _parse_clock_text(text: str, now: datetime, tz: tzinfo | None) -> datetime | None:
-    clock = _CLOCK.match(text)
-    if clock:
-        # Codex omits the date only when the reset falls on the current local day.
-        local_today = now.astimezone(tz).date()
-        hour, minute, ampm = int(clock.group(1)), int(clock.group(2)), clock.group(3)
-        return _localise(local_today, _to_time(hour, minute, ampm), tz)
-    dated = _DATED.match(text)
-    if dated:
-        month = _MONTHS.get(dated.group(1).lower())
-        if month is None:
-            return None
-        try:
-            day = date(int(dated.group(3)), month, int(dated.group(2)))
-        except ValueError:
-            return None
-        moment = _to_time(int(dated.group(4)), int(dated.group(5)), dated.group(6))
-        return _localise(day, moment, tz)
-    return None
-
-
-def _to_time(hour: int, minute: int, ampm: str) -> time:
-    hour = hour % 12 + (12 if ampm.upper() == "PM" else 0)
-    return time(hour, min(minute, 59))
-
-
-def _localise(day: date, moment: time, tz: tzinfo | None) -> datetime:
-    naive = datetime.combine(day, moment)
-    # A naive datetime's astimezone() interprets it as local time, DST included.
-    aware = naive.astimezone() if tz is None else naive.replace(tzinfo=tz)
-    return aware.astimezone(UTC)
+    return reset_from_text(message, now=now, tz=tz).resets_at
 
 
 # ---------------------------------------------------------------------------
@@ -424,20 +354,24 @@ class CodexStreamParser(StreamParser):
         return self._failure_events(message)
 
     def _failure_events(self, message: str) -> list[AgentEvent]:
-        classified = classify_failure(message)
+        signal = self._signal(message)
+        classified = _classified(signal)
         events: list[AgentEvent] = []
         if classified.limit is not None:
-            resets_at = parse_reset_time(message, self._now(), self._tz)
             events.append(LimitHit(runtime=self.runtime, limit=classified.limit,
-                                   message=message, resets_at=resets_at, blocking=True))
+                                   message=message, resets_at=signal.resets_at,
+                                   scope=signal.scope, blocking=True))
         events.append(AgentError(runtime=self.runtime, category=classified.category,
                                  message=message, http_status=classified.http_status))
         return events
 
     def _agent_error(self, message: str, *, fatal: bool) -> AgentError:
-        classified = classify_failure(message)
+        classified = _classified(self._signal(message))
         return AgentError(runtime=self.runtime, category=classified.category, message=message,
                           http_status=classified.http_status, fatal=fatal)
+
+    def _signal(self, message: str) -> Signal:
+        return classify(message, provider=self.runtime, now=self._now(), tz=self._tz)
 
     def _on_turn_completed(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
         self._turn_completed = True

@@ -20,6 +20,7 @@ from relay.core.config import Config
 from relay.core.errors import RelayError, StoreError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged, Usage
 from relay.core.models import SessionSpec
+from relay.core.scrub_events import scrub_event
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
@@ -67,7 +68,8 @@ class SessionRunner:
         self.simulated = adapter_class(self.spec.runtime).simulated
 
     def _label(self, event: AgentEvent) -> AgentEvent:
-        """Stamp runtime and the simulation flag on Relay's own events too."""
+        """Scrub secrets; stamp runtime and the simulation flag on Relay's own events too."""
+        event = scrub_event(event)
         update: dict[str, object] = {}
         if not event.runtime:
             update["runtime"] = self.spec.runtime

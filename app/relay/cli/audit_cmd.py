@@ -1,0 +1,94 @@
+"""relay-cli audit: check the hash-chained audit log and show its latest entries.
+
+``audit verify`` exits 0 when the chain is intact (an empty or missing log is intact),
+1 when a line breaks it (the message names the line, why, and what to do), and 2 when
+the file cannot be read (an :class:`~relay.core.errors.AuditError`, reported by main).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import deque
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.core.audit import VerifyReport, iter_entries, verify
+from relay.core.config import Config
+
+BROKEN_HINT = ("The log was edited, truncated or damaged after it was written. Keep a copy of the file "
+               "for review, then move it aside: Relay starts a new chain in a fresh audit.jsonl at its "
+               "next event. Until then Relay keeps appending to this file (the break stays visible) — "
+               "or, if its last line is damaged, refuses to.")
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``audit verify`` and ``audit show`` to relay-cli's parser."""
+    audit = sub.add_parser("audit", help="check or show the hash-chained audit log")
+    actions = audit.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    path_help = "the audit log (default: audit.jsonl in the data folder)"
+    check = actions.add_parser("verify", help="walk the chain and name the first broken line")
+    check.add_argument("--path", type=Path, help=path_help)
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    show = actions.add_parser("show", help="the latest entries (not verified: use verify)")
+    show.add_argument("--path", type=Path, help=path_help)
+    show.add_argument("--limit", type=_positive_int, default=20, help="how many entries (default 20)")
+    show.add_argument("--json", action="store_true", help="print the entries as JSON lines")
+
+
+def run(args: argparse.Namespace, config: Config, console: Console) -> int:
+    """Run the audit action ``args`` names; return the exit code."""
+    path: Path = args.path or config.audit_path
+    if args.audit_command == "verify":
+        return verify_log(path, console, args.json)
+    return show_log(path, console, args.limit, args.json)
+
+
+def verify_log(path: Path, console: Console, as_json: bool) -> int:
+    report = verify(path)
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
+    elif report.ok:
+        console.print(f"[bold green]✓ audit chain intact[/]: {report.entries} entries in "
+                      f"{escape(str(path))}")
+    else:
+        _print_broken(report, console)
+    return 0 if report.ok else 1
+
+
+def _print_broken(report: VerifyReport, console: Console) -> None:
+    console.print(f"[bold red]✗ audit chain broken at line {report.broken_line}[/]: line "
+                  f"{report.broken_line} of {escape(str(report.path))} {escape(report.detail or '')}.")
+    console.print(f"{report.entries} entries before it verify; the file has {report.lines} lines.",
+                  markup=False)
+    console.print(f"  → {BROKEN_HINT}", markup=False)
+
+
+def show_log(path: Path, console: Console, limit: int, as_json: bool) -> int:
+    latest = deque(enumerate(iter_entries(path), start=1), maxlen=limit)
+    if as_json:
+        for _, entry in latest:
+            print(entry.to_line().decode("utf-8"), end="", flush=True)
+        return 0
+    if not latest:
+        console.print(f"No audit entries yet in {escape(str(path))}.")
+        return 0
+    table = Table("line", "time (UTC)", "event", "data", title=f"audit log {escape(str(path))}")
+    for number, entry in latest:
+        data = json.dumps(entry.data, ensure_ascii=False, sort_keys=True)
+        table.add_row(str(number), entry.ts, escape(entry.event), escape(data))
+    console.print(table)
+    console.print("Not verified here: run `relay-cli audit verify` to check the chain.", markup=False)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value

@@ -1,0 +1,82 @@
+"""Feeds the hash-chained audit log from committed events.
+
+Every session lifecycle event (Relay's state changes, each run's end) and every
+handoff step goes into ``<data>/audit.jsonl`` after it is committed. The bus
+listener only queues; one background task appends in a worker thread (an append
+takes a file lock and fsyncs), so neither the event loop nor the writer waits on
+the audit log. :meth:`AuditTrail.aclose` drains the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from relay.core.audit import AuditLog
+from relay.core.errors import RelayError
+from relay.core.events import EventRecord
+
+log = logging.getLogger(__name__)
+
+#: the event kinds that tell the story of a session and its handoffs.
+AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step"})
+
+
+def audit_entry(record: EventRecord) -> tuple[str, dict[str, Any]]:
+    """The audit event name and data for a stored record."""
+    event = record.event
+    data = event.model_dump(mode="json", exclude={"replay", "kind"})
+    data.update({"session_id": record.session_id, "run_id": record.run_id,
+                 "event_id": record.id})
+    return f"session.{event.kind}", data
+
+
+class AuditTrail:
+    """Appends audited records to the log in the background."""
+
+    def __init__(self, audit_log: AuditLog) -> None:
+        self.log = audit_log
+        self._pending: deque[EventRecord] = deque()
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="relay-audit-trail")
+
+    def on_records(self, records: Sequence[EventRecord]) -> None:
+        """Bus listener: queue what the audit log must record."""
+        audited = [r for r in records if r.event.kind in AUDITED_KINDS]
+        if audited:
+            self._pending.extend(audited)
+            self._wakeup.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            await self._drain()
+
+    async def _drain(self) -> None:
+        while self._pending:
+            batch = [self._pending.popleft() for _ in range(len(self._pending))]
+            try:
+                await asyncio.to_thread(self._append_all, batch)
+            except RelayError as exc:  # the store keeps the events; say what went wrong
+                log.error("audit log not written: %s", exc)
+
+    def _append_all(self, batch: list[EventRecord]) -> None:
+        for record in batch:
+            self.log.append(*audit_entry(record))
+
+    async def aclose(self) -> None:
+        """Write what is queued, then stop."""
+        await self._drain()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None

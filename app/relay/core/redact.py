@@ -1,0 +1,572 @@
+"""Secret scrubbing: credentials in text become stable markers before anything keeps them.
+
+Relay runs this before anything is persisted, logged, signed or shown. Usage::
+
+    from relay.core.redact import Scrubber, scrub, scrub_obj
+
+    scrub("export OPENAI_API_KEY=sk-proj-…")   # "export OPENAI_API_KEY=[REDACTED:openai_key]"
+    scrub_obj({"command": "curl -H 'Authorization: Bearer …'", "env": {"DB_PASSWORD": "…"}})
+
+    scrubber = Scrubber()
+    scrubber.add_literal(secret_from_the_vault)  # always redacted, as [REDACTED:known_secret]
+    scrubber.scrub(text)
+
+The module-level ``scrub`` and ``scrub_obj`` use a shared ``Scrubber`` with no literals, so they
+hold no state; code that knows secret values builds its own ``Scrubber``.
+
+**Markers.** A secret becomes ``[REDACTED:<kind>]`` (the kinds are in ``KINDS``). The context
+around it stays: the name and quotes of an assignment (``"api_key": "[REDACTED:secret]"``), the
+scheme, user and host of a URL (``postgres://app:[REDACTED:url_password]@db:5432``), the header
+name and auth scheme (``Authorization: Bearer [REDACTED:bearer_token]``). A PEM private key block
+becomes one marker. Scrubbing is idempotent: markers are never matched again.
+
+**Detected**, in this order (earlier detections win, so a provider key inside an assignment is
+named after its provider):
+
+- literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
+- PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
+  escapes, or up to the end of the base64 lines when the END line is missing);
+- provider keys by shape: Anthropic (``sk-ant-api03-``, ``sk-ant-admin01-``; ``sk-ant-oat01-`` /
+  ``sk-ant-ort01-`` OAuth tokens), OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``, legacy
+  ``sk-`` keys; OpenRouter's ``sk-or-v1-`` is named apart), GitLab ``glpat-``, Slack ``xox[abprse]-``
+  and ``xapp-``, Stripe ``sk_live_`` / ``rk_live_`` / ``*_test_`` and ``whsec_``, GitHub ``ghp_``
+  ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``, Hugging Face ``hf_``, npm ``npm_``, Google
+  ``AIza…``, AWS access key ids ``AKIA…`` / ``ASIA…``, JWTs (``eyJ….eyJ….sig``);
+- passwords in URLs (``scheme://user:password@host``);
+- ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
+- assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
+  JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
+  parameters, connection strings (``Password=…;``) and ``--flag=value``;
+- ``Bearer <token>`` outside a header.
+
+**Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
+``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``…_pass``
+and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
+value counts. Any other ``…_key`` / ``…Key`` and ``auth`` are *weak*: the value must also look like a
+token (16+ characters with letters and digits, and outside env style not a commit id or UUID), so
+``sort_key = "created_at"`` and ``cache_key: 3f2a…`` (40 hex) survive. Plurals
+(``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
+``key`` and ``public_key`` never count.
+
+**Values left alone** (decision — they carry no secret, and redacting them would hide what the
+agent is doing):
+
+- placeholders: empty or shorter than 4 characters, ``<your-key>``, ``your_api_key_here``,
+  ``${VAR}``, ``$VAR``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, f-string/template ``{…}``, masks
+  (``xxxx``, ``****``, ``...``), ``changeme`` (a well-known default, so nothing is revealed),
+  ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
+  words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
+- references: an environment variable name (``"ANTHROPIC_API_KEY"``), a file path
+  (``/run/secrets/db``, ``./creds.json``);
+- code: an identifier or attribute path without digits (``api_key=api_key``, ``token: str``,
+  ``password = settings.db_password``), a call or subscript (``os.environ["X"]``, ``getpass()``),
+  numbers for non-password names; except in env style (an UPPER_CASE name directly followed by
+  ``=``), where any other value counts (``PASSWORD=hunter``);
+- quoted values containing whitespace (UI strings such as ``"Reset password"``);
+- ``Authorization``/``Bearer`` in prose: after a scheme the credential needs 8+ characters and
+  not be a lowercase word; without one it must look like a token.
+
+Provider-shaped keys are redacted whatever their filler (``sk-ant-api03-AAAA…`` too): a shape that
+specific is never an ordinary word.
+
+**Speed.** ``scrub`` runs on every stored agent event. It first checks for cheap single characters
+(``-`` ``_`` ``A`` ``J`` ``@`` ``B`` ``:`` ``=``), then one small probe per family (a literal-prefix
+regex or a scan of the few ``:``/``=`` positions for a secret-looking name just before them); only
+families whose probe hits run their patterns. Text without candidates returns in about a
+microsecond for 300 bytes. Every quantifier is bounded or possessive, so no input backtracks
+catastrophically (1 MB of adversarial text takes well under a second).
+
+**Limitations.** Detection is by shape and name, not entropy: a secret with no known prefix in a
+variable that is not secret-named (``x = "hunter2"``), a passphrase with spaces in quotes, a bare
+lowercase word as a password outside env style (``password: hunter``), ``--password value`` with a
+space, cookies, Slack webhook URLs, Azure/Twilio/SendGrid keys and PEM keys whose lines are joined
+by spaces with the END line missing are not caught. A literal is matched verbatim, JSON-escaped or
+percent-encoded, not in other encodings (base64, shell quoting). ``scrub_obj`` walks dicts, lists
+and tuples (string keys are scrubbed too; keys that become equal collapse), anything else is
+returned as it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import TypeVar, cast
+from urllib.parse import quote
+
+__all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
+
+KINDS = (
+    "anthropic_key", "anthropic_oauth_token", "openai_key", "openrouter_key", "google_api_key",
+    "aws_access_key_id", "aws_secret_key", "github_token", "gitlab_token", "slack_token",
+    "stripe_key", "stripe_webhook_secret", "huggingface_token", "npm_token", "jwt", "private_key",
+    "bearer_token", "basic_auth", "authorization", "url_password", "password", "token", "secret",
+    "known_secret",
+)
+"""Every kind a marker can name (``add_literal`` may add its own)."""
+
+MIN_LITERAL_LENGTH = 4
+"""Shorter literals are refused: replacing them everywhere would mangle ordinary text."""
+
+_T = TypeVar("_T")
+Redactor = Callable[[re.Match[str]], str]
+_Rules = tuple[tuple[str, re.Pattern[str], Redactor], ...]  # (needle, pattern, redactor)
+
+_KIND_RE = re.compile(r"[a-z0-9_]{1,40}")
+
+
+def marker(kind: str) -> str:
+    """The text a secret of ``kind`` is replaced with."""
+    return f"[REDACTED:{kind}]"
+
+
+# --- value heuristics -------------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS = frozenset({
+    "changeme", "change-me", "change_me", "changeit", "password", "passwd", "secret", "token",
+    "apikey", "api_key", "api-key", "none", "null", "nil", "true", "false", "yes", "no",
+    "undefined", "empty", "test", "string", "required", "optional", "hidden", "masked", "todo",
+    "tbd", "fixme", "pass", "value",
+})
+_PLACEHOLDER_RE = re.compile(
+    r"your[_-]?|[_-]here\b|example|placeholder|dummy|changeme|change[_-]me|xxxx|\*\*\*|\.\.\.|…"
+    r"|redacted|\$\{|\{\{|\{[A-Za-z_][\w.]{0,40}+\}"
+)
+_MASK_RE = re.compile(r"[xX*.•_-]+")
+_ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
+_NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
+_PATH_RE = re.compile(
+    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|[\w./-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf)\Z"
+)
+_HASH_LIKE_RE = re.compile(r"(?i)[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+_CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
+
+
+def _is_placeholder(value: str) -> bool:
+    low = value.lower()
+    if low.startswith(("$", "%", "<", "!", "[redacted")) or low in _PLACEHOLDER_WORDS:
+        return True
+    return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _is_tokenish(value: str) -> bool:
+    """Long enough and mixed enough to be a generated credential rather than a word."""
+    return len(value) >= 16 and _has_digit_and_letter(value) and not any(c.isspace() for c in value)
+
+
+def _is_code(value: str) -> bool:
+    """An identifier or attribute path: a variable, a type, a setting — not a literal."""
+    if _CODE_RE.fullmatch(value) is None:
+        return False
+    if not any(c.isdigit() for c in value):
+        return True
+    return "." in value and not _is_tokenish(value)
+
+
+def _is_reference(value: str) -> bool:
+    return _ENV_NAME_RE.fullmatch(value) is not None or _PATH_RE.match(value) is not None
+
+
+def _is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
+    """Whether ``value``, assigned to a secret-looking name, is a real secret (see module doc)."""
+    if len(value) < 4 or _is_placeholder(value) or _is_reference(value):
+        return False
+    if kind != "password" and _NUMERIC_RE.fullmatch(value):
+        return False
+    if quoted and any(c.isspace() for c in value):
+        return False
+    if not quoted and not env_style and _is_code(value):
+        return False
+    if weak:  # a generated-looking value, but not a commit id or UUID used as a cache/sort key
+        return _is_tokenish(value) and (env_style or _HASH_LIKE_RE.fullmatch(value) is None)
+    return True
+
+
+# --- secret names -----------------------------------------------------------------------------
+
+_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_STRONG_WORDS = {
+    "password": "password", "passwd": "password", "pwd": "password", "passphrase": "password",
+    "secret": "secret", "credential": "secret", "credentials": "secret", "apikey": "secret",
+    "token": "token",
+}
+_NOT_A_VALUE = frozenset({  # "invalid_api_key", "has_token", "reset_password": a condition or action
+    "invalid", "missing", "bad", "wrong", "expired", "revoked", "unknown", "no", "has", "is",
+    "require", "requires", "required", "use", "uses", "forgot", "reset", "show", "hide", "toggle",
+    "check", "validate", "verify",
+})
+_GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token")
+_KEY_QUALIFIERS = frozenset({
+    "api", "secret", "access", "private", "master", "encryption", "signing", "sign", "auth",
+    "client", "account", "service", "admin", "license", "app", "session", "webhook", "deploy",
+    "storage", "subscription", "consumer", "shared", "hmac", "jwt", "crypto", "cipher", "root",
+})
+
+
+@functools.lru_cache(maxsize=2048)
+def _classify_name(name: str) -> tuple[str, bool] | None:
+    """``(kind, weak)`` when ``name`` names a secret, else None."""
+    words = [w.lower() for w in _WORD_RE.findall(name)]
+    if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
+        return None
+    last, prev = words[-1], (words[-2] if len(words) > 1 else "")
+    kind: str | None = _STRONG_WORDS.get(last)
+    weak = False
+    if kind is None:
+        kind, weak = _classify_last_word(last, prev)
+    if kind is None:
+        return None
+    if kind == "secret" and ("aws" in words or words[-3:] == ["secret", "access", "key"]):
+        kind = "aws_secret_key"
+    return kind, weak
+
+
+def _classify_last_word(last: str, prev: str) -> tuple[str | None, bool]:
+    if last == "pass":
+        return ("password", False) if prev else (None, False)
+    if last == "key":
+        if not prev or prev in ("public", "pub"):
+            return None, False
+        return "secret", prev not in _KEY_QUALIFIERS
+    if last == "auth":
+        return "secret", True
+    if last.endswith("key") and last[:-3] in _KEY_QUALIFIERS:
+        return "secret", False
+    for suffix in _GLUED_SUFFIXES:
+        if last.endswith(suffix):
+            return _STRONG_WORDS[suffix], False
+    return None, False
+
+
+# --- provider token rules ---------------------------------------------------------------------
+
+_B = r"(?<![\w-])"  # not inside an identifier or a hyphenated word
+
+
+def _fixed(kind: str) -> Redactor:
+    text = marker(kind)
+    return lambda m: text
+
+
+def _checked(kind: str, check: Callable[[str], bool]) -> Redactor:
+    text = marker(kind)
+    return lambda m: text if check(m.group(0)) else m.group(0)
+
+
+def _anthropic(m: re.Match[str]) -> str:
+    oauth = m.group(0).startswith(("sk-ant-oat", "sk-ant-ort"))
+    return marker("anthropic_oauth_token" if oauth else "anthropic_key")
+
+
+def _openai(m: re.Match[str]) -> str:
+    body = m.group(0)[3:]
+    if body.startswith("or-v1-"):
+        return marker("openrouter_key")
+    if body.startswith(("proj-", "svcacct-", "admin-")) or _has_digit_and_letter(body):
+        return marker("openai_key")
+    return m.group(0)
+
+
+def _mixed_case(token: str) -> bool:
+    return any(c.isupper() for c in token) and any(c.islower() for c in token)
+
+
+_PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+_PEM_FULL = re.compile(_PEM_OPEN + r"(?:[^-]|-(?!----)){0,65536}+-----END[^-\n]{0,64}+-----")
+_PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the base64 lines
+    _PEM_OPEN + r"(?:(?:\r?\n|\\r?\\n){1,4}+(?:[A-Za-z-]{1,24}: [^\n\\]{0,128}+"
+    r"|[A-Za-z0-9+/=]{1,256}+(?=[\r\n\"'\\]|\Z))){0,4096}+"
+)
+
+_DASH_RULES: _Rules = (
+    ("PRIVATE KEY-", _PEM_FULL, _fixed("private_key")),
+    ("PRIVATE KEY-", _PEM_CUT, _fixed("private_key")),
+    ("sk-ant-", re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{24,}+"), _anthropic),
+    ("sk-", re.compile(_B + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+"), _openai),
+    ("glpat-", re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]{2,}+){0,3}+"),
+     _fixed("gitlab_token")),
+    ("x", re.compile(_B + r"(?:xox[abprse]|xapp-[0-9])-[A-Za-z0-9-]{10,}+"),
+     _checked("slack_token", lambda t: any(c.isdigit() for c in t[5:]))),
+)
+_DASH_PROBE = re.compile(r"-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abprse]-)|(?<=xapp-)|(?<=PRIVATE KEY-))")
+
+_UNDERSCORE_RULES: _Rules = (
+    ("k_", re.compile(_B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"), _fixed("stripe_key")),
+    ("whsec_", re.compile(_B + r"whsec_[A-Za-z0-9+/=]{20,}+"), _fixed("stripe_webhook_secret")),
+    ("_", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{40,}+)"),
+     _fixed("github_token")),
+    ("hf_", re.compile(_B + r"hf_[A-Za-z0-9]{30,}+"), _checked("huggingface_token", _mixed_case)),
+    ("npm_", re.compile(_B + r"npm_[A-Za-z0-9]{36,}+"), _fixed("npm_token")),
+)
+_UNDERSCORE_PROBE = re.compile(
+    r"_(?:(?<=[sr]k_live_)|(?<=[sr]k_test_)|(?<=whsec_)|(?<=gh[pousr]_)|(?<=github_pat_)"
+    r"|(?<=hf_)|(?<=npm_))"
+)
+
+_CAPITAL_A_RULES: _Rules = (
+    ("AIza", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}(?![\w-])"), _fixed("google_api_key")),
+    ("A", re.compile(r"(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+     _fixed("aws_access_key_id")),
+)
+_CAPITAL_A_PROBE = re.compile(r"A(?:Iza|KIA|SIA)")
+
+_JWT_RULES: _Rules = (
+    ("eyJ", re.compile(_B + r"eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]*+"),
+     _fixed("jwt")),
+)
+
+
+# --- URL passwords, headers, assignments ------------------------------------------------------
+
+def _url_password(m: re.Match[str]) -> str:
+    if _is_placeholder(m.group("pw")):
+        return m.group(0)
+    return f"://{m.group('user')}:{marker('url_password')}@"
+
+
+_URL_RULES: _Rules = (
+    ("://", re.compile(
+        r"(?<=[A-Za-z0-9])://(?P<user>[^\s:/?#@\[\]\"'<>]{0,256}+):(?P<pw>[^\s/?#@\"'<>]{1,256}+)@"
+    ), _url_password),
+)
+
+_SCHEME_KINDS = {"bearer": "bearer_token", "basic": "basic_auth"}
+
+
+def _authorization(m: re.Match[str]) -> str:
+    cred, scheme = m.group("cred"), m.group("scheme")
+    if _is_placeholder(cred) or _ENV_NAME_RE.fullmatch(cred):
+        return m.group(0)
+    if scheme is None:
+        ok, kind = _is_tokenish(cred), "authorization"
+    else:
+        ok = len(cred) >= 8 and not (cred.isalpha() and cred.islower())
+        kind = _SCHEME_KINDS.get(scheme.lower(), "authorization")
+    return _replace_group(m, "cred", marker(kind)) if ok else m.group(0)
+
+
+def _bearer(m: re.Match[str]) -> str:
+    if not _is_tokenish(m.group("cred")) or _is_placeholder(m.group("cred")):
+        return m.group(0)
+    return _replace_group(m, "cred", marker("bearer_token"))
+
+
+def _replace_group(m: re.Match[str], group: str, text: str) -> str:
+    whole, base = m.group(0), m.start()
+    return whole[: m.start(group) - base] + text + whole[m.end(group) - base:]
+
+
+_AUTH = re.compile(  # matched at the start of "authorization"
+    r"(?i:authorization)(?:\\?[\"'])?\]?[ \t]{0,16}+[:=][ \t]{0,16}+(?:\\?[\"'])?"
+    r"(?:(?P<scheme>(?i:bearer|basic|token|bot|apikey))[ \t]{1,16}+)?"
+    r"(?P<cred>[^\s\"'`,;<>(){}\[\]\\]{1,4096}+)"
+)
+_BEARER = re.compile(_B + r"Bearer[ \t]{1,16}+(?P<cred>[A-Za-z0-9._~+/=-]{16,4096}+)")
+
+_ASSIGNMENT = re.compile(  # matched at the start of a secret-looking name
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,79}+)(?:\\?[\"'])?\]?"
+    r"(?P<sep>[ \t]{0,16}+(?::=|=>|=(?![=~>])|:(?![:/\\=]))[ \t]{0,16}+)"
+    r"(?:(?:[bBrRuUfF]{1,2}+)?"
+    r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024}+)\\\""
+    r"|\"(?P<dq>[^\"\\\n]{0,1024}+(?:\\.[^\"\\\n]{0,1024}+){0,32}+)\""
+    r"|'(?P<sq>[^'\\\n]{0,1024}+(?:\\.[^'\\\n]{0,1024}+){0,32}+)')"
+    r"|(?P<bare>[^\s\"'`,;&|(){}\[\]<>]{1,1024}+)(?P<call>[(\[])?)"
+)
+
+
+def _assignment(m: re.Match[str]) -> str:
+    named = _classify_name(m.group("name"))
+    if named is None or m.group("call") is not None:
+        return m.group(0)
+    kind, weak = named
+    group = next(g for g in ("bare", "dq", "sq", "edq") if m.group(g) is not None)
+    env_style = m.group("sep") == "=" and not any(c.islower() for c in m.group("name"))
+    if not _is_secret_value(m.group(group), quoted=group != "bare", weak=weak,
+                            env_style=env_style, kind=kind):
+        return m.group(0)
+    return _replace_group(m, group, marker(kind))
+
+
+_BEARER_RULES: _Rules = (("Bearer", _BEARER, _bearer),)
+
+# Assignments are found from their separators, not by trying a regex at every position: each
+# ":" or "=" costs a few operations, and only those after a name ending like a secret name
+# (TAILS, in any case) get the regex, anchored at the name.
+_GAP = frozenset(" \t\"'\\]")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_TAILS = frozenset(
+    "".join(chars)
+    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion")
+    for chars in itertools.product(*((c, c.upper()) for c in tail))
+)
+
+
+def _name_ends(text: str) -> list[int]:
+    """Where a name that may be secret ends, for every ``:`` / ``=`` after one."""
+    ends = []
+    for sep in ":=":
+        i = text.find(sep)
+        while i != -1:
+            j = i
+            while j and text[j - 1] in _GAP:
+                j -= 1
+            if text[j - 3:j] in _TAILS:
+                ends.append(j)
+            i = text.find(sep, i + 1)
+    return sorted(ends)
+
+
+def _name_start(text: str, end: int) -> int | None:
+    """Start of the name ending at ``end`` (None when it is too long or a ``$VAR``)."""
+    k = end
+    while k and text[k - 1] in _NAME_CHARS:
+        k -= 1
+        if end - k > 80:
+            return None
+    if k and text[k - 1] == "$":
+        return None
+    while k < end and text[k] == "-":  # --password=…
+        k += 1
+    return k
+
+
+def _match_at(text: str, end: int) -> tuple[re.Match[str], str] | None:
+    """The assignment (or Authorization header) whose name ends at ``end``, redacted."""
+    if end >= 13 and text[end - 13:end].lower() == "authorization":
+        m = _AUTH.match(text, end - 13)
+        return (m, _authorization(m)) if m else None
+    start = _name_start(text, end)
+    if start is None or _classify_name(text[start:end]) is None:
+        return None
+    m = _ASSIGNMENT.match(text, start)
+    return (m, _assignment(m)) if m else None
+
+
+def _scrub_assignments(text: str) -> str:
+    pieces: list[str] = []
+    emitted = resume = 0  # like re.sub, the text of a match is never searched again, kept or not
+    for end in _name_ends(text):
+        if end <= resume or (found := _match_at(text, end)) is None:
+            continue
+        m, new = found
+        if m.start() < resume:
+            continue
+        resume = m.end()
+        if new != m.group(0):
+            pieces += (text[emitted:m.start()], new)
+            emitted = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[emitted:])
+    return "".join(pieces)
+
+
+def _apply(rules: _Rules, text: str) -> str:
+    for needle, pattern, redact in rules:
+        if needle in text:
+            text = pattern.sub(redact, text)
+    return text
+
+
+def _scrub_patterns(text: str) -> str:
+    """Every built-in detection; each family only when its cheap probe hits."""
+    if "-" in text and _DASH_PROBE.search(text):
+        text = _apply(_DASH_RULES, text)
+    if "_" in text and _UNDERSCORE_PROBE.search(text):
+        text = _apply(_UNDERSCORE_RULES, text)
+    if "A" in text and _CAPITAL_A_PROBE.search(text):
+        text = _apply(_CAPITAL_A_RULES, text)
+    if "J" in text and "eyJ" in text:
+        text = _apply(_JWT_RULES, text)
+    if "@" in text and "://" in text:
+        text = _apply(_URL_RULES, text)
+    if "=" in text or ":" in text:
+        text = _scrub_assignments(text)
+    if "B" in text and "Bearer" in text:
+        text = _apply(_BEARER_RULES, text)
+    return text
+
+
+# --- the scrubber -----------------------------------------------------------------------------
+
+class Scrubber:
+    """Replaces secrets in text and JSON-like objects with ``[REDACTED:<kind>]`` markers.
+
+    The built-in detections (see the module docstring) are shared and immutable; a
+    ``Scrubber`` adds the literal secrets Relay knows (e.g. from the vault).
+    """
+
+    def __init__(self) -> None:
+        self._literal_kinds: dict[str, str] = {}
+        self._literal_re: re.Pattern[str] | None = None
+
+    def add_literal(self, secret: str, kind: str = "known_secret") -> None:
+        """Always redact ``secret`` (verbatim, JSON-escaped or percent-encoded) as ``kind``.
+
+        Raises:
+            ValueError: ``secret`` is shorter than ``MIN_LITERAL_LENGTH`` or ``kind`` is not
+                lowercase letters, digits and underscores.
+        """
+        if len(secret) < MIN_LITERAL_LENGTH:
+            raise ValueError(f"a literal secret needs at least {MIN_LITERAL_LENGTH} characters")
+        if _KIND_RE.fullmatch(kind) is None:
+            raise ValueError(f"invalid marker kind {kind!r}")
+        for form in (secret, json.dumps(secret)[1:-1], quote(secret, safe="")):
+            self._literal_kinds[form] = kind
+        forms = sorted(self._literal_kinds, key=len, reverse=True)
+        self._literal_re = re.compile("|".join(map(re.escape, forms)))
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every detected secret replaced by its marker."""
+        if self._literal_re is not None and any(s in text for s in self._literal_kinds):
+            text = self._literal_re.sub(self._literal_marker, text)
+        return _scrub_patterns(text)
+
+    def scrub_obj(self, obj: _T) -> _T:
+        """A copy of ``obj`` (dicts, lists, tuples, strings; anything else as is) with secrets
+        replaced; a string under a secret-looking key (``{"DB_PASSWORD": "…"}``) is replaced
+        whole. ``obj`` is not modified."""
+        return cast(_T, self._walk(obj, None))
+
+    def _literal_marker(self, m: re.Match[str]) -> str:
+        return marker(self._literal_kinds[m.group(0)])
+
+    def _walk(self, obj: object, key: str | None) -> object:
+        if isinstance(obj, str):
+            return self._scrub_value(obj, key)
+        if isinstance(obj, dict):
+            return {self._walk(k, None): self._walk(v, k if isinstance(k, str) else None)
+                    for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [self._walk(item, key) for item in obj]
+        if isinstance(obj, tuple):
+            return tuple(self._walk(item, key) for item in obj)
+        return obj
+
+    def _scrub_value(self, value: str, key: str | None) -> str:
+        scrubbed = self.scrub(value)
+        named = _classify_name(key) if key and scrubbed == value else None
+        if named is not None:
+            kind, weak = named
+            if _is_secret_value(value, quoted=True, weak=weak, env_style=False, kind=kind):
+                return marker(kind)
+        return scrubbed
+
+
+_DEFAULT = Scrubber()
+
+
+def scrub(text: str) -> str:
+    """``text`` with secrets replaced (built-in detections only; see ``Scrubber``)."""
+    return _DEFAULT.scrub(text)
+
+
+def scrub_obj(obj: _T) -> _T:
+    """A copy of ``obj`` with secrets replaced (built-in detections only; see ``Scrubber``)."""
+    return _DEFAULT.scrub_obj(obj)

@@ -1,0 +1,48 @@
+"""Scrub secrets out of an agent event before it is stored, published or shown.
+
+Applies :mod:`relay.core.redact` to the text-bearing fields of each event kind.
+Clean events (the common case) come back as the same object; an event whose
+text held a secret comes back as a copy with the secret replaced by a marker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relay.core.events import AgentEvent
+from relay.core.redact import scrub, scrub_obj
+
+#: the fields of each kind that carry agent- or user-provided text.
+_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "assistant_text": ("text",),
+    "tool_call": ("input",),
+    "tool_result": ("output",),
+    "permission_denied": ("detail",),
+    "turn_completed": ("result_text",),
+    "needs_input": ("prompt",),
+    "limit_hit": ("message",),
+    "notice": ("message",),
+    "error": ("message",),
+    "session_ended": ("reason", "result_text"),
+    "state_changed": ("reason",),
+}
+
+
+def _clean(value: Any) -> Any:
+    if value is None:
+        return None
+    return scrub(value) if isinstance(value, str) else scrub_obj(value)
+
+
+def scrub_event(event: AgentEvent) -> AgentEvent:
+    """``event`` with secrets in its text fields replaced (the same object if clean)."""
+    fields = _TEXT_FIELDS.get(event.kind)
+    if not fields:
+        return event
+    changed = {}
+    for name in fields:
+        before = getattr(event, name)
+        after = _clean(before)
+        if after != before:
+            changed[name] = after
+    return event.model_copy(update=changed) if changed else event

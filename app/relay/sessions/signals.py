@@ -1,0 +1,758 @@
+"""What an agent CLI's failure means: one classifier for every runtime.
+
+Every CLI reports limits, overload and failures its own way (the recorded
+behaviour is in ``../shared/fixtures/*/NOTES.md``). :func:`classify` turns what
+a runtime saw — the failure text, the HTTP status, and any machine-readable
+fields — into a :class:`Signal`: what kind of failure it is, when the limit
+resets (or how long to wait), which limit it was, and where that knowledge
+came from. The stream parsers and (later) the handoff decision use it.
+
+Evidence is weighed in this order:
+
+1. structured fields: Claude's ``rate_limit_event.rate_limit_info``
+   (``resetsAt``, ``rateLimitType``), ``api_error`` / ``api_error_type``;
+   API error bodies (``error.type`` / ``error.code`` / ``resets_at`` /
+   ``resets_in_seconds``, Google's ``details``); Codex's ``codex_error_info``
+   and rollout ``rate_limits``; response headers (``retry-after``,
+   ``anthropic-ratelimit-unified-*``, ``x-codex-primary-*`` …);
+2. wording that names a usage limit, a billing quota or a refusal (a usage
+   limit only with HTTP 429 or no status, as the CLIs themselves do);
+3. the HTTP status (given, or read from the text: ``last status: 429``,
+   ``API Error: 500``, pi's leading ``503 …``);
+4. generic wording (overloaded, rate limit, auth, network, timeout …);
+5. a weak hint: Claude's synthetic assistant line ``error`` field.
+
+Reset times come from the error's structured fields first (``resetsAt``,
+``resets_at``, ``anthropic-ratelimit-unified-reset``, ``retry-after`` …) and
+only then from the wording. A rate-limit window snapshot (Codex
+``rate_limits`` / ``x-codex-*-reset-at``) describes the account, not the
+error: it refines a worded time it agrees with and stands alone when the
+wording names none, but never overrides what the error said. Wording that is
+not recognised stays verbatim in the signal and is classified ``unknown`` —
+never guessed; a reset time that cannot be resolved (an unknown zone, a date
+in another language) is ``None``.
+
+Clock times are resolved against an injected ``now``. A time after
+"resets"/"reset at" (Claude: shown without a date when less than 24 h away)
+is the next such time; a time after "try again at" (Codex: shown without a
+date only when the reset is on the current local day) is that time today; a
+date is taken as given (without a year: the nearest such date). A zone named
+in parentheses wins over ``tz``, the zone the CLI process formats times in.
+
+Pure: no I/O, no clock reads (except that ``tz=None`` means this machine's
+local zone), no Qt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal, NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from relay.core.events import ErrorCategory, LimitKind
+
+SignalKind = Literal[
+    "usage_limit", "rate_limit", "overloaded", "auth", "invalid_request", "refusal",
+    "crash", "inactivity", "quota", "network", "timeout", "unknown",
+]
+SignalSource = Literal["structured", "text", "http_status", "none"]
+
+LIMIT_KINDS: frozenset[SignalKind] = frozenset({"usage_limit", "quota", "rate_limit", "overloaded"})
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """What one failure report means.
+
+    Attributes:
+        kind: The failure class; ``unknown`` when nothing was recognised.
+        provider: The runtime that reported it (``claude``, ``codex`` …).
+        text: The failure text exactly as given (``None`` if there was none).
+        resets_at: When the limit resets (aware UTC), if known.
+        retry_after: Seconds to wait, when the source gave a delay rather
+            than a time (``retry-after``, "try again in 1.5s"); ``resets_at``
+            is then ``now`` plus this delay unless an absolute time was given.
+        scope: Which limit: ``five_hour``, ``seven_day``, ``seven_day_opus``,
+            ``seven_day_sonnet``, ``daily``, ``per_minute``, … (Claude's
+            ``rateLimitType`` verbatim).
+        http_status: The HTTP status, given or read from the text.
+        source: Where ``kind`` came from (``none`` for ``unknown``).
+        reset_source: Where ``resets_at`` / ``retry_after`` came from.
+    """
+
+    kind: SignalKind
+    provider: str
+    text: str | None = None
+    resets_at: datetime | None = None
+    retry_after: float | None = None
+    scope: str | None = None
+    http_status: int | None = None
+    source: SignalSource = "none"
+    reset_source: SignalSource = "none"
+
+    @property
+    def is_limit(self) -> bool:
+        """A usage limit, quota, rate limit or overload (what a handoff is about)."""
+        return self.kind in LIMIT_KINDS
+
+
+class Reset(NamedTuple):
+    """A reset read from text: the time, and the delay if one was given."""
+
+    resets_at: datetime | None
+    retry_after: float | None
+
+
+_NO_RESET = Reset(None, None)
+
+
+# ---------------------------------------------------------------------------
+# The entry point
+# ---------------------------------------------------------------------------
+
+
+def classify(text: str | None, *, http_status: int | None = None,
+             structured: Mapping[str, Any] | None = None, provider: str,
+             now: datetime, tz: tzinfo | None) -> Signal:
+    """Classify one failure report.
+
+    Args:
+        text: The failure text (result text, error message, stderr line).
+        http_status: The HTTP status when the runtime reports it.
+        structured: Machine-readable fields, any of: ``rate_limit_info``
+            (Claude's rate_limit_event, or its keys at the top level),
+            ``api_error`` / ``api_error_type``, ``error`` (an API error body,
+            or Claude's assistant ``error`` string), ``assistant_error``,
+            ``codex_error_info``, ``rate_limits`` (Codex rollout snapshot),
+            ``headers`` (HTTP response headers).
+        provider: The runtime the report came from (recorded in the signal;
+            the rules are the same for every provider, so one CLI's wording is
+            recognised wherever it shows up, e.g. pi passing on Codex's).
+        now: The current time (aware); anchors clock times and delays.
+        tz: The zone the CLI process formats times in (``None``: local).
+
+    Returns:
+        The signal; ``kind == "unknown"`` when nothing was recognised.
+
+    Raises:
+        ValueError: ``now`` is naive.
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    body = text or ""
+    fields = _read_structured(structured or {}, now)
+    status, status_source = http_status, "http_status"
+    if status is None:
+        status, status_source = _status_in(body), "text"
+    text_reset = reset_from_text(body, now=now, tz=tz)
+
+    kind: SignalKind = "unknown"
+    source: SignalSource = "none"
+    scope = fields.scope
+    specific = _specific_wording(body, status, text_reset)
+    by_status = _kind_for_status(status) if status is not None else "unknown"
+    if fields.kind is not None:
+        kind, source = fields.kind, "structured"
+        if kind == "usage_limit" and specific is not None and specific[0] == "quota":
+            # codex_error_info "usage_limit_exceeded" also covers "Quota exceeded" (d6).
+            kind = "quota"
+    elif specific is not None:
+        kind, source = specific[0], "text"
+    elif by_status != "unknown":
+        kind, source = by_status, "http_status" if status_source == "http_status" else "text"
+    elif (generic := _generic_wording(body)) is not None:
+        kind, source = generic, "text"
+    elif fields.weak_kind is not None:
+        kind, source = fields.weak_kind, "structured"
+
+    if specific is not None and specific[0] == kind:
+        scope = scope or specific[1]
+
+    resets_at, retry_after, reset_source = _pick_reset(fields, text_reset, now)
+    return Signal(kind=kind, provider=provider, text=text, resets_at=resets_at,
+                  retry_after=retry_after, scope=scope, http_status=status, source=source,
+                  reset_source=reset_source)
+
+
+def _pick_reset(fields: _Fields, text: Reset,
+                now: datetime) -> tuple[datetime | None, float | None, SignalSource]:
+    """The error's own fields, then its wording, then the account's window snapshot.
+
+    A rate-limit window snapshot (Codex ``rate_limits`` / ``x-codex-*``) says
+    when a full window empties, not what the error said: it only adds the
+    seconds to a worded time it agrees with (to the minute), and is used alone
+    when the wording names no time. In the Codex capture d2 the full 5-hour
+    window reset at 13:08 while the error said Dec 3.
+    """
+    if fields.absolute is not None or fields.retry_after is not None:
+        resets_at = fields.absolute
+        if resets_at is None and fields.retry_after is not None:
+            resets_at = now.astimezone(UTC) + timedelta(seconds=fields.retry_after)
+        return resets_at, fields.retry_after, "structured"
+    window = fields.window
+    if text.resets_at is not None:
+        if window is not None and timedelta(0) <= window - text.resets_at < timedelta(minutes=1):
+            return window, text.retry_after, "structured"
+        return text.resets_at, text.retry_after, "text"
+    if window is not None:
+        return window, None, "structured"
+    return None, None, "none"
+
+
+def error_category(signal: Signal) -> ErrorCategory:
+    """The :class:`~relay.core.events.AgentError` category for a signal."""
+    return _CATEGORIES[signal.kind]
+
+
+def limit_kind(signal: Signal) -> LimitKind | None:
+    """The :class:`~relay.core.events.LimitHit` kind, or ``None`` if not a limit."""
+    return _LIMITS.get(signal.kind)
+
+
+_CATEGORIES: dict[SignalKind, ErrorCategory] = {
+    "usage_limit": "usage_limit", "quota": "usage_limit", "rate_limit": "rate_limit",
+    "overloaded": "overloaded", "auth": "auth", "invalid_request": "request",
+    "refusal": "request", "crash": "process", "inactivity": "stalled", "network": "network",
+    "timeout": "timeout", "unknown": "unknown",
+}
+_LIMITS: dict[SignalKind, LimitKind] = {
+    "usage_limit": "usage_limit", "quota": "quota", "rate_limit": "rate_limit",
+    "overloaded": "overloaded",
+}
+
+
+# ---------------------------------------------------------------------------
+# Wording
+# ---------------------------------------------------------------------------
+
+_APOS = "['’]"
+# "You've hit your session limit", "You’ve hit your usage limit", "You've reached
+# your Fable limit", "You have reached your daily quota limit".
+_HIT_YOUR = re.compile(
+    rf"\byou(?:{_APOS}ve| have) (?:hit|reached) your (?P<name>(?:[^.·∙•|\n]|\.(?=\S)){{0,40}}?)\blimit\b",
+    re.IGNORECASE)
+# Claude 1.x: "5-hour limit reached ∙ resets 3pm", "Opus weekly limit reached ∙ …",
+# and the bare "weekly limit · resets Sep 18 at 3am (America/Los_Angeles)".
+_NAMED_REACHED = re.compile(
+    r"\b(?P<name>5-hour|five-hour|session|weekly|daily|(?:opus|sonnet)(?: weekly)?)"
+    r" limit(?: reached|\s*[·∙•]\s*resets\b)",
+    re.IGNORECASE)
+_USAGE_LIMIT = re.compile(
+    r"\busage limit (?:has been )?reached"            # "Claude AI usage limit reached|…", pi/codex
+    r"|\byou have reached the usage limit"             # Codex app
+    r"|\byou have exhausted your capacity on this model",  # Gemini (Code Assist)
+    re.IGNORECASE)
+_QUOTA = re.compile(
+    r"\bquota exceeded\b|exceeded your current quota|exhausted your daily quota|insufficient[_ ]quota"
+    r"|credit balance is too low|\bdaily quota limit\b",
+    re.IGNORECASE)
+_DAILY = re.compile(r"\bdaily\b|per ?day", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"violates? (?:our|the) (?:usage|content) polic(?:y|ies)|unable to respond to this request",
+    re.IGNORECASE)
+_BILLING_NAMES = ("quota", "spend", "credit", "budget", "billing")
+_NOT_USAGE_NAMES = ("context", "fast")
+
+_GENERIC: tuple[tuple[SignalKind, re.Pattern[str]], ...] = (
+    ("overloaded", re.compile(
+        r"overloaded|at capacity|high demand|no capacity available|server[- ]side issue"
+        r"|internal server error|service unavailable|temporarily unavailable"
+        r"|server had an error|\b529\b|model_capacity_exhausted", re.IGNORECASE)),
+    ("rate_limit", re.compile(
+        r"rate[ _-]?limit|too many requests|resource has been exhausted"
+        r"|temporarily limiting requests|resource_exhausted", re.IGNORECASE)),
+    ("auth", re.compile(
+        r"invalid api key|api key not valid|incorrect api key|invalid x-api-key"
+        r"|authentication[_ ](?:error|failed)|\bunauthori[sz]ed\b|oauth token (?:has )?expired"
+        r"|not logged in|please run /login|must specify the \w*api_key|invalid auth method",
+        re.IGNORECASE)),
+    ("network", re.compile(
+        r"unable to connect|connection refused|econnrefused|econnreset|enotfound|getaddrinfo"
+        r"|socket hang up|fetch failed|network error|stream disconnected|error sending request"
+        r"|connection (?:reset|closed|error)", re.IGNORECASE)),
+    ("timeout", re.compile(r"\btimed out\b|\btimeout\b|etimedout|deadline exceeded", re.IGNORECASE)),
+    ("invalid_request", re.compile(
+        r"invalid[_ ]request|bad request|context (?:window|length)|prompt is too long"
+        r"|maximum context length|request too large", re.IGNORECASE)),
+    ("inactivity", re.compile(r"printed nothing for|agent stalled|no output for", re.IGNORECASE)),
+    ("crash", re.compile(
+        r"panicked at|segmentation fault|core dumped|out of memory|unhandled (?:promise )?rejection"
+        r"|uncaught exception|unexpected critical error", re.IGNORECASE)),
+)
+
+_STATUS_IN_TEXT = (
+    re.compile(r"(?:unexpected status|last status:?)\s+(\d{3})\b", re.IGNORECASE),  # codex
+    re.compile(r"\bAPI Error:\s*(\d{3})\b"),                                         # claude
+    re.compile(r"\bRequest rejected \((\d{3})\)"),                                   # claude
+    re.compile(r"\bfailed with status (\d{3})\b"),                                   # gemini
+    re.compile(r"\A\s*([45]\d\d)\s"),                                                # pi
+)
+
+
+def _status_in(text: str) -> int | None:
+    for pattern in _STATUS_IN_TEXT:
+        match = pattern.search(text)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _specific_wording(text: str, status: int | None,
+                      reset: Reset) -> tuple[SignalKind, str | None] | None:
+    """A usage limit, billing quota or refusal named in so many words."""
+    if _REFUSAL.search(text):
+        return "refusal", None
+    quota = _QUOTA.search(text)
+    if quota and status in (None, 400, 402, 403, 429):
+        if _DAILY.search(text):
+            return "quota", "daily"
+        # "You exceeded your current quota … Suggested retry after 2s." (Gemini per-minute).
+        return ("rate_limit" if reset.retry_after is not None else "quota"), None
+    if status not in (None, 429):
+        return None
+    for pattern in (_HIT_YOUR, _NAMED_REACHED):
+        for match in pattern.finditer(text):
+            name = match.group("name").strip().lower()
+            if any(word in name for word in _NOT_USAGE_NAMES):
+                continue
+            if any(word in name for word in _BILLING_NAMES):
+                return "quota", "daily" if "daily" in name else None
+            return "usage_limit", _scope_from_name(name)
+    if _USAGE_LIMIT.search(text):
+        return "usage_limit", None
+    return None
+
+
+def _scope_from_name(name: str) -> str | None:
+    """Claude's vocabulary for a limit named in words ("session", "Opus weekly" …)."""
+    if not name or name == "usage":
+        return None
+    if any(word in name for word in ("session", "5-hour", "five-hour")):
+        return "five_hour"
+    for model in ("opus", "sonnet"):
+        if model in name:
+            return f"seven_day_{model}"
+    if "week" in name:
+        return "seven_day"
+    if "daily" in name:
+        return "daily"
+    return re.sub(r"\W+", "_", name).strip("_") or None
+
+
+def _generic_wording(text: str) -> SignalKind | None:
+    for kind, pattern in _GENERIC:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+def _kind_for_status(status: int) -> SignalKind:
+    if status == 429:
+        return "rate_limit"
+    if status >= 500:
+        return "overloaded"
+    if status in (401, 403):
+        return "auth"
+    if status == 402:
+        return "quota"
+    if status == 408:
+        return "timeout"
+    if 400 <= status < 500:
+        return "invalid_request"
+    return "unknown"
+
+
+# ---------------------------------------------------------------------------
+# Reset times in text
+# ---------------------------------------------------------------------------
+
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATE = _MONTH + r"\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?"
+_TIME = (r"(?:(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap])\.?m\.?(?![a-z])"
+         r"|(?P<h24>\d{1,2}):(?P<m24>\d{2})(?!\s*[ap]\.?m)(?!\d))")
+_WHEN = rf"(?:{_DATE}(?:\s*,\s*|\s+at\s+|\s+))?(?:{_TIME})(?:\s*\((?P<zone>[^()]+)\))?"
+# "resets 12:05pm (UTC)", "resets Sep 18 at 3am (America/Los_Angeles)", "Your limit will
+# reset at 5pm (Europe/Warsaw)." — a bare clock time is the next one.
+_RESETS_AT = re.compile(rf"\bresets?(?:\s+at)?\s+{_WHEN}", re.IGNORECASE)
+# Codex: "try again at 1:08 PM." (today, process zone), "try again at Dec 3rd, 2026 10:08 AM.";
+# the app: "try again after September 6, 2026, 11:15."
+_TRY_AGAIN_AT = re.compile(rf"\btry again (?:at|after)\s+{_WHEN}", re.IGNORECASE)
+_EPOCH_AFTER_BAR = re.compile(r"limit reached\|(\d{9,13})\b", re.IGNORECASE)
+
+_UNIT_WORDS = r"(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|milliseconds?)"
+_SPAN_COMPACT = r"(?:\d+(?:\.\d+)?(?:ms|[dhms]))+(?![a-z])"
+_SPAN_WORDS = (rf"\d+(?:\.\d+)?\s*{_UNIT_WORDS}\b"
+               rf"(?:(?:\s*,\s*|\s+and\s+|\s+)\d+(?:\.\d+)?\s*{_UNIT_WORDS}\b)*")
+# "Please try again in 1.5s.", "try again in 5 days 22 hours 11 minutes.", Gemini's
+# "Suggested retry after 2s." and "Your quota will reset after 2h10m46s." ("Retrying
+# after 5029ms" is the CLI's own backoff and does not match).
+_DELAY = re.compile(
+    rf"\b(?:try again|retry|resets?)\s+(?:in|after)\s+(?P<span>{_SPAN_COMPACT}|{_SPAN_WORDS})",
+    re.IGNORECASE)
+_SPAN_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
+_UNIT_SECONDS = {"ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
+                 "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+                 "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+                 "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+                 "d": 86400.0, "day": 86400.0, "days": 86400.0}
+
+
+def reset_from_text(text: str, *, now: datetime, tz: tzinfo | None) -> Reset:
+    """When a limit resets, from the wording alone.
+
+    Args:
+        text: The failure text.
+        now: The current time (aware).
+        tz: The zone the CLI formats times in when it names none (``None``: local).
+
+    Returns:
+        The reset time (aware UTC) and, for "try again in …" wording, the delay
+        in seconds; both ``None`` when the text names no reset or names one
+        that cannot be resolved (unknown zone, unknown month, 31 Feb).
+    """
+    epoch = _EPOCH_AFTER_BAR.search(text)
+    if epoch:
+        return Reset(from_epoch(epoch.group(1)), None)
+    for pattern, same_day in ((_RESETS_AT, False), (_TRY_AGAIN_AT, True)):
+        match = pattern.search(text)
+        if match:
+            return Reset(_resolve_when(match, now, tz, same_day=same_day), None)
+    delay = _DELAY.search(text)
+    if delay:
+        seconds = _span_seconds(delay.group("span"))
+        if seconds is not None:
+            return Reset(now.astimezone(UTC) + timedelta(seconds=seconds), seconds)
+    return _NO_RESET
+
+
+def _span_seconds(span: str) -> float | None:
+    total = 0.0
+    for value, unit in _SPAN_PART.findall(span):
+        factor = _UNIT_SECONDS.get(unit.lower())
+        if factor is None:
+            return None
+        total += float(value) * factor
+    return total
+
+
+def _resolve_when(match: re.Match[str], now: datetime, default: tzinfo | None, *,
+                  same_day: bool) -> datetime | None:
+    zone: tzinfo | None = default
+    if match["zone"]:
+        zone = zone_named(match["zone"])
+        if zone is None:
+            return None  # a zone we do not know: never fall back to a guess
+    clock = _clock(match)
+    if clock is None:
+        return None
+    today = now.astimezone(zone).date()
+    if match["mon"]:
+        month = _MONTH_NAMES.index(match["mon"][:3].lower()) + 1
+        try:
+            if match["year"]:
+                return _at(date(int(match["year"]), month, int(match["day"])), clock, zone)
+            candidate = _at(date(today.year, month, int(match["day"])), clock, zone)
+            if candidate < now - timedelta(days=1):  # "Jan 2" read on Dec 30
+                candidate = _at(date(today.year + 1, month, int(match["day"])), clock, zone)
+        except ValueError:  # 31 Feb, 29 Feb of a common year
+            return None
+        return candidate
+    candidate = _at(today, clock, zone)
+    if not same_day and candidate <= now:
+        candidate = _at(today + timedelta(days=1), clock, zone)
+    return candidate
+
+
+def _clock(match: re.Match[str]) -> time | None:
+    if match["ampm"]:
+        hour, minute = int(match["hour"]), int(match["minute"] or 0)
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if match["ampm"].lower() == "p" else 0)
+    else:
+        hour, minute = int(match["h24"]), int(match["m24"])
+    if hour > 23 or minute > 59:
+        return None
+    return time(hour, minute)
+
+
+def _at(day: date, clock: time, zone: tzinfo | None) -> datetime:
+    naive = datetime.combine(day, clock)
+    # A naive datetime's astimezone() reads it as local time, DST included.
+    aware = naive.astimezone() if zone is None else naive.replace(tzinfo=zone)
+    return aware.astimezone(UTC)
+
+
+def zone_named(name: str) -> tzinfo | None:
+    """The IANA zone a CLI named ("UTC", "Europe/Rome"), or ``None`` if unknown."""
+    name = name.strip()
+    if name.upper() in ("UTC", "GMT", "Z"):
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def from_epoch(value: Any) -> datetime | None:
+    """An epoch timestamp (seconds, or milliseconds above 1e11) as aware UTC."""
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
+    if seconds > 1e11:
+        seconds /= 1000.0
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Structured fields
+# ---------------------------------------------------------------------------
+
+# error.type / error.code / api_error / codex_error_info values (lower case).
+_CODES: dict[str, SignalKind] = {
+    "usage_limit_reached": "usage_limit", "usage_limit_exceeded": "usage_limit",
+    "insufficient_quota": "quota", "usage_not_included": "quota", "billing_error": "quota",
+    "rate_limit_exceeded": "rate_limit", "rate_limit_error": "rate_limit",
+    "too_many_requests": "rate_limit",
+    "server_is_overloaded": "overloaded", "server_overloaded": "overloaded",
+    "overloaded_error": "overloaded", "internal_server_error": "overloaded",
+    "server_error": "overloaded", "api_error": "overloaded", "slow_down": "overloaded",
+    "authentication_error": "auth", "authentication_failed": "auth", "permission_error": "auth",
+    "invalid_api_key": "auth", "unauthorized": "auth",
+    "invalid_request_error": "invalid_request", "invalid_request": "invalid_request",
+    "request_too_large": "invalid_request", "not_found_error": "invalid_request",
+    "context_length_exceeded": "invalid_request", "context_window_exceeded": "invalid_request",
+    "bad_request": "invalid_request",
+    "connection_failed": "network", "http_connection_failed": "network",
+    "response_stream_disconnected": "network", "response_stream_connection_failed": "network",
+    "timeout_error": "timeout", "refusal": "refusal",
+}
+# Google RPC statuses: weaker than the details they come with.
+_GOOGLE_STATUS: dict[str, SignalKind] = {
+    "RESOURCE_EXHAUSTED": "rate_limit", "UNAVAILABLE": "overloaded", "INTERNAL": "overloaded",
+    "UNAUTHENTICATED": "auth", "PERMISSION_DENIED": "auth", "INVALID_ARGUMENT": "invalid_request",
+    "DEADLINE_EXCEEDED": "timeout",
+}
+# Claude's synthetic assistant line ``error`` field: only a last resort.
+_WEAK: dict[str, SignalKind] = {
+    "rate_limit": "rate_limit", "authentication_failed": "auth", "billing_error": "quota",
+    "invalid_request": "invalid_request", "server_error": "overloaded",
+}
+# Most specific first: which kind wins when several fields speak.
+_RANK: tuple[SignalKind, ...] = (
+    "usage_limit", "quota", "refusal", "rate_limit", "overloaded", "auth", "invalid_request",
+    "timeout", "network", "crash", "inactivity",
+)
+_WINDOW_SCOPES = {300: "five_hour", 10080: "seven_day", 1440: "daily"}
+
+
+@dataclass
+class _Fields:
+    kinds: list[SignalKind]
+    generic: list[SignalKind]
+    weak_kind: SignalKind | None = None
+    scope: str | None = None
+    absolute: datetime | None = None
+    retry_after: float | None = None
+    window: datetime | None = None
+
+    @property
+    def kind(self) -> SignalKind | None:
+        for pool in (self.kinds, self.generic):
+            if pool:
+                return min(pool, key=_RANK.index)
+        return None
+
+    def reset(self, when: datetime | None) -> None:
+        if when is not None and self.absolute is None:
+            self.absolute = when
+
+    def delay(self, seconds: float | None) -> None:
+        if seconds is not None and self.retry_after is None:
+            self.retry_after = max(seconds, 0.0)
+
+    def name(self, scope: str | None) -> None:
+        if scope and self.scope is None:
+            self.scope = scope
+
+
+def _read_structured(data: Mapping[str, Any], now: datetime) -> _Fields:
+    fields = _Fields(kinds=[], generic=[])
+    _read_rate_limit_info(data, fields)
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        _read_body(error, fields)
+    elif isinstance(error, str):
+        fields.weak_kind = _WEAK.get(error)
+    assistant = data.get("assistant_error")
+    if isinstance(assistant, str):
+        fields.weak_kind = _WEAK.get(assistant) or fields.weak_kind
+    for key in ("api_error", "api_error_type"):
+        _code(data.get(key), fields)
+    _read_codex_info(data, fields)
+    rate_limits = data.get("rate_limits")
+    if isinstance(rate_limits, Mapping):
+        for slot in ("primary", "secondary"):
+            window = rate_limits.get(slot)
+            if isinstance(window, Mapping):
+                _window(window.get("used_percent"), window.get("resets_at"),
+                        window.get("window_minutes"), slot, fields)
+    headers = data.get("headers")
+    if isinstance(headers, Mapping):
+        _read_headers({str(k).lower(): v for k, v in headers.items()}, fields, now)
+    return fields
+
+
+def _read_rate_limit_info(data: Mapping[str, Any], fields: _Fields) -> None:
+    info = data.get("rate_limit_info")
+    if not isinstance(info, Mapping):
+        info = data if ("resetsAt" in data or "rateLimitType" in data) else None
+    if info is None or info.get("status") != "rejected":
+        return
+    resets_at = from_epoch(info.get("resetsAt"))
+    scope = info.get("rateLimitType") if isinstance(info.get("rateLimitType"), str) else None
+    # A subscriber 429 without the unified headers says "rejected" with neither field.
+    fields.kinds.append("usage_limit" if resets_at or scope else "rate_limit")
+    fields.reset(resets_at)
+    fields.name(scope)
+
+
+def _read_body(body: Mapping[str, Any], fields: _Fields) -> None:
+    for key in ("type", "code"):
+        _code(body.get(key), fields)
+    status = body.get("status")
+    if isinstance(status, str) and status in _GOOGLE_STATUS:
+        fields.generic.append(_GOOGLE_STATUS[status])
+    fields.reset(from_epoch(body.get("resets_at")))
+    seconds = body.get("resets_in_seconds")
+    if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+        fields.delay(float(seconds))
+    _read_codex_info(body, fields)
+    details = body.get("details")
+    if isinstance(details, list):
+        _read_google_details([d for d in details if isinstance(d, Mapping)], fields)
+
+
+def _read_google_details(details: list[Mapping[str, Any]], fields: _Fields) -> None:
+    terminal = False
+    for detail in details:
+        kind = str(detail.get("@type", ""))
+        if kind.endswith("QuotaFailure"):
+            for violation in detail.get("violations") or []:
+                quota_id = str(violation.get("quotaId", "")) if isinstance(violation, Mapping) else ""
+                if "PerDay" in quota_id:
+                    fields.kinds.append("quota")
+                    fields.name("daily")
+                    terminal = True
+                elif "PerMinute" in quota_id:
+                    fields.kinds.append("rate_limit")
+                    fields.name("per_minute")
+        elif kind.endswith("ErrorInfo"):
+            reason = str(detail.get("reason", ""))
+            if reason == "MODEL_CAPACITY_EXHAUSTED":
+                fields.kinds.append("overloaded")
+            elif reason == "RATE_LIMIT_EXCEEDED":
+                fields.kinds.append("rate_limit")
+    if terminal:
+        return  # gemini-cli ignores RetryInfo on a per-day quota (TerminalQuotaError)
+    for detail in details:
+        if str(detail.get("@type", "")).endswith("RetryInfo"):
+            fields.delay(_span_seconds(str(detail.get("retryDelay", ""))))
+
+
+def _read_codex_info(data: Mapping[str, Any], fields: _Fields) -> None:
+    info = data.get("codex_error_info", data.get("codexErrorInfo"))
+    if isinstance(info, str):
+        _code(_snake(info), fields)
+    elif isinstance(info, Mapping):
+        for key, inner in info.items():
+            status = inner.get("http_status_code", inner.get("httpStatusCode")) \
+                if isinstance(inner, Mapping) else None
+            if isinstance(status, int) and not isinstance(status, bool) \
+                    and _kind_for_status(status) != "unknown":
+                fields.kinds.append(_kind_for_status(status))
+            else:
+                _code(_snake(str(key)), fields)
+
+
+def _read_headers(headers: Mapping[str, Any], fields: _Fields, now: datetime) -> None:
+    if headers.get("anthropic-ratelimit-unified-status") == "rejected":
+        claim = headers.get("anthropic-ratelimit-unified-representative-claim")
+        named = claim is not None or "anthropic-ratelimit-unified-overage-status" in headers
+        fields.kinds.append("usage_limit" if named else "rate_limit")
+        fields.reset(from_epoch(headers.get("anthropic-ratelimit-unified-reset")))
+        fields.name(str(claim) if claim else None)
+    for slot in ("primary", "secondary"):
+        _window(headers.get(f"x-codex-{slot}-used-percent"),
+                headers.get(f"x-codex-{slot}-reset-at"),
+                headers.get(f"x-codex-{slot}-window-minutes"), slot, fields)
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        fields.delay(millis / 1000.0)
+    fields.delay(_retry_after(headers.get("retry-after"), now))
+
+
+def _window(used: Any, resets_at: Any, minutes: Any, slot: str, fields: _Fields) -> None:
+    """A Codex rate-limit window (rollout snapshot or x-codex-* headers): full means blocked."""
+    percent = _number(used)
+    if percent is None or percent < 100:
+        return
+    fields.kinds.append("usage_limit")
+    when = from_epoch(resets_at)
+    # Both windows full: usable again only when the later one resets.
+    if when is not None and (fields.window is None or when > fields.window):
+        fields.window = when
+    window = _number(minutes)
+    fields.name(_WINDOW_SCOPES.get(int(window), slot) if window is not None else slot)
+
+
+def _retry_after(value: Any, now: datetime) -> float | None:
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
+    if isinstance(value, str):
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max((when - now).total_seconds(), 0.0)
+    return None
+
+
+def _code(value: Any, fields: _Fields) -> None:
+    if isinstance(value, str) and value.lower() in _CODES:
+        fields.kinds.append(_CODES[value.lower()])
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None

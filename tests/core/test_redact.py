@@ -1,0 +1,204 @@
+"""The secret scrubber: the corpus, context kept, objects, literals, idempotence and bounded time."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from relay.core.redact import KINDS, MIN_LITERAL_LENGTH, Scrubber, marker, scrub, scrub_obj
+from tests.core.redact_corpus import NEGATIVES, POSITIVES, Positive, fill, p
+
+PROVIDER_KINDS = frozenset(KINDS) - {"password", "token", "secret", "url_password", "known_secret"}
+
+
+def _id(case: Positive) -> str:
+    return f"{case.kind}:{case.text[:40]}"
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+def test_corpus_is_large_enough() -> None:
+    assert len(POSITIVES) >= 40
+    assert len(NEGATIVES) >= 40
+    assert len({c.kind for c in POSITIVES}) >= 20
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=_id)
+def test_positive_secret_is_replaced_by_its_marker(case: Positive) -> None:
+    out = scrub(case.text)
+    assert case.secret not in out
+    assert marker(case.kind) in out
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negative_comes_back_byte_identical(text: str) -> None:
+    assert scrub(text) == text
+
+
+@pytest.mark.parametrize("text", [c.text for c in POSITIVES] + NEGATIVES)
+def test_scrubbing_twice_equals_once(text: str) -> None:
+    once = scrub(text)
+    assert scrub(once) == once
+
+
+def test_positive_kinds_are_declared() -> None:
+    assert {c.kind for c in POSITIVES} <= set(KINDS)
+
+
+def test_corpus_secrets_are_obviously_fake() -> None:
+    source = Path(__file__).with_name("redact_corpus.py").read_text(encoding="utf-8")
+    for case in POSITIVES:
+        assert "fake" in case.secret.lower(), case
+        assert case.secret in case.text, case
+        if case.kind in PROVIDER_KINDS:  # built from pieces: never whole in the repository
+            assert case.secret not in source, case
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_marker_is_never_matched_again(kind: str) -> None:
+    for text in (marker(kind), f"PASSWORD={marker(kind)}", f'"api_key": "{marker(kind)}"',
+                 f"https://u:{marker(kind)}@h", f"Authorization: Bearer {marker(kind)}"):
+        assert scrub(text) == text
+
+
+# --- context kept -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("postgres://app:fakePw-42@db:5432/relay", "postgres://app:[REDACTED:url_password]@db:5432/relay"),
+    ("export DB_PASSWORD=fakeHunter2 && run", "export DB_PASSWORD=[REDACTED:password] && run"),
+    ('{"client_secret": "fakeSecret1", "n": 2}', '{"client_secret": "[REDACTED:secret]", "n": 2}'),
+    ("password: 'fakePw77'  # comment", "password: '[REDACTED:password]'  # comment"),
+    ("Authorization: Basic ZmFrZTpmYWtl", "Authorization: Basic [REDACTED:basic_auth]"),
+    ("a\n" + "-----BEGIN " + "PRIVATE KEY-----\nFAKE\n-----END PRIVATE KEY-----\nb",
+     "a\n[REDACTED:private_key]\nb"),
+    ("", ""),
+])
+def test_context_around_the_secret_is_kept(text: str, expected: str) -> None:
+    assert scrub(text) == expected
+
+
+def test_a_provider_key_in_an_assignment_is_named_after_its_provider() -> None:
+    key = p("sk", "-proj-") + fill(60)
+    assert scrub(f"OPENAI_API_KEY={key}") == "OPENAI_API_KEY=[REDACTED:openai_key]"
+
+
+# --- objects ------------------------------------------------------------------------------------
+
+def test_scrub_obj_walks_nested_structures_without_mutating_them() -> None:
+    github = p("gh", "p_") + fill(36)
+    obj: dict[str, object] = {
+        "command": f"git push https://{github}@github.com/o/r",
+        "env": {"DB_PASSWORD": "fakeHunter2", "HOME": "/home/me", "max_tokens": 64000},
+        "args": ["--verbose", ("PASSWORD=fakeTuple1", None, 3.5, True)],
+        github: "a secret used as a key",
+        "apiKeySource": "ANTHROPIC_API_KEY",
+    }
+    out = scrub_obj(obj)
+    assert out == {
+        "command": "git push https://[REDACTED:github_token]@github.com/o/r",
+        "env": {"DB_PASSWORD": "[REDACTED:password]", "HOME": "/home/me", "max_tokens": 64000},
+        "args": ["--verbose", ("PASSWORD=[REDACTED:password]", None, 3.5, True)],
+        "[REDACTED:github_token]": "a secret used as a key",
+        "apiKeySource": "ANTHROPIC_API_KEY",
+    }
+    assert obj["env"] == {"DB_PASSWORD": "fakeHunter2", "HOME": "/home/me", "max_tokens": 64000}
+    assert scrub_obj(out) == out
+
+
+def test_scrub_obj_uses_the_key_name_for_bare_values() -> None:
+    out = scrub_obj({"password": "fakePw", "token": ["fakeTok1", "fakeTok2"], "sort_key": "created_at",
+                     "api_key": "$OPENAI_API_KEY", "headers": {"X-Api-Key": "fakeHeaderKey9"}})
+    assert out == {"password": "[REDACTED:password]", "token": ["[REDACTED:token]"] * 2,
+                   "sort_key": "created_at", "api_key": "$OPENAI_API_KEY",
+                   "headers": {"X-Api-Key": "[REDACTED:secret]"}}
+
+
+def test_scrub_obj_returns_other_objects_as_they_are() -> None:
+    marker_obj = object()
+    assert scrub_obj(marker_obj) is marker_obj
+    assert scrub_obj(42) == 42
+    assert scrub_obj(None) is None
+
+
+# --- literals -----------------------------------------------------------------------------------
+
+def test_literal_is_redacted_wherever_it_appears() -> None:
+    scrubber = Scrubber()
+    secret = "fake vault/secret \"quoted\" 42"
+    scrubber.add_literal(secret)
+    scrubber.add_literal("fakeOther99", kind="vault_entry")
+    assert scrubber.scrub(f"x{secret}y") == "x[REDACTED:known_secret]y"
+    assert scrubber.scrub('{"v": "fake vault/secret \\"quoted\\" 42"}') == '{"v": "[REDACTED:known_secret]"}'
+    assert scrubber.scrub("https://h/?q=fake%20vault%2Fsecret%20%22quoted%22%2042") == (
+        "https://h/?q=[REDACTED:known_secret]")
+    assert scrubber.scrub("id=fakeOther99;") == "id=[REDACTED:vault_entry];"
+    assert scrubber.scrub_obj({"note": ["fakeOther99"]}) == {"note": ["[REDACTED:vault_entry]"]}
+    assert scrub("fakeOther99") == "fakeOther99"  # the module-level scrubber holds no literals
+
+
+def test_literals_keep_the_built_in_detections() -> None:
+    scrubber = Scrubber()
+    scrubber.add_literal("fakeVault1")
+    assert scrubber.scrub("PASSWORD=fakeHunter2 fakeVault1") == (
+        "PASSWORD=[REDACTED:password] [REDACTED:known_secret]")
+
+
+@pytest.mark.parametrize(("secret", "kind", "message"), [
+    ("x" * (MIN_LITERAL_LENGTH - 1), "known_secret", "at least"),
+    ("fakeLongEnough", "Bad Kind", "invalid marker kind"),
+])
+def test_add_literal_refuses_short_secrets_and_bad_kinds(secret: str, kind: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Scrubber().add_literal(secret, kind)
+
+
+# --- bounded time -------------------------------------------------------------------------------
+
+_MB = 1 << 20
+
+
+def _repeat(unit: str) -> str:
+    return (unit * (_MB // len(unit) + 1))[:_MB]
+
+
+ADVERSARIAL = {
+    "letters": "a" * _MB,
+    "dashes": "-" * _MB,
+    "underscores": "_" * _MB,
+    "colons": ":" * _MB,
+    "equals": "=" * _MB,
+    "spaces then colon": " " * (_MB - 1) + ":",
+    "sk-": _repeat(p("sk", "-")),
+    "sk-ant-": _repeat(p("sk", "-ant-a1")),
+    "ghp_": _repeat(p("gh", "p_")),
+    "AKIA": _repeat(p("AK", "IA")),
+    "AIza": _repeat(p("AI", "za")),
+    "eyJ.": _repeat(p("ey", "J") + "0123456789."),
+    "pem begins": _repeat("-----BEGIN " + "PRIVATE KEY-----"),
+    "pem begins with lines": _repeat("-----BEGIN RSA " + "PRIVATE KEY-----\nQUJD\n"),
+    "url start": _repeat("a://b:"),
+    "url passwords": _repeat("a://b:c@"),
+    "password=": _repeat("password="),
+    "open double quotes": _repeat('password: "'),
+    "open single quotes": _repeat("api_key: '"),
+    "escaped quotes": _repeat('\\"password\\": \\"'),
+    "headers": _repeat("Authorization: Bearer "),
+    "bearer": _repeat("Bearer abcdefghij0123456789 "),
+    "long names": _repeat("a" * 79 + "_password=x "),
+    "json": _repeat('{"api_key": "v", '),
+    "mixed": _repeat(p("sk", "-ant-api03-x ") + p("gh", "p_ ") + "AIza eyJ. -----BEGIN " + "PRIVATE KEY----- "
+                     "a://b:c@ password=\"x key: Authorization: "),
+}
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+def test_a_megabyte_of_adversarial_text_is_scrubbed_quickly(name: str) -> None:
+    scrubber = Scrubber()
+    scrubber.add_literal("fakeLiteral9")
+    text = ADVERSARIAL[name]
+    started = time.perf_counter()
+    scrubber.scrub(text)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 3.0, f"{name}: {elapsed:.2f}s"  # about 0.4 s at worst on a laptop
