@@ -34,11 +34,25 @@ def test_demo_runs_a_complete_labelled_session() -> None:
     assert "$0.0377" in proc.stdout  # the demo's total cost, summed from its turns
 
 
-def test_demo_usage_limit_exits_non_zero() -> None:
-    proc = cli("demo", "--limit-after", "1")
-    assert proc.returncode == 1
+def test_demo_limit_hands_off_to_the_backup_account() -> None:
+    proc = cli("demo", "--limit-after", "1", env_extra={
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "RELAY_VAULT_PASSPHRASE": "demo-passphrase"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "usage limit" in proc.stdout
+    assert "demo:primary → demo:backup" in proc.stdout
+    assert "handoff" in proc.stdout
+    assert " done:" in proc.stdout
+    assert "COMPLETED" in proc.stdout
+
+
+def test_a_handoff_without_a_way_to_sign_says_what_to_do() -> None:
+    proc = cli("demo", "--limit-after", "1", env_extra={
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "RELAY_VAULT_PASSPHRASE": ""})
+    assert proc.returncode == 1
+    assert "RELAY_VAULT_PASSPHRASE" in proc.stdout
     assert "FAILED" in proc.stdout
+    assert_no_traceback(proc)
 
 
 def test_json_mode_prints_one_event_per_line(git_repo: Path) -> None:

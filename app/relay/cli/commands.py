@@ -32,7 +32,9 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
 
     Ctrl-C stops the agent and records the session as cancelled before exiting.
     """
-    engine = await Engine.open(config)
+    from relay.cli.contract_cmd import tty_passphrase
+
+    engine = await Engine.open(config, passphrase_provider=tty_passphrase)
     try:
         printer = StreamPrinter(console, as_json)
         sub = engine.bus.subscribe()
@@ -122,8 +124,11 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     """A complete demo session in a temporary repository."""
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     repo = make_demo_repo(base / "demo-project")
+    # With a simulated limit the demo hands the task to a second (simulated) account,
+    # so a newcomer sees the whole loop: limit → snapshot → signed contract → resume.
+    chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
     spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
-                       runtime="demo", demo_limit_after=limit_after)
+                       runtime="demo", chain=chain, demo_limit_after=limit_after)
     return await run_session(config, new_session(spec), console, as_json)
 
 

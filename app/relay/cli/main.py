@@ -26,6 +26,16 @@ from relay.runtimes.base import PermissionPolicy
 from relay.runtimes.registry import available_runtimes
 
 
+def _chain_entry(value: str) -> str:
+    runtime, _, account = value.partition(":")
+    if runtime not in available_runtimes():
+        raise argparse.ArgumentTypeError(
+            f"unknown runtime {runtime!r} (choose from {', '.join(available_runtimes())})")
+    if ":" in value and not account:
+        raise argparse.ArgumentTypeError(f"{value!r}: name the account after the colon")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relay-cli", description=(
         "Run AI coding agents in their own git worktrees and watch them live."))
@@ -36,8 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a task on an agent and stream it live")
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository (default: .)")
-    run.add_argument("--provider", "--runtime", dest="provider", default="demo",
-                     choices=available_runtimes(), help="which agent runs the task")
+    run.add_argument("--provider", "--runtime", dest="provider", action="append", type=_chain_entry,
+                     metavar="RUNTIME[:ACCOUNT]",
+                     help="who runs the task; repeat to build the handoff chain, e.g. "
+                          "--provider claude:work --provider codex (default: demo). "
+                          f"Runtimes: {', '.join(available_runtimes())}")
     run.add_argument("--model", help="model name passed to the agent")
     run.add_argument("--no-worktree", action="store_true", help="run in the repository itself")
     run.add_argument("--permission", choices=[p.value for p in PermissionPolicy],
@@ -58,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="a complete demo session in a temporary repository")
     demo.add_argument("--json", action="store_true")
-    demo.add_argument("--limit-after", type=int, help="hit a simulated usage limit after N turns")
+    demo.add_argument("--limit-after", type=int,
+                      help="hit a simulated usage limit after N turns, then hand off to a "
+                           "second simulated account")
 
     sub.add_parser("doctor", help="what is installed and what is missing")
     audit_cmd.register(sub)
@@ -68,7 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _spec(args: argparse.Namespace) -> SessionSpec:
     try:
-        return SessionSpec(repo=args.repo, task=args.task, runtime=args.provider, model=args.model,
+        chain = args.provider or ["demo"]
+        return SessionSpec(repo=args.repo, task=args.task, runtime=chain[0].partition(":")[0],
+                           chain=chain if len(chain) > 1 or ":" in chain[0] else [],
+                           model=args.model,
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
                            setup_command=shlex.split(args.setup) if args.setup else None)
     except ValidationError as exc:

@@ -22,13 +22,15 @@ from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
 from relay.core.errors import SessionNotFoundError, StoreError, WorktreeError
 from relay.core.events import EventRecord, StateChanged, Usage
-from relay.core.models import RunRow, SessionRow, SessionSpec
+from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
+from relay.core.vault import PassphraseProvider
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
+from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.runner import Continuation, SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 
@@ -41,17 +43,21 @@ class Engine:
     """Store + bus + runners. Create with :meth:`open`; end with :meth:`close`."""
 
     def __init__(self, config: Config, store: Store, bus: EventBus, writer: EventWriter,
-                 audit: AuditTrail) -> None:
+                 audit: AuditTrail, passphrase_provider: PassphraseProvider | None = None) -> None:
         self.config = config
         self.store = store
         self.bus = bus
         self.writer = writer
         self.audit = audit
+        self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider)
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     @classmethod
-    async def open(cls, config: Config | None = None) -> Engine:
+    async def open(cls, config: Config | None = None,
+                   passphrase_provider: PassphraseProvider | None = None) -> Engine:
+        """Open the store and start the writer; ``passphrase_provider`` unlocks the vault
+        file where there is no OS keyring (the CLI asks on a terminal)."""
         config = config or load_config()
         store = await Store.open(config.db_path)
         bus = EventBus()
@@ -60,7 +66,7 @@ class Engine:
         trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
         bus.add_listener(trail.on_records)
         trail.start()
-        engine = cls(config, store, bus, writer, trail)
+        engine = cls(config, store, bus, writer, trail, passphrase_provider)
         await engine._recover_orphans()
         return engine
 
@@ -89,7 +95,9 @@ class Engine:
 
     async def start_session(self, spec: SessionSpec) -> str:
         """Create a session and start running it in the background; returns its id."""
-        cls = adapter_class(spec.runtime)  # unknown runtime → UnknownRuntimeError now
+        if spec.chain:  # the first entry is the runtime that starts
+            spec = spec.model_copy(update={"runtime": entry_runtime(spec.chain[0])})
+        classes = [adapter_class(entry_runtime(e)) for e in chain_of(spec)]  # unknown → error now
         repo = Path(spec.repo).expanduser().resolve()
         if not repo.is_dir():
             raise WorktreeError(f"{spec.repo} is not a folder.",
@@ -97,7 +105,7 @@ class Engine:
         spec = spec.model_copy(update={"repo": repo})
         session_id = new_id()
         ms = now_ms()
-        simulated = cls.simulated
+        simulated = any(c.simulated for c in classes)
         await self.writer.write(WriteOp(session_id, None, StateChanged(
             state="pending", runtime=spec.runtime, simulated=simulated), statements=[(
                 "INSERT INTO sessions (id, repo, task, runtime, model, state, permission, simulated,"
@@ -105,7 +113,8 @@ class Engine:
                 (session_id, str(repo), spec.task, spec.runtime, spec.model,
                  "pending", spec.permission.value, int(simulated), os.getpid(),
                  spec.model_dump_json(), ms, ms))]))
-        self._launch(SessionRunner(session_id, spec, self.config, self.writer))
+        self._launch(SessionRunner(session_id, spec, self.config, self.writer,
+                                   coordinator=self.coordinator))
         return session_id
 
     async def continue_session(self, session_id: str, prompt: str) -> str:
@@ -122,17 +131,21 @@ class Engine:
             raise SessionNotFoundError(f"Session {row.id} never started an agent session to resume.",
                                        "Start a new session instead.")
         spec = await self.store.session_spec(row.id)
-        adapter_class(spec.runtime)(None).capabilities.require(Cap.RESUME)
         previous = Usage()
-        for run in await self.store.runs(row.id):
+        runs = await self.store.runs(row.id)
+        for run in runs:
             if run.agent_session_id == row.agent_session_id:
                 previous = previous + run.usage
-        cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id,
+        runtime = next((r.runtime for r in reversed(runs)
+                        if r.agent_session_id == row.agent_session_id), spec.runtime)
+        adapter_class(runtime)(None).capabilities.require(Cap.RESUME)
+        cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id, runtime=runtime,
                             workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
                             previous_total=previous)
         await self.writer.write(WriteOp(row.id, statements=[(
             "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
-        self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont))
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont,
+                                   coordinator=self.coordinator))
         return row.id
 
     def _launch(self, runner: SessionRunner) -> None:

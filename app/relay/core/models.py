@@ -20,11 +20,24 @@ class SessionSpec(BaseModel):
     task: str = Field(min_length=1)
     runtime: str = "demo"
     model: str | None = None
+    #: the provider chain, ``runtime[:account]`` entries in order; empty means just
+    #: ``runtime``. When an entry hits a limit the task is handed to the next one.
+    chain: list[str] = Field(default_factory=list)
     worktree: bool = True
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.
     demo_limit_after: int | None = None
+
+
+def chain_of(spec: SessionSpec) -> list[str]:
+    """The effective provider chain of a session (at least its runtime)."""
+    return list(spec.chain) or [spec.runtime]
+
+
+def entry_runtime(entry: str) -> str:
+    """``"claude:work"`` → ``"claude"``."""
+    return entry.partition(":")[0]
 
 
 class SessionRow(BaseModel):

@@ -43,10 +43,13 @@ named after its provider):
 ``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``…_pass``
 and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
 value counts. Any other ``…_key`` / ``…Key`` and ``auth`` are *weak*: the value must also look like a
-token (16+ characters with letters and digits, and outside env style not a commit id or UUID), so
-``sort_key = "created_at"`` and ``cache_key: 3f2a…`` (40 hex) survive. Plurals
-(``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
-``key`` and ``public_key`` never count.
+token (16+ characters with letters and digits; outside env style not a commit id, UUID or dotted
+words), so ``sort_key = "created_at"``, ``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"``
+survive. Never secret: plurals (``max_tokens``), other last words (``password_hash``,
+``apiKeySource``, ``token_count``), a bare ``key``, lookup keys (``s3_key``, ``primary_key``),
+paging and request tokens (``next_token``, ``ClientToken``), anything ``public``, names of a
+condition or action (``invalid_api_key``, ``has_token``, ``reset_password``), a name inside an ARN
+or a type path (``arn:…:secret:x``, ``AWS::IAM::AccessKey``).
 
 **Values left alone** (decision — they carry no secret, and redacting them would hide what the
 agent is doing):
@@ -56,13 +59,16 @@ agent is doing):
   (``xxxx``, ``****``, ``...``), ``changeme`` (a well-known default, so nothing is revealed),
   ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
   words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
-- references: an environment variable name (``"ANTHROPIC_API_KEY"``), a file path
-  (``/run/secrets/db``, ``./creds.json``);
-- code: an identifier or attribute path without digits (``api_key=api_key``, ``token: str``,
-  ``password = settings.db_password``), a call or subscript (``os.environ["X"]``, ``getpass()``),
-  numbers for non-password names; except in env style (an UPPER_CASE name directly followed by
-  ``=``), where any other value counts (``PASSWORD=hunter``);
-- quoted values containing whitespace (UI strings such as ``"Reset password"``);
+- references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``), a
+  path or file name (``/run/secrets/db``, ``./creds.json``, ``app/v2.war``), a URI or ARN;
+- descriptions: numbers, versions and times (a password may still be all digits), colours
+  (``#d0d0d0``), regexes (``r"[^\\W\\d]\\w*"``), whitespace (UI strings such as ``"Reset
+  password"``), digit-free labels that name a secret themselves (``"challengePassword"``);
+- code, unless in env style (an UPPER_CASE name directly followed by ``=``, where any other value
+  counts: ``PASSWORD=hunter``): an identifier or attribute path without digits (``api_key=api_key``,
+  ``token: str``, ``password = settings.db_password``) or with two dots, a call or subscript
+  (``os.environ["X"]``, ``getpass()``), an annotation (``private_key: PKCS7PrivateKeyTypes,``,
+  ``tok:Token=None``), the name passed on (``f(auth_x=auth_x)``), a format spec (``{token:>8}``);
 - ``Authorization``/``Bearer`` in prose: after a scheme the credential needs 8+ characters and
   not be a lowercase word; without one it must look like a token.
 
@@ -72,18 +78,20 @@ specific is never an ordinary word.
 **Speed.** ``scrub`` runs on every stored agent event. It first checks for cheap single characters
 (``-`` ``_`` ``A`` ``J`` ``@`` ``B`` ``:`` ``=``), then one small probe per family (a literal-prefix
 regex or a scan of the few ``:``/``=`` positions for a secret-looking name just before them); only
-families whose probe hits run their patterns. Text without candidates returns in about a
-microsecond for 300 bytes. Every quantifier is bounded or possessive, so no input backtracks
-catastrophically (1 MB of adversarial text takes well under a second).
+families whose probe hits run their patterns. 300 bytes of prose take about 0.5 µs (2 µs with a
+few ``:``), 200 bytes of Python about 4 µs, text with secrets some 20 µs. Every quantifier is
+bounded or possessive and assignments are found from their separators, so no input backtracks
+catastrophically (1 MB of adversarial text takes under half a second).
 
 **Limitations.** Detection is by shape and name, not entropy: a secret with no known prefix in a
 variable that is not secret-named (``x = "hunter2"``), a passphrase with spaces in quotes, a bare
-lowercase word as a password outside env style (``password: hunter``), ``--password value`` with a
-space, cookies, Slack webhook URLs, Azure/Twilio/SendGrid keys and PEM keys whose lines are joined
-by spaces with the END line missing are not caught. A literal is matched verbatim, JSON-escaped or
-percent-encoded, not in other encodings (base64, shell quoting). ``scrub_obj`` walks dicts, lists
-and tuples (string keys are scrubbed too; keys that become equal collapse), anything else is
-returned as it is.
+lowercase word or a label as a password outside env style (``password: hunter``,
+``mysecretpassword``), a YAML flow value taken for an annotation (``{password: Hunter2, …}``),
+``--password value`` with a space, cookies, Slack webhook URLs, Azure/Twilio/SendGrid keys and
+PEM keys whose lines are joined by spaces with the END line missing are not caught. A literal is
+matched verbatim, JSON-escaped or percent-encoded, not in other encodings (base64, shell quoting).
+``scrub_obj`` walks dicts, lists and tuples (string keys are scrubbed too; keys that become equal
+collapse), anything else is returned as it is.
 """
 
 from __future__ import annotations
@@ -132,21 +140,27 @@ _PLACEHOLDER_WORDS = frozenset({
 })
 _PLACEHOLDER_RE = re.compile(
     r"your[_-]?|[_-]here\b|example|placeholder|dummy|changeme|change[_-]me|xxxx|\*\*\*|\.\.\.|…"
-    r"|redacted|\$\{|\{\{|\{[A-Za-z_][\w.]{0,40}+\}"
+    r"|redacted|\$\{|\{\{|\{[\w.]{0,40}+\}"
 )
 _MASK_RE = re.compile(r"[xX*.•_-]+")
 _ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
-_PATH_RE = re.compile(
-    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|[\w./-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf)\Z"
+_REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
+    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp):"
+    r"|[\w.-]{0,200}/[\w./-]{0,200}\.[A-Za-z0-9]{1,5}\Z"
+    r"|[\w.-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf|bin|zip|gz|war|jar)\Z"
 )
+_REGEX_HINT_RE = re.compile(r"\\[wdsWDSb]|\[\^|\(\?")
+_LABEL_RE = re.compile(r"[A-Za-z_.-]{1,200}+")  # "challengePassword", "access_token": no digits
+_SECRET_WORD_RE = re.compile(r"(?i)pass|pwd|token|secret|key|auth|cred")
+_SEGMENT_SEP_RE = re.compile(r"[._/-]")
 _HASH_LIKE_RE = re.compile(r"(?i)[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 _CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
 
 
 def _is_placeholder(value: str) -> bool:
     low = value.lower()
-    if low.startswith(("$", "%", "<", "!", "[redacted")) or low in _PLACEHOLDER_WORDS:
+    if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
         return True
     return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
 
@@ -161,36 +175,56 @@ def _is_tokenish(value: str) -> bool:
 
 
 def _is_code(value: str) -> bool:
-    """An identifier or attribute path: a variable, a type, a setting — not a literal."""
+    """An identifier or attribute path: a variable, a type, a setting — not a literal.
+
+    With digits, a lone identifier is taken for a value (``hunter2``), and so is a dotted one
+    with a token-like part (``ya29.a0Af…``), unless it has two dots (``mod.sub.Name``).
+    """
     if _CODE_RE.fullmatch(value) is None:
         return False
     if not any(c.isdigit() for c in value):
         return True
-    return "." in value and not _is_tokenish(value)
+    parts = value.split(".")
+    return len(parts) > 2 or (len(parts) == 2 and not any(map(_is_tokenish, parts)))
 
 
 def _is_reference(value: str) -> bool:
-    return _ENV_NAME_RE.fullmatch(value) is not None or _PATH_RE.match(value) is not None
+    return _ENV_NAME_RE.fullmatch(value) is not None or _REFERENCE_RE.match(value) is not None
+
+
+def _is_description(value: str, kind: str) -> bool:
+    """A number, regex, colour, label or name rather than a credential."""
+    if _NUMERIC_RE.fullmatch(value):  # a version, time or count; a password may be all digits
+        return kind != "password" or not value.isdigit()
+    if _REGEX_HINT_RE.search(value) or any(c.isspace() for c in value):
+        return True
+    return _LABEL_RE.fullmatch(value) is not None and _SECRET_WORD_RE.search(value) is not None
 
 
 def _is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
     """Whether ``value``, assigned to a secret-looking name, is a real secret (see module doc)."""
     if len(value) < 4 or _is_placeholder(value) or _is_reference(value):
         return False
-    if kind != "password" and _NUMERIC_RE.fullmatch(value):
-        return False
-    if quoted and any(c.isspace() for c in value):
+    if _is_description(value, kind):
         return False
     if not quoted and not env_style and _is_code(value):
         return False
-    if weak:  # a generated-looking value, but not a commit id or UUID used as a cache/sort key
-        return _is_tokenish(value) and (env_style or _HASH_LIKE_RE.fullmatch(value) is None)
+    if weak:  # a generated-looking value, not a commit id, UUID or dotted setting name
+        return _is_tokenish(value) and (env_style or not _is_id_or_words(value))
     return True
+
+
+def _is_id_or_words(value: str) -> bool:
+    """A commit id or UUID, or words joined by ``._/-`` (``fs.s3.consistent``, ``s3_disable_auth``)."""
+    if _HASH_LIKE_RE.fullmatch(value):
+        return True
+    segments = _SEGMENT_SEP_RE.split(value)
+    return all(seg.isalpha() or seg.isdigit() or (len(seg) <= 4 and seg.isalnum()) for seg in segments)
 
 
 # --- secret names -----------------------------------------------------------------------------
 
-_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD_RE = re.compile(r"[A-Z]+[0-9]*+(?![a-z])|[A-Z]?[a-z]+[0-9]*+|[0-9]+")
 _STRONG_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "passphrase": "password",
     "secret": "secret", "credential": "secret", "credentials": "secret", "apikey": "secret",
@@ -199,13 +233,25 @@ _STRONG_WORDS = {
 _NOT_A_VALUE = frozenset({  # "invalid_api_key", "has_token", "reset_password": a condition or action
     "invalid", "missing", "bad", "wrong", "expired", "revoked", "unknown", "no", "has", "is",
     "require", "requires", "required", "use", "uses", "forgot", "reset", "show", "hide", "toggle",
-    "check", "validate", "verify",
+    "check", "validate", "verify", "incorrect", "public",
+})
+_ORDINARY_TOKEN = frozenset({  # paging, idempotency and parser tokens
+    "next", "page", "continuation", "client", "request", "idempotency", "lock", "change", "input",
+    "output", "update", "sequence", "forward", "backward", "sync", "paging", "pagination",
+    "cursor", "start", "end", "marker", "result", "cancel", "cancellation", "offending",
+})
+_LOOKUP_KEY = frozenset({  # a key that finds something rather than unlocks it
+    "s3", "object", "bucket", "file", "path", "row", "column", "partition", "sort", "primary",
+    "foreign", "cache", "dict", "map", "lookup", "result", "group", "index", "hash", "range",
+    "idempotency", "dedup", "routing", "composite", "unique", "query", "search", "config",
+    "setting", "settings", "translation", "message", "field", "attribute", "property", "item",
+    "entry", "record", "table", "dimension", "metric", "label", "tag", "list", "node",
 })
 _GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token")
 _KEY_QUALIFIERS = frozenset({
     "api", "secret", "access", "private", "master", "encryption", "signing", "sign", "auth",
     "client", "account", "service", "admin", "license", "app", "session", "webhook", "deploy",
-    "storage", "subscription", "consumer", "shared", "hmac", "jwt", "crypto", "cipher", "root",
+    "storage", "subscription", "consumer", "shared", "hmac", "jwt", "crypto", "cipher",
 })
 
 
@@ -216,6 +262,8 @@ def _classify_name(name: str) -> tuple[str, bool] | None:
     if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
         return None
     last, prev = words[-1], (words[-2] if len(words) > 1 else "")
+    if (last == "token" and prev in _ORDINARY_TOKEN) or (last == "key" and prev in _LOOKUP_KEY):
+        return None
     kind: str | None = _STRONG_WORDS.get(last)
     weak = False
     if kind is None:
@@ -278,10 +326,11 @@ def _mixed_case(token: str) -> bool:
 
 
 _PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_FULL = re.compile(_PEM_OPEN + r"(?:[^-]|-(?!----)){0,65536}+-----END[^-\n]{0,64}+-----")
+_PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
+_PEM_FULL = re.compile(_PEM_OPEN + _PEM_LINE + r"{0,65536}+-----END[^-\n]{0,64}+-----")
 _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the base64 lines
     _PEM_OPEN + r"(?:(?:\r?\n|\\r?\\n){1,4}+(?:[A-Za-z-]{1,24}: [^\n\\]{0,128}+"
-    r"|[A-Za-z0-9+/=]{1,256}+(?=[\r\n\"'\\]|\Z))){0,4096}+"
+    r"|[A-Za-z0-9+/=]{1,256}+(?=[\r\n\"'\\]|\Z))){1,4096}+"
 )
 
 _DASH_RULES: _Rules = (
@@ -344,7 +393,7 @@ def _authorization(m: re.Match[str]) -> str:
     if _is_placeholder(cred) or _ENV_NAME_RE.fullmatch(cred):
         return m.group(0)
     if scheme is None:
-        ok, kind = _is_tokenish(cred), "authorization"
+        ok, kind = _is_tokenish(cred) and not _is_code(cred) and m.group("call") is None, "authorization"
     else:
         ok = len(cred) >= 8 and not (cred.isalpha() and cred.islower())
         kind = _SCHEME_KINDS.get(scheme.lower(), "authorization")
@@ -365,7 +414,7 @@ def _replace_group(m: re.Match[str], group: str, text: str) -> str:
 _AUTH = re.compile(  # matched at the start of "authorization"
     r"(?i:authorization)(?:\\?[\"'])?\]?[ \t]{0,16}+[:=][ \t]{0,16}+(?:\\?[\"'])?"
     r"(?:(?P<scheme>(?i:bearer|basic|token|bot|apikey))[ \t]{1,16}+)?"
-    r"(?P<cred>[^\s\"'`,;<>(){}\[\]\\]{1,4096}+)"
+    r"(?P<cred>[^\s\"'`,;<>(){}\[\]\\]{1,4096}+)(?P<call>\()?"
 )
 _BEARER = re.compile(_B + r"Bearer[ \t]{1,16}+(?P<cred>[A-Za-z0-9._~+/=-]{16,4096}+)")
 
@@ -376,13 +425,29 @@ _ASSIGNMENT = re.compile(  # matched at the start of a secret-looking name
     r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024}+)\\\""
     r"|\"(?P<dq>[^\"\\\n]{0,1024}+(?:\\.[^\"\\\n]{0,1024}+){0,32}+)\""
     r"|'(?P<sq>[^'\\\n]{0,1024}+(?:\\.[^'\\\n]{0,1024}+){0,32}+)')"
-    r"|(?P<bare>[^\s\"'`,;&|(){}\[\]<>]{1,1024}+)(?P<call>[(\[])?)"
+    r"|(?P<bare>[^\s\"'`,;&|(){}\[\]<>]{1,1024}+)(?:(?P<call>[(\[])|(?P<annot>[ \t]{0,4}+[,)|=\]]))?)"
 )
+
+
+def _is_code_context(m: re.Match[str]) -> bool:
+    """A call or subscript (``x = f(…)``), an annotation (``key: Type,``, ``key:Type=None``), a
+    keyword argument passed on (``token=token``) or a format spec (``{token:>8}``)."""
+    bare, sep = m.group("bare"), m.group("sep")
+    if m.group("call") is not None or bare == m.group("name"):
+        return True
+    if ":" not in sep or bare is None:
+        return False
+    if sep == ":" and m.string[m.start() - 1:m.start()] == "{":
+        return True
+    annotated, _, default = bare.partition("=")
+    if default.strip("="):
+        return _CODE_RE.fullmatch(annotated) is not None
+    return m.group("annot") is not None and _CODE_RE.fullmatch(bare) is not None
 
 
 def _assignment(m: re.Match[str]) -> str:
     named = _classify_name(m.group("name"))
-    if named is None or m.group("call") is not None:
+    if named is None or _is_code_context(m):
         return m.group(0)
     kind, weak = named
     group = next(g for g in ("bare", "dq", "sq", "edq") if m.group(g) is not None)
@@ -423,13 +488,13 @@ def _name_ends(text: str) -> list[int]:
 
 
 def _name_start(text: str, end: int) -> int | None:
-    """Start of the name ending at ``end`` (None when it is too long or a ``$VAR``)."""
+    """Start of the name ending at ``end`` (None: too long, a ``$VAR``, part of an ARN or type)."""
     k = end
     while k and text[k - 1] in _NAME_CHARS:
         k -= 1
         if end - k > 80:
             return None
-    if k and text[k - 1] == "$":
+    if k and text[k - 1] in "$:":  # $VAR=…, AWS::IAM::AccessKey, arn:…:secret:name
         return None
     while k < end and text[k] == "-":  # --password=…
         k += 1
@@ -438,7 +503,8 @@ def _name_start(text: str, end: int) -> int | None:
 
 def _match_at(text: str, end: int) -> tuple[re.Match[str], str] | None:
     """The assignment (or Authorization header) whose name ends at ``end``, redacted."""
-    if end >= 13 and text[end - 13:end].lower() == "authorization":
+    before = text[end - 14:end - 13] if end >= 14 else ""
+    if text[end - 13:end].lower() == "authorization" and not (before.isalnum() or before == ":"):
         m = _AUTH.match(text, end - 13)
         return (m, _authorization(m)) if m else None
     start = _name_start(text, end)

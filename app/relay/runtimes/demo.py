@@ -69,7 +69,10 @@ class DemoAdapter(RuntimeAdapter):
         yield self._ev(SessionStarted(agent_session_id=sid, model=request.model or DEMO_MODEL,
                                       cwd=str(request.cwd), tools=["list_files", "write_file", "edit_file"],
                                       permission_mode=request.permission.value, version="demo"))
-        steps = _steps(resumed=request.resume_id is not None)
+        # A resumed conversation, or a task handed over with a continuation contract,
+        # picks up where the work stopped instead of starting over.
+        taken_over = "Continuation contract" in request.prompt
+        steps = _steps(resumed=request.resume_id is not None or taken_over)
         for turn, step in enumerate(steps, start=1):
             self._between_turns.clear()
             for event in step(request, sid):

@@ -19,6 +19,7 @@ on it (issue 3).
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,6 @@ from relay.core.errors import RelayError
 from relay.core.events import HandoffState, HandoffStep
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, Statement, WriteOp
-from relay.sessions.runner import new_id
 
 #: the states a handoff may move to from each state (``None``: not begun).
 TRANSITIONS: dict[HandoffState | None, frozenset[HandoffState]] = {
@@ -89,24 +89,27 @@ class HandoffJournal:
         self.writer = writer
 
     async def begin(self, session_id: str, *, from_run_id: str | None, from_entry: str | None,
-                    to_entry: str | None, reason: str | None) -> HandoffRecord:
+                    to_entry: str | None, reason: str | None,
+                    simulated: bool = False) -> HandoffRecord:
         """Record a new handoff in state ``pausing`` (row and event in one transaction)."""
-        handoff_id = f"h-{new_id()}"
+        handoff_id = f"h-{uuid.uuid4().hex[:12]}"
         ms = now_ms()
         insert = ("INSERT INTO handoffs (id, session_id, from_run_id, from_entry, to_entry, reason,"
                   " state, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?)",
                   (handoff_id, session_id, from_run_id, from_entry, to_entry, reason, "pausing",
                    ms, ms))
         step = HandoffStep(handoff_id=handoff_id, state="pausing", from_entry=from_entry,
-                           to_entry=to_entry, reason=reason)
+                           to_entry=to_entry, reason=reason, simulated=simulated)
         await self.writer.write(WriteOp(session_id, from_run_id, step, statements=[insert]))
         return await self.get(handoff_id)
 
     async def advance(self, record: HandoffRecord, state: HandoffState, *,
-                      detail: str | None = None, **produced: str) -> HandoffRecord:
+                      detail: str | None = None, simulated: bool = False,
+                      **produced: str) -> HandoffRecord:
         """Commit the move to ``state`` with what the step produced.
 
-        ``produced`` may set ``snapshot_sha``, ``contract_dir`` and ``to_run_id``.
+        ``produced`` may set ``snapshot_sha``, ``contract_dir`` and ``to_run_id``;
+        ``simulated`` labels the step of a demo session.
 
         Raises:
             HandoffTransitionError: ``state`` does not follow the last committed one.
@@ -123,7 +126,8 @@ class HandoffJournal:
             (f"UPDATE handoffs SET {name}=? WHERE id=?", (value, record.id))
             for name, value in produced.items()]
         step = HandoffStep(handoff_id=record.id, state=state, from_entry=current.from_entry,
-                           to_entry=current.to_entry, reason=current.reason, detail=detail)
+                           to_entry=current.to_entry, reason=current.reason, detail=detail,
+                           simulated=simulated)
         await self.writer.write(WriteOp(current.session_id, current.from_run_id, step,
                                         statements=statements))
         return await self.get(record.id)

@@ -18,13 +18,23 @@ from dataclasses import dataclass, field
 
 from relay.core.config import Config
 from relay.core.errors import RelayError, StoreError
-from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionState, StateChanged, Usage
-from relay.core.models import SessionSpec
+from relay.core.events import (
+    AgentError,
+    AgentEvent,
+    LimitHit,
+    SessionEnded,
+    SessionState,
+    StateChanged,
+    Usage,
+)
+from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.registry import adapter_class, make_adapter
+from relay.sessions.coordinator import HandoffCoordinator, HandoffRequest
+from relay.sessions.handoff import HandoffRecord
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 
 log = logging.getLogger(__name__)
@@ -46,6 +56,7 @@ class Continuation:
 
     prompt: str
     agent_session_id: str
+    runtime: str
     workspace: Workspace
     #: usage of earlier runs on the same agent session (Codex reports thread totals).
     previous_total: Usage
@@ -60,12 +71,13 @@ class SessionRunner:
     config: Config
     writer: EventWriter
     continuation: Continuation | None = None
+    coordinator: HandoffCoordinator | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     simulated: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
-        self.simulated = adapter_class(self.spec.runtime).simulated
+        self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
 
     def _label(self, event: AgentEvent) -> AgentEvent:
         """Scrub secrets; stamp runtime and the simulation flag on Relay's own events too."""
@@ -91,7 +103,7 @@ class SessionRunner:
         try:
             await self._state("starting")
             workspace = self.continuation.workspace if self.continuation else await self._workspace()
-            final, reason = await self._run_agent(workspace)
+            final, reason = await self._run_chain(workspace)
         except StoreError:
             raise
         except RelayError as exc:
@@ -123,27 +135,66 @@ class SessionRunner:
             await run_setup(self.spec.setup_command, ws.path)
         return ws
 
-    async def _run_agent(self, ws: Workspace) -> tuple[SessionState, str | None]:
+    async def _run_chain(self, ws: Workspace) -> tuple[SessionState, str | None]:
+        """Run the chain's entries in turn: a run that ends on a limit hands off to the next."""
+        cont = self.continuation
+        chain = [cont.runtime] if cont else chain_of(self.spec)
+        step = _Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
+                     resume_id=cont.agent_session_id if cont else None, model=self.spec.model)
+        for index in range(len(chain)):
+            outcome = await self._run_agent(ws, step)
+            nxt = chain[index + 1] if index + 1 < len(chain) else None
+            if (outcome.state != "failed" or outcome.limit is None or nxt is None
+                    or self._cancel.is_set() or self.coordinator is None):
+                return outcome.state, outcome.reason
+            if not ws.is_worktree:
+                why = "in-place sessions (--no-worktree) cannot be handed off"
+                await self._emit(AgentError(category="config", message=f"No handoff: {why}."))
+                return outcome.state, outcome.reason
+            record, prompt = await self.coordinator.prepare(HandoffRequest(
+                session_id=self.session_id, task=self.spec.task, workspace=ws,
+                from_run_id=outcome.run_id, from_entry=step.entry, to_entry=nxt,
+                reason=outcome.limit.limit, simulated=self.simulated))
+            step = _Step(entry=nxt, prompt=prompt, handoff=record)
+        return "failed", "the provider chain is exhausted"  # pragma: no cover - loop returns
+
+    async def _run_agent(self, ws: Workspace, step: _Step) -> _Outcome:
         if self._cancel.is_set():  # stopped while the workspace was being prepared
-            return "cancelled", "cancelled by the user before the agent started"
-        adapter = make_adapter(self.spec.runtime)
+            return _Outcome("cancelled", "cancelled by the user before the agent started")
+        runtime = entry_runtime(step.entry)
+        adapter = make_adapter(runtime)
         self.adapter = adapter
         run_id = new_id()
         await self.writer.write(WriteOp(self.session_id, statements=[(
             "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
             " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
-            (run_id, self.session_id, self.session_id, self.spec.runtime, self.spec.model, now_ms()))]))
-        request = self._request(ws)
+            (run_id, self.session_id, self.session_id, runtime, step.model, now_ms()))]))
+        request = self._request(ws, step)
         adapter.preflight(request)
         await self._state("running")
+        if step.handoff is not None and self.coordinator is not None:
+            step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
+        ended, limit = await self._stream(adapter, request, run_id, step)
+        if self._cancel.is_set():
+            return _Outcome("cancelled", "cancelled by the user", run_id)
+        return _Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit)
+
+    async def _stream(self, adapter: RuntimeAdapter, request: RunRequest, run_id: str,
+                      step: _Step) -> tuple[SessionEnded, LimitHit | None]:
         ended: SessionEnded | None = None
+        limit: LimitHit | None = None
         try:
             # aclosing: if storing fails mid-stream, the adapter's cleanup (stopping the
             # agent's process tree) runs now, not whenever the generator is collected.
             async with contextlib.aclosing(adapter.run(request)) as events:
                 async for event in events:
+                    if step.handoff is not None and self.coordinator is not None:
+                        await self.coordinator.confirmed(step.handoff)  # the receiver works
+                        step.handoff = None
                     if isinstance(event, SessionEnded):
                         ended = event
+                    elif isinstance(event, LimitHit) and event.blocking:
+                        limit = event
                     await self._emit(event, run_id)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
@@ -161,21 +212,39 @@ class SessionRunner:
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
                                  reason="the agent run ended without a result")
             await self._emit(ended, run_id)
-        if self._cancel.is_set():
-            return "cancelled", "cancelled by the user"
-        return _FINAL[ended.outcome], ended.reason
+        if step.handoff is not None and self.coordinator is not None:
+            await self.coordinator.failed(step.handoff, f"{step.entry} ended before working: "
+                                                        f"{ended.reason or ended.outcome}")
+        return ended, limit
 
-    def _request(self, ws: Workspace) -> RunRequest:
+    def _request(self, ws: Workspace, step: _Step) -> RunRequest:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay}
-        if self.spec.demo_limit_after is not None:
+        if self.spec.demo_limit_after is not None and step.handoff is None:
             options["limit_after"] = self.spec.demo_limit_after
-        cont = self.continuation
-        if cont is not None:
-            options["previous_total"] = cont.previous_total
-        return RunRequest(prompt=cont.prompt if cont else self.spec.task, cwd=ws.path,
-                          model=self.spec.model, permission=self.spec.permission,
-                          resume_id=cont.agent_session_id if cont else None,
+        if self.continuation is not None:
+            options["previous_total"] = self.continuation.previous_total
+        return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
+                          permission=self.spec.permission, resume_id=step.resume_id,
                           inactivity_timeout=self.config.inactivity_timeout, options=options)
+
+
+@dataclass
+class _Step:
+    """One chain entry's run: what it is told, and the handoff that led to it."""
+
+    entry: str
+    prompt: str
+    resume_id: str | None = None
+    model: str | None = None
+    handoff: HandoffRecord | None = None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    state: SessionState
+    reason: str | None
+    run_id: str | None = None
+    limit: LimitHit | None = None
 
 
 def owner_pid() -> int:

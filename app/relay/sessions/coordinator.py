@@ -1,0 +1,113 @@
+"""Performs a handoff, one durable step at a time (see relay.sessions.handoff).
+
+pausing → snapshotted → envelope_built → dispatched → resuming → done. The
+session runner calls :meth:`HandoffCoordinator.prepare` when a run ended on a
+limit and the chain has a next entry; it returns the verified prompt for the
+next agent. The runner then starts that run and reports its id
+(:meth:`dispatched`) and its first event (:meth:`confirmed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from relay.core.config import Config
+from relay.core.errors import RelayError
+from relay.core.events import HandoffState
+from relay.core.redact import scrub_obj
+from relay.core.store.db import Store
+from relay.core.store.writer import EventWriter
+from relay.core.vault import PassphraseProvider, Vault
+from relay.sessions.briefing import build_contract, continuation_prompt
+from relay.sessions.contract import read_envelope, render_markdown, write_envelope
+from relay.sessions.handoff import HandoffJournal, HandoffRecord
+from relay.sessions.snapshot import SnapshotRequest, take_snapshot
+from relay.sessions.worktree import Workspace
+
+
+@dataclass(frozen=True)
+class HandoffRequest:
+    session_id: str
+    task: str
+    workspace: Workspace
+    from_run_id: str | None
+    from_entry: str
+    to_entry: str
+    reason: str | None
+    simulated: bool = False
+
+
+class HandoffCoordinator:
+    """Takes a session from one chain entry to the next."""
+
+    def __init__(self, config: Config, store: Store, writer: EventWriter,
+                 passphrase_provider: PassphraseProvider | None = None) -> None:
+        self.config = config
+        self.store = store
+        self.journal = HandoffJournal(store, writer)
+        self.passphrase_provider = passphrase_provider
+        self._simulated: set[str] = set()  # handoff ids of demo sessions (labelled)
+
+    def _folder(self, record: HandoffRecord) -> Path:
+        return self.config.home / "handoffs" / record.session_id / record.id
+
+    async def prepare(self, req: HandoffRequest) -> tuple[HandoffRecord, str]:
+        """Pause (the agent has stopped), snapshot, build and verify the contract.
+
+        Returns the journal record (state ``envelope_built``) and the prompt for the
+        next agent. A failed step marks the handoff failed and re-raises.
+        """
+        record = await self.journal.begin(
+            req.session_id, from_run_id=req.from_run_id, from_entry=req.from_entry,
+            to_entry=req.to_entry, reason=req.reason, simulated=req.simulated)
+        if req.simulated:
+            self._simulated.add(record.id)
+        try:
+            return await self._steps(record, req)
+        except RelayError as exc:
+            await self._advance(record, "failed", detail=exc.message)
+            raise
+
+    async def _advance(self, record: HandoffRecord, state: HandoffState, *,
+                       detail: str | None = None, **produced: str) -> HandoffRecord:
+        simulated = record.id in self._simulated
+        if state in ("done", "failed"):
+            self._simulated.discard(record.id)
+        return await self.journal.advance(record, state, detail=detail, simulated=simulated,
+                                          **produced)
+
+    async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, str]:
+        snap = await asyncio.to_thread(take_snapshot, SnapshotRequest(
+            worktree=req.workspace.path, session_id=req.session_id, handoff_id=record.id,
+            run_id=req.from_run_id, from_entry=req.from_entry, to_entry=req.to_entry,
+            reason=req.reason))
+        record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
+                                            detail=f"commit {snap.sha[:12]} on {snap.branch}")
+        records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
+        contract = await asyncio.to_thread(
+            build_contract, session_id=req.session_id, task=req.task, records=records,
+            worktree=req.workspace.path, branch=req.workspace.branch, snapshot_sha=snap.sha,
+            reason=req.reason)
+        key = await asyncio.to_thread(
+            lambda: Vault.open(self.config, self.passphrase_provider).signing_key())
+        folder = self._folder(record)
+        await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
+        record = await self._advance(record, "envelope_built", contract_dir=str(folder),
+                                            detail=f"contract signed in {folder}")
+        verified = await asyncio.to_thread(read_envelope, folder, key)  # never inject unverified
+        return record, continuation_prompt(render_markdown(verified))
+
+    async def dispatched(self, record: HandoffRecord, run_id: str) -> HandoffRecord:
+        return await self._advance(record, "dispatched", to_run_id=run_id,
+                                          detail=f"{record.to_entry} started as run {run_id}")
+
+    async def confirmed(self, record: HandoffRecord) -> HandoffRecord:
+        """The receiver produced its first event: the handoff is done."""
+        record = await self._advance(record, "resuming",
+                                            detail=f"{record.to_entry} is working")
+        return await self._advance(record, "done")
+
+    async def failed(self, record: HandoffRecord, why: str) -> HandoffRecord:
+        return await self._advance(record, "failed", detail=why)
