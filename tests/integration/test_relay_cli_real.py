@@ -247,3 +247,52 @@ def test_codex_resume_reports_per_turn_usage(real_codex: Path, git_repo: Path, t
     second_in = kinds(events_of(second), "turn_completed")[0]["usage"]["input_tokens"]
     # codex reports the thread's cumulative usage after a resume; Relay stores the delta.
     assert second_in == first_in
+
+
+# ---------------------------------------------------------------------------- handoff
+
+
+def test_real_claude_usage_limit_hands_off_to_real_codex(real_claude: Path, real_codex: Path,
+                                                         git_repo: Path, tmp_path: Path,
+                                                         relay_home: Path) -> None:
+    """The mock returns the subscriber usage limit on the first account; Codex finishes."""
+    import time
+
+    resets_at = int(time.time()) + 7200
+    limited = {"turns": [{"repeat": -1, "error": {
+        "status": 429, "type": "rate_limit_error", "message": "Error",
+        "headers": {"anthropic-ratelimit-unified-status": "rejected",
+                    "anthropic-ratelimit-unified-reset": str(resets_at),
+                    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                    "anthropic-ratelimit-unified-overage-status": "rejected"}}}]}
+    patch = "*** Begin Patch\n*** Add File: greeting.txt\n+hello from codex\n*** End Patch\n"
+    finishing = {"turns": [
+        {"items": [{"type": "custom_tool_call", "name": "apply_patch", "input": patch}]},
+        {"text": "Finished the greeting."}]}
+    with mock_anthropic.serve(limited) as claude_mock, mock_openai.serve(finishing) as codex_mock:
+        env = {**claude_env(tmp_path, claude_mock, oauth=True),
+               **codex_env(tmp_path, codex_mock)}
+        env = relay_env(env, relay_home, "claude", real_claude)
+        env["RELAY_CODEX_BIN"] = str(real_codex)
+        env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+        env["RELAY_VAULT_PASSPHRASE"] = "integration-passphrase"
+        run = run_cli([*RELAY, "run", "Write greeting.txt", "--repo", str(git_repo),
+                       "--provider", "claude:work", "--provider", "codex", "--json"],
+                      env=env, cwd=git_repo, timeout=180)
+        codex_requests = codex_mock.response_requests()
+    assert run.returncode == 0, run.describe()
+    events = events_of(run)
+    assert kinds(events, "limit_hit")[0]["limit"] == "usage_limit"
+    steps = [e["state"] for e in kinds(events, "handoff_step")]
+    assert steps == ["pausing", "snapshotted", "envelope_built", "dispatched", "resuming", "done"]
+    worktree = relay_home / "worktrees" / session_of(run)
+    assert (worktree / "greeting.txt").read_text() == "hello from codex\n"
+    assert final_state(events) == "completed"
+    # Codex was briefed with the signed contract, not with the bare task
+    first_input = json.dumps(codex_requests[0]["body"]["input"])
+    assert "Continuation contract" in first_input
+    assert "Write greeting.txt" in first_input
+    handoff_id = kinds(events, "handoff_step")[0]["handoff_id"]
+    contract_dir = relay_home / "handoffs" / session_of(run) / handoff_id
+    verified = run_cli([*RELAY, "contract", "verify", str(contract_dir)], env=env, cwd=git_repo)
+    assert verified.returncode == 0, verified.describe()

@@ -75,3 +75,25 @@ async def test_an_unfinished_handoff_survives_a_restart(relay_home: Path, git_re
         assert [(x.id, x.state, x.snapshot_sha) for x in left] == [(h.id, "snapshotted", "b" * 40)]
     finally:
         await again.close()
+
+
+async def test_a_handoff_cut_off_by_a_crash_is_recorded_as_failed(relay_home: Path,
+                                                                   git_repo: Path) -> None:
+    first = await Engine.open(load_config(demo_step_delay=0))
+    session = await a_session(first, git_repo)
+    journal = HandoffJournal(first.store, first.writer)
+    h = await journal.begin(session, from_run_id=None, from_entry="a", to_entry="b", reason=None)
+    await journal.advance(h, "snapshotted", snapshot_sha="c" * 40)
+    # the process "dies" with the session still running
+    await first.store.conn.execute("UPDATE sessions SET state='running', owner_pid=? WHERE id=?",
+                                   (2**22 + 54321, session))
+    await first.close()
+    again = await Engine.open(load_config())
+    try:
+        record = await HandoffJournal(again.store, again.writer).get(h.id)
+        assert record.state == "failed"
+        assert record.snapshot_sha == "c" * 40  # what the finished steps produced is kept
+        assert "after snapshotted" in (record.error or "")
+        assert (await again.get_session(session)).state == "interrupted"
+    finally:
+        await again.close()
