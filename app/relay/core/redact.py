@@ -496,7 +496,7 @@ def _name_start(text: str, end: int) -> int | None:
             return None
     if k and text[k - 1] in "$:":  # $VAR=…, AWS::IAM::AccessKey, arn:…:secret:name
         return None
-    while k < end and text[k] == "-":  # --password=…
+    while k < end and text[k] in "-.":  # --password=…, obj[i].password = …
         k += 1
     return k
 
