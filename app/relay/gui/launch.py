@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"relay {__version__}")
     parser.add_argument("--demo", action="store_true", help=(
         "start a scripted demo session (a SIMULATION) in a temporary repository"))
+    parser.add_argument("--demo-limit-after", type=int, metavar="N", help=(
+        "with --demo: hit a simulated usage limit after N turns and hand off to a second "
+        "simulated account"))
     parser.add_argument("--home", type=Path, help=(
         "data folder (default: RELAY_HOME or the OS data dir)"))
     return parser
@@ -124,7 +127,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
         try:
             shell.start()
             if args.demo:
-                await start_demo(shell)
+                await start_demo(shell, args.demo_limit_after)
             await quit_requested.wait()
         finally:
             await shell.aclose()
@@ -150,7 +153,7 @@ def _quit_on_signals(quit_requested: asyncio.Event) -> list[signal.Signals]:
     return handled
 
 
-async def start_demo(shell: RelayShell) -> None:
+async def start_demo(shell: RelayShell, limit_after: int | None = None) -> None:
     """Make a throwaway repository and start a demo session (a SIMULATION) in it."""
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     try:
@@ -158,7 +161,9 @@ async def start_demo(shell: RelayShell) -> None:
     except RelayError as exc:
         shell.bridge.tasks.report("sessions", exc)
         return
-    shell.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo"))
+    chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
+    shell.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
+                                    demo_limit_after=limit_after))
 
 
 async def show_startup_error(exc: RelayError) -> None:

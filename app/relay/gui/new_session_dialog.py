@@ -46,6 +46,19 @@ def default_runtime(infos: Sequence[RuntimeInfo]) -> str:
     return "demo"
 
 
+def parse_fallbacks(text: str, infos: dict[str, RuntimeInfo]) -> list[str]:
+    """``"claude:personal, codex"`` → chain entries; ValueError names a bad one."""
+    entries = [e.strip() for e in text.replace(";", ",").split(",") if e.strip()]
+    for entry in entries:
+        runtime, sep, account = entry.partition(":")
+        if runtime not in infos:
+            raise ValueError(f"Unknown runtime {runtime!r} in the handoff chain "
+                             f"(choose from {', '.join(infos)}).")
+        if sep and not account:
+            raise ValueError(f"{entry!r}: name the account after the colon.")
+    return entries
+
+
 def runtime_label(info: RuntimeInfo) -> str:
     if info.runtime == "demo":
         return "demo — SIMULATION (scripted, no real agent)"
@@ -90,6 +103,11 @@ class NewSessionDialog(QDialog):
         self.model = QLineEdit()
         self.model.setObjectName("modelEdit")
         self.model.setPlaceholderText("optional — the runtime's default")
+        self.fallbacks = QLineEdit()
+        self.fallbacks.setObjectName("fallbacksEdit")
+        self.fallbacks.setPlaceholderText("optional — e.g. claude:personal, codex")
+        self.fallbacks.setToolTip("When the runtime hits a usage limit, Relay snapshots the work "
+                                  "and hands the task to these, in order.")
         self.worktree = QCheckBox("Run in its own git worktree (recommended)")
         self.worktree.setObjectName("worktreeCheck")
         self.worktree.setChecked(True)
@@ -132,6 +150,7 @@ class NewSessionDialog(QDialog):
         form.addRow("Runtime", self.runtime)
         form.addRow("", self.runtime_help)
         form.addRow("Model", self.model)
+        form.addRow("Then hand off to", self.fallbacks)
         form.addRow("", self.worktree)
         form.addRow("Permissions", self.policy)
         form.addRow("", self.policy_help)
@@ -161,8 +180,10 @@ class NewSessionDialog(QDialog):
         info = self._infos.get(runtime)
         if info is not None and info.problem is not None:
             raise ValueError(f"{info.problem} {info.hint or ''}".strip())
+        chain = parse_fallbacks(self.fallbacks.text(), self._infos)
         try:
             return SessionSpec(repo=path, task=task, runtime=runtime,
+                               chain=[runtime, *chain] if chain else [],
                                model=self.model.text().strip() or None,
                                worktree=self.worktree.isChecked(),
                                permission=PermissionPolicy(str(self.policy.currentData())))

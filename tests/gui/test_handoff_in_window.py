@@ -1,0 +1,56 @@
+"""A handoff chain chosen in the dialog, and a handoff followed live in the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from relay.core.models import SessionSpec
+from relay.gui.new_session_dialog import NewSessionDialog
+from relay.gui.shell import RelayShell
+from relay.gui.viewmodels.stream import StreamViewModel
+from relay.runtimes.base import RuntimeInfo
+
+INFOS = [RuntimeInfo("demo", "(built in)", "scripted demo"),
+         RuntimeInfo("codex", "/usr/bin/codex", "0.171.0")]
+
+
+def test_the_dialog_builds_the_handoff_chain(qtbot: QtBot, qapp: object, git_repo: Path) -> None:
+    dialog = NewSessionDialog(INFOS)
+    qtbot.addWidget(dialog)
+    dialog.repo.setText(str(git_repo))
+    dialog.task.setPlainText("t")
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
+    dialog.fallbacks.setText("demo:backup, codex")
+    spec = dialog.build_spec()
+    assert spec.chain == ["demo", "demo:backup", "codex"]
+    dialog.fallbacks.setText("")
+    assert dialog.build_spec().chain == []
+    dialog.fallbacks.setText("gpt:x")
+    with pytest.raises(ValueError, match="Unknown runtime 'gpt'"):
+        dialog.build_spec()
+    dialog.fallbacks.setText("codex:")
+    with pytest.raises(ValueError, match="name the account"):
+        dialog.build_spec()
+
+
+def test_a_handoff_is_shown_live_and_the_session_completes(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "window-test-passphrase")
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
+        shell.start_session(SessionSpec(repo=git_repo, task="t", chain=["demo", "demo:backup"],
+                                        demo_limit_after=1))
+    assert started.args is not None
+    session_id = started.args[0]
+    vm = shell.stream_vm
+    qtbot.waitUntil(lambda: vm.session is not None and vm.session.state == "completed",
+                    timeout=20_000)
+    rows = [vm.index(i, 0) for i in range(vm.rowCount())]
+    badges = [r.data(StreamViewModel.BadgeRole) for r in rows]
+    assert badges.count("HANDOFF") == 6
+    assert badges.index("LIMIT") < badges.index("HANDOFF")
+    assert vm.session_id == session_id
