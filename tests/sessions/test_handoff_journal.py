@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from relay.core.bus import EventBus
 from relay.core.config import load_config
 from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.core.store.db import Store
+from relay.core.store.writer import EventWriter
 from relay.sessions.handoff import HandoffJournal, HandoffTransitionError
 
 
@@ -69,10 +72,28 @@ async def test_an_unfinished_handoff_survives_a_restart(relay_home: Path, git_re
     await journal.advance(h, "snapshotted", snapshot_sha="b" * 40)
     await first.close()  # the engine stops between two steps
 
+    # the journal alone (no engine recovery yet) finds it where it stopped
+    store = await Store.open(load_config().db_path)
+    writer = EventWriter(store, EventBus())
+    writer.start()
+    try:
+        left = await HandoffJournal(store, writer).unfinished()
+        assert [(x.id, x.state, x.snapshot_sha) for x in left] == [(h.id, "snapshotted", "b" * 40)]
+    finally:
+        await writer.close()
+        await store.close()
+
+
+async def test_a_handoff_left_behind_by_a_closed_engine_is_failed_on_reopen(
+        relay_home: Path, git_repo: Path) -> None:
+    first = await Engine.open(load_config(demo_step_delay=0))
+    session = await a_session(first, git_repo)  # finished: nobody runs it any more
+    h = await HandoffJournal(first.store, first.writer).begin(
+        session, from_run_id=None, from_entry="a", to_entry="b", reason=None)
+    await first.close()
     again = await Engine.open(load_config())
     try:
-        left = await HandoffJournal(again.store, again.writer).unfinished()
-        assert [(x.id, x.state, x.snapshot_sha) for x in left] == [(h.id, "snapshotted", "b" * 40)]
+        assert (await HandoffJournal(again.store, again.writer).get(h.id)).state == "failed"
     finally:
         await again.close()
 

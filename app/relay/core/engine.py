@@ -85,18 +85,18 @@ class Engine:
                 f"SELECT id, owner_pid FROM sessions WHERE state IN ({','.join('?' * len(_ACTIVE))})",
                 _ACTIVE) as cur:
             rows = await cur.fetchall()
-        orphaned = set()
+        running_elsewhere = set()
         for session_id, pid in rows:
             if pid is not None and pid != os.getpid() and psutil.pid_exists(pid):
+                running_elsewhere.add(session_id)
                 continue
-            orphaned.add(session_id)
             await self.writer.write(WriteOp(session_id, None, StateChanged(
                 state="interrupted", reason="Relay stopped while this session was running")))
-        # A handoff cut off between two steps is recorded as failed, with what is known:
-        # its snapshot and contract (if any) stay on disk. (Continuing it from the last
-        # committed step is the next piece of issue 3.)
+        # A handoff cut off between two steps (a crash, or Relay closed mid-handoff) is
+        # recorded as failed, with what is known: its snapshot and contract stay on disk.
+        # (Continuing it from the last committed step is the next piece of issue 3.)
         for handoff in await self.coordinator.journal.unfinished():
-            if handoff.session_id in orphaned:
+            if handoff.session_id not in running_elsewhere:
                 await self.coordinator.journal.advance(
                     handoff, "failed", detail=f"Relay stopped during the handoff (after "
                     f"{handoff.state}); continue with `relay-cli run TASK --resume {handoff.session_id}`")
