@@ -42,6 +42,7 @@ class AuditTrail:
         self.log = audit_log
         self._pending: deque[EventRecord] = deque()
         self._wakeup = asyncio.Event()
+        self._closing = False
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -55,10 +56,13 @@ class AuditTrail:
             self._wakeup.set()
 
     async def _run(self) -> None:
+        """The only appender (so entries keep event order); ends once closing and drained."""
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
             await self._drain()
+            if self._closing and not self._pending:
+                return
 
     async def _drain(self) -> None:
         while self._pending:
@@ -67,16 +71,19 @@ class AuditTrail:
                 await asyncio.to_thread(self._append_all, batch)
             except RelayError as exc:  # the store keeps the events; say what went wrong
                 log.error("audit log not written: %s", exc)
+            except Exception:  # a bug must not end auditing silently for the process
+                log.exception("audit log not written")
 
     def _append_all(self, batch: list[EventRecord]) -> None:
         for record in batch:
             self.log.append(*audit_entry(record))
 
     async def aclose(self) -> None:
-        """Write what is queued, then stop."""
-        await self._drain()
+        """Write everything queued (including a batch in flight), then stop."""
+        self._closing = True
+        self._wakeup.set()
         if self._task is not None:
-            self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self._drain()  # never started, or records queued after the task ended

@@ -146,10 +146,15 @@ class Engine:
         for run in runs:
             if run.agent_session_id == row.agent_session_id:
                 previous = previous + run.usage
-        runtime = next((r.runtime for r in reversed(runs)
-                        if r.agent_session_id == row.agent_session_id), spec.runtime)
+        last = next((r for r in reversed(runs) if r.agent_session_id == row.agent_session_id),
+                    None)
+        runtime = last.runtime if last else spec.runtime
         adapter_class(runtime)(None).capabilities.require(Cap.RESUME)
         cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id, runtime=runtime,
+                            # what the user asked for applies to the first entry's runtime;
+                            # runs.model holds what the agent reported, not what to pass back
+                            model=spec.model if runtime == entry_runtime(chain_of(spec)[0])
+                            else None,
                             workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
                             previous_total=previous)
         await self.writer.write(WriteOp(row.id, statements=[(

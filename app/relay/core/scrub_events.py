@@ -25,6 +25,7 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "error": ("message",),
     "session_ended": ("reason", "result_text"),
     "state_changed": ("reason",),
+    "handoff_step": ("detail",),
 }
 
 

@@ -32,7 +32,9 @@ def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
     if base.id == snap.id:
         return []
     diff = repo.diff(base, snap)
-    return sorted({d.new_file.path for d in diff.deltas if d.status_char() != "D"})
+    skip_modes = (pygit2.GIT_FILEMODE_LINK, pygit2.GIT_FILEMODE_COMMIT)  # links, submodules
+    return sorted({d.new_file.path for d in diff.deltas
+                   if d.status_char() != "D" and d.new_file.mode not in skip_modes})
 
 
 def _last_messages(events: list[AgentEvent], count: int = 3) -> list[str]:

@@ -10,6 +10,7 @@ next agent. The runner then starts that run and reports its id
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,12 @@ class HandoffCoordinator:
             return await self._steps(record, req)
         except RelayError as exc:
             await self._advance(record, "failed", detail=exc.message)
+            raise
+        except BaseException as exc:  # cancelled (Relay closing) or a bug: never left half-way
+            why = "Relay was closed during the handoff" if isinstance(
+                exc, asyncio.CancelledError) else f"internal error: {exc!r}"
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._advance(record, "failed", detail=why))
             raise
 
     async def _advance(self, record: HandoffRecord, state: HandoffState, *,

@@ -58,6 +58,8 @@ class Continuation:
     agent_session_id: str
     runtime: str
     workspace: Workspace
+    #: the model that agent session ran with (None: the runtime's default)
+    model: str | None
     #: usage of earlier runs on the same agent session (Codex reports thread totals).
     previous_total: Usage
 
@@ -140,7 +142,8 @@ class SessionRunner:
         cont = self.continuation
         chain = [cont.runtime] if cont else chain_of(self.spec)
         step = _Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
-                     resume_id=cont.agent_session_id if cont else None, model=self.spec.model)
+                     resume_id=cont.agent_session_id if cont else None,
+                     model=cont.model if cont else self.spec.model)
         for index in range(len(chain)):
             outcome = await self._run_agent(ws, step)
             nxt = chain[index + 1] if index + 1 < len(chain) else None
@@ -159,18 +162,23 @@ class SessionRunner:
         return "failed", "the provider chain is exhausted"  # pragma: no cover - loop returns
 
     async def _run_agent(self, ws: Workspace, step: _Step) -> _Outcome:
-        if self._cancel.is_set():  # stopped while the workspace was being prepared
+        if self._cancel.is_set():  # stopped while the workspace (or a handoff) was prepared
+            await self._fail_handoff(step, "cancelled by the user")
             return _Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
-        adapter = make_adapter(runtime)
+        request = self._request(ws, step)
+        try:  # before a run exists: a receiver that cannot start fails the handoff cleanly
+            adapter = make_adapter(runtime)
+            adapter.preflight(request)
+        except RelayError as exc:
+            await self._fail_handoff(step, f"{step.entry} cannot start: {exc.message}")
+            raise
         self.adapter = adapter
         run_id = new_id()
         await self.writer.write(WriteOp(self.session_id, statements=[(
             "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
             " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
             (run_id, self.session_id, self.session_id, runtime, step.model, now_ms()))]))
-        request = self._request(ws, step)
-        adapter.preflight(request)
         await self._state("running")
         if step.handoff is not None and self.coordinator is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
@@ -178,6 +186,11 @@ class SessionRunner:
         if self._cancel.is_set():
             return _Outcome("cancelled", "cancelled by the user", run_id)
         return _Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit)
+
+    async def _fail_handoff(self, step: _Step, why: str) -> None:
+        if step.handoff is not None and self.coordinator is not None:
+            await self.coordinator.failed(step.handoff, why)
+            step.handoff = None
 
     async def _stream(self, adapter: RuntimeAdapter, request: RunRequest, run_id: str,
                       step: _Step) -> tuple[SessionEnded, LimitHit | None]:
@@ -212,9 +225,8 @@ class SessionRunner:
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
                                  reason="the agent run ended without a result")
             await self._emit(ended, run_id)
-        if step.handoff is not None and self.coordinator is not None:
-            await self.coordinator.failed(step.handoff, f"{step.entry} ended before working: "
-                                                        f"{ended.reason or ended.outcome}")
+        await self._fail_handoff(step, f"{step.entry} ended before working: "
+                                       f"{ended.reason or ended.outcome}")
         return ended, limit
 
     def _request(self, ws: Workspace, step: _Step) -> RunRequest:

@@ -170,10 +170,12 @@ class EventWriter:
             return
         try:
             records = await self._commit(batch)
-        except StoreError as exc:
-            self.failure = exc
-            self._fail(batch, exc)
-            log.error("event batch not written: %s", exc)
+        except Exception as exc:  # any failure stops the writer cleanly: never a hang
+            failure = exc if isinstance(exc, StoreError) else StoreError(
+                f"Could not store events: {exc!r}.", "This is a bug in Relay; see the log.")
+            self.failure = failure
+            self._fail(batch, failure)
+            log.error("event batch not written: %s", exc, exc_info=not isinstance(exc, StoreError))
             return
         by_op = iter(records)
         for op in batch:
