@@ -119,3 +119,24 @@ async def test_a_symlink_the_agent_made_does_not_fail_the_handoff(
                        demo_limit_after=1)
     row = await engine.run_session(spec)
     assert row.state == "completed", row.reason
+
+
+def test_the_manifest_includes_files_from_the_agents_own_commits(git_repo: Path,
+                                                                 tmp_path: Path) -> None:
+    import pygit2
+
+    from relay.sessions.briefing import changed_paths
+    from relay.sessions.snapshot import SnapshotRequest, take_snapshot
+    from relay.sessions.worktree import _create
+
+    ws = _create(git_repo, tmp_path / "worktrees", "s9").path
+    repo = pygit2.Repository(str(ws))
+    (ws / "early.txt").write_text("committed by the agent\n")
+    repo.index.add("early.txt")
+    repo.index.write()
+    sig = pygit2.Signature("Agent", "agent@example.invalid")
+    repo.create_commit("HEAD", sig, sig, "agent's own commit", repo.index.write_tree(),
+                       [repo.head.target])
+    (ws / "late.txt").write_text("left uncommitted\n")
+    snap = take_snapshot(SnapshotRequest(worktree=ws, session_id="s9", handoff_id="h"))
+    assert changed_paths(ws, snap.sha) == ["early.txt", "late.txt"]

@@ -22,13 +22,29 @@ _SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command"})
 MAX_ITEMS = 25
 
 
+def session_base(repo: pygit2.Repository, snap: pygit2.Commit) -> pygit2.Commit:
+    """The commit the session branch was created from (its reflog's first entry).
+
+    Falls back to walking back over Relay's own snapshot commits when the reflog is
+    gone; the reflog also covers commits the agent made itself.
+    """
+    if not repo.head_is_detached:
+        entries = list(repo.references[repo.head.name].log())
+        if entries:
+            created = entries[-1].oid_new  # the log is newest first
+            if created in repo:
+                return repo[created].peel(pygit2.Commit)
+    base = snap
+    while base.parents and "Relay-Session" in trailers_of(base):
+        base = base.parents[0]
+    return base
+
+
 def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
     """Files that differ between the session's starting commit and the snapshot."""
     repo = pygit2.Repository(str(worktree))
     snap = repo.revparse_single(snapshot_sha).peel(pygit2.Commit)
-    base = snap
-    while base.parents and "Relay-Session" in trailers_of(base):
-        base = base.parents[0]
+    base = session_base(repo, snap)
     if base.id == snap.id:
         return []
     diff = repo.diff(base, snap)
