@@ -96,7 +96,6 @@ collapse), anything else is returned as it is.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import re
@@ -105,6 +104,17 @@ from typing import TypeVar, cast
 from urllib.parse import quote
 
 __all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
+
+from relay.core.redact_rules import (
+    _CODE_RE,
+    _ENV_NAME_RE,
+    _classify_name,
+    _has_digit_and_letter,
+    _is_code,
+    _is_placeholder,
+    _is_secret_value,
+    _is_tokenish,
+)
 
 KINDS = (
     "anthropic_key", "anthropic_oauth_token", "openai_key", "openrouter_key", "google_api_key",
@@ -128,168 +138,6 @@ _KIND_RE = re.compile(r"[a-z0-9_]{1,40}")
 def marker(kind: str) -> str:
     """The text a secret of ``kind`` is replaced with."""
     return f"[REDACTED:{kind}]"
-
-
-# --- value heuristics -------------------------------------------------------------------------
-
-_PLACEHOLDER_WORDS = frozenset({
-    "changeme", "change-me", "change_me", "changeit", "password", "passwd", "secret", "token",
-    "apikey", "api_key", "api-key", "none", "null", "nil", "true", "false", "yes", "no",
-    "undefined", "empty", "test", "string", "required", "optional", "hidden", "masked", "todo",
-    "tbd", "fixme", "pass", "value",
-})
-_PLACEHOLDER_RE = re.compile(
-    r"your[_-]?|[_-]here\b|example|placeholder|dummy|changeme|change[_-]me|xxxx|\*\*\*|\.\.\.|…"
-    r"|redacted|\$\{|\{\{|\{[\w.]{0,40}+\}"
-)
-_MASK_RE = re.compile(r"[xX*.•_-]+")
-_ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
-_NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
-_REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
-    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp):"
-    r"|[\w.-]{0,200}/[\w./-]{0,200}\.[A-Za-z0-9]{1,5}\Z"
-    r"|[\w.-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf|bin|zip|gz|war|jar)\Z"
-)
-_REGEX_HINT_RE = re.compile(r"\\[wdsWDSb]|\[\^|\(\?")
-_LABEL_RE = re.compile(r"[A-Za-z_.-]{1,200}+")  # "challengePassword", "access_token": no digits
-_SECRET_WORD_RE = re.compile(r"(?i)pass|pwd|token|secret|key|auth|cred")
-_SEGMENT_SEP_RE = re.compile(r"[._/-]")
-_HASH_LIKE_RE = re.compile(r"(?i)[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
-_CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
-
-
-def _is_placeholder(value: str) -> bool:
-    low = value.lower()
-    if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
-        return True
-    return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
-
-
-def _has_digit_and_letter(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-
-
-def _is_tokenish(value: str) -> bool:
-    """Long enough and mixed enough to be a generated credential rather than a word."""
-    return len(value) >= 16 and _has_digit_and_letter(value) and not any(c.isspace() for c in value)
-
-
-def _is_code(value: str) -> bool:
-    """An identifier or attribute path: a variable, a type, a setting — not a literal.
-
-    With digits, a lone identifier is taken for a value (``hunter2``), and so is a dotted one
-    with a token-like part (``ya29.a0Af…``), unless it has two dots (``mod.sub.Name``).
-    """
-    if _CODE_RE.fullmatch(value) is None:
-        return False
-    if not any(c.isdigit() for c in value):
-        return True
-    parts = value.split(".")
-    return len(parts) > 2 or (len(parts) == 2 and not any(map(_is_tokenish, parts)))
-
-
-def _is_reference(value: str) -> bool:
-    return _ENV_NAME_RE.fullmatch(value) is not None or _REFERENCE_RE.match(value) is not None
-
-
-def _is_description(value: str, kind: str) -> bool:
-    """A number, regex, colour, label or name rather than a credential."""
-    if _NUMERIC_RE.fullmatch(value):  # a version, time or count; a password may be all digits
-        return kind != "password" or not value.isdigit()
-    if _REGEX_HINT_RE.search(value) or any(c.isspace() for c in value):
-        return True
-    return _LABEL_RE.fullmatch(value) is not None and _SECRET_WORD_RE.search(value) is not None
-
-
-def _is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
-    """Whether ``value``, assigned to a secret-looking name, is a real secret (see module doc)."""
-    if len(value) < 4 or _is_placeholder(value) or _is_reference(value):
-        return False
-    if _is_description(value, kind):
-        return False
-    if not quoted and not env_style and _is_code(value):
-        return False
-    if weak:  # a generated-looking value, not a commit id, UUID or dotted setting name
-        return _is_tokenish(value) and (env_style or not _is_id_or_words(value))
-    return True
-
-
-def _is_id_or_words(value: str) -> bool:
-    """A commit id or UUID, or words joined by ``._/-`` (``fs.s3.consistent``, ``s3_disable_auth``)."""
-    if _HASH_LIKE_RE.fullmatch(value):
-        return True
-    segments = _SEGMENT_SEP_RE.split(value)
-    return all(seg.isalpha() or seg.isdigit() or (len(seg) <= 4 and seg.isalnum()) for seg in segments)
-
-
-# --- secret names -----------------------------------------------------------------------------
-
-_WORD_RE = re.compile(r"[A-Z]+[0-9]*+(?![a-z])|[A-Z]?[a-z]+[0-9]*+|[0-9]+")
-_STRONG_WORDS = {
-    "password": "password", "passwd": "password", "pwd": "password", "passphrase": "password",
-    "secret": "secret", "credential": "secret", "credentials": "secret", "apikey": "secret",
-    "token": "token",
-}
-_NOT_A_VALUE = frozenset({  # "invalid_api_key", "has_token", "reset_password": a condition or action
-    "invalid", "missing", "bad", "wrong", "expired", "revoked", "unknown", "no", "has", "is",
-    "require", "requires", "required", "use", "uses", "forgot", "reset", "show", "hide", "toggle",
-    "check", "validate", "verify", "incorrect", "public",
-})
-_ORDINARY_TOKEN = frozenset({  # paging, idempotency and parser tokens
-    "next", "page", "continuation", "client", "request", "idempotency", "lock", "change", "input",
-    "output", "update", "sequence", "forward", "backward", "sync", "paging", "pagination",
-    "cursor", "start", "end", "marker", "result", "cancel", "cancellation", "offending",
-})
-_LOOKUP_KEY = frozenset({  # a key that finds something rather than unlocks it
-    "s3", "object", "bucket", "file", "path", "row", "column", "partition", "sort", "primary",
-    "foreign", "cache", "dict", "map", "lookup", "result", "group", "index", "hash", "range",
-    "idempotency", "dedup", "routing", "composite", "unique", "query", "search", "config",
-    "setting", "settings", "translation", "message", "field", "attribute", "property", "item",
-    "entry", "record", "table", "dimension", "metric", "label", "tag", "list", "node",
-})
-_GLUED_SUFFIXES = ("password", "passwd", "passphrase", "secret", "token")
-_KEY_QUALIFIERS = frozenset({
-    "api", "secret", "access", "private", "master", "encryption", "signing", "sign", "auth",
-    "client", "account", "service", "admin", "license", "app", "session", "webhook", "deploy",
-    "storage", "subscription", "consumer", "shared", "hmac", "jwt", "crypto", "cipher",
-})
-
-
-@functools.lru_cache(maxsize=2048)
-def _classify_name(name: str) -> tuple[str, bool] | None:
-    """``(kind, weak)`` when ``name`` names a secret, else None."""
-    words = [w.lower() for w in _WORD_RE.findall(name)]
-    if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
-        return None
-    last, prev = words[-1], (words[-2] if len(words) > 1 else "")
-    if (last == "token" and prev in _ORDINARY_TOKEN) or (last == "key" and prev in _LOOKUP_KEY):
-        return None
-    kind: str | None = _STRONG_WORDS.get(last)
-    weak = False
-    if kind is None:
-        kind, weak = _classify_last_word(last, prev)
-    if kind is None:
-        return None
-    if kind == "secret" and ("aws" in words or words[-3:] == ["secret", "access", "key"]):
-        kind = "aws_secret_key"
-    return kind, weak
-
-
-def _classify_last_word(last: str, prev: str) -> tuple[str | None, bool]:
-    if last == "pass":
-        return ("password", False) if prev else (None, False)
-    if last == "key":
-        if not prev or prev in ("public", "pub"):
-            return None, False
-        return "secret", prev not in _KEY_QUALIFIERS
-    if last == "auth":
-        return "secret", True
-    if last.endswith("key") and last[:-3] in _KEY_QUALIFIERS:
-        return "secret", False
-    for suffix in _GLUED_SUFFIXES:
-        if last.endswith(suffix):
-            return _STRONG_WORDS[suffix], False
-    return None, False
 
 
 # --- provider token rules ---------------------------------------------------------------------
