@@ -84,21 +84,34 @@ async def test_an_unfinished_handoff_survives_a_restart(relay_home: Path, git_re
         await store.close()
 
 
-async def test_a_handoff_left_behind_by_a_closed_engine_is_failed_on_reopen(
-        relay_home: Path, git_repo: Path) -> None:
+async def test_a_handoff_left_behind_waits_for_a_recovering_engine(
+        relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "journal-test")
     first = await Engine.open(load_config(demo_step_delay=0))
-    session = await a_session(first, git_repo)  # finished: nobody runs it any more
+    row = await first.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo", "demo:b"]))
     h = await HandoffJournal(first.store, first.writer).begin(
-        session, from_run_id=None, from_entry="a", to_entry="b", reason=None)
-    await first.close()
-    again = await Engine.open(load_config())
+        row.id, from_run_id=None, from_entry="demo", to_entry="demo:b", reason="usage_limit")
+    await first.close()  # Relay stops right after the handoff began
+
+    plain = await Engine.open(load_config(demo_step_delay=0))  # e.g. `relay-cli sessions`
     try:
-        assert (await HandoffJournal(again.store, again.writer).get(h.id)).state == "failed"
+        assert (await HandoffJournal(plain.store, plain.writer).get(h.id)).state == "pausing"
+        assert plain.recovered == []
     finally:
-        await again.close()
+        await plain.close()
+    recovering = await Engine.open(load_config(demo_step_delay=0), recover=True)
+    try:
+        assert recovering.recovered == [row.id]
+        final = await recovering.wait_session(row.id)
+        assert final.state == "completed"
+        done = await HandoffJournal(recovering.store, recovering.writer).get(h.id)
+        assert done.state == "done"
+    finally:
+        await recovering.close()
 
 
-async def test_a_handoff_cut_off_by_a_crash_is_recorded_as_failed(relay_home: Path,
+async def test_a_crash_leaves_the_session_interrupted_and_the_handoff_as_committed(relay_home: Path,
                                                                    git_repo: Path) -> None:
     first = await Engine.open(load_config(demo_step_delay=0))
     session = await a_session(first, git_repo)
@@ -112,9 +125,8 @@ async def test_a_handoff_cut_off_by_a_crash_is_recorded_as_failed(relay_home: Pa
     again = await Engine.open(load_config())
     try:
         record = await HandoffJournal(again.store, again.writer).get(h.id)
-        assert record.state == "failed"
-        assert record.snapshot_sha == "c" * 40  # what the finished steps produced is kept
-        assert "after snapshotted" in (record.error or "")
+        assert record.state == "snapshotted"  # waits, as committed, for `relay-cli recover`
+        assert record.snapshot_sha == "c" * 40
         assert (await again.get_session(session)).state == "interrupted"
     finally:
         await again.close()

@@ -58,6 +58,43 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
         await engine.close()
 
 
+async def recover(config: Config, console: Console, as_json: bool) -> int:
+    """Carry on the handoffs a stopped Relay left between two steps; follow them to the end."""
+    from relay.cli.contract_cmd import tty_passphrase
+
+    engine = await Engine.open(config, passphrase_provider=tty_passphrase, recover=True)
+    try:
+        sub = engine.bus.subscribe()  # may miss the first records: `show` replays them
+        if not engine.recovered:
+            sub.close()
+            if not as_json:
+                console.print("Nothing to recover: no handoff was left unfinished.")
+            return 0
+        printer = StreamPrinter(console, as_json)
+        pending = set(engine.recovered)
+        if not as_json:
+            console.print(f"[bold]Relay[/] carrying on {len(pending)} handoff(s): "
+                          f"{', '.join(sorted(pending))}")
+        try:
+            async for record in sub:
+                if record.session_id in pending:
+                    printer.print(record)
+                    ev = record.event
+                    if ev.kind == "state_changed" and ev.state in FINAL_STATES:
+                        pending.discard(record.session_id)
+                        if not pending:
+                            break
+        finally:
+            sub.close()
+        rows = [await engine.wait_session(sid) for sid in engine.recovered]
+        if not as_json:
+            for row in rows:
+                session_footer(console, row)
+        return 0 if all(r.state == "completed" for r in rows) else 1
+    finally:
+        await engine.close()
+
+
 async def _cancel(engine: Engine, session_id: str) -> None:
     await engine.cancel_session(session_id)
     await engine.wait_session(session_id)

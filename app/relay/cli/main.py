@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="hit a simulated usage limit after N turns, then hand off to a "
                            "second simulated account")
 
+    recover = sub.add_parser("recover", help="carry on handoffs a stopped Relay left unfinished")
+    recover.add_argument("--json", action="store_true")
+
     sub.add_parser("doctor", help="what is installed and what is missing")
     audit_cmd.register(sub)
     contract_cmd.register(sub)
@@ -110,6 +113,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
         case "demo":
             row = await commands.demo(config, console, args.json, args.limit_after)
             return 0 if row.state == "completed" else 1
+        case "recover":
+            return await commands.recover(config, console, args.json)
         case "doctor":
             return await commands.doctor(config, console)
         case "audit":

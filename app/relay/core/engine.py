@@ -21,7 +21,7 @@ from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
 from relay.core.errors import SessionNotFoundError, StoreError, WorktreeError
-from relay.core.events import EventRecord, StateChanged, Usage
+from relay.core.events import EventRecord, SessionEnded, StateChanged, Usage
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
@@ -31,7 +31,8 @@ from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.coordinator import HandoffCoordinator
-from relay.sessions.runner import Continuation, SessionRunner, new_id
+from relay.sessions.handoff import HandoffRecord
+from relay.sessions.runner import Continuation, Recovery, SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 
 log = logging.getLogger(__name__)
@@ -50,14 +51,24 @@ class Engine:
         self.writer = writer
         self.audit = audit
         self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider)
+        self.recovered: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     @classmethod
     async def open(cls, config: Config | None = None,
-                   passphrase_provider: PassphraseProvider | None = None) -> Engine:
-        """Open the store and start the writer; ``passphrase_provider`` unlocks the vault
-        file where there is no OS keyring (the CLI asks on a terminal)."""
+                   passphrase_provider: PassphraseProvider | None = None,
+                   recover: bool = False) -> Engine:
+        """Open the store and start the writer.
+
+        Args:
+            config: Settings (default: :func:`load_config`).
+            passphrase_provider: Unlocks the vault file where there is no OS keyring
+                (the CLI asks on a terminal).
+            recover: Carry on the handoffs a stopped Relay left between two steps
+                (:attr:`recovered` lists their sessions). Long-lived front ends and
+                ``relay-cli recover`` pass True; one-shot commands leave them be.
+        """
         config = config or load_config()
         store = await Store.open(config.db_path)
         bus = EventBus()
@@ -67,7 +78,7 @@ class Engine:
         bus.add_listener(trail.on_records)
         trail.start()
         engine = cls(config, store, bus, writer, trail, passphrase_provider)
-        await engine._recover_orphans()
+        await engine._recover_orphans(recover)
         return engine
 
     async def close(self) -> None:
@@ -80,7 +91,7 @@ class Engine:
         await self.audit.aclose()
         await self.store.close()
 
-    async def _recover_orphans(self) -> None:
+    async def _recover_orphans(self, recover: bool) -> None:
         async with self.store.conn.execute(
                 f"SELECT id, owner_pid FROM sessions WHERE state IN ({','.join('?' * len(_ACTIVE))})",
                 _ACTIVE) as cur:
@@ -92,14 +103,29 @@ class Engine:
                 continue
             await self.writer.write(WriteOp(session_id, None, StateChanged(
                 state="interrupted", reason="Relay stopped while this session was running")))
-        # A handoff cut off between two steps (a crash, or Relay closed mid-handoff) is
-        # recorded as failed, with what is known: its snapshot and contract stay on disk.
-        # (Continuing it from the last committed step is the next piece of issue 3.)
+        if not recover:
+            return  # unfinished handoffs wait, as committed, for a recovering engine
         for handoff in await self.coordinator.journal.unfinished():
             if handoff.session_id not in running_elsewhere:
-                await self.coordinator.journal.advance(
-                    handoff, "failed", detail=f"Relay stopped during the handoff (after "
-                    f"{handoff.state}); continue with `relay-cli run TASK --resume {handoff.session_id}`")
+                await self._carry_on(handoff)
+
+    async def _carry_on(self, handoff: HandoffRecord) -> None:
+        """Restart a session's runner from the handoff step a stopped Relay left."""
+        row = await self.store.get_session(handoff.session_id)
+        if not row.workdir:
+            await self.coordinator.failed(handoff, "the session has no worktree to resume in")
+            return
+        if handoff.state == "dispatched" and handoff.to_run_id:  # its receiver was cut off
+            await self.writer.write(WriteOp(row.id, handoff.to_run_id, SessionEnded(
+                outcome="interrupted", reason="Relay stopped before the agent started working")))
+        spec = await self.store.session_spec(row.id)
+        await self.writer.write(WriteOp(row.id, statements=[(
+            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
+        workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer,
+                                   recovery=Recovery(handoff, workspace),
+                                   coordinator=self.coordinator))
+        self.recovered.append(row.id)
 
     # -- sessions ---------------------------------------------------------------------
 

@@ -118,7 +118,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
     handled = _quit_on_signals(quit_requested)
     try:
         try:
-            engine = await Engine.open(load_config(home=args.home))
+            engine = await Engine.open(load_config(home=args.home), recover=True)
         except RelayError as exc:
             await show_startup_error(exc)
             return 2

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +42,16 @@ class HandoffRequest:
     simulated: bool = False
 
 
+#: fault injection for the crash tests: ``RELAY_FAULT_KILL_AFTER=<state>`` SIGKILLs this
+#: process right after that handoff state is committed (never set it in real use).
+FAULT_ENV = "RELAY_FAULT_KILL_AFTER"
+
+
+def _fault_point(state: str) -> None:
+    if os.environ.get(FAULT_ENV) == state:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 class HandoffCoordinator:
     """Takes a session from one chain entry to the next."""
 
@@ -63,6 +75,17 @@ class HandoffCoordinator:
         record = await self.journal.begin(
             req.session_id, from_run_id=req.from_run_id, from_entry=req.from_entry,
             to_entry=req.to_entry, reason=req.reason, simulated=req.simulated)
+        _fault_point("pausing")
+        return await self.resume(record, req)
+
+    async def resume(self, record: HandoffRecord,
+                     req: HandoffRequest) -> tuple[HandoffRecord, str]:
+        """Carry a handoff on from its last committed state (also after a crash).
+
+        Each step's work is idempotent — the snapshot is keyed by the handoff id, an
+        envelope already written is verified and reused — so repeating the step a
+        crash interrupted does nothing twice.
+        """
         if req.simulated:
             self._simulated.add(record.id)
         try:
@@ -82,27 +105,31 @@ class HandoffCoordinator:
         simulated = record.id in self._simulated
         if state in ("done", "failed"):
             self._simulated.discard(record.id)
-        return await self.journal.advance(record, state, detail=detail, simulated=simulated,
-                                          **produced)
+        record = await self.journal.advance(record, state, detail=detail, simulated=simulated,
+                                            **produced)
+        _fault_point(state)
+        return record
 
     async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, str]:
-        snap = await asyncio.to_thread(take_snapshot, SnapshotRequest(
-            worktree=req.workspace.path, session_id=req.session_id, handoff_id=record.id,
-            run_id=req.from_run_id, from_entry=req.from_entry, to_entry=req.to_entry,
-            reason=req.reason))
-        record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
-                                            detail=f"commit {snap.sha[:12]} on {snap.branch}")
-        records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
-        contract = await asyncio.to_thread(
-            build_contract, session_id=req.session_id, task=req.task, records=records,
-            worktree=req.workspace.path, branch=req.workspace.branch, snapshot_sha=snap.sha,
-            reason=req.reason)
+        if record.state == "pausing":
+            snap = await asyncio.to_thread(take_snapshot, SnapshotRequest(
+                worktree=req.workspace.path, session_id=req.session_id, handoff_id=record.id,
+                run_id=req.from_run_id, from_entry=req.from_entry, to_entry=req.to_entry,
+                reason=req.reason))
+            record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
+                                         detail=f"commit {snap.sha[:12]} on {snap.branch}")
         key = await asyncio.to_thread(
             lambda: Vault.open(self.config, self.passphrase_provider).signing_key())
         folder = self._folder(record)
-        await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
-        record = await self._advance(record, "envelope_built", contract_dir=str(folder),
-                                            detail=f"contract signed in {folder}")
+        if record.state == "snapshotted":
+            records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
+            contract = await asyncio.to_thread(
+                build_contract, session_id=req.session_id, task=req.task, records=records,
+                worktree=req.workspace.path, branch=req.workspace.branch,
+                snapshot_sha=record.snapshot_sha or "", reason=req.reason)
+            await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
+            record = await self._advance(record, "envelope_built", contract_dir=str(folder),
+                                         detail=f"contract signed in {folder}")
         verified = await asyncio.to_thread(read_envelope, folder, key)  # never inject unverified
         return record, continuation_prompt(render_markdown(verified))
 
@@ -115,6 +142,11 @@ class HandoffCoordinator:
         record = await self._advance(record, "resuming",
                                             detail=f"{record.to_entry} is working")
         return await self._advance(record, "done")
+
+    async def confirmed_after_crash(self, record: HandoffRecord) -> HandoffRecord:
+        """The receiver had started working before Relay stopped: the handoff happened."""
+        return await self._advance(record, "done", detail="the receiver was working when "
+                                                          "Relay stopped")
 
     async def failed(self, record: HandoffRecord, why: str) -> HandoffRecord:
         return await self._advance(record, "failed", detail=why)

@@ -37,7 +37,8 @@ TRANSITIONS: dict[HandoffState | None, frozenset[HandoffState]] = {
     "pausing": frozenset({"snapshotted", "failed"}),
     "snapshotted": frozenset({"envelope_built", "failed"}),
     "envelope_built": frozenset({"dispatched", "failed"}),
-    "dispatched": frozenset({"resuming", "failed"}),
+    # dispatched again: a crash cut the first receiver off before it worked
+    "dispatched": frozenset({"dispatched", "resuming", "failed"}),
     "resuming": frozenset({"done", "failed"}),
     "done": frozenset(),
     "failed": frozenset(),

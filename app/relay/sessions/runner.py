@@ -64,6 +64,14 @@ class Continuation:
     previous_total: Usage
 
 
+@dataclass(frozen=True)
+class Recovery:
+    """A handoff a stopped engine left between two steps, to carry on with."""
+
+    handoff: HandoffRecord
+    workspace: Workspace
+
+
 @dataclass
 class SessionRunner:
     """Drives one session (or one follow-up run of it) to a final state."""
@@ -73,6 +81,7 @@ class SessionRunner:
     config: Config
     writer: EventWriter
     continuation: Continuation | None = None
+    recovery: Recovery | None = None
     coordinator: HandoffCoordinator | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
@@ -104,8 +113,12 @@ class SessionRunner:
         reason: str | None = None
         try:
             await self._state("starting")
-            workspace = self.continuation.workspace if self.continuation else await self._workspace()
-            final, reason = await self._run_chain(workspace)
+            if self.recovery is not None:
+                final, reason = await self._recover(self.recovery)
+            else:
+                workspace = (self.continuation.workspace if self.continuation
+                             else await self._workspace())
+                final, reason = await self._run_chain(workspace)
         except StoreError:
             raise
         except RelayError as exc:
@@ -144,7 +157,33 @@ class SessionRunner:
         step = _Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
                      resume_id=cont.agent_session_id if cont else None,
                      model=cont.model if cont else self.spec.model)
-        for index in range(len(chain)):
+        return await self._run_from(ws, chain, 0, step)
+
+    async def _recover(self, recovery: Recovery) -> tuple[SessionState, str | None]:
+        """Carry on a handoff from its last committed state, then the rest of the chain."""
+        record, ws = recovery.handoff, recovery.workspace
+        chain = chain_of(self.spec)
+        index = _entry_index(chain, record.from_entry, record.to_entry)
+        assert self.coordinator is not None
+        if record.state == "resuming":  # the receiver was working when Relay stopped
+            await self.coordinator.confirmed_after_crash(record)
+            return "interrupted", (f"Relay stopped while {record.to_entry} worked; continue "
+                                   f"with `relay-cli run TASK --resume {self.session_id}`")
+        record, prompt = await self.coordinator.resume(record, self._handoff_request(
+            ws, record.from_run_id, record.from_entry or "", record.to_entry or "",
+            record.reason))
+        step = _Step(entry=chain[index], prompt=prompt, handoff=record)
+        return await self._run_from(ws, chain, index, step)
+
+    def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
+                         to_entry: str, reason: str | None) -> HandoffRequest:
+        return HandoffRequest(session_id=self.session_id, task=self.spec.task, workspace=ws,
+                              from_run_id=from_run_id, from_entry=from_entry, to_entry=to_entry,
+                              reason=reason, simulated=self.simulated)
+
+    async def _run_from(self, ws: Workspace, chain: list[str], start: int,
+                        step: _Step) -> tuple[SessionState, str | None]:
+        for index in range(start, len(chain)):
             outcome = await self._run_agent(ws, step)
             nxt = chain[index + 1] if index + 1 < len(chain) else None
             if (outcome.state != "failed" or outcome.limit is None or nxt is None
@@ -154,10 +193,8 @@ class SessionRunner:
                 why = "in-place sessions (--no-worktree) cannot be handed off"
                 await self._emit(AgentError(category="config", message=f"No handoff: {why}."))
                 return outcome.state, outcome.reason
-            record, prompt = await self.coordinator.prepare(HandoffRequest(
-                session_id=self.session_id, task=self.spec.task, workspace=ws,
-                from_run_id=outcome.run_id, from_entry=step.entry, to_entry=nxt,
-                reason=outcome.limit.limit, simulated=self.simulated))
+            record, prompt = await self.coordinator.prepare(self._handoff_request(
+                ws, outcome.run_id, step.entry, nxt, outcome.limit.limit))
             step = _Step(entry=nxt, prompt=prompt, handoff=record)
         return "failed", "the provider chain is exhausted"  # pragma: no cover - loop returns
 
@@ -238,6 +275,14 @@ class SessionRunner:
         return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                           permission=self.spec.permission, resume_id=step.resume_id,
                           inactivity_timeout=self.config.inactivity_timeout, options=options)
+
+
+def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:
+    """Where ``to_entry`` stands in the chain (right after ``from_entry`` when repeated)."""
+    for i in range(1, len(chain)):
+        if chain[i] == to_entry and chain[i - 1] == from_entry:
+            return i
+    return chain.index(to_entry) if to_entry in chain else len(chain) - 1
 
 
 @dataclass
