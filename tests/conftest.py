@@ -36,6 +36,13 @@ def relay_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def vault_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encrypted-file vault (never the developer's own keyring), unlocked by env."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "test-vault-passphrase")
+
+
+@pytest.fixture
 def fakes_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
     """Put tests/fakes/bin first on PATH (fake claude, codex, … executables)."""
     bin_dir = FAKES_DIR / "bin"

@@ -37,10 +37,7 @@ def test_the_dialog_builds_the_handoff_chain(qtbot: QtBot, qapp: object, git_rep
 
 
 def test_a_handoff_is_shown_live_and_the_session_completes(
-        shell: RelayShell, qtbot: QtBot, git_repo: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "window-test-passphrase")
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
     with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
         shell.start_session(SessionSpec(repo=git_repo, task="t", chain=["demo", "demo:backup"],
                                         demo_limit_after=1))

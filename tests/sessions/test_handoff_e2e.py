@@ -22,13 +22,6 @@ STEPS = ["pausing", "snapshotted", "envelope_built", "dispatched", "resuming", "
 
 
 @pytest.fixture
-def vault_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The encrypted-file vault (never the developer's own keyring), unlocked by env."""
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "handoff-test-passphrase")
-
-
-@pytest.fixture
 async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
     eng = await Engine.open(load_config(demo_step_delay=0))
     yield eng

@@ -18,12 +18,6 @@ from relay.sessions.handoff import HandoffJournal
 
 
 @pytest.fixture
-def vault_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "review-passphrase")
-
-
-@pytest.fixture
 async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
     eng = await Engine.open(load_config(demo_step_delay=0))
     yield eng

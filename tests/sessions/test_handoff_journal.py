@@ -85,9 +85,7 @@ async def test_an_unfinished_handoff_survives_a_restart(relay_home: Path, git_re
 
 
 async def test_a_handoff_left_behind_waits_for_a_recovering_engine(
-        relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.setenv("RELAY_VAULT_PASSPHRASE", "journal-test")
+        relay_home: Path, git_repo: Path, vault_env: None) -> None:
     first = await Engine.open(load_config(demo_step_delay=0))
     row = await first.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo", "demo:b"]))
     h = await HandoffJournal(first.store, first.writer).begin(

@@ -248,14 +248,6 @@ class Engine:
         """A session's history from the store (events marked ``replay``)."""
         return await self.store.events_after(after_id, session_id=session_id, limit=limit)
 
-    async def events_after(self, after_id: int, limit: int = 5000) -> list[EventRecord]:
-        """Events of every session with id > ``after_id``, as stored (not replay-marked).
-
-        Front ends use it to follow sessions that another process runs: the events
-        table is the sync protocol between processes sharing a data folder.
-        """
-        return await self.store.events_after(after_id, limit=limit, replay=False)
-
     async def last_event_id(self) -> int:
         return await self.store.last_event_id()
 

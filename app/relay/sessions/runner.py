@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import uuid
 from dataclasses import dataclass, field
 
@@ -302,7 +301,3 @@ class _Outcome:
     reason: str | None
     run_id: str | None = None
     limit: LimitHit | None = None
-
-
-def owner_pid() -> int:
-    return os.getpid()
