@@ -189,7 +189,10 @@ SAMPLES: list[Any] = [
     ev.AgentError(ts=T0, category="auth", message="401", http_status=401, fatal=False),
     ev.SessionEnded(ts=T0, outcome="interrupted", reason="stopped", exit_code=None,
                     result_text="partial"),
-    ev.StateChanged(ts=T0, state="running", reason="started", replay=True),
+    ev.StateChanged(ts=T0, state="waiting", reason="usage limit", replay=True,
+                    until=datetime(2025, 3, 4, 10, 0, tzinfo=UTC)),
+    ev.VerifyResult(ts=T0, command=["pytest", "-q"], passed=False, exit_code=1,
+                    output="1 failed", duration_s=1.5),
     ev.HandoffStep(ts=T0, handoff_id="h-1", state="snapshotted", from_entry="claude:work",
                    to_entry="codex", reason="usage_limit", detail="a" * 40),
 ]

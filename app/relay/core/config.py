@@ -27,6 +27,17 @@ class Config(BaseModel):
     inactivity_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=5.0, gt=0)
     demo_step_delay: float = Field(default=0.35, ge=0)
+    #: safe pause: how long to wait for a turn boundary / the end of a tool call
+    #: before the agent's process tree is stopped mid-turn.
+    pause_timeout: float = Field(default=60.0, ge=0)
+    #: added to a limit's reset time before a waiting session resumes.
+    reset_margin: float = Field(default=30.0, ge=0)
+    #: a rate limit whose retry-after is at most this is retried on the same account.
+    retry_max_delay: float = Field(default=60.0, ge=0)
+    #: how often one entry is retried after short rate limits / overload before handing off.
+    max_retries: int = Field(default=3, ge=0)
+    #: one acceptance command may run this long.
+    verify_timeout: float = Field(default=900.0, gt=0)
 
     @property
     def db_path(self) -> Path:
@@ -50,6 +61,11 @@ _ENV_KEYS = {
     "RELAY_INACTIVITY_TIMEOUT": "inactivity_timeout",
     "RELAY_STOP_GRACE": "stop_grace",
     "RELAY_DEMO_STEP_DELAY": "demo_step_delay",
+    "RELAY_PAUSE_TIMEOUT": "pause_timeout",
+    "RELAY_RESET_MARGIN": "reset_margin",
+    "RELAY_RETRY_MAX_DELAY": "retry_max_delay",
+    "RELAY_MAX_RETRIES": "max_retries",
+    "RELAY_VERIFY_TIMEOUT": "verify_timeout",
 }
 
 

@@ -207,7 +207,8 @@ class SessionEnded(_Event):
 
 
 SessionState = Literal[
-    "pending", "starting", "running", "completed", "failed", "cancelled", "interrupted",
+    "pending", "starting", "running", "waiting", "completed", "failed", "cancelled",
+    "interrupted",
 ]
 
 
@@ -217,6 +218,22 @@ class StateChanged(_Event):
     kind: Literal["state_changed"] = "state_changed"
     state: SessionState
     reason: str | None = None
+    #: ``waiting``: when Relay resumes the session (a limit's reset plus a margin).
+    until: datetime | None = None
+
+
+class VerifyResult(_Event):
+    """One acceptance command the verifier gate ran in the session's worktree."""
+
+    kind: Literal["verify_result"] = "verify_result"
+    command: list[str]
+    passed: bool
+    exit_code: int | None = None
+    #: the end of its combined output (scrubbed like every event)
+    output: str = ""
+    duration_s: float = 0.0
+    #: why it could not run at all (missing executable, timeout); ``passed`` is False
+    problem: str | None = None
 
 
 HandoffState = Literal[
@@ -239,7 +256,7 @@ class HandoffStep(_Event):
 AgentEvent = Annotated[
     SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
     | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | Notice | AgentError
-    | SessionEnded | StateChanged | HandoffStep,
+    | SessionEnded | StateChanged | HandoffStep | VerifyResult,
     Field(discriminator="kind"),
 ]
 

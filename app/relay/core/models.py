@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from relay.core.events import SessionState, Usage
 from relay.runtimes.base import PermissionPolicy
+
+
+LimitPolicy = Literal["auto", "handoff", "wait"]
 
 
 class SessionSpec(BaseModel):
@@ -28,6 +32,18 @@ class SessionSpec(BaseModel):
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.
     demo_limit_after: int | None = None
+    #: acceptance commands (argument arrays) the verifier gate runs in the worktree
+    #: after the agent finishes and after each resume; the session is only
+    #: ``completed`` when every one exits 0.
+    verify: list[list[str]] = Field(default_factory=list)
+    #: what to do when an entry hits a limit (see relay.sessions.decision):
+    #: ``auto`` waits for a reset that is near and hands off otherwise; ``handoff``
+    #: never waits while the chain has a next entry; ``wait`` never hands off.
+    on_limit: LimitPolicy = "auto"
+    #: ``auto``: wait instead of handing off when the reset is at most this far away.
+    wait_if_within_s: float = Field(default=300.0, ge=0)
+    #: never wait longer than this for a reset (then hand off or fail).
+    max_wait_s: float = Field(default=5 * 3600.0, ge=0)
 
 
 def chain_of(spec: SessionSpec) -> list[str]:
@@ -60,6 +76,8 @@ class SessionRow(BaseModel):
     created_at: datetime
     updated_at: datetime
     usage: Usage = Field(default_factory=Usage)
+    #: ``waiting``: when Relay resumes it
+    wait_until: datetime | None = None
 
     @property
     def finished(self) -> bool:

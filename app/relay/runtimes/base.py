@@ -69,6 +69,9 @@ class RunRequest:
     resume_id: str | None = None          # the agent's own session id to continue
     agent_session_id: str | None = None   # a new id we chose (runtimes that allow it)
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    #: a continuation contract to inject as system-prompt text, where the runtime
+    #: supports that (Claude: --append-system-prompt-file); otherwise it is in ``prompt``.
+    brief_file: Path | None = None
     inactivity_timeout: float | None = 900.0
     #: runtime-specific knobs (e.g. the demo's step delay and simulated limit).
     options: Mapping[str, object] = field(default_factory=dict)

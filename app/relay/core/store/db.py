@@ -134,7 +134,7 @@ class Store:
                          for c in _USAGE_COLS)
         sql = (f"SELECT s.id, s.repo, s.task, s.runtime, s.model, s.state, s.permission, s.workdir,"
                f" s.branch, s.agent_session_id, s.reason, s.simulated, s.created_ms, s.updated_ms,"
-               f" {sums} FROM sessions s {tail}")
+               f" {sums}, s.wait_until_ms FROM sessions s {tail}")
         async with self.conn.execute(sql, params) as cur:
             rows = await cur.fetchall()
         return [_session_row(r) for r in rows]
@@ -202,4 +202,5 @@ def _session_row(r: Sequence[Any]) -> SessionRow:
     return SessionRow(
         id=r[0], repo=r[1], task=r[2], runtime=r[3], model=r[4], state=r[5], permission=r[6],
         workdir=r[7], branch=r[8], agent_session_id=r[9], reason=r[10], simulated=bool(r[11]),
-        created_at=from_ms(r[12]), updated_at=from_ms(r[13]), usage=_usage(r[14:20]))
+        created_at=from_ms(r[12]), updated_at=from_ms(r[13]), usage=_usage(r[14:20]),
+        wait_until=from_ms(r[20]) if r[20] is not None else None)

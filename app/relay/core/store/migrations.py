@@ -74,6 +74,36 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX handoffs_session ON handoffs(session_id, created_ms);
     """,
+    3: """
+    ALTER TABLE sessions ADD COLUMN wait_until_ms INTEGER;
+    ALTER TABLE runs ADD COLUMN pid INTEGER;
+    ALTER TABLE runs ADD COLUMN pid_started REAL;
+    CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        arg TEXT,
+        created_ms INTEGER NOT NULL,
+        taken_ms INTEGER,
+        answer TEXT
+    );
+    CREATE INDEX requests_open ON requests(session_id, taken_ms);
+    CREATE TABLE breakers (
+        entry TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        until_ms INTEGER,
+        reason TEXT,
+        opened_ms INTEGER NOT NULL
+    );
+    CREATE TABLE accounts (
+        provider TEXT NOT NULL,
+        label TEXT NOT NULL,
+        config_dir TEXT,
+        auth_kind TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        PRIMARY KEY (provider, label)
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)

@@ -67,8 +67,9 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
     """The state-table changes an event implies, committed with its row."""
     out: list[Statement] = []
     if event.kind == "state_changed":
-        out.append(("UPDATE sessions SET state=?, reason=? WHERE id=?",
-                    (event.state, event.reason, session_id)))
+        until = int(event.until.timestamp() * 1000) if event.until else None
+        out.append(("UPDATE sessions SET state=?, reason=?, wait_until_ms=? WHERE id=?",
+                    (event.state, event.reason, until, session_id)))
     elif event.kind == "session_started" and event.agent_session_id:
         out.append(("UPDATE sessions SET agent_session_id=? WHERE id=?",
                     (event.agent_session_id, session_id)))
