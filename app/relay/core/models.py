@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from relay.core.events import SessionState, Usage
 from relay.runtimes.base import PermissionPolicy
 
-
 LimitPolicy = Literal["auto", "handoff", "wait"]
 
 
