@@ -20,6 +20,7 @@ _STYLE = {
     "needs_input": ("?", "magenta"), "input_withdrawn": ("?", "dim"),
     "limit_hit": ("⏸", "bold red"), "notice": ("…", "blue"), "error": ("✗", "red"),
     "session_ended": ("■", "bold"), "state_changed": ("·", "dim"),
+    "verify_result": ("☑", "green"),
 }
 
 

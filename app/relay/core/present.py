@@ -78,7 +78,14 @@ def summary(event: AgentEvent) -> str:
             return f"{event.outcome}{why}"
         case "state_changed":
             why = f" — {clip(event.reason, 160)}" if event.reason else ""
-            return f"state → {event.state}{why}"
+            until = f" until {event.until:%Y-%m-%d %H:%M:%S %Z}" if event.until else ""
+            return f"state → {event.state}{until}{why}"
+        case "verify_result":
+            verdict = "passed" if event.passed else "FAILED"
+            code = f" (exit {event.exit_code})" if event.exit_code is not None else ""
+            tail = f": {clip(event.problem or event.output, 300)}" if (
+                event.problem or not event.passed) else ""
+            return f"verify {' '.join(event.command)} {verdict}{code}{tail}"
         case "handoff_step":
             route = f" {event.from_entry or '?'} → {event.to_entry or '?'}"
             why = f" — {clip(event.detail, 160)}" if event.detail else ""

@@ -16,7 +16,7 @@ _BADGES = {
     "tool_result": "RESULT", "permission_denied": "DENIED", "turn_completed": "TURN",
     "needs_input": "INPUT", "input_withdrawn": "INPUT", "limit_hit": "LIMIT",
     "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
-    "handoff_step": "HANDOFF",
+    "handoff_step": "HANDOFF", "verify_result": "VERIFY",
 }
 
 
@@ -28,6 +28,8 @@ def style_key(event: AgentEvent) -> str:
         return "tool_error"
     if event.kind == "error" and not event.fatal:
         return "warning"
+    if event.kind == "verify_result":
+        return "session_ended" if event.passed else "tool_error"
     if event.kind == "session_ended" and event.outcome != "completed":
         return "ended_bad"
     return event.kind
