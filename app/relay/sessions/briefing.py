@@ -2,24 +2,33 @@
 
 Everything comes from what the session really shows — the task, the agent's
 last messages, the files it wrote and the commands it ran (from the stored
-events), and the files that differ from where the session started (from git).
+events), its own plan and any write it was cut off in (:mod:`relay.sessions.intent`),
+the last result of each acceptance check Relay's verifier ran, and the files that
+differ from where the session started (from git). A failing check comes first in
+the next action: the contract never presents red work as done.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import shlex
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from typing import Any
 
 import pygit2
 
-from relay.core.events import AgentEvent, EventRecord
+from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult, VerifyResult
 from relay.core.present import args_summary, clip
-from relay.sessions.contract import ContractV2, file_manifest, new_contract_id
+from relay.sessions.contract import ContractV2, InFlightCode, file_manifest, new_contract_id
+from relay.sessions.intent import IN_PROGRESS, WRITE_TOOLS, in_flight_code, plan_lists, written
 from relay.sessions.snapshot import trailers_of
 
-_WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file",
-                          "file_change", "apply_patch"})
-_SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command"})
+_SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 MAX_ITEMS = 25
+#: how much of a failing check's output (its end) the next action / a constraint quotes
+NEXT_ACTION_OUTPUT = 600
+CONSTRAINT_OUTPUT = 2000
 
 
 def session_base(repo: pygit2.Repository, snap: pygit2.Commit) -> pygit2.Commit:
@@ -53,46 +62,163 @@ def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
                    if d.status_char() != "D" and d.new_file.mode not in skip_modes})
 
 
-def _last_messages(events: list[AgentEvent], count: int = 3) -> list[str]:
+def _last_messages(events: Sequence[AgentEvent], count: int = 3) -> list[str]:
     texts = [e.text for e in events if e.kind == "assistant_text" and not e.reasoning]
     return [clip(t, 600) for t in texts[-count:]]
 
 
-def _done_items(events: list[AgentEvent]) -> list[str]:
-    ok_calls = {e.call_id for e in events if e.kind == "tool_result" and e.is_error is not True}
-    items = []
-    for e in events:
-        if e.kind != "tool_call" or e.call_id not in ok_calls:
+def _succeeded(result: ToolResult | None) -> bool:
+    """A tool call with a result that is not an error (nor a non-zero exit)."""
+    return result is not None and result.is_error is not True and result.exit_code in (None, 0)
+
+
+def _done_items(events: Sequence[AgentEvent], worktree: Path, checks: frozenset[str]) -> list[str]:
+    """Files written and commands run successfully, each once, the most recent last.
+
+    Running an acceptance check (``checks``, shell-quoted) is never "done": the next
+    agent must run it again.
+    """
+    results = {e.call_id: e for e in events if e.kind == "tool_result"}
+    items: dict[str, None] = {}  # ordered set: a repeated item moves to the end
+    for event in events:
+        if event.kind != "tool_call" or not _succeeded(results.get(event.call_id)):
             continue
-        if e.name in _WRITE_TOOLS:
-            items.append(f"{e.name}: {args_summary(e.input, 160)}")
-        elif e.name in _SHELL_TOOLS:
-            items.append(f"ran {args_summary(e.input, 160)}")
-    return items[-MAX_ITEMS:]
+        item = _done_item(event, worktree, checks)
+        if item is not None:
+            items.pop(item, None)
+            items[item] = None
+    return list(items)[-MAX_ITEMS:]
 
 
-def build_contract(*, session_id: str, task: str, records: list[EventRecord], worktree: Path,
-                   branch: str | None, snapshot_sha: str, reason: str | None) -> ContractV2:
-    """A v2 contract for the next agent (unsigned)."""
+def _done_item(call: ToolCall, worktree: Path, checks: frozenset[str]) -> str | None:
+    if call.name in WRITE_TOOLS:
+        paths = ", ".join(path for path, _ in written(call, worktree))
+        return f"{call.name}: {clip(paths, 160) if paths else args_summary(call.input, 160)}"
+    command = command_text(call.input) if call.name in _SHELL_TOOLS else None
+    if command is not None and command not in checks:
+        return f"ran {_quoted(clip(command, 160))} successfully"
+    return None
+
+
+def command_text(tool_input: dict[str, Any]) -> str:
+    """The command of a shell tool call, without codex's ``/bin/bash -lc '…'`` wrapper."""
+    raw = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(raw, list):
+        argv = [str(arg) for arg in raw]
+    elif isinstance(raw, str):
+        try:
+            argv = shlex.split(raw)
+        except ValueError:
+            return raw
+    else:
+        return args_summary(tool_input, 160)
+    if len(argv) == 3 and PurePath(argv[0]).name in _SHELLS and argv[1] in ("-c", "-lc"):
+        return argv[2]
+    return raw if isinstance(raw, str) else shlex.join(argv)
+
+
+# --- acceptance checks ------------------------------------------------------------------
+
+def _acceptance(acceptance: Sequence[Sequence[str]],
+                events: Sequence[AgentEvent]) -> tuple[list[str], list[VerifyResult]]:
+    """The checks (shell-quoted), and the last result of each check that has one.
+
+    The task's verify commands decide which checks count; without them, the commands
+    Relay's verifier ran in this session do.
+    """
+    last: dict[tuple[str, ...], VerifyResult] = {}
+    for event in events:
+        if event.kind == "verify_result":
+            last[tuple(event.command)] = event
+    argvs = (tuple(shlex.split(c)) if isinstance(c, str) else tuple(c) for c in acceptance)
+    commands = list(dict.fromkeys(c for c in argvs if c)) or list(last)
+    return [shlex.join(c) for c in commands], [last[c] for c in commands if c in last]
+
+
+def _how_it_failed(result: VerifyResult) -> str:
+    if result.exit_code is not None:
+        return f"failed (exit {result.exit_code})"
+    return f"failed ({result.problem})" if result.problem else "failed"
+
+
+def _failure_sentence(result: VerifyResult) -> str:
+    tail = _tail(result.output, NEXT_ACTION_OUTPUT)
+    return (f"The acceptance check {_quoted(shlex.join(result.command))} {_how_it_failed(result)}"
+            f"{f': {tail}' if tail else ''}. Fix it.")
+
+
+def _failure_constraint(result: VerifyResult) -> str:
+    tail = _tail(result.output, CONSTRAINT_OUTPUT)
+    line = (f"The work is not done while {_quoted(shlex.join(result.command))} fails; Relay's "
+            f"last run of it {_how_it_failed(result)}")
+    return f"{line} with this output:\n{tail}" if tail else f"{line}."
+
+
+def _tail(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-(limit - 1):].lstrip()
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a Markdown code span."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+# --- the contract -----------------------------------------------------------------------
+
+def _next_action(*, reason: str | None, failing: list[VerifyResult], in_flight: list[InFlightCode],
+                 remaining: list[str], last_message: str | None) -> str:
+    why = f" after the previous agent hit a {reason.replace('_', ' ')}" if reason else ""
+    parts = [_failure_sentence(r) for r in failing]
+    parts.append(f"{'Then continue' if failing else 'Continue'} the task{why}. Check the work "
+                 "already in this worktree, then finish what is left.")
+    if in_flight:
+        paths = ", ".join(_quoted(item.path) for item in in_flight)
+        parts.append(f"The previous agent was cut off while writing {paths}: check whether that "
+                     "change is complete.")
+    if remaining:
+        step = remaining[0]
+        parts.append(f"It was working on: {step.removeprefix(IN_PROGRESS)}."
+                     if step.startswith(IN_PROGRESS) else f"Next on its plan: {step}.")
+    if last_message:
+        caveat = " (if it says the work is done, it is not: a check failed)" if failing else ""
+        parts.append(f"The previous agent's last message{caveat} was: {last_message}")
+    return " ".join(parts)
+
+
+def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord], worktree: Path,
+                   branch: str | None, snapshot_sha: str, reason: str | None,
+                   acceptance: Sequence[Sequence[str]] = ()) -> ContractV2:
+    """A v2 contract for the next agent (unsigned).
+
+    ``acceptance`` is the task's verify commands (argument arrays); a failing last
+    verifier result for one of them comes first in the next action.
+    """
     events = [r.event for r in records]
     last = _last_messages(events)
-    why = f" after the previous agent hit a {reason.replace('_', ' ')}" if reason else ""
-    next_action = (f"Continue the task{why}. Check the work already in this worktree, then "
-                   "finish what is left.")
-    if last:
-        next_action += f" The previous agent's last message was: {last[-1]}"
+    plan, remaining = plan_lists(events)
+    in_flight = in_flight_code(events, worktree)
+    checks, checked = _acceptance(acceptance, events)
+    failing = [r for r in checked if not r.passed]
+    passed = [f"The acceptance check {_quoted(shlex.join(r.command))} passed when Relay last ran it."
+              for r in checked if r.passed]
     paths = changed_paths(worktree, snapshot_sha)
     return ContractV2(
         contract_id=new_contract_id(), session_id=session_id, task_goal=task,
-        next_action=next_action, do_not_redo=_done_items(events),
+        next_action=_next_action(reason=reason, failing=failing, in_flight=in_flight,
+                                 remaining=remaining, last_message=last[-1] if last else None),
+        do_not_redo=_done_items(events, worktree, frozenset(checks)),
+        acceptance_assertions=[f"{_quoted(c)} exits 0" for c in checks],
         file_manifest=file_manifest(worktree, paths),
-        decisions=[f"Earlier agent: {m}" for m in last[:-1]],
+        decisions=[f"Earlier agent: {m}" for m in last[:-1]] + passed,
         constraints=[
             f"Work only in this git worktree{f' (branch {branch})' if branch else ''}; "
             "the work so far is committed there.",
             "Do not undo or redo the previous agent's work unless it is wrong.",
+            *(_failure_constraint(r) for r in failing),
         ],
-        snapshot_commit_sha=snapshot_sha, initial_prompt=task)
+        snapshot_commit_sha=snapshot_sha, initial_prompt=task, plan=plan,
+        tasks_remaining=remaining, in_flight_code=in_flight)
 
 
 def continuation_prompt(contract_markdown: str) -> str:
