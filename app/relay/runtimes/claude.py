@@ -10,6 +10,14 @@ Facts this adapter relies on (Claude Code 2.1.197, see
   ``--resume <id>`` continues one under the same id;
 * ``--permission-mode bypassPermissions`` is refused as root unless
   ``IS_SANDBOX=1`` — checked here before anything starts;
+* ``--append-system-prompt-file <path>`` (hidden in ``--help``, but named there under
+  ``--bare`` and recorded in ``j_model_and_system_prompt/run4``) appends the file's text
+  to the default system prompt — the third ``system`` block of every request, before its
+  ``gitStatus:`` section — for new **and** resumed sessions (verified against the real
+  2.1.197: ``tests/runtimes/test_brief_injection.py``). A missing file makes the CLI exit
+  1 with ``Error: Append system prompt file not found: <path>``, so it is checked before
+  the start; it cannot be combined with ``--append-system-prompt``. The continuation
+  brief (``RunRequest.brief_file``) goes there; the prompt stays ``request.prompt``;
 * the user's environment (``CLAUDE_CONFIG_DIR``, ``ANTHROPIC_BASE_URL``,
   credentials …) is passed through untouched.
 """
@@ -23,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from relay.core.errors import PolicyRefusedError
+from relay.core.errors import ContractError, PolicyRefusedError
 from relay.runtimes.base import (
     CliAdapter,
     PermissionPolicy,
@@ -33,6 +41,8 @@ from relay.runtimes.base import (
 from relay.runtimes.claude_stream import ClaudeStreamParser
 
 INSTALL_HINT = "Install Claude Code: npm install -g @anthropic-ai/claude-code"
+#: How the continuation brief reaches the model (see the module docstring).
+BRIEF_FLAG = "--append-system-prompt-file"
 
 PERMISSION_MODES: Mapping[PermissionPolicy, str] = {
     # In -p nothing can be approved, so writes are denied and reported back.
@@ -58,8 +68,14 @@ class ClaudeAdapter(CliAdapter):
         """Refuse what the CLI would refuse, before spawning it.
 
         Raises:
+            ContractError: ``brief_file`` is set but is not a readable file.
             PolicyRefusedError: full permissions as root without ``IS_SANDBOX=1``.
         """
+        brief = brief_path(request)
+        if brief is not None and not brief.is_file():
+            raise ContractError(
+                f"The continuation brief {brief} does not exist, so Claude Code was not started.",
+                "The brief is written just before a handoff; start the handoff again.")
         if request.permission is not PermissionPolicy.FULL or not _running_as_root():
             return
         if self.build_env(request).get("IS_SANDBOX") == "1":
@@ -85,7 +101,18 @@ class ClaudeAdapter(CliAdapter):
             # Choosing the id up front names the transcript before the init line.
             self.session_id = request.agent_session_id or str(uuid.uuid4())
             argv += ["--session-id", self.session_id]
+        brief = brief_path(request)
+        if brief is not None:
+            argv += [BRIEF_FLAG, str(brief)]
         return argv
+
+    @classmethod
+    def brief_injection(cls, *, resuming: bool) -> str | None:
+        """How a ``brief_file`` reaches the model: the flag, for new and resumed sessions.
+
+        ``None`` would mean the caller must put the brief into the prompt itself.
+        """
+        return BRIEF_FLAG
 
     def make_parser(self, request: RunRequest) -> StreamParser:
         """A fresh :class:`ClaudeStreamParser`."""
@@ -112,6 +139,13 @@ class ClaudeAdapter(CliAdapter):
         """
         encoded = re.sub(r"[^A-Za-z0-9]", "-", str(Path(cwd).resolve()))
         return Path(config_dir) / "projects" / encoded / f"{session_id}.jsonl"
+
+
+def brief_path(request: RunRequest) -> Path | None:
+    """``request.brief_file`` as an absolute path (a relative one is taken from the cwd)."""
+    if request.brief_file is None:
+        return None
+    return Path(request.cwd) / request.brief_file
 
 
 def _positional(prompt: str) -> str:

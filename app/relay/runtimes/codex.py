@@ -12,19 +12,35 @@ What the adapter relies on (codex-cli 0.171.0, ``../shared/fixtures/codex``):
   its rollout and exits 1, which keeps the thread cleanly resumable. SIGTERM kills
   it without a trace;
 * the user's environment (``CODEX_HOME``, API keys, ``TZ``…) passes through
-  untouched; Relay never writes codex's ``config.toml``.
+  untouched; Relay never writes codex's ``config.toml``;
+* the continuation brief (``RunRequest.brief_file``) of a **new** thread goes in as
+  ``-c developer_instructions="<text>"``. Verified against the real 0.171.0 (its
+  ``--help`` lists no instruction flag, only ``-c key=value``): ``developer_instructions``
+  becomes the first text of the developer message that follows codex's own base
+  instructions (``input[1]``), which stay in place. The alternatives were rejected:
+  ``model_instructions_file`` *replaces* codex's base instructions (``input[0]``) and
+  ``experimental_instructions_file`` is silently ignored. A ``-c`` value overrides the
+  user's own ``developer_instructions``, so the top-level one from
+  ``$CODEX_HOME/config.toml`` is kept in front of the brief (a project-level
+  ``.codex/config.toml`` value is overridden). On ``exec resume`` a new
+  ``developer_instructions`` value is ignored — the thread keeps the developer message
+  it started with — so for a resumed thread nothing is injected and the brief must stay
+  in the prompt (:meth:`CodexAdapter.brief_injection` says which).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from relay.core.errors import ContractError
 from relay.core.events import Usage
 from relay.core.procs import StdinMode
 from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
@@ -38,6 +54,12 @@ SANDBOX_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.READ_ONLY: "read-only",
     PermissionPolicy.WORKSPACE: "workspace-write",
 }
+
+#: The config key that carries the brief of a new thread (see the module docstring).
+BRIEF_CONFIG_KEY = "developer_instructions"
+#: The largest ``-c developer_instructions=…`` argument passed (bytes): Linux caps one
+#: argument at 128 KiB, Windows a whole command line at 32 Ki characters.
+MAX_BRIEF_ARG = 24_000 if os.name == "nt" else 100_000
 
 _THREAD_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,127}$")
 
@@ -70,6 +92,7 @@ class CodexAdapter(CliAdapter):
             # Codex chooses its own thread ids; pretending otherwise would lose the session.
             self.capabilities.require(Cap.CHOOSE_SESSION_ID)
         self.executable()
+        self._brief_args(request)  # a missing or oversized brief fails before the start
 
     def build_argv(self, request: RunRequest) -> list[str]:
         exe = self.executable()
@@ -81,7 +104,43 @@ class CodexAdapter(CliAdapter):
         # --skip-git-repo-check: Relay picks the directory itself (normally a git
         # worktree); codex's "trusted directory" guard is meant for interactive use.
         return [exe, "exec", "--json", *new_sandbox_args(request.permission),
-                "--skip-git-repo-check", *model, "-C", str(request.cwd), "--", request.prompt]
+                "--skip-git-repo-check", *model, *self._brief_args(request),
+                "-C", str(request.cwd), "--", request.prompt]
+
+    @classmethod
+    def brief_injection(cls, *, resuming: bool) -> str | None:
+        """How a ``brief_file`` reaches the model; ``None``: put it in the prompt instead.
+
+        A new thread gets it as developer instructions; ``exec resume`` ignores new
+        developer instructions, so a resumed thread gets nothing from the adapter.
+        """
+        return None if resuming else f"-c {BRIEF_CONFIG_KEY}"
+
+    def _brief_args(self, request: RunRequest) -> list[str]:
+        """``-c developer_instructions=<TOML string>`` for a new thread with a brief.
+
+        Raises:
+            ContractError: the brief cannot be read, or is too large for one argument.
+        """
+        if request.brief_file is None or request.resume_id is not None:
+            return []
+        brief = Path(request.cwd) / request.brief_file
+        try:
+            text = brief.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ContractError(
+                f"Cannot read the continuation brief {brief} ({exc.strerror or exc}), so Codex "
+                "was not started.",
+                "The brief is written just before a handoff; start the handoff again.") from exc
+        own = user_developer_instructions(codex_home(self.build_env(request)))
+        combined = f"{own}\n\n{text}" if own else text
+        arg = f"{BRIEF_CONFIG_KEY}={toml_string(combined)}"
+        if len(arg.encode("utf-8")) > MAX_BRIEF_ARG:
+            raise ContractError(
+                f"The continuation brief {brief} is too large to pass to Codex "
+                f"({len(arg.encode('utf-8'))} bytes, at most {MAX_BRIEF_ARG}).",
+                "Shorten the brief (it should be a compact summary), or put it in the prompt.")
+        return ["-c", arg]
 
     def make_parser(self, request: RunRequest) -> CodexStreamParser:
         env = self.build_env(request)
@@ -133,6 +192,35 @@ def resume_sandbox_args(permission: PermissionPolicy) -> list[str]:
     if permission == PermissionPolicy.FULL:
         return [BYPASS_FLAG]
     return ["-c", f'sandbox_mode="{SANDBOX_MODES[permission]}"']
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (what ``-c key=value`` parses the value as)."""
+    out = ['"']
+    for ch in text:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF:
+            # control characters must be escaped; a lone surrogate cannot be encoded at all
+            out.append(f"\\u{ord(ch):04X}" if ord(ch) < 0xD800 else "\\uFFFD")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
+                 "\f": "\\f", "\r": "\\r"}
+
+
+def user_developer_instructions(home: Path) -> str:
+    """The top-level ``developer_instructions`` of ``<home>/config.toml`` ("" if none)."""
+    try:
+        with (home / "config.toml").open("rb") as fh:
+            value = tomllib.load(fh).get(BRIEF_CONFIG_KEY)
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    return value.strip() if isinstance(value, str) else ""
 
 
 def permission_label(permission: PermissionPolicy) -> str:
