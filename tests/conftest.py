@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
@@ -87,3 +88,13 @@ def no_leaked_threads() -> Iterator[None]:
         thread.join(timeout=2.0)
     leaked = [t for t in leaked if t.is_alive()]
     assert not leaked, f"test leaked threads: {[t.name for t in leaked]}"
+
+
+def wait_until(cond: Callable[[], bool], within: float = 10.0, what: str = "") -> None:
+    """Bounded poll, used only for state nothing can signal us about (kernel process
+    state, another process's database rows)."""
+    deadline = time.monotonic() + within
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)

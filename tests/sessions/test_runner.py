@@ -75,7 +75,8 @@ async def test_event_ids_are_monotonic_and_states_in_order(engine: Engine, git_r
 async def test_simulated_usage_limit_fails_with_reason(engine: Engine, git_repo: Path) -> None:
     row = await engine.run_session(SessionSpec(repo=git_repo, task="t", demo_limit_after=1))
     assert row.state == "failed"
-    assert row.reason == "simulated usage limit"
+    assert row.reason is not None
+    assert row.reason.startswith("simulated usage limit — usage limit reached; it resets at ")
     kinds = [r.event.kind for r in await engine.session_events(row.id)]
     assert "limit_hit" in kinds
 

@@ -7,8 +7,6 @@ import contextlib
 import os
 import signal
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -17,7 +15,7 @@ import pytest
 
 from relay.core.errors import WorktreeError
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
-from tests.conftest import make_repo
+from tests.conftest import make_repo, wait_until
 
 
 def commit_all(path: Path, message: str = "more") -> None:
@@ -269,15 +267,6 @@ def gone(pid: int) -> bool:
         return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
-
-
-def wait_until(cond: Callable[[], bool], within: float = 10.0, what: str = "") -> None:
-    """Bounded poll, used only for kernel process state nothing can signal us about."""
-    deadline = time.monotonic() + within
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 # -- in place ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from relay import __version__
-from relay.cli import audit_cmd, commands, contract_cmd
+from relay.cli import audit_cmd, commands, contract_cmd, handoff_cmd
 from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--setup", help="command to run in a new worktree before the agent starts")
     run.add_argument("--resume", metavar="SESSION",
                      help="continue SESSION's agent conversation with TASK as the next prompt")
+    run.add_argument("--verify", action="append", metavar="COMMAND", default=[],
+                     help="an acceptance command run in the worktree after the agent finishes "
+                          "(and after each handoff), e.g. --verify 'pytest -q'; repeatable. "
+                          "The session only completes when every one exits 0")
+    run.add_argument("--on-limit", choices=["auto", "handoff", "wait"], default="auto",
+                     help="on a usage limit: auto (wait when the reset is near, else hand off), "
+                          "handoff (never wait while the chain goes on), wait (never hand off)")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -81,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="what is installed and what is missing")
     audit_cmd.register(sub)
     contract_cmd.register(sub)
+    handoff_cmd.register(sub, _chain_entry)
     return parser
 
 
@@ -91,7 +99,8 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            chain=chain if len(chain) > 1 or ":" in chain[0] else [],
                            model=args.model,
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
-                           setup_command=shlex.split(args.setup) if args.setup else None)
+                           setup_command=shlex.split(args.setup) if args.setup else None,
+                           verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit)
     except ValidationError as exc:
         raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
@@ -121,6 +130,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return audit_cmd.run(args, config, console)
         case "contract":
             return contract_cmd.run(args, config, console)
+        case "handoff":
+            return await handoff_cmd.handoff(config, args, console)
+        case "accounts":
+            return await handoff_cmd.accounts(config, args, console)
     return 2
 
 

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import psutil
 
+from relay.core.accounts import AccountBook
 from relay.core.audit import AuditLog
 from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
-from relay.core.errors import SessionNotFoundError, StoreError, WorktreeError
+from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError, WorktreeError
 from relay.core.events import EventRecord, SessionEnded, StateChanged, Usage
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
@@ -30,14 +31,21 @@ from relay.core.vault import PassphraseProvider
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
+from relay.sessions.breaker import CircuitBreakers
+from relay.sessions.control import Answer, ControlRequest, ControlRequests
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
-from relay.sessions.runner import Continuation, Recovery, SessionRunner, new_id
+from relay.sessions.orphans import stop_orphan_agents
+from relay.sessions.runner import Continuation, Recovery, Services, SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 
 log = logging.getLogger(__name__)
 
-_ACTIVE = ("pending", "starting", "running")
+_ACTIVE = ("pending", "starting", "running", "waiting")
+#: how often an engine looks for requests (hand off now) aimed at the sessions it runs
+CONTROL_POLL_S = 0.25
+#: how long ``request_handoff`` waits for the owning process to answer
+ANSWER_TIMEOUT_S = 10.0
 
 
 class Engine:
@@ -51,9 +59,14 @@ class Engine:
         self.writer = writer
         self.audit = audit
         self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider)
+        self.breakers = CircuitBreakers(store, writer)
+        self.accounts = AccountBook(store, writer)
+        self.requests = ControlRequests(store, writer)
+        self.services = Services(self.coordinator, self.breakers, self.accounts)
         self.recovered: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._control: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, config: Config | None = None,
@@ -79,10 +92,14 @@ class Engine:
         trail.start()
         engine = cls(config, store, bus, writer, trail, passphrase_provider)
         await engine._recover_orphans(recover)
+        engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
         return engine
 
     async def close(self) -> None:
         """Stop what this process runs (they end as interrupted) and close the store."""
+        if self._control is not None:
+            self._control.cancel()
+            await asyncio.gather(self._control, return_exceptions=True)
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:
@@ -101,6 +118,8 @@ class Engine:
             if pid is not None and pid != os.getpid() and psutil.pid_exists(pid):
                 running_elsewhere.add(session_id)
                 continue
+            for agent in await stop_orphan_agents(self.store, session_id):
+                log.warning("stopped agent pid %s left running by a stopped Relay", agent)
             await self.writer.write(WriteOp(session_id, None, StateChanged(
                 state="interrupted", reason="Relay stopped while this session was running")))
         if not recover:
@@ -123,8 +142,7 @@ class Engine:
             "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
         workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
         self._launch(SessionRunner(row.id, spec, self.config, self.writer,
-                                   recovery=Recovery(handoff, workspace),
-                                   coordinator=self.coordinator))
+                                   recovery=Recovery(handoff, workspace), services=self.services))
         self.recovered.append(row.id)
 
     # -- sessions ---------------------------------------------------------------------
@@ -150,7 +168,7 @@ class Engine:
                  "pending", spec.permission.value, int(simulated), os.getpid(),
                  spec.model_dump_json(), ms, ms))]))
         self._launch(SessionRunner(session_id, spec, self.config, self.writer,
-                                   coordinator=self.coordinator))
+                                   services=self.services))
         return session_id
 
     async def continue_session(self, session_id: str, prompt: str) -> str:
@@ -186,7 +204,7 @@ class Engine:
         await self.writer.write(WriteOp(row.id, statements=[(
             "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
         self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont,
-                                   coordinator=self.coordinator))
+                                   services=self.services))
         return row.id
 
     def _launch(self, runner: SessionRunner) -> None:
@@ -230,6 +248,63 @@ class Engine:
                                            "Stop it from the Relay process that runs it.")
             return
         await runner.cancel()
+
+    # -- hand off now ------------------------------------------------------------------
+
+    async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str:
+        """Pause a running session at a safe point and hand it to ``to_entry`` (or the next entry).
+
+        Works for sessions of this process directly and for those another Relay
+        process runs through a request it answers. Returns what will happen.
+
+        Raises:
+            HandoffRefusedError: the session is not running, or cannot be handed off.
+            SessionNotFoundError: no such session.
+        """
+        row = await self.store.get_session(session_id)
+        runner = self._runners.get(row.id)
+        if runner is not None:
+            return runner.request_handoff(to_entry)
+        if row.finished:
+            raise HandoffRefusedError(f"Session {row.id} has {row.state}; nothing is running to "
+                                      "hand off.", "Continue it with `relay-cli run TASK --resume "
+                                      f"{row.id} --provider P`.")
+        request_id = await self.requests.post(row.id, "handoff", to_entry)
+        answer = await self.requests.wait_answer(request_id, ANSWER_TIMEOUT_S)
+        if answer is None:
+            await self.requests.withdraw(request_id)
+            raise HandoffRefusedError(f"The Relay process running session {row.id} did not "
+                                      f"answer within {ANSWER_TIMEOUT_S:g} s.",
+                                      "Is it still running? `relay-cli recover` takes over "
+                                      "sessions of a Relay that stopped.")
+        if not answer.ok:
+            raise HandoffRefusedError(answer.message, answer.hint)
+        return answer.message
+
+    async def _control_loop(self) -> None:
+        """Answer requests other processes post for the sessions this one runs."""
+        while True:
+            await asyncio.sleep(CONTROL_POLL_S)
+            if not self._runners:
+                continue
+            try:
+                for request in await self.requests.pending(list(self._runners)):
+                    await self.requests.answer(request, self._carry_out(request))
+            except StoreError as exc:
+                log.error("cannot read requests: %s", exc)
+
+    def _carry_out(self, request: ControlRequest) -> Answer:
+        runner = self._runners.get(request.session_id)
+        if runner is None:
+            return Answer(False, f"Session {request.session_id} is no longer running.")
+        try:
+            return Answer(True, runner.request_handoff(request.arg))
+        except RelayError as exc:
+            return Answer(False, exc.message, exc.hint)
+
+    async def handoffs(self, session_id: str) -> list[HandoffRecord]:
+        """A session's handoffs, oldest first, as last committed."""
+        return await self.coordinator.journal.for_session(session_id)
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners

@@ -120,3 +120,11 @@ class ContractError(RelayError):
 
 class ContractTamperedError(ContractError):
     """A contract's signature is missing, malformed or does not match its bytes."""
+
+
+class HandoffRefusedError(RelayError):
+    """A "hand off now" request cannot be carried out (nowhere to go, not running…)."""
+
+
+class AccountError(RelayError):
+    """An account is unknown, or its settings are unusable."""

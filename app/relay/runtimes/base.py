@@ -106,6 +106,11 @@ class RuntimeAdapter(ABC):
     async def stop(self, grace: float = 5.0) -> None:
         """End the run (the whole process tree)."""
 
+    @property
+    def pid(self) -> int | None:
+        """The agent's process (the leader of its process group), when there is one."""
+        return None
+
     async def wait_safe_point(self) -> None:
         """Return when the agent is at a point where stopping loses no work."""
         self.capabilities.require(Cap.SAFE_PAUSE)
@@ -272,6 +277,10 @@ class CliAdapter(RuntimeAdapter):
             self._between_turns.set()
         elif event.kind in ("session_started", "assistant_text", "tool_call"):
             self._between_turns.clear()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
     async def stop(self, grace: float = 5.0) -> None:
         self._stop_requested = True

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from relay.core.config import Config
@@ -40,6 +40,10 @@ class HandoffRequest:
     to_entry: str
     reason: str | None
     simulated: bool = False
+    #: how the agent was paused ("hand off now"); None when it had stopped on its own
+    paused: str | None = None
+    #: the task's acceptance commands (they go into the contract)
+    acceptance: list[list[str]] = field(default_factory=list)
 
 
 #: fault injection for the crash tests: ``RELAY_FAULT_KILL_AFTER=<state>`` SIGKILLs this
@@ -72,11 +76,15 @@ class HandoffCoordinator:
         Returns the journal record (state ``envelope_built``) and the prompt for the
         next agent. A failed step marks the handoff failed and re-raises.
         """
+        return await self.resume(await self.begin(req), req)
+
+    async def begin(self, req: HandoffRequest) -> HandoffRecord:
+        """Record the handoff as ``pausing`` (the agent is stopping, or has stopped)."""
         record = await self.journal.begin(
             req.session_id, from_run_id=req.from_run_id, from_entry=req.from_entry,
             to_entry=req.to_entry, reason=req.reason, simulated=req.simulated)
         _fault_point("pausing")
-        return await self.resume(record, req)
+        return record
 
     async def resume(self, record: HandoffRecord,
                      req: HandoffRequest) -> tuple[HandoffRecord, str]:
@@ -116,8 +124,9 @@ class HandoffCoordinator:
                 worktree=req.workspace.path, session_id=req.session_id, handoff_id=record.id,
                 run_id=req.from_run_id, from_entry=req.from_entry, to_entry=req.to_entry,
                 reason=req.reason))
+            paused = f"{req.paused}; " if req.paused else ""
             record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
-                                         detail=f"commit {snap.sha[:12]} on {snap.branch}")
+                                         detail=f"{paused}commit {snap.sha[:12]} on {snap.branch}")
         key = await asyncio.to_thread(
             lambda: Vault.open(self.config, self.passphrase_provider).signing_key())
         folder = self._folder(record)
@@ -126,7 +135,8 @@ class HandoffCoordinator:
             contract = await asyncio.to_thread(
                 build_contract, session_id=req.session_id, task=req.task, records=records,
                 worktree=req.workspace.path, branch=req.workspace.branch,
-                snapshot_sha=record.snapshot_sha or "", reason=req.reason)
+                snapshot_sha=record.snapshot_sha or "", reason=req.reason,
+                acceptance=req.acceptance)
             await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
             record = await self._advance(record, "envelope_built", contract_dir=str(folder),
                                          detail=f"contract signed in {folder}")

@@ -12,28 +12,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
+import psutil
+
+from relay.core.accounts import AccountBook
 from relay.core.config import Config
-from relay.core.errors import RelayError, StoreError
+from relay.core.errors import HandoffRefusedError, RelayError, StoreError
 from relay.core.events import (
     AgentError,
     AgentEvent,
     LimitHit,
+    Notice,
     SessionEnded,
+    SessionStarted,
     SessionState,
     StateChanged,
     Usage,
+    utcnow,
 )
 from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
+from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
+from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import HandoffCoordinator, HandoffRequest
+from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.handoff import HandoffRecord
+from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 
 log = logging.getLogger(__name__)
@@ -71,6 +83,30 @@ class Recovery:
     workspace: Workspace
 
 
+@dataclass(frozen=True)
+class Services:
+    """What every runner of one engine shares."""
+
+    coordinator: HandoffCoordinator
+    breakers: CircuitBreakers
+    accounts: AccountBook
+
+
+@dataclass
+class PauseRequest:
+    """A "hand off now": pause the agent at a safe point, then hand off to ``to_entry``."""
+
+    to_entry: str
+    requested: float = field(default_factory=time.monotonic)
+    #: how the agent was paused (recorded with the snapshot step)
+    how: str | None = None
+    record: HandoffRecord | None = None
+    #: set once the journal has the handoff (``record``) — or failed to record it
+    begun: asyncio.Event = field(default_factory=asyncio.Event)
+    #: the agent was working when asked (else the session was waiting)
+    agent_running: bool = True
+
+
 @dataclass
 class SessionRunner:
     """Drives one session (or one follow-up run of it) to a final state."""
@@ -81,13 +117,30 @@ class SessionRunner:
     writer: EventWriter
     continuation: Continuation | None = None
     recovery: Recovery | None = None
-    coordinator: HandoffCoordinator | None = None
+    services: Services | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    #: interrupts a wait (cancel, or "hand off now" while waiting for a reset)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     simulated: bool = field(default=False, init=False)
+    #: what the runner does now: agent, waiting, handoff, verifying, idle
+    phase: str = field(default="idle", init=False)
+    _chain: list[str] = field(default_factory=list, init=False)
+    _index: int = field(default=0, init=False)
+    _ws: Workspace | None = field(default=None, init=False)
+    _run_id: str | None = field(default=None, init=False)
+    _pause: PauseRequest | None = field(default=None, init=False)
+    _safe_point: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _safe_how: str = field(default="", init=False)
+    _in_flight: dict[str, str] = field(default_factory=dict, init=False)
+    _pauser: asyncio.Task[None] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
+
+    @property
+    def coordinator(self) -> HandoffCoordinator | None:
+        return self.services.coordinator if self.services else None
 
     def _label(self, event: AgentEvent) -> AgentEvent:
         """Scrub secrets; stamp runtime and the simulation flag on Relay's own events too."""
@@ -102,9 +155,10 @@ class SessionRunner:
     async def _emit(self, event: AgentEvent, run_id: str | None = None) -> None:
         await self.writer.submit(WriteOp(self.session_id, run_id, self._label(event)))
 
-    async def _state(self, state: SessionState, reason: str | None = None) -> None:
-        await self.writer.write(WriteOp(self.session_id, None,
-                                        self._label(StateChanged(state=state, reason=reason))))
+    async def _state(self, state: SessionState, reason: str | None = None,
+                     until: datetime | None = None) -> None:
+        await self.writer.write(WriteOp(self.session_id, None, self._label(
+            StateChanged(state=state, reason=reason, until=until))))
 
     async def run(self) -> SessionState:
         """Run to the end; returns the final state."""
@@ -128,14 +182,103 @@ class SessionRunner:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._state(final, reason))
             raise
+        finally:
+            self.phase = "idle"
+            if self._pauser is not None:
+                self._pauser.cancel()
         await self._state(final, reason)
         return final
 
     async def cancel(self) -> None:
         """Ask the agent to stop; the run ends as cancelled."""
         self._cancel.set()
+        self._wake.set()
         if self.adapter is not None:
             await self.adapter.stop(grace=self.config.stop_grace)
+
+    # -- hand off now ---------------------------------------------------------------
+
+    def request_handoff(self, to_entry: str | None = None) -> str:
+        """Pause the agent at its next safe point and hand the task to ``to_entry``.
+
+        ``to_entry`` defaults to the chain's next entry; an entry not in the chain
+        is inserted after the current one. Returns what will happen.
+
+        Raises:
+            HandoffRefusedError: nowhere to go, not handed off-able, or already under way.
+        """
+        if self.services is None or self._ws is None or self.phase not in ("agent", "waiting"):
+            raise HandoffRefusedError(
+                f"Session {self.session_id} is {self.phase.replace('idle', 'not running')}"
+                " right now, so it cannot be handed off.",
+                "Try again once its agent is working." if self.phase != "handoff"
+                else "A handoff is already under way; watch it with `relay-cli show`.")
+        if self._pause is not None:
+            raise HandoffRefusedError("A handoff of this session was already requested.",
+                                      f"It goes to {self._pause.to_entry} at the next safe point.")
+        if not self._ws.is_worktree:
+            raise HandoffRefusedError("In-place sessions (--no-worktree) cannot be handed off.",
+                                      "Start the task in a worktree to be able to hand it off.")
+        current = self._chain[self._index]
+        target = to_entry or (self._chain[self._index + 1]
+                              if self._index + 1 < len(self._chain) else None)
+        if target is None:
+            raise HandoffRefusedError(f"{current} is the last entry of this session's chain.",
+                                      "Name where to hand off to: --to provider[:account].")
+        adapter_class(entry_runtime(target))  # an unknown runtime fails here, not later
+        if target == current:
+            raise HandoffRefusedError(f"The session already runs on {current}.",
+                                      "Name another provider or account.")
+        self._pause = PauseRequest(target, agent_running=self.phase == "agent")
+        self._safe_point.clear()
+        self._pauser = asyncio.create_task(self._pause_agent(self._pause),
+                                           name=f"relay-pause-{self.session_id}")
+        if self.phase == "waiting":
+            self._wake.set()
+            return f"handing off to {target} now (the session was waiting)"
+        return (f"pausing at the next safe point (at most {self.config.pause_timeout:g} s), "
+                f"then handing off to {target}")
+
+    async def _pause_agent(self, pause: PauseRequest) -> None:
+        assert self.services is not None
+        current = self._chain[self._index]
+        try:
+            pause.record = await self.services.coordinator.begin(self._handoff_request(
+                self._ws_required(), self._run_id, current, pause.to_entry,
+                "requested by the user"))
+        finally:
+            pause.begun.set()
+        if not pause.agent_running:
+            return
+        timeout = self.config.pause_timeout
+        try:
+            await asyncio.wait_for(self._safe_point.wait(), timeout)
+            pause.how = f"paused at {self._safe_how}"
+        except TimeoutError:
+            pause.how = f"no safe point within {timeout:g} s: stopped mid-turn"
+        pause.how += f" ({time.monotonic() - pause.requested:.1f} s after the request)"
+        if self.adapter is not None:
+            await self.adapter.stop(grace=self.config.stop_grace)
+
+    def _ws_required(self) -> Workspace:
+        assert self._ws is not None
+        return self._ws
+
+    def _note_safe_point(self, event: AgentEvent) -> None:
+        """Track in-flight tool calls; a turn's end or a finished tool call is a safe point."""
+        if event.kind == "tool_call":
+            self._in_flight[event.call_id] = event.name
+        elif event.kind == "tool_result":
+            name = self._in_flight.pop(event.call_id, "tool")
+            if not self._in_flight:
+                self._safe_how = f"the end of tool call {name}"
+                self._safe_point.set()
+        elif event.kind == "turn_completed":
+            self._in_flight.clear()
+            self._safe_how = "a turn boundary"
+            self._safe_point.set()
+
+    # -- the chain ------------------------------------------------------------------
 
     async def _workspace(self) -> Workspace:
         if self.spec.worktree:
@@ -156,18 +299,42 @@ class SessionRunner:
         step = _Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
                      resume_id=cont.agent_session_id if cont else None,
                      model=cont.model if cont else self.spec.model)
+        if cont is None:
+            index = await self._first_open_entry(chain)
+            if index is None:
+                return "failed", "every account in the chain is out until its reset"
+            step.entry = chain[index]
+            if index:
+                step.model = None  # the model asked for belongs to the first entry
+            return await self._run_from(ws, chain, index, step)
         return await self._run_from(ws, chain, 0, step)
+
+    async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
+        """The first entry from ``start`` whose circuit breaker lets work through."""
+        if self.services is None:
+            return start
+        for index in range(start, len(chain)):
+            breaker = await self.services.breakers.get(chain[index], now=utcnow())
+            if breaker is None or breaker.state == "half_open":
+                return index
+            until = f" until {breaker.until:%Y-%m-%d %H:%M %Z}" if breaker.until else ""
+            await self._emit(Notice(category="fallback", message=(
+                f"Skipping {chain[index]}: it is out{until} ({breaker.reason or breaker.kind}).")))
+        return None
 
     async def _recover(self, recovery: Recovery) -> tuple[SessionState, str | None]:
         """Carry on a handoff from its last committed state, then the rest of the chain."""
         record, ws = recovery.handoff, recovery.workspace
         chain = chain_of(self.spec)
+        if record.to_entry and record.to_entry not in chain:  # a "hand off now" target
+            chain = [*chain, record.to_entry]
         index = _entry_index(chain, record.from_entry, record.to_entry)
         assert self.coordinator is not None
         if record.state == "resuming":  # the receiver was working when Relay stopped
             await self.coordinator.confirmed_after_crash(record)
             return "interrupted", (f"Relay stopped while {record.to_entry} worked; continue "
                                    f"with `relay-cli run TASK --resume {self.session_id}`")
+        self._ws, self._chain, self._index, self.phase = ws, chain, index, "handoff"
         record, prompt = await self.coordinator.resume(record, self._handoff_request(
             ws, record.from_run_id, record.from_entry or "", record.to_entry or "",
             record.reason))
@@ -175,34 +342,171 @@ class SessionRunner:
         return await self._run_from(ws, chain, index, step)
 
     def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
-                         to_entry: str, reason: str | None) -> HandoffRequest:
+                         to_entry: str, reason: str | None,
+                         paused: str | None = None) -> HandoffRequest:
         return HandoffRequest(session_id=self.session_id, task=self.spec.task, workspace=ws,
                               from_run_id=from_run_id, from_entry=from_entry, to_entry=to_entry,
-                              reason=reason, simulated=self.simulated)
+                              reason=reason, simulated=self.simulated, paused=paused,
+                              acceptance=self.spec.verify)
 
     async def _run_from(self, ws: Workspace, chain: list[str], start: int,
                         step: _Step) -> tuple[SessionState, str | None]:
-        for index in range(start, len(chain)):
+        self._ws, self._chain, self._index = ws, chain, start
+        retries = 0
+        while True:
             outcome = await self._run_agent(ws, step)
-            nxt = chain[index + 1] if index + 1 < len(chain) else None
-            if (outcome.state != "failed" or outcome.limit is None or nxt is None
-                    or self._cancel.is_set() or self.coordinator is None):
+            if self._pause is not None and not self._cancel.is_set():
+                if outcome.state == "completed":
+                    await self._emit(Notice(message="The agent finished before it could be "
+                                                    "paused; no handoff."))
+                    await self._drop_pause("the agent finished first")
+                else:
+                    step = await self._hand_off_now(ws)
+                    retries = 0
+                    continue
+            if outcome.state == "completed":
+                failed = await self._verify(ws)
+                if failed is None:
+                    return "completed", outcome.reason
+                nxt = await self._next_index()
+                if nxt is None or not ws.is_worktree or self.coordinator is None:
+                    return "failed", failed
+                step = await self._prepare_handoff(ws, outcome.run_id, step.entry, nxt,
+                                                   "verify_failed")
+                continue
+            if (outcome.state != "failed" or outcome.limit is None or self._cancel.is_set()
+                    or self.coordinator is None):
                 return outcome.state, outcome.reason
-            if not ws.is_worktree:
-                why = "in-place sessions (--no-worktree) cannot be handed off"
-                await self._emit(AgentError(category="config", message=f"No handoff: {why}."))
-                return outcome.state, outcome.reason
-            record, prompt = await self.coordinator.prepare(self._handoff_request(
-                ws, outcome.run_id, step.entry, nxt, outcome.limit.limit))
-            step = _Step(entry=nxt, prompt=prompt, handoff=record)
-        return "failed", "the provider chain is exhausted"  # pragma: no cover - loop returns
+            nxt = await self._next_index()
+            decision = decide(outcome.limit, now=utcnow(), rules=self._rules(),
+                              has_next=nxt is not None and ws.is_worktree, retries=retries)
+            if decision.terminal and self.services is not None:
+                await self.services.breakers.trip(
+                    self.session_id, step.entry, outcome.limit.limit, outcome.limit.resets_at,
+                    outcome.limit.message, now=utcnow())
+            if decision.action in ("retry", "wait"):
+                if not await self._wait(decision, step.entry):
+                    if self._pause is not None and not self._cancel.is_set():
+                        step = await self._hand_off_now(ws)
+                        retries = 0
+                        continue
+                    return "cancelled", "cancelled by the user while waiting"
+                retries += 1
+                step = self._retry_step(step, outcome)
+                continue
+            if decision.action == "handoff" and nxt is not None:
+                step = await self._prepare_handoff(ws, outcome.run_id, step.entry, nxt,
+                                                   outcome.limit.limit)
+                retries = 0
+                continue
+            if not ws.is_worktree and nxt is not None:
+                await self._emit(AgentError(category="config", message=(
+                    "No handoff: in-place sessions (--no-worktree) cannot be handed off.")))
+            return "failed", f"{outcome.reason or 'limit reached'} — {decision.why}"
+
+    def _rules(self) -> Rules:
+        return Rules(policy=self.spec.on_limit, wait_if_within_s=self.spec.wait_if_within_s,
+                     max_wait_s=self.spec.max_wait_s, reset_margin_s=self.config.reset_margin,
+                     retry_max_delay_s=self.config.retry_max_delay,
+                     max_retries=self.config.max_retries)
+
+    async def _next_index(self) -> int | None:
+        if self._index + 1 >= len(self._chain):
+            return None
+        return await self._first_open_entry(self._chain, self._index + 1)
+
+    async def _prepare_handoff(self, ws: Workspace, run_id: str | None, from_entry: str,
+                               index: int, reason: str) -> _Step:
+        assert self.coordinator is not None
+        self.phase = "handoff"
+        record, prompt = await self.coordinator.prepare(self._handoff_request(
+            ws, run_id, from_entry, self._chain[index], reason))
+        self._index = index
+        return _Step(entry=self._chain[index], prompt=prompt, handoff=record)
+
+    async def _hand_off_now(self, ws: Workspace) -> _Step:
+        """The agent has stopped (or was not running): carry the requested handoff out."""
+        assert self.coordinator is not None
+        assert self._pause is not None
+        pause, self._pause = self._pause, None
+        self.phase = "handoff"
+        await self._settle(pause)
+        if pause.to_entry not in self._chain[self._index + 1:]:
+            self._chain.insert(self._index + 1, pause.to_entry)
+        index = self._chain.index(pause.to_entry, self._index + 1)
+        from_entry = self._chain[self._index]
+        req = self._handoff_request(ws, self._run_id, from_entry, pause.to_entry,
+                                    "requested by the user",
+                                    paused=pause.how or "the agent was not running")
+        record = pause.record or await self.coordinator.begin(req)
+        record, prompt = await self.coordinator.resume(record, req)
+        self._index = index
+        return _Step(entry=pause.to_entry, prompt=prompt, handoff=record)
+
+    async def _drop_pause(self, why: str) -> None:
+        pause, self._pause = self._pause, None
+        if pause is None:
+            return
+        await self._settle(pause)
+        if pause.record is not None and self.coordinator is not None:
+            await self.coordinator.failed(pause.record, why)
+
+    async def _settle(self, pause: PauseRequest) -> None:
+        """The agent run is over: wait until the handoff is journaled, end the pauser."""
+        await pause.begun.wait()
+        task, self._pauser = self._pauser, None
+        if task is not None and not task.done():
+            task.cancel()
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _wait(self, decision: Decision, entry: str) -> bool:
+        """Wait for a retry or a reset; False when cancelled or handed off meanwhile."""
+        assert decision.until is not None
+        self.phase = "waiting"
+        self._wake.clear()
+        if decision.action == "wait":
+            await self._state("waiting", f"{entry}: {decision.why}", until=decision.until)
+        else:
+            await self._emit(Notice(category="retry", message=decision.why))
+        delay = max((decision.until - utcnow()).total_seconds(), 0.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), delay)
+        if self._cancel.is_set() or self._pause is not None:
+            return False
+        await self._state("running", f"{entry}: resuming after the wait")
+        return True
+
+    def _retry_step(self, step: _Step, outcome: _Outcome) -> _Step:
+        """The same entry again: its own conversation resumed where the runtime allows."""
+        runtime = entry_runtime(step.entry)
+        if outcome.agent_session_id and adapter_class(runtime)(None).capabilities.supports(Cap.RESUME):
+            return _Step(entry=step.entry, prompt="Continue the task from where you stopped.",
+                         resume_id=outcome.agent_session_id, model=step.model)
+        return _Step(entry=step.entry, prompt=step.prompt, model=step.model)
+
+    async def _verify(self, ws: Workspace) -> str | None:
+        """Run the acceptance commands; the failure to report, or None when all pass."""
+        if not self.spec.verify:
+            return None
+        self.phase = "verifying"
+        for command in self.spec.verify:
+            result = await run_check(command, ws.path, limit_s=self.config.verify_timeout)
+            await self._emit(result, self._run_id)
+            if not result.passed:
+                why = result.problem or f"exit {result.exit_code}"
+                return f"the acceptance check `{' '.join(command)}` failed ({why})"
+        return None
+
+    # -- one agent run --------------------------------------------------------------
 
     async def _run_agent(self, ws: Workspace, step: _Step) -> _Outcome:
         if self._cancel.is_set():  # stopped while the workspace (or a handoff) was prepared
             await self._fail_handoff(step, "cancelled by the user")
             return _Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
-        request = self._request(ws, step)
+        request = await self._request(ws, step)
         try:  # before a run exists: a receiver that cannot start fails the handoff cleanly
             adapter = make_adapter(runtime)
             adapter.preflight(request)
@@ -211,39 +515,61 @@ class SessionRunner:
             raise
         self.adapter = adapter
         run_id = new_id()
+        self._run_id = run_id
         await self.writer.write(WriteOp(self.session_id, statements=[(
             "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
             " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
             (run_id, self.session_id, self.session_id, runtime, step.model, now_ms()))]))
         await self._state("running")
+        self.phase = "agent"
+        self._in_flight.clear()
         if step.handoff is not None and self.coordinator is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
-        ended, limit = await self._stream(adapter, request, run_id, step)
+        ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
         if self._cancel.is_set():
             return _Outcome("cancelled", "cancelled by the user", run_id)
-        return _Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit)
+        return _Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit, agent_sid)
 
     async def _fail_handoff(self, step: _Step, why: str) -> None:
         if step.handoff is not None and self.coordinator is not None:
             await self.coordinator.failed(step.handoff, why)
             step.handoff = None
 
+    async def _first_event(self, adapter: RuntimeAdapter, run_id: str, step: _Step) -> None:
+        """The agent is working: confirm the handoff, record its pid, close a probed breaker."""
+        if step.handoff is not None and self.coordinator is not None:
+            await self.coordinator.confirmed(step.handoff)  # the receiver works
+            step.handoff = None
+        pid = adapter.pid
+        if pid is not None:
+            await self.writer.write(WriteOp(self.session_id, statements=[(
+                "UPDATE runs SET pid=?, pid_started=? WHERE id=?",
+                (pid, _create_time(pid), run_id))]))
+        if self.services is not None and await self.services.breakers.get(
+                step.entry, now=utcnow()) is not None:
+            await self.services.breakers.reset(self.session_id, step.entry)
+
     async def _stream(self, adapter: RuntimeAdapter, request: RunRequest, run_id: str,
-                      step: _Step) -> tuple[SessionEnded, LimitHit | None]:
+                      step: _Step) -> tuple[SessionEnded, LimitHit | None, str | None]:
         ended: SessionEnded | None = None
         limit: LimitHit | None = None
+        agent_sid: str | None = None
+        first = True
         try:
             # aclosing: if storing fails mid-stream, the adapter's cleanup (stopping the
             # agent's process tree) runs now, not whenever the generator is collected.
             async with contextlib.aclosing(adapter.run(request)) as events:
                 async for event in events:
-                    if step.handoff is not None and self.coordinator is not None:
-                        await self.coordinator.confirmed(step.handoff)  # the receiver works
-                        step.handoff = None
+                    if first:
+                        first = False
+                        await self._first_event(adapter, run_id, step)
                     if isinstance(event, SessionEnded):
                         ended = event
                     elif isinstance(event, LimitHit) and event.blocking:
                         limit = event
+                    elif isinstance(event, SessionStarted):
+                        agent_sid = event.agent_session_id
+                    self._note_safe_point(event)
                     await self._emit(event, run_id)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
@@ -263,17 +589,34 @@ class SessionRunner:
             await self._emit(ended, run_id)
         await self._fail_handoff(step, f"{step.entry} ended before working: "
                                        f"{ended.reason or ended.outcome}")
-        return ended, limit
+        return ended, limit, agent_sid
 
-    def _request(self, ws: Workspace, step: _Step) -> RunRequest:
+    async def _request(self, ws: Workspace, step: _Step) -> RunRequest:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay}
-        if self.spec.demo_limit_after is not None and step.handoff is None:
+        if self.spec.demo_limit_after is not None and step.handoff is None and not step.resume_id:
             options["limit_after"] = self.spec.demo_limit_after
         if self.continuation is not None:
             options["previous_total"] = self.continuation.previous_total
+        env: dict[str, str] = {}
+        if self.services is not None:
+            account = await self.services.accounts.for_entry(step.entry)
+            if account is not None:
+                env = account.env()
+            elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
+                await self._emit(Notice(message=(
+                    f"{step.entry} is not a registered account, so it runs with the CLI's own "
+                    "login. Register it with `relay-cli accounts add`.")))
         return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                           permission=self.spec.permission, resume_id=step.resume_id,
-                          inactivity_timeout=self.config.inactivity_timeout, options=options)
+                          inactivity_timeout=self.config.inactivity_timeout, options=options,
+                          extra_env=env)
+
+
+def _create_time(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
 
 
 def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:
@@ -301,3 +644,4 @@ class _Outcome:
     reason: str | None
     run_id: str | None = None
     limit: LimitHit | None = None
+    agent_session_id: str | None = None

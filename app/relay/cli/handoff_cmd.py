@@ -1,0 +1,111 @@
+"""relay-cli handoff and relay-cli accounts.
+
+``handoff SESSION [--to P[:A]]`` asks the Relay process that runs SESSION (a
+window, or a ``relay-cli run`` in another terminal) to pause its agent at the
+next safe point and hand the task on; it then follows the handoff until the
+receiver works (exit 0) or the handoff fails (exit 1). ``accounts`` registers
+the configuration folders that ``provider:label`` chain entries stand for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.cli.render import StreamPrinter
+from relay.core.accounts import CONFIG_ENV
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.runtimes.registry import available_runtimes
+
+#: how long `handoff` follows the handoff before giving up (the session goes on)
+FOLLOW_LIMIT_S = 600.0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             entry_type: type[str] | object) -> None:
+    handoff = sub.add_parser("handoff", help="pause a running session at a safe point and hand "
+                                             "it to the next provider or account")
+    handoff.add_argument("session", help="session id (a unique prefix is enough)")
+    handoff.add_argument("--to", type=entry_type, metavar="RUNTIME[:ACCOUNT]",  # type: ignore[arg-type]
+                         help="where to hand off to (default: the next entry of its chain)")
+    handoff.add_argument("--json", action="store_true", help="print the handoff's events as JSON")
+
+    accounts = sub.add_parser("accounts", help="the accounts chain entries name (provider:label)")
+    actions = accounts.add_subparsers(dest="accounts_command", required=True, metavar="ACTION")
+    actions.add_parser("list", help="registered accounts")
+    add = actions.add_parser("add", help="register an account: a CLI configuration folder")
+    add.add_argument("provider", choices=[r for r in available_runtimes() if r != "demo"])
+    add.add_argument("label", help="e.g. work or personal")
+    add.add_argument("--config-dir", type=Path, help="the CLI's configuration folder for this "
+                     f"account ({', '.join(f'{k}: {v}' for k, v in CONFIG_ENV.items())})")
+    remove = actions.add_parser("remove", help="forget an account (its folder is left alone)")
+    remove.add_argument("provider")
+    remove.add_argument("label")
+
+
+async def handoff(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        row = await engine.get_session(args.session)
+        last = await engine.last_event_id()
+        answer = await engine.request_handoff(row.id, args.to)
+        if not args.json:
+            console.print(f"[bold]Relay[/] session {row.id}: {escape(answer)}")
+        return await _follow(engine, row.id, last, StreamPrinter(console, args.json))
+    finally:
+        await engine.close()
+
+
+async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> int:
+    """Print the session's handoff steps (and notices) until the handoff is done or failed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FOLLOW_LIMIT_S
+    while loop.time() < deadline:
+        for record in await engine.store.events_after(after, session_id=session_id):
+            after = record.id
+            ev = record.event
+            if ev.kind in ("handoff_step", "notice", "error", "session_ended"):
+                printer.print(record)
+            if ev.kind == "handoff_step" and ev.state in ("done", "failed"):
+                return 0 if ev.state == "done" else 1
+            if ev.kind == "state_changed" and ev.state in ("completed", "failed", "cancelled",
+                                                           "interrupted"):
+                printer.print(record)
+                return 1
+        await asyncio.sleep(0.2)  # tailing another process's writes
+    return 1
+
+
+async def accounts(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        book = engine.accounts
+        match args.accounts_command:
+            case "add":
+                account = await book.add(args.provider, args.label, args.config_dir)
+                where = account.config_dir or "the CLI's default folder"
+                console.print(f"Account {account.entry}: {where}")
+            case "remove":
+                await book.remove(args.provider, args.label)
+                console.print(f"Removed {args.provider}:{args.label} (its folder is untouched).")
+            case _:
+                rows = await book.all()
+                if not rows:
+                    console.print("No accounts yet. Add one: relay-cli accounts add claude work "
+                                  "--config-dir ~/.claude-work")
+                    return 0
+                table = Table(title="Accounts")
+                for col in ("entry", "configuration folder", "login"):
+                    table.add_column(col)
+                for a in rows:
+                    table.add_row(a.entry, str(a.config_dir or "(CLI default)"), a.auth_kind)
+                console.print(table)
+        return 0
+    finally:
+        await engine.close()
