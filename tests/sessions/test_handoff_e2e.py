@@ -64,9 +64,13 @@ async def test_claude_usage_limit_hands_off_to_codex(engine: Engine, git_repo: P
     assert contract.task_goal == "Add a greeting"
     assert contract.snapshot_commit_sha == handoff.snapshot_sha
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    codex_prompt = next(c for c in calls if Path(c["argv"][0]).name == "codex")["argv"][-1]
-    assert "Add a greeting" in codex_prompt
-    assert contract.contract_id in codex_prompt
+    codex_argv = next(c for c in calls if Path(c["argv"][0]).name == "codex")["argv"]
+    assert codex_argv[-1].startswith("You are taking over this task from another agent.")
+    # a new codex thread gets the contract as its developer instructions
+    instructions = codex_argv[codex_argv.index("-c") + 1]
+    assert instructions.startswith("developer_instructions=")
+    assert "Add a greeting" in instructions
+    assert contract.contract_id in instructions
     # the audit chain tells the story and verifies
     await engine.close()
     audit = engine.config.audit_path
@@ -98,3 +102,38 @@ async def test_a_tampered_contract_is_never_injected(engine: Engine, git_repo: P
     steps = [r.event.state for r in await engine.session_events(row.id)
              if r.event.kind == "handoff_step"]
     assert steps == ["pausing", "snapshotted", "envelope_built", "failed"]
+
+
+async def test_between_two_claude_accounts_the_conversation_is_carried_natively(
+        engine: Engine, git_repo: Path, fakes_on_path: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
+    work, personal = tmp_path / "claude-work", tmp_path / "claude-personal"
+    for folder, scenario in ((work, "f_usage_limit/run1_subscriber_five_hour"),
+                             (personal, "g_resume/run2_resume")):
+        folder.mkdir()
+        (folder / ".relay-fake-scenario").write_text(scenario)
+        await engine.accounts.add("claude", folder.name.removeprefix("claude-"), folder)
+    spec = SessionSpec(repo=git_repo, task="Add a greeting",
+                       chain=["claude:work", "claude:personal"])
+    row = await engine.run_session(spec)
+
+    assert row.state == "completed", row.reason
+    runs = await engine.runs(row.id)
+    assert [r.outcome for r in runs] == ["failed", "completed"]
+    first_id = runs[0].agent_session_id
+    assert first_id
+    # the transcript went to the personal account's folder, and claude resumed it there
+    carried = list((personal / "projects").glob(f"*/{first_id}.jsonl"))
+    assert len(carried) == 1
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    second = [c for c in calls if Path(c["argv"][0]).name == "claude"][1]["argv"]
+    assert second[second.index("--resume") + 1] == first_id
+    assert "--append-system-prompt-file" in second
+    notices = [r.event.message for r in await engine.session_events(row.id)
+               if r.event.kind == "notice"]
+    assert any(n.startswith("The claude conversation goes on natively under claude:personal")
+               for n in notices)
+    # the source account's transcript is untouched by the carry
+    assert list((work / "projects").glob(f"*/{first_id}.jsonl"))

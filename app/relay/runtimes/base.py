@@ -111,6 +111,12 @@ class RuntimeAdapter(ABC):
         """The agent's process (the leader of its process group), when there is one."""
         return None
 
+    @classmethod
+    def brief_injection(cls, *, resuming: bool) -> str | None:
+        """How a ``RunRequest.brief_file`` reaches the model (a flag, a config key);
+        ``None``: not at all, the caller puts the brief into the prompt."""
+        return None
+
     async def wait_safe_point(self) -> None:
         """Return when the agent is at a point where stopping loses no work."""
         self.capabilities.require(Cap.SAFE_PAUSE)

@@ -19,15 +19,27 @@ from pathlib import Path
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.events import HandoffState
+from relay.core.fsutil import write_atomic
 from relay.core.redact import scrub_obj
 from relay.core.store.db import Store
 from relay.core.store.writer import EventWriter
 from relay.core.vault import PassphraseProvider, Vault
-from relay.sessions.briefing import build_contract, continuation_prompt
+from relay.sessions.briefing import build_contract
 from relay.sessions.contract import read_envelope, render_markdown, write_envelope
 from relay.sessions.handoff import HandoffJournal, HandoffRecord
 from relay.sessions.snapshot import SnapshotRequest, take_snapshot
 from relay.sessions.worktree import Workspace
+
+#: the verified contract rendered for the receiving agent (rewritten at every resume)
+BRIEF_FILE = "brief.md"
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What the receiver is told: the verified contract as markdown, and its file."""
+
+    markdown: str
+    path: Path
 
 
 @dataclass(frozen=True)
@@ -70,11 +82,11 @@ class HandoffCoordinator:
     def _folder(self, record: HandoffRecord) -> Path:
         return self.config.home / "handoffs" / record.session_id / record.id
 
-    async def prepare(self, req: HandoffRequest) -> tuple[HandoffRecord, str]:
+    async def prepare(self, req: HandoffRequest) -> tuple[HandoffRecord, Brief]:
         """Pause (the agent has stopped), snapshot, build and verify the contract.
 
-        Returns the journal record (state ``envelope_built``) and the prompt for the
-        next agent. A failed step marks the handoff failed and re-raises.
+        Returns the journal record (state ``envelope_built``) and the verified
+        next agent's brief. A failed step marks the handoff failed and re-raises.
         """
         return await self.resume(await self.begin(req), req)
 
@@ -87,7 +99,7 @@ class HandoffCoordinator:
         return record
 
     async def resume(self, record: HandoffRecord,
-                     req: HandoffRequest) -> tuple[HandoffRecord, str]:
+                     req: HandoffRequest) -> tuple[HandoffRecord, Brief]:
         """Carry a handoff on from its last committed state (also after a crash).
 
         Each step's work is idempotent — the snapshot is keyed by the handoff id, an
@@ -118,7 +130,7 @@ class HandoffCoordinator:
         _fault_point(state)
         return record
 
-    async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, str]:
+    async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, Brief]:
         if record.state == "pausing":
             snap = await asyncio.to_thread(take_snapshot, SnapshotRequest(
                 worktree=req.workspace.path, session_id=req.session_id, handoff_id=record.id,
@@ -141,7 +153,9 @@ class HandoffCoordinator:
             record = await self._advance(record, "envelope_built", contract_dir=str(folder),
                                          detail=f"contract signed in {folder}")
         verified = await asyncio.to_thread(read_envelope, folder, key)  # never inject unverified
-        return record, continuation_prompt(render_markdown(verified))
+        brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
+        await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
+        return record, brief
 
     async def dispatched(self, record: HandoffRecord, run_id: str) -> HandoffRecord:
         return await self._advance(record, "dispatched", to_run_id=run_id,

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import psutil
 
@@ -42,9 +42,11 @@ from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.breaker import CircuitBreakers
-from relay.sessions.coordinator import HandoffCoordinator, HandoffRequest
+from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.handoff import HandoffRecord
+from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
+from relay.sessions.receiver import prepare_receiver
 from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 
@@ -93,21 +95,6 @@ class Services:
 
 
 @dataclass
-class PauseRequest:
-    """A "hand off now": pause the agent at a safe point, then hand off to ``to_entry``."""
-
-    to_entry: str
-    requested: float = field(default_factory=time.monotonic)
-    #: how the agent was paused (recorded with the snapshot step)
-    how: str | None = None
-    record: HandoffRecord | None = None
-    #: set once the journal has the handoff (``record``) — or failed to record it
-    begun: asyncio.Event = field(default_factory=asyncio.Event)
-    #: the agent was working when asked (else the session was waiting)
-    agent_running: bool = True
-
-
-@dataclass
 class SessionRunner:
     """Drives one session (or one follow-up run of it) to a final state."""
 
@@ -129,10 +116,9 @@ class SessionRunner:
     _index: int = field(default=0, init=False)
     _ws: Workspace | None = field(default=None, init=False)
     _run_id: str | None = field(default=None, init=False)
+    _agent_sid: str | None = field(default=None, init=False)
     _pause: PauseRequest | None = field(default=None, init=False)
-    _safe_point: asyncio.Event = field(default_factory=asyncio.Event, init=False)
-    _safe_how: str = field(default="", init=False)
-    _in_flight: dict[str, str] = field(default_factory=dict, init=False)
+    _safe: SafePoints = field(default_factory=SafePoints, init=False)
     _pauser: asyncio.Task[None] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -230,7 +216,7 @@ class SessionRunner:
             raise HandoffRefusedError(f"The session already runs on {current}.",
                                       "Name another provider or account.")
         self._pause = PauseRequest(target, agent_running=self.phase == "agent")
-        self._safe_point.clear()
+        self._safe.arm()
         self._pauser = asyncio.create_task(self._pause_agent(self._pause),
                                            name=f"relay-pause-{self.session_id}")
         if self.phase == "waiting":
@@ -241,42 +227,17 @@ class SessionRunner:
 
     async def _pause_agent(self, pause: PauseRequest) -> None:
         assert self.services is not None
+        coordinator, ws, run_id = self.services.coordinator, self._ws, self._run_id
+        assert ws is not None
         current = self._chain[self._index]
-        try:
-            pause.record = await self.services.coordinator.begin(self._handoff_request(
-                self._ws_required(), self._run_id, current, pause.to_entry,
-                "requested by the user"))
-        finally:
-            pause.begun.set()
-        if not pause.agent_running:
-            return
-        timeout = self.config.pause_timeout
-        try:
-            await asyncio.wait_for(self._safe_point.wait(), timeout)
-            pause.how = f"paused at {self._safe_how}"
-        except TimeoutError:
-            pause.how = f"no safe point within {timeout:g} s: stopped mid-turn"
-        pause.how += f" ({time.monotonic() - pause.requested:.1f} s after the request)"
-        if self.adapter is not None:
-            await self.adapter.stop(grace=self.config.stop_grace)
 
-    def _ws_required(self) -> Workspace:
-        assert self._ws is not None
-        return self._ws
+        async def stop() -> None:
+            if self.adapter is not None:
+                await self.adapter.stop(grace=self.config.stop_grace)
 
-    def _note_safe_point(self, event: AgentEvent) -> None:
-        """Track in-flight tool calls; a turn's end or a finished tool call is a safe point."""
-        if event.kind == "tool_call":
-            self._in_flight[event.call_id] = event.name
-        elif event.kind == "tool_result":
-            name = self._in_flight.pop(event.call_id, "tool")
-            if not self._in_flight:
-                self._safe_how = f"the end of tool call {name}"
-                self._safe_point.set()
-        elif event.kind == "turn_completed":
-            self._in_flight.clear()
-            self._safe_how = "a turn boundary"
-            self._safe_point.set()
+        await pause_agent(pause, self._safe, begin=lambda: coordinator.begin(self._handoff_request(
+            ws, run_id, current, pause.to_entry, "requested by the user")),
+            stop=stop, within=self.config.pause_timeout)
 
     # -- the chain ------------------------------------------------------------------
 
@@ -335,10 +296,10 @@ class SessionRunner:
             return "interrupted", (f"Relay stopped while {record.to_entry} worked; continue "
                                    f"with `relay-cli run TASK --resume {self.session_id}`")
         self._ws, self._chain, self._index, self.phase = ws, chain, index, "handoff"
-        record, prompt = await self.coordinator.resume(record, self._handoff_request(
+        record, brief = await self.coordinator.resume(record, self._handoff_request(
             ws, record.from_run_id, record.from_entry or "", record.to_entry or "",
             record.reason))
-        step = _Step(entry=chain[index], prompt=prompt, handoff=record)
+        step = await self._receiver(ws, record, brief, agent_session_id=None)
         return await self._run_from(ws, chain, index, step)
 
     def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
@@ -371,8 +332,7 @@ class SessionRunner:
                 nxt = await self._next_index()
                 if nxt is None or not ws.is_worktree or self.coordinator is None:
                     return "failed", failed
-                step = await self._prepare_handoff(ws, outcome.run_id, step.entry, nxt,
-                                                   "verify_failed")
+                step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "verify_failed")
                 continue
             if (outcome.state != "failed" or outcome.limit is None or self._cancel.is_set()
                     or self.coordinator is None):
@@ -395,7 +355,7 @@ class SessionRunner:
                 step = self._retry_step(step, outcome)
                 continue
             if decision.action == "handoff" and nxt is not None:
-                step = await self._prepare_handoff(ws, outcome.run_id, step.entry, nxt,
+                step = await self._prepare_handoff(ws, outcome, step.entry, nxt,
                                                    outcome.limit.limit)
                 retries = 0
                 continue
@@ -415,14 +375,27 @@ class SessionRunner:
             return None
         return await self._first_open_entry(self._chain, self._index + 1)
 
-    async def _prepare_handoff(self, ws: Workspace, run_id: str | None, from_entry: str,
+    async def _prepare_handoff(self, ws: Workspace, outcome: _Outcome, from_entry: str,
                                index: int, reason: str) -> _Step:
         assert self.coordinator is not None
         self.phase = "handoff"
-        record, prompt = await self.coordinator.prepare(self._handoff_request(
-            ws, run_id, from_entry, self._chain[index], reason))
+        record, brief = await self.coordinator.prepare(self._handoff_request(
+            ws, outcome.run_id, from_entry, self._chain[index], reason))
         self._index = index
-        return _Step(entry=self._chain[index], prompt=prompt, handoff=record)
+        return await self._receiver(ws, record, brief, outcome.agent_session_id)
+
+    async def _receiver(self, ws: Workspace, record: HandoffRecord, brief: Brief,
+                        agent_session_id: str | None) -> _Step:
+        """The receiving entry's first step: its brief, and its carried conversation."""
+        to_entry = record.to_entry or self._chain[self._index]
+        receiver = await prepare_receiver(
+            brief, from_entry=record.from_entry or "", to_entry=to_entry,
+            agent_session_id=agent_session_id, cwd=ws.path,
+            accounts=self.services.accounts if self.services else None)
+        if receiver.note:
+            await self._emit(Notice(category="fallback", message=receiver.note))
+        return _Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
+                     handoff=record, brief_file=receiver.brief_file)
 
     async def _hand_off_now(self, ws: Workspace) -> _Step:
         """The agent has stopped (or was not running): carry the requested handoff out."""
@@ -439,9 +412,9 @@ class SessionRunner:
                                     "requested by the user",
                                     paused=pause.how or "the agent was not running")
         record = pause.record or await self.coordinator.begin(req)
-        record, prompt = await self.coordinator.resume(record, req)
+        record, brief = await self.coordinator.resume(record, req)
         self._index = index
-        return _Step(entry=pause.to_entry, prompt=prompt, handoff=record)
+        return await self._receiver(ws, record, brief, self._agent_sid)
 
     async def _drop_pause(self, why: str) -> None:
         pause, self._pause = self._pause, None
@@ -515,14 +488,14 @@ class SessionRunner:
             raise
         self.adapter = adapter
         run_id = new_id()
-        self._run_id = run_id
+        self._run_id, self._agent_sid = run_id, None
         await self.writer.write(WriteOp(self.session_id, statements=[(
             "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
             " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
             (run_id, self.session_id, self.session_id, runtime, step.model, now_ms()))]))
         await self._state("running")
         self.phase = "agent"
-        self._in_flight.clear()
+        self._safe.new_run()
         if step.handoff is not None and self.coordinator is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
         ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
@@ -568,8 +541,8 @@ class SessionRunner:
                     elif isinstance(event, LimitHit) and event.blocking:
                         limit = event
                     elif isinstance(event, SessionStarted):
-                        agent_sid = event.agent_session_id
-                    self._note_safe_point(event)
+                        agent_sid = self._agent_sid = event.agent_session_id
+                    self._safe.note(event)
                     await self._emit(event, run_id)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
@@ -609,7 +582,7 @@ class SessionRunner:
         return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                           permission=self.spec.permission, resume_id=step.resume_id,
                           inactivity_timeout=self.config.inactivity_timeout, options=options,
-                          extra_env=env)
+                          extra_env=env, brief_file=step.brief_file)
 
 
 def _create_time(pid: int) -> float | None:
@@ -636,6 +609,7 @@ class _Step:
     resume_id: str | None = None
     model: str | None = None
     handoff: HandoffRecord | None = None
+    brief_file: Path | None = None
 
 
 @dataclass(frozen=True)
