@@ -78,6 +78,7 @@ class HandoffCoordinator:
         self.journal = HandoffJournal(store, writer)
         self.passphrase_provider = passphrase_provider
         self._simulated: set[str] = set()  # handoff ids of demo sessions (labelled)
+        self._key: bytes | None = None
 
     def _folder(self, record: HandoffRecord) -> Path:
         return self.config.home / "handoffs" / record.session_id / record.id
@@ -139,8 +140,7 @@ class HandoffCoordinator:
             paused = f"{req.paused}; " if req.paused else ""
             record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
                                          detail=f"{paused}commit {snap.sha[:12]} on {snap.branch}")
-        key = await asyncio.to_thread(
-            lambda: Vault.open(self.config, self.passphrase_provider).signing_key())
+        key = await self._signing_key()
         folder = self._folder(record)
         if record.state == "snapshotted":
             records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
@@ -156,6 +156,14 @@ class HandoffCoordinator:
         brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
         await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
         return record, brief
+
+    async def _signing_key(self) -> bytes:
+        """The contract signing key, unlocked once per process (the file vault's key
+        derivation takes a few hundred milliseconds by design)."""
+        if self._key is None:
+            self._key = await asyncio.to_thread(
+                lambda: Vault.open(self.config, self.passphrase_provider).signing_key())
+        return self._key
 
     async def dispatched(self, record: HandoffRecord, run_id: str) -> HandoffRecord:
         return await self._advance(record, "dispatched", to_run_id=run_id,
