@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
 import sys
@@ -90,7 +91,7 @@ async def one_round(engine: Engine, repo: Path) -> dict[str, float]:
     row = await engine.wait_session(sid)
     if row.state != "completed":
         raise SystemExit(f"the session ended {row.state}: {row.reason}")
-    return {f"{a} → {b}": marks[b] - marks[a] for a, b in zip(MARKS, MARKS[1:], strict=False)}
+    return {f"{a} → {b}": marks[b] - marks[a] for a, b in itertools.pairwise(MARKS)}
 
 
 async def main_async(rounds: int) -> int:
