@@ -91,3 +91,25 @@ def test_one_shot_commands_leave_an_unfinished_handoff_for_recover(env: dict[str
     shown = lines(relay("show", session_id, "--json", env=env))
     states = [e["event"]["state"] for e in shown if e["event"]["kind"] == "handoff_step"]
     assert states == ["pausing", "snapshotted"]
+
+
+def test_a_wait_for_a_reset_survives_a_crash(env: dict[str, str]) -> None:
+    # the simulated limit resets in 1 s: near, so the session waits instead of handing off
+    near = {**env, "RELAY_DEMO_RESET_AFTER": "1", "RELAY_RESET_MARGIN": "0"}
+    crashed = relay("demo", "--limit-after", "1", "--json", env={**near, FAULT_ENV: "waiting"})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    session_id = str(lines(crashed)[0]["session_id"])
+    # a one-shot command leaves the wait as committed
+    listed = relay("show", session_id, "--json", env=near)
+    shown_states = [e["event"]["state"] for e in lines(listed) if e["event"]["kind"] == "state_changed"]
+    assert shown_states[-1] == "waiting"
+
+    recovered = relay("recover", "--json", env=near)
+    assert recovered.returncode == 0, recovered.stdout + recovered.stderr
+    shown = lines(relay("show", session_id, "--json", env=near))
+    states = [e["event"]["state"] for e in shown if e["event"]["kind"] == "state_changed"]
+    assert states[-1] == "completed"
+    assert states.count("waiting") == 2  # before the crash, and carried on after it
+    assert not [e for e in shown if e["event"]["kind"] == "handoff_step"]
+    ended = [e["event"]["outcome"] for e in shown if e["event"]["kind"] == "session_ended"]
+    assert ended == ["failed", "completed"]  # the same account, resumed after its reset

@@ -115,7 +115,7 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return 0 if row.state == "completed" else 1
         case "show":
             row = await commands.show_session(config, args.session, console, args.json, args.follow)
-            return 0 if row.state in ("completed", "pending", "starting", "running") else 1
+            return 0 if row.state in ("completed", "pending", "starting", "running", "waiting") else 1
         case "sessions":
             await commands.list_sessions(config, console, args.limit)
             return 0

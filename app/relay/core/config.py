@@ -27,6 +27,8 @@ class Config(BaseModel):
     inactivity_timeout: float = Field(default=900.0, gt=0)
     stop_grace: float = Field(default=5.0, gt=0)
     demo_step_delay: float = Field(default=0.35, ge=0)
+    #: the demo's simulated usage limit resets this many seconds after it is hit
+    demo_reset_after: float = Field(default=5 * 3600.0, ge=0)
     #: safe pause: how long to wait for a turn boundary / the end of a tool call
     #: before the agent's process tree is stopped mid-turn.
     pause_timeout: float = Field(default=60.0, ge=0)
@@ -61,6 +63,7 @@ _ENV_KEYS = {
     "RELAY_INACTIVITY_TIMEOUT": "inactivity_timeout",
     "RELAY_STOP_GRACE": "stop_grace",
     "RELAY_DEMO_STEP_DELAY": "demo_step_delay",
+    "RELAY_DEMO_RESET_AFTER": "demo_reset_after",
     "RELAY_PAUSE_TIMEOUT": "pause_timeout",
     "RELAY_RESET_MARGIN": "reset_margin",
     "RELAY_RETRY_MAX_DELAY": "retry_max_delay",

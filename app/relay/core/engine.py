@@ -36,7 +36,14 @@ from relay.sessions.control import Answer, ControlRequest, ControlRequests
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
-from relay.sessions.runner import Continuation, Recovery, Services, SessionRunner, new_id
+from relay.sessions.runner import (
+    Continuation,
+    Recovery,
+    Services,
+    SessionRunner,
+    WaitRecovery,
+    new_id,
+)
 from relay.sessions.worktree import Workspace
 
 log = logging.getLogger(__name__)
@@ -110,20 +117,25 @@ class Engine:
 
     async def _recover_orphans(self, recover: bool) -> None:
         async with self.store.conn.execute(
-                f"SELECT id, owner_pid FROM sessions WHERE state IN ({','.join('?' * len(_ACTIVE))})",
-                _ACTIVE) as cur:
+                f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
+                f" ({','.join('?' * len(_ACTIVE))})", _ACTIVE) as cur:
             rows = await cur.fetchall()
-        running_elsewhere = set()
-        for session_id, pid in rows:
+        running_elsewhere, waiting = set(), []
+        for session_id, pid, state in rows:
             if pid is not None and pid != os.getpid() and psutil.pid_exists(pid):
                 running_elsewhere.add(session_id)
                 continue
             for agent in await stop_orphan_agents(self.store, session_id):
                 log.warning("stopped agent pid %s left running by a stopped Relay", agent)
+            if state == "waiting":  # nothing runs while waiting: it waits on, as committed
+                waiting.append(session_id)
+                continue
             await self.writer.write(WriteOp(session_id, None, StateChanged(
                 state="interrupted", reason="Relay stopped while this session was running")))
         if not recover:
-            return  # unfinished handoffs wait, as committed, for a recovering engine
+            return  # unfinished handoffs and waits stay, as committed, for a recovering engine
+        for session_id in waiting:
+            await self._wait_on(session_id)
         for handoff in await self.coordinator.journal.unfinished():
             if handoff.session_id not in running_elsewhere:
                 await self._carry_on(handoff)
@@ -143,6 +155,26 @@ class Engine:
         workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
         self._launch(SessionRunner(row.id, spec, self.config, self.writer,
                                    recovery=Recovery(handoff, workspace), services=self.services))
+        self.recovered.append(row.id)
+
+    async def _wait_on(self, session_id: str) -> None:
+        """Restart a session a stopped Relay left waiting for a reset: wait on, then resume."""
+        row = await self.store.get_session(session_id)
+        async with self.store.conn.execute(
+                "SELECT entry, agent_session_id FROM runs WHERE session_id=? AND entry IS NOT NULL"
+                " ORDER BY attempt DESC LIMIT 1", (row.id,)) as cur:
+            last = await cur.fetchone()
+        if not row.workdir or last is None or row.wait_until is None:
+            await self.writer.write(WriteOp(row.id, None, StateChanged(
+                state="interrupted", reason="Relay stopped while this session waited")))
+            return
+        spec = await self.store.session_spec(row.id)
+        await self.writer.write(WriteOp(row.id, statements=[(
+            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
+        workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, services=self.services,
+                                   recovery=WaitRecovery(last[0], last[1], row.wait_until,
+                                                         workspace)))
         self.recovered.append(row.id)
 
     # -- sessions ---------------------------------------------------------------------

@@ -3,7 +3,8 @@
 It lets a newcomer see Relay work with no agent installed: it inspects the
 worktree, writes and edits real files there, reports realistic usage and
 cost, and can be told to hit a simulated usage limit after N turns
-(``options["limit_after"]``). Every event it emits has ``simulated=True``.
+(``options["limit_after"]``; it resets ``options["reset_after"]`` seconds later, five
+hours unless told). Every event it emits has ``simulated=True``.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ class DemoAdapter(RuntimeAdapter):
                 await _pause(delay, self._stop)
             self._between_turns.set()
             if isinstance(limit_after, int) and turn >= limit_after and turn < len(steps):
-                for event in _limit_events():
+                reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
+                for event in _limit_events(reset_after):
                     yield self._ev(event)
                 return
         yield self._ev(SessionEnded(outcome="completed", exit_code=0,
@@ -101,9 +103,9 @@ def _usage(inp: int, out: int, cached: int = 0) -> Usage:
                  cache_write_tokens=0, cost_usd=round(inp * _PRICE_IN + out * _PRICE_OUT, 6))
 
 
-def _limit_events() -> list[AgentEvent]:
-    resets = utcnow() + timedelta(hours=5)
-    msg = "(simulated) You've hit your session limit — resets in 5 hours."
+def _limit_events(reset_after: float) -> list[AgentEvent]:
+    resets = utcnow() + timedelta(seconds=reset_after)
+    msg = f"(simulated) You've hit your session limit — resets at {resets:%H:%M:%S} UTC."
     return [LimitHit(limit="usage_limit", message=msg, resets_at=resets, scope="five_hour"),
             AgentError(category="usage_limit", message=msg, http_status=429),
             SessionEnded(outcome="failed", reason="simulated usage limit", exit_code=1)]

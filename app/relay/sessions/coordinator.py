@@ -59,11 +59,12 @@ class HandoffRequest:
 
 
 #: fault injection for the crash tests: ``RELAY_FAULT_KILL_AFTER=<state>`` SIGKILLs this
-#: process right after that handoff state is committed (never set it in real use).
+#: process right after that handoff state (or ``waiting``) is committed (never set it in
+#: real use).
 FAULT_ENV = "RELAY_FAULT_KILL_AFTER"
 
 
-def _fault_point(state: str) -> None:
+def fault_point(state: str) -> None:
     if os.environ.get(FAULT_ENV) == state:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -96,7 +97,7 @@ class HandoffCoordinator:
         record = await self.journal.begin(
             req.session_id, from_run_id=req.from_run_id, from_entry=req.from_entry,
             to_entry=req.to_entry, reason=req.reason, simulated=req.simulated)
-        _fault_point("pausing")
+        fault_point("pausing")
         return record
 
     async def resume(self, record: HandoffRecord,
@@ -128,7 +129,7 @@ class HandoffCoordinator:
             self._simulated.discard(record.id)
         record = await self.journal.advance(record, state, detail=detail, simulated=simulated,
                                             **produced)
-        _fault_point(state)
+        fault_point(state)
         return record
 
     async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, Brief]:

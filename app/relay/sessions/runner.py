@@ -42,7 +42,7 @@ from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.breaker import CircuitBreakers
-from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest
+from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
@@ -86,6 +86,16 @@ class Recovery:
 
 
 @dataclass(frozen=True)
+class WaitRecovery:
+    """A session a stopped engine left waiting for a limit's reset, to wait on and resume."""
+
+    entry: str
+    agent_session_id: str | None
+    until: datetime
+    workspace: Workspace
+
+
+@dataclass(frozen=True)
 class Services:
     """What every runner of one engine shares."""
 
@@ -103,7 +113,7 @@ class SessionRunner:
     config: Config
     writer: EventWriter
     continuation: Continuation | None = None
-    recovery: Recovery | None = None
+    recovery: Recovery | WaitRecovery | None = None
     services: Services | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
@@ -152,7 +162,9 @@ class SessionRunner:
         reason: str | None = None
         try:
             await self._state("starting")
-            if self.recovery is not None:
+            if isinstance(self.recovery, WaitRecovery):
+                final, reason = await self._recover_wait(self.recovery)
+            elif self.recovery is not None:
                 final, reason = await self._recover(self.recovery)
             else:
                 workspace = (self.continuation.workspace if self.continuation
@@ -302,6 +314,24 @@ class SessionRunner:
         step = await self._receiver(ws, record, brief, agent_session_id=None)
         return await self._run_from(ws, chain, index, step)
 
+    async def _recover_wait(self, recovery: WaitRecovery) -> tuple[SessionState, str | None]:
+        """Wait out the rest of a reset a stopped Relay was waiting for, then resume."""
+        chain = chain_of(self.spec)
+        if recovery.entry not in chain:
+            chain = [*chain, recovery.entry]
+        self._ws, self._chain, self._index = recovery.workspace, chain, chain.index(recovery.entry)
+        decision = Decision("wait", "waiting for the reset (carried on after Relay restarted)",
+                            until=recovery.until)
+        step = _Step(entry=recovery.entry, prompt=self.spec.task)
+        if not await self._wait(decision, recovery.entry):
+            if self._pause is not None and not self._cancel.is_set():
+                return await self._run_from(recovery.workspace, chain, self._index,
+                                            await self._hand_off_now(recovery.workspace))
+            return "cancelled", "cancelled by the user while waiting"
+        step = self._retry_step(step, _Outcome("failed", None,
+                                               agent_session_id=recovery.agent_session_id))
+        return await self._run_from(recovery.workspace, chain, self._index, step)
+
     def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
                          to_entry: str, reason: str | None,
                          paused: str | None = None) -> HandoffRequest:
@@ -441,6 +471,7 @@ class SessionRunner:
         self._wake.clear()
         if decision.action == "wait":
             await self._state("waiting", f"{entry}: {decision.why}", until=decision.until)
+            fault_point("waiting")
         else:
             await self._emit(Notice(category="retry", message=decision.why))
         delay = max((decision.until - utcnow()).total_seconds(), 0.0)
@@ -490,9 +521,10 @@ class SessionRunner:
         run_id = new_id()
         self._run_id, self._agent_sid = run_id, None
         await self.writer.write(WriteOp(self.session_id, statements=[(
-            "INSERT INTO runs (id, session_id, attempt, runtime, model, started_ms) VALUES"
-            " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?)",
-            (run_id, self.session_id, self.session_id, runtime, step.model, now_ms()))]))
+            "INSERT INTO runs (id, session_id, attempt, runtime, entry, model, started_ms) VALUES"
+            " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?, ?)",
+            (run_id, self.session_id, self.session_id, runtime, step.entry, step.model,
+             now_ms()))]))
         await self._state("running")
         self.phase = "agent"
         self._safe.new_run()
@@ -565,7 +597,8 @@ class SessionRunner:
         return ended, limit, agent_sid
 
     async def _request(self, ws: Workspace, step: _Step) -> RunRequest:
-        options: dict[str, object] = {"step_delay": self.config.demo_step_delay}
+        options: dict[str, object] = {"step_delay": self.config.demo_step_delay,
+                                      "reset_after": self.config.demo_reset_after}
         if self.spec.demo_limit_after is not None and step.handoff is None and not step.resume_id:
             options["limit_after"] = self.spec.demo_limit_after
         if self.continuation is not None:

@@ -78,6 +78,7 @@ MIGRATIONS: dict[int, str] = {
     ALTER TABLE sessions ADD COLUMN wait_until_ms INTEGER;
     ALTER TABLE runs ADD COLUMN pid INTEGER;
     ALTER TABLE runs ADD COLUMN pid_started REAL;
+    ALTER TABLE runs ADD COLUMN entry TEXT;
     CREATE TABLE requests (
         id INTEGER PRIMARY KEY,
         session_id TEXT NOT NULL,
