@@ -40,6 +40,40 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
     disk, and then renamed over ``path`` with :func:`os.replace`. On any failure the
     temporary file is removed and ``path`` is untouched.
     """
+    tmp = _written_temp(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def create_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Create ``path`` with ``data`` atomically, never replacing a file that exists.
+
+    Raises:
+        FileExistsError: ``path`` exists (also when it appeared meanwhile).
+    """
+    tmp = _written_temp(path, data, mode)
+    try:
+        try:
+            os.link(tmp, path)  # fails if path exists: never overwrites
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (some network / FAT volumes)
+            if os.path.lexists(path):
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def _written_temp(path: Path, data: bytes, mode: int) -> Path:
+    """``data`` in a new temporary file beside ``path``, flushed to disk."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
@@ -51,12 +85,11 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    return tmp
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -71,10 +71,8 @@ Blocking file I/O: call it through ``asyncio.to_thread`` from async code.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -82,7 +80,7 @@ from pathlib import Path
 
 import orjson
 
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import create_atomic, write_atomic
 from relay.runtimes.claude import ClaudeAdapter
 from relay.runtimes.codex import codex_home, find_rollout
 
@@ -433,25 +431,7 @@ def _execute(runtime: str, session_id: str, plan: _Plan) -> CarryResult:
 
 def _create_atomic(path: Path, data: bytes) -> None:
     """Write a new file atomically; raises :class:`_Appeared` rather than replace one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), _FILE_MODE)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)          # fails if path exists: never overwrites
-        except FileExistsError:
-            raise _Appeared(path) from None
-        except OSError:                  # no hard links here (some network / FAT volumes)
-            if os.path.lexists(path):
-                raise _Appeared(path) from None
-            os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        create_atomic(path, data, _FILE_MODE)
+    except FileExistsError:
+        raise _Appeared(path) from None
