@@ -36,14 +36,8 @@ from relay.sessions.control import Answer, ControlRequest, ControlRequests
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
-from relay.sessions.runner import (
-    Continuation,
-    Recovery,
-    Services,
-    SessionRunner,
-    WaitRecovery,
-    new_id,
-)
+from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
+from relay.sessions.runner import SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 
 log = logging.getLogger(__name__)

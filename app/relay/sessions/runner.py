@@ -15,11 +15,9 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 import psutil
 
-from relay.core.accounts import AccountBook
 from relay.core.config import Config
 from relay.core.errors import HandoffRefusedError, RelayError, StoreError
 from relay.core.events import (
@@ -31,7 +29,6 @@ from relay.core.events import (
     SessionStarted,
     SessionState,
     StateChanged,
-    Usage,
     utcnow,
 )
 from relay.core.models import SessionSpec, chain_of, entry_runtime
@@ -41,12 +38,19 @@ from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
-from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
+from relay.sessions.run_types import (
+    Continuation,
+    Outcome,
+    Recovery,
+    Services,
+    Step,
+    WaitRecovery,
+)
 from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 
@@ -61,47 +65,6 @@ _FINAL: dict[str, SessionState] = {
 def new_id() -> str:
     """A short, sortable-enough session / run id."""
     return uuid.uuid4().hex[:12]
-
-
-@dataclass(frozen=True)
-class Continuation:
-    """What a follow-up run of an existing session needs."""
-
-    prompt: str
-    agent_session_id: str
-    runtime: str
-    workspace: Workspace
-    #: the model that agent session ran with (None: the runtime's default)
-    model: str | None
-    #: usage of earlier runs on the same agent session (Codex reports thread totals).
-    previous_total: Usage
-
-
-@dataclass(frozen=True)
-class Recovery:
-    """A handoff a stopped engine left between two steps, to carry on with."""
-
-    handoff: HandoffRecord
-    workspace: Workspace
-
-
-@dataclass(frozen=True)
-class WaitRecovery:
-    """A session a stopped engine left waiting for a limit's reset, to wait on and resume."""
-
-    entry: str
-    agent_session_id: str | None
-    until: datetime
-    workspace: Workspace
-
-
-@dataclass(frozen=True)
-class Services:
-    """What every runner of one engine shares."""
-
-    coordinator: HandoffCoordinator
-    breakers: CircuitBreakers
-    accounts: AccountBook
 
 
 @dataclass
@@ -269,7 +232,7 @@ class SessionRunner:
         """Run the chain's entries in turn: a run that ends on a limit hands off to the next."""
         cont = self.continuation
         chain = [cont.runtime] if cont else chain_of(self.spec)
-        step = _Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
+        step = Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
                      resume_id=cont.agent_session_id if cont else None,
                      model=cont.model if cont else self.spec.model)
         if cont is None:
@@ -322,13 +285,13 @@ class SessionRunner:
         self._ws, self._chain, self._index = recovery.workspace, chain, chain.index(recovery.entry)
         decision = Decision("wait", "waiting for the reset (carried on after Relay restarted)",
                             until=recovery.until)
-        step = _Step(entry=recovery.entry, prompt=self.spec.task)
+        step = Step(entry=recovery.entry, prompt=self.spec.task)
         if not await self._wait(decision, recovery.entry):
             if self._pause is not None and not self._cancel.is_set():
                 return await self._run_from(recovery.workspace, chain, self._index,
                                             await self._hand_off_now(recovery.workspace))
             return "cancelled", "cancelled by the user while waiting"
-        step = self._retry_step(step, _Outcome("failed", None,
+        step = self._retry_step(step, Outcome("failed", None,
                                                agent_session_id=recovery.agent_session_id))
         return await self._run_from(recovery.workspace, chain, self._index, step)
 
@@ -341,7 +304,7 @@ class SessionRunner:
                               acceptance=self.spec.verify)
 
     async def _run_from(self, ws: Workspace, chain: list[str], start: int,
-                        step: _Step) -> tuple[SessionState, str | None]:
+                        step: Step) -> tuple[SessionState, str | None]:
         self._ws, self._chain, self._index = ws, chain, start
         retries = 0
         while True:
@@ -405,8 +368,8 @@ class SessionRunner:
             return None
         return await self._first_open_entry(self._chain, self._index + 1)
 
-    async def _prepare_handoff(self, ws: Workspace, outcome: _Outcome, from_entry: str,
-                               index: int, reason: str) -> _Step:
+    async def _prepare_handoff(self, ws: Workspace, outcome: Outcome, from_entry: str,
+                               index: int, reason: str) -> Step:
         assert self.coordinator is not None
         self.phase = "handoff"
         record, brief = await self.coordinator.prepare(self._handoff_request(
@@ -415,7 +378,7 @@ class SessionRunner:
         return await self._receiver(ws, record, brief, outcome.agent_session_id)
 
     async def _receiver(self, ws: Workspace, record: HandoffRecord, brief: Brief,
-                        agent_session_id: str | None) -> _Step:
+                        agent_session_id: str | None) -> Step:
         """The receiving entry's first step: its brief, and its carried conversation."""
         to_entry = record.to_entry or self._chain[self._index]
         receiver = await prepare_receiver(
@@ -424,10 +387,10 @@ class SessionRunner:
             accounts=self.services.accounts if self.services else None)
         if receiver.note:
             await self._emit(Notice(category="fallback", message=receiver.note))
-        return _Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
+        return Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
                      handoff=record, brief_file=receiver.brief_file)
 
-    async def _hand_off_now(self, ws: Workspace) -> _Step:
+    async def _hand_off_now(self, ws: Workspace) -> Step:
         """The agent has stopped (or was not running): carry the requested handoff out."""
         assert self.coordinator is not None
         assert self._pause is not None
@@ -482,13 +445,13 @@ class SessionRunner:
         await self._state("running", f"{entry}: resuming after the wait")
         return True
 
-    def _retry_step(self, step: _Step, outcome: _Outcome) -> _Step:
+    def _retry_step(self, step: Step, outcome: Outcome) -> Step:
         """The same entry again: its own conversation resumed where the runtime allows."""
         runtime = entry_runtime(step.entry)
         if outcome.agent_session_id and adapter_class(runtime)(None).capabilities.supports(Cap.RESUME):
-            return _Step(entry=step.entry, prompt="Continue the task from where you stopped.",
+            return Step(entry=step.entry, prompt="Continue the task from where you stopped.",
                          resume_id=outcome.agent_session_id, model=step.model)
-        return _Step(entry=step.entry, prompt=step.prompt, model=step.model)
+        return Step(entry=step.entry, prompt=step.prompt, model=step.model)
 
     async def _verify(self, ws: Workspace) -> str | None:
         """Run the acceptance commands; the failure to report, or None when all pass."""
@@ -505,10 +468,10 @@ class SessionRunner:
 
     # -- one agent run --------------------------------------------------------------
 
-    async def _run_agent(self, ws: Workspace, step: _Step) -> _Outcome:
+    async def _run_agent(self, ws: Workspace, step: Step) -> Outcome:
         if self._cancel.is_set():  # stopped while the workspace (or a handoff) was prepared
             await self._fail_handoff(step, "cancelled by the user")
-            return _Outcome("cancelled", "cancelled by the user before the agent started")
+            return Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
         request = await self._request(ws, step)
         try:  # before a run exists: a receiver that cannot start fails the handoff cleanly
@@ -532,15 +495,15 @@ class SessionRunner:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
         ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
         if self._cancel.is_set():
-            return _Outcome("cancelled", "cancelled by the user", run_id)
-        return _Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit, agent_sid)
+            return Outcome("cancelled", "cancelled by the user", run_id)
+        return Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit, agent_sid)
 
-    async def _fail_handoff(self, step: _Step, why: str) -> None:
+    async def _fail_handoff(self, step: Step, why: str) -> None:
         if step.handoff is not None and self.coordinator is not None:
             await self.coordinator.failed(step.handoff, why)
             step.handoff = None
 
-    async def _first_event(self, adapter: RuntimeAdapter, run_id: str, step: _Step) -> None:
+    async def _first_event(self, adapter: RuntimeAdapter, run_id: str, step: Step) -> None:
         """The agent is working: confirm the handoff, record its pid, close a probed breaker."""
         if step.handoff is not None and self.coordinator is not None:
             await self.coordinator.confirmed(step.handoff)  # the receiver works
@@ -555,7 +518,7 @@ class SessionRunner:
             await self.services.breakers.reset(self.session_id, step.entry)
 
     async def _stream(self, adapter: RuntimeAdapter, request: RunRequest, run_id: str,
-                      step: _Step) -> tuple[SessionEnded, LimitHit | None, str | None]:
+                      step: Step) -> tuple[SessionEnded, LimitHit | None, str | None]:
         ended: SessionEnded | None = None
         limit: LimitHit | None = None
         agent_sid: str | None = None
@@ -596,7 +559,7 @@ class SessionRunner:
                                        f"{ended.reason or ended.outcome}")
         return ended, limit, agent_sid
 
-    async def _request(self, ws: Workspace, step: _Step) -> RunRequest:
+    async def _request(self, ws: Workspace, step: Step) -> RunRequest:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay,
                                       "reset_after": self.config.demo_reset_after}
         if self.spec.demo_limit_after is not None and step.handoff is None and not step.resume_id:
@@ -631,24 +594,3 @@ def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None)
         if chain[i] == to_entry and chain[i - 1] == from_entry:
             return i
     return chain.index(to_entry) if to_entry in chain else len(chain) - 1
-
-
-@dataclass
-class _Step:
-    """One chain entry's run: what it is told, and the handoff that led to it."""
-
-    entry: str
-    prompt: str
-    resume_id: str | None = None
-    model: str | None = None
-    handoff: HandoffRecord | None = None
-    brief_file: Path | None = None
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    state: SessionState
-    reason: str | None
-    run_id: str | None = None
-    limit: LimitHit | None = None
-    agent_session_id: str | None = None

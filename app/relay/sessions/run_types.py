@@ -1,0 +1,79 @@
+"""The records a session runner works with: what it resumes, recovers and runs.
+
+Kept apart from :mod:`relay.sessions.runner` so the runner module holds behaviour only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from relay.core.accounts import AccountBook
+from relay.core.events import LimitHit, SessionState, Usage
+from relay.sessions.breaker import CircuitBreakers
+from relay.sessions.coordinator import HandoffCoordinator
+from relay.sessions.handoff import HandoffRecord
+from relay.sessions.worktree import Workspace
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What a follow-up run of an existing session needs."""
+
+    prompt: str
+    agent_session_id: str
+    runtime: str
+    workspace: Workspace
+    #: the model that agent session ran with (None: the runtime's default)
+    model: str | None
+    #: usage of earlier runs on the same agent session (Codex reports thread totals).
+    previous_total: Usage
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A handoff a stopped engine left between two steps, to carry on with."""
+
+    handoff: HandoffRecord
+    workspace: Workspace
+
+
+@dataclass(frozen=True)
+class WaitRecovery:
+    """A session a stopped engine left waiting for a limit's reset, to wait on and resume."""
+
+    entry: str
+    agent_session_id: str | None
+    until: datetime
+    workspace: Workspace
+
+
+@dataclass(frozen=True)
+class Services:
+    """What every runner of one engine shares."""
+
+    coordinator: HandoffCoordinator
+    breakers: CircuitBreakers
+    accounts: AccountBook
+
+
+@dataclass
+class Step:
+    """One chain entry's run: what it is told, and the handoff that led to it."""
+
+    entry: str
+    prompt: str
+    resume_id: str | None = None
+    model: str | None = None
+    handoff: HandoffRecord | None = None
+    brief_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    state: SessionState
+    reason: str | None
+    run_id: str | None = None
+    limit: LimitHit | None = None
+    agent_session_id: str | None = None
