@@ -202,3 +202,44 @@ def test_a_megabyte_of_adversarial_text_is_scrubbed_quickly(name: str) -> None:
     scrubber.scrub(text)
     elapsed = time.perf_counter() - started
     assert elapsed < 3.0, f"{name}: {elapsed:.2f}s"  # about 0.4 s at worst on a laptop
+
+
+# -- every text field of every event kind is scrubbed ------------------------------------
+
+#: fields that hold identifiers, names and enumerations Relay or the CLI chose, not free text
+_NOT_FREE_TEXT = frozenset({
+    "kind", "runtime", "agent_session_id", "model", "cwd", "version", "permission_mode",
+    "message_id", "parent_call_id", "call_id", "request_id", "handoff_id", "from_entry",
+    "to_entry", "scope", "name", "tool", "category", "state", "outcome", "limit", "tools",
+})
+
+
+def test_every_free_text_field_of_every_event_kind_is_scrubbed() -> None:
+    import typing
+
+    from relay.core import events as ev
+    from relay.core.scrub_events import _TEXT_FIELDS
+
+    union = typing.get_args(typing.get_args(ev.AgentEvent)[0])
+    missing = []
+    for cls in union:
+        kind = cls.model_fields["kind"].default
+        for name, info in cls.model_fields.items():
+            text = str(info.annotation)
+            if name in _NOT_FREE_TEXT or not any(t in text for t in ("str", "dict", "list")):
+                continue
+            if name not in _TEXT_FIELDS.get(kind, ()):
+                missing.append(f"{kind}.{name}")
+    assert missing == []
+
+
+def test_a_verify_result_never_keeps_a_key_it_printed() -> None:
+    from relay.core.events import VerifyResult
+    from relay.core.scrub_events import scrub_event
+
+    key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 5
+    result = scrub_event(VerifyResult(command=["pytest", f"--token={key}"], passed=False,
+                                      output=f"FAILED: ANTHROPIC_API_KEY={key}"))
+    assert isinstance(result, VerifyResult)
+    assert key not in result.output
+    assert key not in " ".join(result.command)

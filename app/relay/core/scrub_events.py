@@ -19,13 +19,15 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "tool_result": ("output",),
     "permission_denied": ("detail",),
     "turn_completed": ("result_text",),
-    "needs_input": ("prompt",),
+    "needs_input": ("prompt", "options"),
+    "input_withdrawn": ("reason",),
     "limit_hit": ("message",),
     "notice": ("message",),
     "error": ("message",),
     "session_ended": ("reason", "result_text"),
     "state_changed": ("reason",),
-    "handoff_step": ("detail",),
+    "handoff_step": ("detail", "reason"),
+    "verify_result": ("command", "output", "problem"),
 }
 
 
