@@ -44,7 +44,10 @@ or a mid-stream failure (HTTP 200, some text, then an SSE ``error`` event)::
 
 Common keys: ``"repeat": n`` serves the turn n times (``-1`` = forever; default 1),
 ``"delay_s": x`` waits x seconds before answering (interrupted by shutdown),
-``"match": {"model_contains": "opus"}`` restricts the turn to matching requests.
+``"match": {"model_contains": "opus"}`` restricts the turn to matching requests;
+``"match": {"credential": "key"}`` to requests made with that credential (the
+``x-api-key`` header, else the ``Authorization: Bearer`` token — see
+:func:`request_credential`), so one mock can answer two accounts differently.
 
 Strings of the form ``@now+N`` / ``@iso+N`` (N seconds, sign optional) are replaced when
 served by the epoch seconds / an ISO-8601 UTC time N seconds from now, so usage-limit
@@ -69,10 +72,14 @@ By hand: ``python -m tests.fakes.mock_anthropic --script s.json --port 8765 --lo
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import sys
+import threading
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from tests.fakes.mock_http import (
     JSONDict,
@@ -81,11 +88,30 @@ from tests.fakes.mock_http import (
     Route,
     chunks,
     cli_main,
+    expand_time,
     new_id,
     normalise_script,
 )
 
-__all__ = ["JSONDict", "MockAnthropic", "main", "normalise_script", "serve"]
+__all__ = ["JSONDict", "MockAnthropic", "main", "normalise_script", "request_credential", "serve"]
+
+#: The credential of the request the current handler thread is serving (each request is
+#: served on its own thread), read by :meth:`MockAnthropic._next_turn`.
+_serving = threading.local()
+
+
+def request_credential(headers: Mapping[str, Any]) -> str | None:
+    """The request's credential: ``x-api-key``, else the ``Authorization: Bearer`` token.
+
+    ``headers`` is a request's headers, e.g. a recorded request's ``headers`` dict (names
+    are matched case-insensitively)."""
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    if lowered.get("x-api-key"):
+        return lowered["x-api-key"]
+    scheme, _, token = lowered.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
 
 
 class _Handler(MockHandler):
@@ -94,6 +120,13 @@ class _Handler(MockHandler):
     request_id_prefix = "req_mock"
     json_request_id = True
     sse_content_type = "text/event-stream; charset=utf-8"
+
+    def _serve_turn(self, body: JSONDict | None, raw: str | None) -> None:
+        _serving.credential = request_credential(dict(self.headers.items()))
+        try:
+            super()._serve_turn(body, raw)
+        finally:
+            _serving.credential = None
 
     def _route(self, method: str, path: str) -> Route | None:
         if method != "POST":
@@ -231,6 +264,28 @@ class MockAnthropic(MockServer):
     def message_requests(self) -> list[JSONDict]:
         """Only the ``POST /v1/messages`` requests (not count_tokens, HEAD, ...)."""
         return self.requests_to("/v1/messages")
+
+    def _next_turn(self, body: JSONDict | None) -> tuple[JSONDict | None, str]:
+        """:meth:`MockServer._next_turn` plus ``match.credential`` (see the module doc)."""
+        model = str((body or {}).get("model", ""))
+        credential = getattr(_serving, "credential", None)
+        with self._lock:
+            for i, turn in enumerate(self._turns):
+                if self._remaining[i] == 0:
+                    continue
+                match = turn.get("match") or {}
+                wanted = match.get("model_contains")
+                if wanted is not None and str(wanted) not in model:
+                    continue
+                if "credential" in match and match["credential"] != credential:
+                    continue
+                if self._remaining[i] > 0:
+                    self._remaining[i] -= 1
+                self._served[i] += 1
+                return expand_time(copy.deepcopy(turn)), f"turn[{i}]#{self._served[i]}"
+            if self._default is not None:
+                return expand_time(copy.deepcopy(self._default)), "default"
+        return None, "exhausted"
 
 
 serve = MockAnthropic.serving
