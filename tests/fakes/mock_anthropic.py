@@ -72,7 +72,6 @@ By hand: ``python -m tests.fakes.mock_anthropic --script s.json --port 8765 --lo
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import sys
@@ -88,7 +87,6 @@ from tests.fakes.mock_http import (
     Route,
     chunks,
     cli_main,
-    expand_time,
     new_id,
     normalise_script,
 )
@@ -265,27 +263,11 @@ class MockAnthropic(MockServer):
         """Only the ``POST /v1/messages`` requests (not count_tokens, HEAD, ...)."""
         return self.requests_to("/v1/messages")
 
-    def _next_turn(self, body: JSONDict | None) -> tuple[JSONDict | None, str]:
-        """:meth:`MockServer._next_turn` plus ``match.credential`` (see the module doc)."""
-        model = str((body or {}).get("model", ""))
-        credential = getattr(_serving, "credential", None)
-        with self._lock:
-            for i, turn in enumerate(self._turns):
-                if self._remaining[i] == 0:
-                    continue
-                match = turn.get("match") or {}
-                wanted = match.get("model_contains")
-                if wanted is not None and str(wanted) not in model:
-                    continue
-                if "credential" in match and match["credential"] != credential:
-                    continue
-                if self._remaining[i] > 0:
-                    self._remaining[i] -= 1
-                self._served[i] += 1
-                return expand_time(copy.deepcopy(turn)), f"turn[{i}]#{self._served[i]}"
-            if self._default is not None:
-                return expand_time(copy.deepcopy(self._default)), "default"
-        return None, "exhausted"
+    def _matches(self, match: JSONDict, body: JSONDict | None) -> bool:
+        """:meth:`MockServer._matches` plus ``match.credential`` (see the module doc)."""
+        if "credential" in match and match["credential"] != getattr(_serving, "credential", None):
+            return False
+        return super()._matches(match, body)
 
 
 serve = MockAnthropic.serving

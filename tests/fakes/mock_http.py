@@ -229,14 +229,17 @@ class MockServer:
                 with self._log_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
+    def _matches(self, match: JSONDict, body: JSONDict | None) -> bool:
+        """Whether a turn's ``match`` admits this request (subclasses add conditions)."""
+        wanted = match.get("model_contains")
+        return wanted is None or str(wanted) in str((body or {}).get("model", ""))
+
     def _next_turn(self, body: JSONDict | None) -> tuple[JSONDict | None, str]:
-        model = str((body or {}).get("model", ""))
         with self._lock:
             for i, turn in enumerate(self._turns):
                 if self._remaining[i] == 0:
                     continue
-                wanted = (turn.get("match") or {}).get("model_contains")
-                if wanted is not None and str(wanted) not in model:
+                if not self._matches(turn.get("match") or {}, body):
                     continue
                 if self._remaining[i] > 0:
                     self._remaining[i] -= 1
