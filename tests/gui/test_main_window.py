@@ -18,7 +18,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     window.show()
     qtbot.waitExposed(window)
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
-    assert set(docks) == {"Sessions", "Live stream", *PLACEHOLDERS}
+    assert set(docks) == {"Sessions", "Live stream", "Handoff", *PLACEHOLDERS}
     for dock in docks.values():
         assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
         assert not dock.isFloating()
@@ -28,15 +28,20 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
         assert label.text() == f"{title} — coming soon"
     assert docks["Sessions"].isVisible()
     assert docks["Live stream"].isVisible()
+    assert docks["Handoff"].isVisible()  # raised above the placeholders it is tabbed with
+    assert window.dockWidgetArea(docks["Handoff"]) == window.dockWidgetArea(docks["Sessions"])
+    assert {d.windowTitle() for d in window.tabifiedDockWidgets(docks["Handoff"])} == set(
+        PLACEHOLDERS)
     assert shell.stream_dock.empty.text() == EMPTY_TEXT
     assert shell.stream_dock.empty.isVisible()
 
     menus = {menu.title(): [x.text() for x in menu.actions() if not x.isSeparator()]
              for menu in window.menuBar().findChildren(QMenu)}
     assert menus["&File"] == ["&New session…", "&Quit"]
-    assert menus["&Session"] == ["&Stop session"]
-    assert len(menus["&View"]) == 6
+    assert menus["&Session"] == ["&Stop session", "&Hand off now"]
+    assert len(menus["&View"]) == 7
     assert not window.stop_action.isEnabled()
+    assert not window.handoff_action.isEnabled()
 
 
 def test_errors_from_tasks_reach_the_status_bar(shell: RelayShell) -> None:

@@ -154,6 +154,17 @@ class EngineBridge(QObject):
     def cancel_session(self, session_id: str, context: str = "stream") -> asyncio.Task[None]:
         return self.tasks.start(self.engine.cancel_session(session_id), context=context)
 
+    def request_handoff(self, session_id: str, to_entry: str | None = None,
+                        context: str = "handoff",
+                        on_done: Callable[[str], None] | None = None) -> asyncio.Task[str]:
+        """Hand a running or waiting session off now; ``on_done(answer)`` says what follows.
+
+        A refusal (:class:`~relay.core.errors.HandoffRefusedError`) reaches
+        ``tasks.failed`` with ``context`` like every other error.
+        """
+        return self.tasks.start(self.engine.request_handoff(session_id, to_entry),
+                                context=context, on_done=on_done)
+
     def is_running_here(self, session_id: str) -> bool:
         return self.engine.is_running_here(session_id)
 

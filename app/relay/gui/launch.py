@@ -4,7 +4,9 @@ Startup follows qasync: build the QApplication, then run the main coroutine on
 an asyncio runner whose loop factory is qasync's ``QEventLoop``. The coroutine
 opens one Engine, shows the window and waits until the user quits (menu, tray,
 closing the window or the application's ``aboutToQuit``); then it closes the
-GUI tasks and the engine before the loop ends.
+GUI tasks and the engine before the loop ends. Where the vault is a file (no OS
+keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
+dialog (:mod:`relay.gui.passphrase`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
+from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
 
@@ -117,12 +120,18 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
     app.aboutToQuit.connect(quit_requested.set)
     handled = _quit_on_signals(quit_requested)
     try:
+        prompter: PassphrasePrompter | None = None
         try:
-            engine = await Engine.open(load_config(home=args.home), recover=True)
+            config = load_config(home=args.home)
+            prompter = PassphrasePrompter(config)
+            engine = await Engine.open(config, passphrase_provider=prompter.provider,
+                                       recover=True)
         except RelayError as exc:
+            if prompter is not None:
+                prompter.close()
             await show_startup_error(exc)
             return 2
-        shell = RelayShell(engine)
+        shell = RelayShell(engine, prompter=prompter)
         shell.quitRequested.connect(quit_requested.set)
         try:
             shell.start()

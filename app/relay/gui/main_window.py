@@ -17,17 +17,18 @@ _ERROR_MS = 15_000
 
 
 class MainWindow(QMainWindow):
-    """Sessions on the left, the live stream on the right, future panels below.
+    """Sessions on the left with the Handoff panel (and future panels) below, the stream right.
 
     Signals:
-        newSessionRequested(), stopRequested(), quitRequested().
+        newSessionRequested(), stopRequested(), handoffRequested(), quitRequested().
     """
 
     newSessionRequested = Signal()
     stopRequested = Signal()
+    handoffRequested = Signal()
     quitRequested = Signal()
 
-    def __init__(self, sessions: QDockWidget, stream: QDockWidget,
+    def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,9 +44,15 @@ class MainWindow(QMainWindow):
                                        self.newSessionRequested)
         self.stop_action = self._action("&Stop session", QKeySequence("Ctrl+."), self.stopRequested)
         self.stop_action.setEnabled(False)
+        self.handoff_action = self._action("&Hand off now", QKeySequence("Ctrl+Shift+H"),
+                                           self.handoffRequested)
+        self.handoff_action.setToolTip("Pause the shown session at a safe point and hand it to "
+                                       "the next provider (or the one named in the Handoff panel)")
+        self.handoff_action.setEnabled(False)
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.quitRequested)
-        self._place(sessions, stream, placeholders)
-        self._menus(sessions, stream, placeholders)
+        lower = [handoff, *placeholders]
+        self._place(sessions, stream, lower)
+        self._menus(sessions, stream, lower)
         self.error_label = QLabel()
         self.error_label.setObjectName("statusError")
         self.error_label.setStyleSheet(f"color: {theme.ERROR};")
@@ -72,22 +79,21 @@ class MainWindow(QMainWindow):
         return action
 
     def _place(self, sessions: QDockWidget, stream: QDockWidget,
-               placeholders: Sequence[QDockWidget]) -> None:
+               lower: Sequence[QDockWidget]) -> None:
+        """Sessions top left; below them the Handoff panel (raised) tabbed with the rest."""
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sessions)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, stream)
-        for dock in placeholders:
+        for dock in lower:
             self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-        if placeholders:
-            self.splitDockWidget(sessions, placeholders[0], Qt.Orientation.Vertical)
-            for dock in placeholders[1:]:
-                self.tabifyDockWidget(placeholders[0], dock)
-            placeholders[0].raise_()
+        self.splitDockWidget(sessions, lower[0], Qt.Orientation.Vertical)
+        for dock in lower[1:]:
+            self.tabifyDockWidget(lower[0], dock)
+        lower[0].raise_()
         self.resizeDocks([sessions, stream], [600, 760], Qt.Orientation.Horizontal)
-        if placeholders:
-            self.resizeDocks([sessions, placeholders[0]], [600, 180], Qt.Orientation.Vertical)
+        self.resizeDocks([sessions, lower[0]], [300, 520], Qt.Orientation.Vertical)
 
     def _menus(self, sessions: QDockWidget, stream: QDockWidget,
-               placeholders: Sequence[QDockWidget]) -> None:
+               lower: Sequence[QDockWidget]) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.new_action)
@@ -95,8 +101,9 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         session_menu = bar.addMenu("&Session")
         session_menu.addAction(self.stop_action)
+        session_menu.addAction(self.handoff_action)
         view_menu = bar.addMenu("&View")
-        for dock in (sessions, stream, *placeholders):
+        for dock in (sessions, stream, *lower):
             view_menu.addAction(dock.toggleViewAction())
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -104,6 +111,7 @@ class MainWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.stop_action)
+        toolbar.addAction(self.handoff_action)
 
     # -- status -------------------------------------------------------------------------
 
@@ -113,6 +121,10 @@ class MainWindow(QMainWindow):
         self.error_label.setText(text)
         self.error_label.setToolTip(f"[{context}] {text}")
         self._error_timer.start(_ERROR_MS)
+
+    def show_message(self, text: str) -> None:
+        """A passing message in the status bar (e.g. a notification when there is no tray)."""
+        self.statusBar().showMessage(text, _ERROR_MS)
 
     def clear_error(self) -> None:
         self.error_label.clear()

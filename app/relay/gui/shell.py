@@ -12,13 +12,18 @@ from PySide6.QtCore import QObject, Signal
 from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.gui.bridge import EngineBridge
+from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.placeholders import placeholder_docks
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.main_window import MainWindow
 from relay.gui.new_session_dialog import NewSessionDialog
+from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.tray import RelayTray
+from relay.gui.viewmodels.contract import ContractViewModel
+from relay.gui.viewmodels.handoffs import HandoffsViewModel
+from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
 from relay.runtimes.base import RuntimeInfo
@@ -34,17 +39,27 @@ class RelayShell(QObject):
 
     quitRequested = Signal()
 
-    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
+    def __init__(self, engine: Engine, parent: QObject | None = None,
+                 prompter: PassphrasePrompter | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
+        self.prompter = prompter
         icon = app_icon()
         self.bridge = EngineBridge(engine, self)
         self.sessions_vm = SessionsViewModel(self.bridge, self)
         self.stream_vm = StreamViewModel(self.bridge, self)
+        self.handoffs_vm = HandoffsViewModel(self.bridge, self.stream_vm, self)
+        self.contract_vm = ContractViewModel(
+            self.bridge, prompter.provider if prompter else None, self)
+        self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
+        self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
         self.placeholders = placeholder_docks()
-        self.window = MainWindow(self.sessions_dock, self.stream_dock, self.placeholders, icon)
+        self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
+                                 self.placeholders, icon)
+        if prompter is not None:
+            prompter.set_parent_widget(self.window)
         self.window.set_home(f"Data folder: {engine.config.home}")
         self.tray = RelayTray(icon, self)
         self.runtime_infos: list[RuntimeInfo] = [
@@ -62,9 +77,17 @@ class RelayShell(QObject):
         self.stream_dock.stopRequested.connect(self.stream_vm.stop)
         self.stream_vm.headerChanged.connect(
             lambda: w.stop_action.setEnabled(self.stream_vm.can_stop))
+        self.handoffs_vm.changed.connect(
+            lambda: w.handoff_action.setEnabled(self.handoffs_vm.can_hand_off))
+        self.handoff_dock.handoffRequested.connect(
+            lambda target: self.handoffs_vm.request_handoff(target or None))
+        self.sessions_dock.handoffRequested.connect(self.hand_off_now)
+        self.sessions_dock.handoffToRequested.connect(self.hand_off_to)
         self.sessions_vm.runningChanged.connect(t.set_running)
+        self.notifier.notify.connect(self._notify)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
+        w.handoffRequested.connect(self.handoff_dock.request)
         w.quitRequested.connect(self.quitRequested)
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
@@ -80,6 +103,8 @@ class RelayShell(QObject):
         self.bridge.follow_other_processes()
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
+        if self.prompter is not None:  # ask for the vault passphrase now if it will be needed
+            self.bridge.tasks.start(self.prompter.unlock_early(), context="vault")
 
     def show(self) -> None:
         self.window.show()
@@ -88,6 +113,8 @@ class RelayShell(QObject):
 
     async def aclose(self) -> None:
         """Stop listening and cancel GUI tasks (the engine is closed by its owner)."""
+        if self.prompter is not None:
+            self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()
         self.tray.hide()
         self.window.hide()
@@ -111,15 +138,40 @@ class RelayShell(QObject):
         self.last_repo = str(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
+    def show_session(self, session_id: str) -> None:
+        """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
+        self.sessions_dock.select(session_id)
+        self.stream_vm.load(session_id)
+
+    def hand_off_now(self, session_id: str) -> None:
+        """Hand ``session_id`` off to the next entry of its chain (the context menu)."""
+        self.show_session(session_id)
+        self.handoff_dock.raise_()
+        self.handoffs_vm.request_handoff(None, session_id)
+
+    def hand_off_to(self, session_id: str) -> None:
+        """Show ``session_id`` with the Handoff panel's target field ready to type in."""
+        self.show_session(session_id)
+        self.handoff_dock.focus_target()
+
     # -- reactions ----------------------------------------------------------------------
 
     def _set_infos(self, infos: list[RuntimeInfo]) -> None:
         self.runtime_infos = infos
 
     def _on_started(self, session_id: str) -> None:
-        self.sessions_dock.select(session_id)
-        self.stream_vm.load(session_id)
+        self.show_session(session_id)
         self.sessions_vm.refresh()
+
+    def _session_name(self, session_id: str) -> str | None:
+        row = self.sessions_vm.row_of(session_id)
+        task = self.sessions_vm.session_at(row).task if row is not None else ""
+        return task.splitlines()[0] if task.strip() else None
+
+    def _notify(self, title: str, message: str, warning: bool) -> None:
+        self.tray.notify(title, message, warning)
+        if not self.tray.isVisible():  # no tray here: the status bar says it instead
+            self.window.show_message(f"{title}: {message}")
 
     def _on_failed(self, context: str, message: str, hint: str) -> None:
         self.window.show_error(context, message, hint)
@@ -127,3 +179,5 @@ class RelayShell(QObject):
             self.stream_dock.show_error(message, hint)
         elif context == "sessions":
             self.sessions_dock.show_error(message, hint)
+        elif context == "handoff":
+            self.handoff_dock.show_error(message, hint)

@@ -14,7 +14,7 @@ SIMULATION_BORDER = "#d4a72c"
 SIMULATION_TEXT = "#7d4e00"
 
 STATE_COLOURS = {
-    "pending": MUTED, "starting": ACCENT, "running": ACCENT, "completed": OK,
+    "pending": MUTED, "starting": ACCENT, "running": ACCENT, "waiting": WARNING, "completed": OK,
     "failed": ERROR, "cancelled": MUTED, "interrupted": WARNING,
 }
 
@@ -59,4 +59,19 @@ ERROR_LABEL_CSS = (
 )
 HEADER_CSS = ("QFrame#streamHeader { background: #f6f8fa; border: 1px solid #d0d7de;"
               " border-radius: 6px; }")
+WAIT_LABEL_CSS = (
+    f"QLabel {{ background: #fff8c5; color: {WARNING}; border: 1px solid #d4a72c;"
+    " border-radius: 4px; padding: 4px 8px; font-weight: bold; }"
+)
+INFO_LABEL_CSS = (
+    f"QLabel {{ background: #ddf4ff; color: {TEXT}; border: 1px solid #54aeff;"
+    " border-radius: 4px; padding: 4px 8px; }"
+)
+#: the contract view's signature line per status (see gui.contract_check)
+SIGNATURE_CSS = {
+    "verified": f"QLabel {{ color: {OK}; font-weight: bold; }}",
+    "tampered": f"QLabel {{ color: {ERROR}; font-weight: bold; }}",
+    "unreadable": f"QLabel {{ color: {ERROR}; font-weight: bold; }}",
+    "unchecked": f"QLabel {{ color: {WARNING}; font-weight: bold; }}",
+}
 PLACEHOLDER_CSS = f"QLabel {{ color: {MUTED}; font-size: 15px; }}"

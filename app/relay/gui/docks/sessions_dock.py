@@ -1,14 +1,19 @@
-"""SessionsDock: the sessions table; selecting one shows it in the stream."""
+"""SessionsDock: the sessions table; selecting one shows it in the stream.
+
+Its context menu hands an active session off now (to the next entry of its
+chain) or opens the Handoff panel's target field ("Hand off to…").
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -25,10 +30,17 @@ class SessionsDock(QDockWidget):
     Signals:
         sessionSelected(str): the user selected a session (its id).
         newSessionRequested(): the "New session…" button was pressed.
+        handoffRequested(str): "Hand off now" from the context menu (the session's id).
+        handoffToRequested(str): "Hand off to…" from the context menu (the session's id).
     """
 
     sessionSelected = Signal(str)
     newSessionRequested = Signal()
+    handoffRequested = Signal(str)
+    handoffToRequested = Signal(str)
+
+    #: states in which the context menu offers a handoff
+    HANDOFF_STATES = ("pending", "starting", "running", "waiting")
 
     def __init__(self, vm: SessionsViewModel, parent: QWidget | None = None) -> None:
         super().__init__("Sessions", parent)
@@ -76,7 +88,31 @@ class SessionsDock(QDockWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         table.selectionModel().selectionChanged.connect(self._on_selection)
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        table.customContextMenuRequested.connect(self._on_context_menu)
         return table
+
+    def context_menu(self, row: int) -> QMenu:
+        """The context menu of ``row`` (built, not shown)."""
+        session = self.vm.session_at(row)
+        menu = QMenu(self.table)
+        menu.setObjectName("sessionContextMenu")
+        can = session.state in self.HANDOFF_STATES
+        now = menu.addAction("Hand off now")
+        now.setToolTip("Pause at a safe point and hand off to the next entry of the chain")
+        now.setEnabled(can)
+        now.triggered.connect(lambda: self.handoffRequested.emit(session.id))
+        to = menu.addAction("Hand off to…")
+        to.setEnabled(can)
+        to.triggered.connect(lambda: self.handoffToRequested.emit(session.id))
+        return menu
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        index = self.table.indexAt(pos)
+        if index.isValid():
+            menu = self.context_menu(index.row())
+            menu.aboutToHide.connect(menu.deleteLater)
+            menu.popup(self.table.viewport().mapToGlobal(pos))
 
     def select(self, session_id: str) -> None:
         """Select ``session_id`` now, or as soon as it appears in the list."""

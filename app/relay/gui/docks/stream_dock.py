@@ -1,14 +1,15 @@
 """StreamDock: the live agent stream of the selected session.
 
 A header (task, runtime, model, permission policy, state, usage and cost), a
-SIMULATION banner for scripted demo sessions, a Stop button, the event list
+SIMULATION banner for scripted demo sessions, the countdown of a session waiting
+for a limit's reset (ticking once a second), a Stop button, the event list
 (:class:`~relay.gui.docks.stream_view.StreamView`: tool results nested under
 their call, foldable; it follows the bottom) and a detail pane for the selected row.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -23,9 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.events import utcnow
 from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui import theme
 from relay.gui.docks.stream_view import StreamView
+from relay.gui.handoff_text import wait_line
 from relay.gui.viewmodels.stream import StreamViewModel
 
 EMPTY_TEXT = "Select a session on the left, or start one with File → New session…"
@@ -77,6 +80,14 @@ class StreamDock(QDockWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Stop this session (the agent process tree is ended)")
+        self.wait = QLabel()
+        self.wait.setObjectName("streamWait")
+        self.wait.setStyleSheet(theme.WAIT_LABEL_CSS)
+        self.wait.setWordWrap(True)
+        self.wait.hide()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._show_wait)
         self.error = QLabel()
         self.error.setObjectName("streamError")
         self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
@@ -128,6 +139,7 @@ class StreamDock(QDockWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.banner)
         layout.addWidget(header)
+        layout.addWidget(self.wait)
         layout.addWidget(self.error)
         layout.addWidget(splitter, 1)
         return page
@@ -144,6 +156,24 @@ class StreamDock(QDockWidget):
         self.usage.setText(usage_text(vm))
         self.banner.setVisible(vm.simulated)
         self.stop_button.setEnabled(vm.can_stop)
+        waiting = row is not None and row.state == "waiting" and row.wait_until is not None
+        self.wait.setVisible(waiting)
+        if waiting:
+            self._show_wait()
+            if not self._ticker.isActive():
+                self._ticker.start()
+        else:
+            self._ticker.stop()
+
+    @property
+    def ticking(self) -> bool:
+        """Whether the wait countdown is ticking."""
+        return self._ticker.isActive()
+
+    def _show_wait(self) -> None:
+        row = self.vm.session
+        if row is not None and row.wait_until is not None:
+            self.wait.setText(wait_line(row.wait_until, utcnow()))
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show an error about this panel's session in place."""

@@ -4,11 +4,16 @@ The bridge says when the list is stale (a state change, a finished turn); the
 model then re-reads it through one tracked task. Requests that arrive while a
 read is in flight are coalesced into one more read. Rows keep a stable order
 (creation time, newest first) so a selection survives refreshes.
+
+A session waiting for a limit's reset reads "resumes in 4:59" (in the waiting
+colour, "waiting for the limit's reset" in its tooltip); while
+one waits, a one-second timer repaints only those State cells.
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import (
@@ -17,14 +22,17 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor
 
+from relay.core.events import utcnow
 from relay.core.models import SessionRow
 from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
+from relay.gui.handoff_text import resumes_in
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -47,8 +55,15 @@ def updated_label(row: SessionRow) -> str:
         else local.strftime("%Y-%m-%d %H:%M")
 
 
+def state_label(row: SessionRow, now: datetime | None = None) -> str:
+    """The state; a session waiting for a limit's reset says when it resumes instead."""
+    if row.state == "waiting" and row.wait_until is not None:
+        return resumes_in(row.wait_until, now or utcnow())
+    return row.state
+
+
 _CELLS = (
-    lambda r: r.state, lambda r: r.task.splitlines()[0] if r.task else "", runtime_label,
+    state_label, lambda r: r.task.splitlines()[0] if r.task else "", runtime_label,
     tokens_label, lambda r: fmt_cost(r.usage.cost_usd), updated_label,
 )
 
@@ -72,6 +87,9 @@ class SessionsViewModel(QAbstractTableModel):
         self._dirty = False
         self._task: asyncio.Task[None] | None = None
         self._running = 0
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
         bridge.sessionsChanged.connect(self.refresh)
 
     # -- reading ------------------------------------------------------------------------
@@ -127,7 +145,21 @@ class SessionsViewModel(QAbstractTableModel):
         if running != self._running:
             self._running = running
             self.runningChanged.emit(running)
+        waiting = any(r.state == "waiting" and r.wait_until is not None for r in new)
+        if waiting != self._ticker.isActive():
+            (self._ticker.start if waiting else self._ticker.stop)()
         self.refreshed.emit()
+
+    @property
+    def ticking(self) -> bool:
+        """Whether the countdown timer runs (some session waits for a reset)."""
+        return self._ticker.isActive()
+
+    def _tick(self) -> None:
+        for i, row in enumerate(self._rows):
+            if row.state == "waiting":
+                index = self.index(i, 0)
+                self.dataChanged.emit(index, index, [Qt.ItemDataRole.DisplayRole])
 
     def _changed(self, first: int) -> None:
         if first < len(self._rows):
@@ -179,6 +211,8 @@ def _tooltip(row: SessionRow) -> str:
         lines.append(f"worktree: {row.workdir}")
     if row.reason:
         lines.append(f"reason: {row.reason}")
+    if row.state == "waiting" and row.wait_until is not None:
+        lines.append(f"waiting for the limit's reset until {row.wait_until.astimezone():%H:%M:%S}")
     if row.simulated:
         lines.append(SIMULATION_LABEL)
     return "\n".join(lines)

@@ -44,7 +44,7 @@ from relay.gui.viewmodels.stream_tree import StreamNode, StreamTree
 
 Index = QModelIndex | QPersistentModelIndex
 
-_ACTIVE = ("pending", "starting", "running")
+_ACTIVE = ("pending", "starting", "running", "waiting")
 
 
 class StreamViewModel(QAbstractListModel):
@@ -265,7 +265,9 @@ class StreamViewModel(QAbstractListModel):
         elif event.kind == "session_started" and event.model:
             self._model = event.model
         elif event.kind == "state_changed" and self._row is not None:
-            self._row = self._row.model_copy(update={"state": event.state, "reason": event.reason})
+            self._row = self._row.model_copy(update={
+                "state": event.state, "reason": event.reason,
+                "wait_until": event.until if event.state == "waiting" else None})
 
     def _row_changed(self, row: int) -> None:
         index = self.index(row, 0)

@@ -1,0 +1,79 @@
+"""HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset.
+
+Only live records count (``replay`` records are history re-read from the store),
+each handoff is announced once when it ends (``done`` or ``failed``), and each
+wait once (per session and reset time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QObject, Signal
+
+from relay.core.events import EventRecord, HandoffStep, StateChanged
+from relay.core.present import clip
+from relay.gui.bridge import EngineBridge
+from relay.gui.handoff_text import countdown
+
+#: a session's display name from its id (its task's first line), or None if unknown.
+NameOf = Callable[[str], str | None]
+
+
+class HandoffNotifier(QObject):
+    """Turns live records into notifications.
+
+    Signals:
+        notify(str, str, bool): title, message, and whether it reports a problem.
+    """
+
+    notify = Signal(str, str, bool)
+
+    def __init__(self, bridge: EngineBridge, name_of: NameOf | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._name_of = name_of
+        self._announced: set[str] = set()
+        bridge.records.connect(self.on_records)
+
+    def on_records(self, batch: Sequence[EventRecord]) -> None:
+        for record in batch:
+            event = record.event
+            if event.replay:
+                continue
+            if event.kind == "handoff_step" and event.state in ("done", "failed"):
+                self._handoff(record.session_id, event)
+            elif event.kind == "state_changed" and event.state == "waiting":
+                self._waiting(record.session_id, event)
+
+    def _session(self, session_id: str) -> str:
+        name = self._name_of(session_id) if self._name_of else None
+        return f"Session “{clip(name, 60)}” ({session_id})" if name else f"Session {session_id}"
+
+    def _once(self, key: str) -> bool:
+        if key in self._announced:
+            return False
+        self._announced.add(key)
+        return True
+
+    def _handoff(self, session_id: str, step: HandoffStep) -> None:
+        if not self._once(step.handoff_id):
+            return
+        route = f"from {step.from_entry or '?'} to {step.to_entry or '?'}"
+        if step.state == "done":
+            self.notify.emit("Handoff done", f"{self._session(session_id)} handed off {route}.",
+                             False)
+        else:
+            why = step.detail or "no reason recorded"
+            self.notify.emit("Handoff failed",
+                             f"{self._session(session_id)} could not be handed off {route}: {why}",
+                             True)
+
+    def _waiting(self, session_id: str, change: StateChanged) -> None:
+        until = change.until
+        if not self._once(f"wait:{session_id}:{until.isoformat() if until else ''}"):
+            return
+        when = (f"; it resumes at {until.astimezone():%H:%M} (in {countdown(until, change.ts)})"
+                if until else "")
+        self.notify.emit("Waiting for a limit's reset",
+                         f"{self._session(session_id)} waits for its limit's reset{when}.", False)
