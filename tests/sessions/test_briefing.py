@@ -456,3 +456,16 @@ def test_render_and_sign_show_plan_tasks_in_flight_and_checks(git_repo: Path) ->
 
 def _envelope(contract: ContractV2) -> bytes:
     return envelope_bytes(sign(contract, KEY))
+
+
+@pytest.mark.parametrize(("reason", "phrase"), [
+    ("requested by the user", "Continue the task (the user handed it over from the previous agent)."),
+    ("verify_failed", "Continue the task after the previous agent's work failed its acceptance checks."),
+    ("quota", "Continue the task after the previous agent ran out of quota."),
+    ("something_new", "Continue the task (handed over: something new)."),
+])
+def test_every_handoff_reason_reads_as_a_sentence(reason: str, phrase: str) -> None:
+    from relay.sessions.briefing import _next_action
+
+    text = _next_action(reason=reason, failing=[], in_flight=[], remaining=[], last_message=None)
+    assert text.startswith(phrase)

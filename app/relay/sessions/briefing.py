@@ -166,9 +166,26 @@ def _quoted(text: str) -> str:
 
 # --- the contract -----------------------------------------------------------------------
 
+#: how each handoff reason reads after "Continue the task"
+_REASONS = {
+    "usage_limit": " after the previous agent hit a usage limit",
+    "rate_limit": " after the previous agent hit a rate limit",
+    "quota": " after the previous agent ran out of quota",
+    "overloaded": " after the previous agent's provider was overloaded",
+    "verify_failed": " after the previous agent's work failed its acceptance checks",
+    "requested by the user": " (the user handed it over from the previous agent)",
+}
+
+
+def _why(reason: str | None) -> str:
+    if not reason:
+        return ""
+    return _REASONS.get(reason, f" (handed over: {reason.replace('_', ' ')})")
+
+
 def _next_action(*, reason: str | None, failing: list[VerifyResult], in_flight: list[InFlightCode],
                  remaining: list[str], last_message: str | None) -> str:
-    why = f" after the previous agent hit a {reason.replace('_', ' ')}" if reason else ""
+    why = _why(reason)
     parts = [_failure_sentence(r) for r in failing]
     parts.append(f"{'Then continue' if failing else 'Continue'} the task{why}. Check the work "
                  "already in this worktree, then finish what is left.")
