@@ -266,14 +266,15 @@ def test_allowed_rate_limit_event_is_not_blocking() -> None:
     assert outcome(events) == "completed"
 
 
-def test_allowed_warning_is_a_notice() -> None:
+def test_allowed_warning_is_a_limit_that_does_not_block() -> None:
     parser = ClaudeStreamParser()
-    (notice,) = parser.feed({"type": "rate_limit_event", "rate_limit_info": {
+    (warning,) = parser.feed({"type": "rate_limit_event", "rate_limit_info": {
         "status": "allowed_warning", "resetsAt": 1796040330, "rateLimitType": "five_hour"}})
-    assert isinstance(notice, Notice)
-    assert notice.category == "warning"
-    assert "five_hour" in notice.message
-    assert "2026-11-30 12:05 UTC" in notice.message
+    assert isinstance(warning, LimitHit)
+    assert not warning.blocking
+    assert warning.scope == "five_hour"
+    assert warning.resets_at is not None
+    assert "2026-11-30 12:05 UTC" in warning.message
 
 
 def test_permission_denials() -> None:

@@ -463,6 +463,8 @@ def _envelope(contract: ContractV2) -> bytes:
     ("verify_failed", "Continue the task after the previous agent's work failed its acceptance checks."),
     ("quota", "Continue the task after the previous agent ran out of quota."),
     ("something_new", "Continue the task (handed over: something new)."),
+    ("pre-emptive: close to the limit",
+     "Continue the task before the previous agent's account reached its limit."),
 ])
 def test_every_handoff_reason_reads_as_a_sentence(reason: str, phrase: str) -> None:
     from relay.sessions.briefing import _next_action

@@ -136,3 +136,24 @@ async def test_another_engine_asks_the_owner_through_the_database(engine: Engine
         assert (await engine.handoffs(sid))[0].state == "done"
     finally:
         await other.close()
+
+
+async def test_a_limit_warning_hands_off_pre_emptively(engine: Engine, git_repo: Path) -> None:
+    spec = SessionSpec(repo=git_repo, task="t", chain=CHAIN, demo_limit_after=2, preempt=True)
+    row = await engine.run_session(spec)
+    assert row.state == "completed", row.reason
+    records = await engine.session_events(row.id)
+    limits = [r.event for r in records if r.event.kind == "limit_hit"]
+    assert [lim.blocking for lim in limits] == [False]  # warned, never blocked
+    handoff = (await engine.handoffs(row.id))[0]
+    assert handoff.reason is not None
+    assert handoff.reason.startswith("pre-emptive: (simulated) Close to the five_hour limit")
+    assert handoff.state == "done"
+    assert [r.outcome for r in await engine.runs(row.id)] == ["cancelled", "completed"]
+
+
+async def test_without_preempt_a_warning_changes_nothing(engine: Engine, git_repo: Path) -> None:
+    spec = SessionSpec(repo=git_repo, task="t", chain=CHAIN, demo_limit_after=2)
+    row = await engine.run_session(spec)
+    handoff = (await engine.handoffs(row.id))[0]
+    assert handoff.reason == "usage_limit"  # it ran into the limit, then handed off

@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--on-limit", choices=["auto", "handoff", "wait"], default="auto",
                      help="on a usage limit: auto (wait when the reset is near, else hand off), "
                           "handoff (never wait while the chain goes on), wait (never hand off)")
+    run.add_argument("--preempt", action="store_true",
+                     help="hand off at the next safe point as soon as the provider warns that "
+                          "the account is close to its limit")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -100,7 +103,8 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            model=args.model,
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
                            setup_command=shlex.split(args.setup) if args.setup else None,
-                           verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit)
+                           verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
+                           preempt=args.preempt)
     except ValidationError as exc:
         raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 

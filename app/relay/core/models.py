@@ -43,6 +43,10 @@ class SessionSpec(BaseModel):
     wait_if_within_s: float = Field(default=300.0, ge=0)
     #: never wait longer than this for a reset (then hand off or fail).
     max_wait_s: float = Field(default=5 * 3600.0, ge=0)
+    #: hand off pre-emptively, at the next safe point, when the provider warns that the
+    #: account is close to its limit (a non-blocking limit event; the wallet's burn-rate
+    #: forecast will raise the same request).
+    preempt: bool = False
 
 
 def chain_of(spec: SessionSpec) -> list[str]:

@@ -203,8 +203,10 @@ class ClaudeStreamParser(StreamParser):
         if status == "allowed_warning":
             resets_at, scope = from_epoch(info.get("resetsAt")), _str(info.get("rateLimitType"))
             when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
-            return [Notice(runtime=RUNTIME, category="warning",
-                           message=f"Close to the {scope or 'usage'} limit{when}.")]
+            # not blocking: the account still works; a task may hand off pre-emptively
+            return [LimitHit(runtime=RUNTIME, limit="usage_limit", blocking=False,
+                             message=f"Close to the {scope or 'usage'} limit{when}.",
+                             resets_at=resets_at, scope=scope)]
         if status != "rejected":
             return []
         # A subscriber 429 without the unified headers also says "rejected" but names

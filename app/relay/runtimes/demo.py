@@ -4,7 +4,7 @@ It lets a newcomer see Relay work with no agent installed: it inspects the
 worktree, writes and edits real files there, reports realistic usage and
 cost, and can be told to hit a simulated usage limit after N turns
 (``options["limit_after"]``; it resets ``options["reset_after"]`` seconds later, five
-hours unless told). Every event it emits has ``simulated=True``.
+hours unless told; a turn earlier it warns that the limit is close). Every event it emits has ``simulated=True``.
 """
 
 from __future__ import annotations
@@ -83,8 +83,10 @@ class DemoAdapter(RuntimeAdapter):
                 yield self._ev(event)
                 await _pause(delay, self._stop)
             self._between_turns.set()
+            reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
+            if isinstance(limit_after, int) and turn == limit_after - 1:
+                yield self._ev(_warning(reset_after))  # the provider warns a turn ahead
             if isinstance(limit_after, int) and turn >= limit_after and turn < len(steps):
-                reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
                 for event in _limit_events(reset_after):
                     yield self._ev(event)
                 return
@@ -101,6 +103,12 @@ async def _pause(delay: float, stop: asyncio.Event) -> None:
 def _usage(inp: int, out: int, cached: int = 0) -> Usage:
     return Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached,
                  cache_write_tokens=0, cost_usd=round(inp * _PRICE_IN + out * _PRICE_OUT, 6))
+
+
+def _warning(reset_after: float) -> LimitHit:
+    resets = utcnow() + timedelta(seconds=reset_after)
+    return LimitHit(limit="usage_limit", blocking=False, scope="five_hour", resets_at=resets,
+                    message=f"(simulated) Close to the five_hour limit; resets {resets:%H:%M} UTC.")
 
 
 def _limit_events(reset_after: float) -> list[AgentEvent]:

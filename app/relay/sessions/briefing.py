@@ -180,6 +180,8 @@ _REASONS = {
 def _why(reason: str | None) -> str:
     if not reason:
         return ""
+    if reason.startswith("pre-emptive"):
+        return " before the previous agent's account reached its limit"
     return _REASONS.get(reason, f" (handed over: {reason.replace('_', ' ')})")
 
 

@@ -23,6 +23,8 @@ class PauseRequest:
     """A "hand off now": pause the agent at a safe point, then hand off to ``to_entry``."""
 
     to_entry: str
+    #: why (recorded as the handoff's reason)
+    reason: str = "requested by the user"
     #: the agent was working when asked (else the session was waiting for a reset)
     agent_running: bool = True
     requested: float = field(default_factory=time.monotonic)

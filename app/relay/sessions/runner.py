@@ -159,7 +159,8 @@ class SessionRunner:
 
     # -- hand off now ---------------------------------------------------------------
 
-    def request_handoff(self, to_entry: str | None = None) -> str:
+    def request_handoff(self, to_entry: str | None = None,
+                        reason: str = "requested by the user") -> str:
         """Pause the agent at its next safe point and hand the task to ``to_entry``.
 
         ``to_entry`` defaults to the chain's next entry; an entry not in the chain
@@ -190,7 +191,7 @@ class SessionRunner:
         if target == current:
             raise HandoffRefusedError(f"The session already runs on {current}.",
                                       "Name another provider or account.")
-        self._pause = PauseRequest(target, agent_running=self.phase == "agent")
+        self._pause = PauseRequest(target, reason, agent_running=self.phase == "agent")
         self._safe.arm()
         self._pauser = asyncio.create_task(self._pause_agent(self._pause),
                                            name=f"relay-pause-{self.session_id}")
@@ -211,7 +212,7 @@ class SessionRunner:
                 await self.adapter.stop(grace=self.config.stop_grace)
 
         await pause_agent(pause, self._safe, begin=lambda: coordinator.begin(self._handoff_request(
-            ws, run_id, current, pause.to_entry, "requested by the user")),
+            ws, run_id, current, pause.to_entry, pause.reason)),
             stop=stop, within=self.config.pause_timeout)
 
     # -- the chain ------------------------------------------------------------------
@@ -401,8 +402,7 @@ class SessionRunner:
             self._chain.insert(self._index + 1, pause.to_entry)
         index = self._chain.index(pause.to_entry, self._index + 1)
         from_entry = self._chain[self._index]
-        req = self._handoff_request(ws, self._run_id, from_entry, pause.to_entry,
-                                    "requested by the user",
+        req = self._handoff_request(ws, self._run_id, from_entry, pause.to_entry, pause.reason,
                                     paused=pause.how or "the agent was not running")
         record = pause.record or await self.coordinator.begin(req)
         record, brief = await self.coordinator.resume(record, req)
@@ -535,6 +535,8 @@ class SessionRunner:
                         ended = event
                     elif isinstance(event, LimitHit) and event.blocking:
                         limit = event
+                    elif isinstance(event, LimitHit) and self.spec.preempt:
+                        await self._preempt(event, run_id)
                     elif isinstance(event, SessionStarted):
                         agent_sid = self._agent_sid = event.agent_session_id
                     self._safe.note(event)
@@ -558,6 +560,16 @@ class SessionRunner:
         await self._fail_handoff(step, f"{step.entry} ended before working: "
                                        f"{ended.reason or ended.outcome}")
         return ended, limit, agent_sid
+
+    async def _preempt(self, warning: LimitHit, run_id: str) -> None:
+        """The account nears its limit: hand off at the next safe point, before it blocks."""
+        if self._pause is not None or self.phase != "agent":
+            return
+        try:
+            self.request_handoff(None, reason=f"pre-emptive: {warning.message}")
+        except HandoffRefusedError as exc:
+            await self._emit(Notice(category="warning", message=(
+                f"No pre-emptive handoff: {exc.message}")), run_id)
 
     async def _request(self, ws: Workspace, step: Step) -> RunRequest:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay,
