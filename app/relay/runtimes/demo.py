@@ -4,7 +4,8 @@ It lets a newcomer see Relay work with no agent installed: it inspects the
 worktree, writes and edits real files there, reports realistic usage and
 cost, and can be told to hit a simulated usage limit after N turns
 (``options["limit_after"]``; it resets ``options["reset_after"]`` seconds later, five
-hours unless told; a turn earlier it warns that the limit is close). Every event it emits has ``simulated=True``.
+hours unless told; a turn earlier it warns that the limit is close). Every event it
+emits has ``simulated=True``.
 """
 
 from __future__ import annotations
