@@ -91,3 +91,30 @@ def test_demo_is_the_default_only_without_an_installed_agent() -> None:
     demo = RuntimeInfo("demo", "(built in)", "scripted demo")
     assert default_runtime([missing, demo]) == "demo"
     assert default_runtime([missing, installed, demo]) == "codex"
+
+
+def test_checks_limit_policy_and_preempt_reach_the_spec(shell: RelayShell, qtbot: QtBot,
+                                                        git_repo: Path) -> None:
+    dialog = shell.open_new_session_dialog()
+    QTest.keyClicks(dialog.repo, str(git_repo))
+    QTest.keyClicks(dialog.task, "t")
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
+    QTest.keyClicks(dialog.verify, "pytest -q; ruff check 'src dir'")
+    dialog.on_limit.setCurrentIndex(dialog.on_limit.findData("wait"))
+    dialog.preempt.setChecked(True)
+    spec = dialog.build_spec()
+    assert spec.verify == [["pytest", "-q"], ["ruff", "check", "src dir"]]
+    assert (spec.on_limit, spec.preempt) == ("wait", True)
+
+
+def test_a_badly_quoted_check_is_shown_not_started(shell: RelayShell, qtbot: QtBot,
+                                                    git_repo: Path) -> None:
+    dialog = shell.open_new_session_dialog()
+    QTest.keyClicks(dialog.repo, str(git_repo))
+    QTest.keyClicks(dialog.task, "t")
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
+    QTest.keyClicks(dialog.verify, "pytest 'unclosed")
+    _start(dialog, qtbot)
+    assert dialog.isVisible()
+    assert dialog.error.isVisible()
+    assert "Acceptance check" in dialog.error.text()

@@ -6,6 +6,7 @@ in place and keeps the dialog open with the problem shown under the form.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,6 +45,27 @@ def default_runtime(infos: Sequence[RuntimeInfo]) -> str:
         if info.runtime != "demo" and info.executable and info.problem is None:
             return info.runtime
     return "demo"
+
+
+#: the limit policies as the dialog offers them (value, label)
+ON_LIMIT_CHOICES = (
+    ("auto", "wait for a near reset, else hand off"),
+    ("handoff", "always hand off while the chain goes on"),
+    ("wait", "wait for the reset, never hand off"),
+)
+
+
+def parse_checks(text: str) -> list[list[str]]:
+    """``"pytest -q; ruff check ."`` → argument arrays; raises ValueError on bad quoting."""
+    checks = []
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        try:
+            checks.append(shlex.split(part))
+        except ValueError as exc:
+            raise ValueError(f"Acceptance check {part.strip()!r}: {exc}.") from exc
+    return checks
 
 
 def parse_fallbacks(text: str, infos: dict[str, RuntimeInfo]) -> list[str]:
@@ -108,6 +130,17 @@ class NewSessionDialog(QDialog):
         self.fallbacks.setPlaceholderText("optional — e.g. claude:personal, codex")
         self.fallbacks.setToolTip("When the runtime hits a usage limit, Relay snapshots the work "
                                   "and hands the task to these, in order.")
+        self.verify = QLineEdit()
+        self.verify.setObjectName("verifyEdit")
+        self.verify.setPlaceholderText("optional — e.g. pytest -q; ruff check .")
+        self.verify.setToolTip("Acceptance checks, separated by ';', run in the worktree after the "
+                               "agent finishes. The session only completes when all pass.")
+        self.on_limit = QComboBox()
+        self.on_limit.setObjectName("onLimitCombo")
+        for value, label in ON_LIMIT_CHOICES:
+            self.on_limit.addItem(label, value)
+        self.preempt = QCheckBox("Hand off early when the provider warns the limit is close")
+        self.preempt.setObjectName("preemptCheck")
         self.worktree = QCheckBox("Run in its own git worktree (recommended)")
         self.worktree.setObjectName("worktreeCheck")
         self.worktree.setChecked(True)
@@ -151,6 +184,9 @@ class NewSessionDialog(QDialog):
         form.addRow("", self.runtime_help)
         form.addRow("Model", self.model)
         form.addRow("Then hand off to", self.fallbacks)
+        form.addRow("At a usage limit", self.on_limit)
+        form.addRow("", self.preempt)
+        form.addRow("Acceptance checks", self.verify)
         form.addRow("", self.worktree)
         form.addRow("Permissions", self.policy)
         form.addRow("", self.policy_help)
@@ -181,12 +217,15 @@ class NewSessionDialog(QDialog):
         if info is not None and info.problem is not None:
             raise ValueError(f"{info.problem} {info.hint or ''}".strip())
         chain = parse_fallbacks(self.fallbacks.text(), self._infos)
+        verify = parse_checks(self.verify.text())
         try:
             return SessionSpec(repo=path, task=task, runtime=runtime,
                                chain=[runtime, *chain] if chain else [],
                                model=self.model.text().strip() or None,
                                worktree=self.worktree.isChecked(),
-                               permission=PermissionPolicy(str(self.policy.currentData())))
+                               permission=PermissionPolicy(str(self.policy.currentData())),
+                               verify=verify, on_limit=str(self.on_limit.currentData()),
+                               preempt=self.preempt.isChecked())
         except ValidationError as exc:
             raise ValueError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
