@@ -35,6 +35,7 @@ from relay.core.models import SessionSpec
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
+from relay.gui.smoke import SmokeReport, run_smoke, smoke_environment
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo-limit-after", type=int, metavar="N", help=(
         "with --demo: hit a simulated usage limit after N turns and hand off to a second "
         "simulated account"))
+    parser.add_argument("--smoke-test", action="store_true", help=(
+        "check this installation: open every dock, run a demo handoff in a throwaway data "
+        "folder, exit 0 only if everything worked"))
     parser.add_argument("--home", type=Path, help=(
         "data folder (default: RELAY_HOME or the OS data dir)"))
     return parser
@@ -99,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"relay: {problem}\n  → {NO_DISPLAY_HINT}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.smoke_test:  # a throwaway data folder and vault: never the user's
+        smoke_home = Path(tempfile.mkdtemp(prefix="relay-smoke-"))
+        os.environ.update(smoke_environment(smoke_home))
+        args.home = smoke_home
     app = QApplication.instance() or QApplication(["relay", *qt_args])  # -platform, -style …
     assert isinstance(app, QApplication)
     app.setApplicationName("Relay")
@@ -129,12 +137,19 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
         except RelayError as exc:
             if prompter is not None:
                 prompter.close()
-            await show_startup_error(exc)
+            if args.smoke_test:  # nobody is there to close a dialog
+                print(f"smoke: FAIL Relay cannot start: {exc}", file=sys.stderr)
+            else:
+                await show_startup_error(exc)
             return 2
         shell = RelayShell(engine, prompter=prompter)
         shell.quitRequested.connect(quit_requested.set)
         try:
             shell.start()
+            if args.smoke_test:
+                report = SmokeReport()
+                await run_smoke(shell, report)
+                return 1 if report.failures else 0
             if args.demo:
                 await start_demo(shell, args.demo_limit_after)
             await quit_requested.wait()
