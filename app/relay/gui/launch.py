@@ -131,6 +131,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
         prompter: PassphrasePrompter | None = None
         try:
             config = load_config(home=args.home)
+            first_run = not config.db_path.exists()
             prompter = PassphrasePrompter(config)
             engine = await Engine.open(config, passphrase_provider=prompter.provider,
                                        recover=True)
@@ -152,6 +153,8 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
                 return 1 if report.failures else 0
             if args.demo:
                 await start_demo(shell, args.demo_limit_after)
+            elif first_run:
+                shell.show_welcome()
             await quit_requested.wait()
         finally:
             await shell.aclose()

@@ -26,6 +26,7 @@ from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
+from relay.gui.welcome import WelcomeDialog
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 
@@ -65,6 +66,7 @@ class RelayShell(QObject):
         self.runtime_infos: list[RuntimeInfo] = [
             RuntimeInfo(name, None, None) for name in available_runtimes()]
         self.dialog: NewSessionDialog | None = None
+        self.welcome: WelcomeDialog | None = None
         self.last_repo = ""
         self._wire()
 
@@ -120,6 +122,8 @@ class RelayShell(QObject):
         self.window.hide()
         if self.dialog is not None:
             self.dialog.close()
+        if self.welcome is not None:
+            self.welcome.close()
 
     # -- intents ------------------------------------------------------------------------
 
@@ -158,6 +162,19 @@ class RelayShell(QObject):
 
     def _set_infos(self, infos: list[RuntimeInfo]) -> None:
         self.runtime_infos = infos
+        if self.welcome is not None:
+            self.welcome.set_infos(infos)
+
+    def show_welcome(self) -> WelcomeDialog:
+        """The first-run welcome (non-modal): the CLIs found, the demo, adding an account."""
+        from relay.gui.launch import start_demo
+
+        self.welcome = WelcomeDialog(self.runtime_infos, self.window)
+        self.welcome.demoRequested.connect(
+            lambda: self.bridge.tasks.start(start_demo(self, limit_after=1), context="sessions"))
+        self.welcome.newSessionRequested.connect(self.open_new_session_dialog)
+        self.welcome.show()
+        return self.welcome
 
     def _on_started(self, session_id: str) -> None:
         self.show_session(session_id)
