@@ -12,7 +12,7 @@ rendered from markdown under its signature status.
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QFontDatabase, QPainter, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtGui import QPainter, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -20,10 +20,8 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QStackedWidget,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -34,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
+from relay.gui.docks.parts import detail_view, empty_or_content
 from relay.gui.handoff_text import parse_target
 from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
@@ -83,19 +82,9 @@ class HandoffDock(QDockWidget):
         self._build_controls()
         self.table = self._make_table()
         self.none_label = _muted_label(NO_HANDOFF_TEXT, "handoffNone")
-        self.detail = QPlainTextEdit()
-        self.detail.setObjectName("handoffDetail")
-        self.detail.setReadOnly(True)
-        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.detail.setPlaceholderText("Select a handoff to read its steps.")
+        self.detail = detail_view("handoffDetail", "Select a handoff to read its steps.")
         self._build_contract_view()
-        self.empty = QLabel(EMPTY_TEXT)
-        self.empty.setObjectName("handoffEmpty")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setStyleSheet(theme.PLACEHOLDER_CSS)
-        self.pages = QStackedWidget()
-        self.pages.addWidget(self.empty)
-        self.pages.addWidget(self._content())
+        self.pages, self.empty = empty_or_content(EMPTY_TEXT, "handoffEmpty", self._content())
         self.setWidget(self.pages)
         vm.changed.connect(self.refresh)
         vm.modelReset.connect(self._on_reset)

@@ -10,16 +10,13 @@ their call, foldable; it follows the bottom) and a detail pane for the selected 
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
     QGridLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +24,7 @@ from PySide6.QtWidgets import (
 from relay.core.events import utcnow
 from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui import theme
+from relay.gui.docks.parts import detail_view, empty_or_content
 from relay.gui.docks.stream_view import StreamView
 from relay.gui.handoff_text import wait_line
 from relay.gui.viewmodels.stream import StreamViewModel
@@ -94,18 +92,8 @@ class StreamDock(QDockWidget):
         self.error.setWordWrap(True)
         self.error.hide()
         self.view = self._make_view()
-        self.detail = QPlainTextEdit()
-        self.detail.setObjectName("streamDetail")
-        self.detail.setReadOnly(True)
-        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.detail.setPlaceholderText("Select a row to read it in full.")
-        self.empty = QLabel(EMPTY_TEXT)
-        self.empty.setObjectName("streamEmpty")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty.setStyleSheet(theme.PLACEHOLDER_CSS)
-        self.pages = QStackedWidget()
-        self.pages.addWidget(self.empty)
-        self.pages.addWidget(self._content())
+        self.detail = detail_view("streamDetail", "Select a row to read it in full.")
+        self.pages, self.empty = empty_or_content(EMPTY_TEXT, "streamEmpty", self._content())
         self.setWidget(self.pages)
         self.stop_button.clicked.connect(self.stopRequested)
         vm.headerChanged.connect(self.refresh_header)

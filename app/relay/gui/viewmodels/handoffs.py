@@ -19,10 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -34,8 +32,7 @@ from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import STEP_TITLES, STEPS, clock
 from relay.gui.viewmodels.handoff_timeline import HandoffLine, HandoffTimeline
 from relay.gui.viewmodels.stream import StreamViewModel
-
-Index = QModelIndex | QPersistentModelIndex
+from relay.gui.viewmodels.table import ColumnsModel, Index
 
 COLUMNS = ("Handoff", *(STEP_TITLES[s] for s in STEPS))
 CONTEXT = "handoff"
@@ -43,13 +40,15 @@ CONTEXT = "handoff"
 _ACTIVE = ("pending", "starting", "running", "waiting")
 
 
-class HandoffsViewModel(QAbstractTableModel):
+class HandoffsViewModel(ColumnsModel):
     """The shown session's handoffs as a table of states and times.
 
     Signals:
         changed(): the session, whether it can be handed off, or the last answer changed.
         handoffChanged(str): a handoff's steps or journal row changed (its id).
     """
+
+    COLUMNS = COLUMNS
 
     HandoffIdRole = Qt.ItemDataRole.UserRole + 1
     #: per cell: "current", "reached", "failed" or "" (not reached)
@@ -181,17 +180,8 @@ class HandoffsViewModel(QAbstractTableModel):
 
     # -- QAbstractTableModel ------------------------------------------------------------
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._timeline.lines)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
-        return None
+    def row_total(self) -> int:
+        return len(self._timeline.lines)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         lines = self._timeline.lines

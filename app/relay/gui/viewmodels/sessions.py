@@ -17,10 +17,8 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
@@ -33,8 +31,7 @@ from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import resumes_in
-
-Index = QModelIndex | QPersistentModelIndex
+from relay.gui.viewmodels.table import ColumnsModel, Index
 
 COLUMNS = ("State", "Task", "Runtime", "Tokens in/out", "Cost", "Updated")
 _ACTIVE = ("pending", "starting", "running")
@@ -68,8 +65,10 @@ _CELLS = (
 )
 
 
-class SessionsViewModel(QAbstractTableModel):
+class SessionsViewModel(ColumnsModel):
     """Sessions as a table. ``runningChanged(int)`` carries the active-session count."""
+
+    COLUMNS = COLUMNS
 
     SessionIdRole = Qt.ItemDataRole.UserRole + 1
     SimulatedRole = Qt.ItemDataRole.UserRole + 2
@@ -168,17 +167,8 @@ class SessionsViewModel(QAbstractTableModel):
 
     # -- QAbstractTableModel ------------------------------------------------------------
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
-        return None
+    def row_total(self) -> int:
+        return len(self._rows)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
