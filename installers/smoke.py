@@ -40,10 +40,12 @@ WINDOW_SECONDS = 12.0
 
 
 class Smoke:
-    def __init__(self, relay: str, relay_cli: str, home: Path) -> None:
+    def __init__(self, relay: str, relay_cli: str, home: Path,
+                 window_seconds: float = WINDOW_SECONDS) -> None:
         self.relay = relay
         self.relay_cli = relay_cli
         self.home = home
+        self.window_seconds = window_seconds
         self.failures: list[str] = []
         self.env = dict(os.environ)
         self.env.update({
@@ -115,19 +117,19 @@ class Smoke:
         banner = "!" * 78
         print(f"{banner}\nSKIPPED: window smoke test (flag missing) — `relay --help` does not "
               f"list --smoke-test;\n         starting the window with --demo for "
-              f"{WINDOW_SECONDS:.0f} s instead\n{banner}")
+              f"{self.window_seconds:.0f} s instead\n{banner}")
         self.window_demo()
 
     def window_demo(self) -> None:
         """The window with --demo stays up for a few seconds and its demo completes."""
-        title = f"relay --demo stays up {WINDOW_SECONDS:.0f} s (offscreen) and its demo completes"
+        title = f"relay --demo stays up {self.window_seconds:.0f} s (offscreen) and its demo completes"
         home = self.home / "window"
         env = {**self.env, "RELAY_HOME": str(home)}
         log = self.home / "window.log"
         with open(log, "w", encoding="utf-8") as sink:
             proc = subprocess.Popen([self.relay, "--demo"], env=env, stdout=sink,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + WINDOW_SECONDS
+            deadline = time.monotonic() + self.window_seconds
             while time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(0.25)
             alive = proc.poll() is None
@@ -183,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-keyring", action="store_true",
                         help="also check that the OS keyring is used when none is forced")
     parser.add_argument("--no-window", action="store_true", help="only the relay-cli steps")
+    parser.add_argument("--window-seconds", type=float, default=WINDOW_SECONDS,
+                        help="how long the --demo fallback keeps the window up (default 12)")
     args = parser.parse_args(argv)
     if (args.bundle is None) != args.installed:
         parser.error("give a bundle folder or --installed (not both)")
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bundle is not None and args.bundle.name != "MacOS":
         print(f"bundle size: {size_mb(args.bundle):.0f} MB")
     with tempfile.TemporaryDirectory(prefix="relay-smoke-") as tmp:
-        smoke = Smoke(relay, relay_cli, Path(tmp))
+        smoke = Smoke(relay, relay_cli, Path(tmp), args.window_seconds)
         smoke.cli_steps(args.expect_version)
         if args.real_keyring:
             smoke.real_keyring_step()
