@@ -1,0 +1,1 @@
+"""The installer sources, checked without building anything (the build runs in ./dev test)."""

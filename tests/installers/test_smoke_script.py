@@ -1,0 +1,106 @@
+"""installers/smoke.py against fake executables: what passes, what fails, when the window
+step may be skipped (only while `relay --help` does not list --smoke-test)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.installers.helpers import INSTALLERS
+
+SKIPPED = "SKIPPED: window smoke test (flag missing)"
+
+FAKE_CLI = """
+import os, sys
+args = sys.argv[1:]
+outputs = {
+    "--version": "relay 1.2.3",
+    "doctor": "data folder: " + os.environ["RELAY_HOME"] + "\\ndatabase: x\\n"
+              "secrets: encrypted file x\\ndesktop window: available (`relay`)",
+    "demo": "COMPLETED session abc",
+    "sessions": "abc completed",
+    "audit": "audit log: ok",
+}
+os.makedirs(os.environ["RELAY_HOME"], exist_ok=True)
+print(outputs[args[0]])
+sys.exit(int(os.environ.get("FAKE_CLI_RC", "0")))
+"""
+
+FAKE_WINDOW = """
+import os, sys, time
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("relay 1.2.3")
+elif args == ["--help"]:
+    print("usage: relay [--demo]" + (" [--smoke-test]" if os.environ.get("FAKE_HAS_FLAG") else ""))
+elif args == ["--smoke-test"]:
+    sys.exit(int(os.environ.get("FAKE_SMOKE_RC", "0")))
+elif args == ["--demo"]:
+    if os.environ.get("FAKE_DEMO_CRASH"):
+        print("Traceback: boom"); sys.exit(1)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    for name, body in (("relay-cli", FAKE_CLI), ("relay", FAKE_WINDOW)):
+        exe = folder / name
+        exe.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body), encoding="utf-8")
+        exe.chmod(0o755)
+    return folder
+
+
+def smoke(bundle: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(INSTALLERS / "smoke.py"), str(bundle), "--window-seconds", "1", *args],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, **env})
+
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fake executables are scripts")
+
+
+def test_flag_missing_is_skipped_loudly_and_the_window_still_starts(bundle: Path) -> None:
+    proc = smoke(bundle)
+    assert proc.returncode == 0, proc.stdout
+    assert SKIPPED in proc.stdout
+    assert "ok    relay --demo stays up" in proc.stdout
+
+
+def test_flag_present_runs_it_and_never_skips(bundle: Path) -> None:
+    proc = smoke(bundle, FAKE_HAS_FLAG="1")
+    assert proc.returncode == 0, proc.stdout
+    assert "ok    relay --smoke-test" in proc.stdout
+    assert "SKIPPED" not in proc.stdout
+
+
+def test_a_failing_window_smoke_test_fails(bundle: Path) -> None:
+    proc = smoke(bundle, FAKE_HAS_FLAG="1", FAKE_SMOKE_RC="3")
+    assert proc.returncode == 1
+    assert "FAIL  relay --smoke-test" in proc.stdout
+
+
+def test_a_window_that_dies_fails_even_while_skipped(bundle: Path) -> None:
+    proc = smoke(bundle, FAKE_DEMO_CRASH="1")
+    assert proc.returncode == 1
+    assert "exited early" in proc.stdout
+
+
+def test_a_failing_cli_fails(bundle: Path) -> None:
+    proc = smoke(bundle, "--no-window", FAKE_CLI_RC="2")
+    assert proc.returncode == 1
+    assert "FAIL  relay-cli demo" in proc.stdout
+
+
+def test_the_version_must_match(bundle: Path) -> None:
+    assert smoke(bundle, "--no-window", "--expect-version", "1.2.3").returncode == 0
+    proc = smoke(bundle, "--no-window", "--expect-version", "9.9.9")
+    assert proc.returncode == 1
+    assert "expected version 9.9.9" in proc.stdout
