@@ -3,7 +3,7 @@
 #
 # Usage: installers/linux/check-deb.sh [dist/relay_<version>_<arch>.deb] [--screenshot out.png] [--keep]
 #   --screenshot  where the PNG of the installed window (under Xvfb) goes
-#                 (default: build/linux/installed-window.png)
+#                 (default: build/screenshots/installed-window.png)
 #   --keep        leave the package installed
 # Needs root (or sudo), apt-get, and for the window xvfb-run, xdotool and imagemagick
 # (installed here when missing). Checks, all from /usr/bin:
@@ -18,7 +18,7 @@ log() { printf '\033[1m[check-deb]\033[0m %s\n' "$*" >&2; }
 die() { printf 'check-deb: %s\n' "$*" >&2; exit 1; }
 
 DEB=
-SHOT=build/linux/installed-window.png
+SHOT=build/screenshots/installed-window.png
 KEEP=0
 while [ $# -gt 0 ]; do
   case "$1" in
