@@ -2,9 +2,11 @@
 # Install Relay's .deb on this machine, check the installed programs, uninstall it again.
 #
 # Usage: installers/linux/check-deb.sh [dist/relay_<version>_<arch>.deb] [--screenshot out.png] [--keep]
+#          [--no-recommends]
 #   --screenshot  where the PNG of the installed window (under Xvfb) goes
 #                 (default: build/screenshots/installed-window.png)
 #   --keep        leave the package installed
+#   --no-recommends  install with Depends only (what the bundle cannot run without)
 # Needs root (or sudo), apt-get, and for the window xvfb-run, xdotool and imagemagick
 # (installed here when missing). Checks, all from /usr/bin:
 #   relay-cli --version, relay-cli doctor, relay-cli demo (installers/smoke.py --installed),
@@ -20,11 +22,13 @@ die() { printf 'check-deb: %s\n' "$*" >&2; exit 1; }
 DEB=
 SHOT=build/screenshots/installed-window.png
 KEEP=0
+APT_OPTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --screenshot) SHOT=$2; shift ;;
     --keep) KEEP=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --no-recommends) APT_OPTS=(--no-install-recommends) ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) DEB=$1 ;;
   esac
   shift
@@ -39,7 +43,7 @@ PY=${PYTHON:-python3}
 
 log "installing $DEB with apt-get (its Depends come from the distribution)"
 $SUDO apt-get update -qq >/dev/null || true
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$DEB" >/dev/null
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${APT_OPTS[@]}" "./$DEB" >/dev/null
 cleanup() {
   if [ "$KEEP" = 0 ]; then
     log "removing the package again"
