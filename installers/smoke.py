@@ -174,7 +174,7 @@ def locate(bundle: Path | None) -> tuple[str, str]:
 
 
 def size_mb(folder: Path) -> float:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     relay, relay_cli = locate(args.bundle)
     print(f"smoke test of {relay_cli} and {relay}")
     if args.bundle is not None and args.bundle.name != "MacOS":
-        print(f"bundle size: {size_mb(args.bundle):.0f} MB")
+        print(f"bundle size: {size_mb(args.bundle):.0f} MiB")
     with tempfile.TemporaryDirectory(prefix="relay-smoke-") as tmp:
         smoke = Smoke(relay, relay_cli, Path(tmp), args.window_seconds)
         smoke.cli_steps(args.expect_version)
