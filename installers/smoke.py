@@ -15,9 +15,7 @@ prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
   relay-cli audit verify · relay --version · relay --smoke-test (the window: every dock,
   the demo for a few seconds, exit 0 only if nothing failed)
 
-``relay --smoke-test`` is run only when ``relay --help`` lists it; otherwise the step
-prints a loud SKIPPED line and the window is instead started with ``--demo`` for a few
-seconds (it must stay up and the demo session must complete). --real-keyring also checks
+``relay --smoke-test`` is required: a build whose window lacks it fails. --real-keyring also checks
 that the OS keyring (Secret Service / Keychain / Credential Manager) is the backend
 chosen when none is forced — run it inside scripts/with-keyring.sh on Linux.
 
@@ -36,16 +34,13 @@ import time
 from pathlib import Path
 
 EXE = ".exe" if os.name == "nt" else ""
-WINDOW_SECONDS = 12.0
 
 
 class Smoke:
-    def __init__(self, relay: str, relay_cli: str, home: Path,
-                 window_seconds: float = WINDOW_SECONDS) -> None:
+    def __init__(self, relay: str, relay_cli: str, home: Path) -> None:
         self.relay = relay
         self.relay_cli = relay_cli
         self.home = home
-        self.window_seconds = window_seconds
         self.failures: list[str] = []
         self.env = dict(os.environ)
         self.env.update({
@@ -109,52 +104,8 @@ class Smoke:
         out = self.run("relay --version", [self.relay, "--version"], contains=("relay ",), timeout=60)
         if expect_version and f"relay {expect_version}" not in out:
             self.fail("relay --version", f"expected version {expect_version}, got {out!r}")
-        help_text = self.run("relay --help", [self.relay, "--help"], timeout=60)
-        if "--smoke-test" in help_text:
-            self.run("relay --smoke-test (window, offscreen)", [self.relay, "--smoke-test"],
-                     timeout=300)
-            return
-        banner = "!" * 78
-        print(f"{banner}\nSKIPPED: window smoke test (flag missing) — `relay --help` does not "
-              f"list --smoke-test;\n         starting the window with --demo for "
-              f"{self.window_seconds:.0f} s instead\n{banner}")
-        self.window_demo()
-
-    def window_demo(self) -> None:
-        """The window with --demo stays up for a few seconds and its demo completes."""
-        title = f"relay --demo stays up {self.window_seconds:.0f} s (offscreen) and its demo completes"
-        home = self.home / "window"
-        env = {**self.env, "RELAY_HOME": str(home)}
-        log = self.home / "window.log"
-        with open(log, "w", encoding="utf-8") as sink:
-            proc = subprocess.Popen([self.relay, "--demo"], env=env, stdout=sink,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + self.window_seconds
-            while time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.25)
-            alive = proc.poll() is None
-            if alive:
-                proc.terminate()  # SIGTERM: Relay closes its engine and quits
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        text = log.read_text(encoding="utf-8", errors="replace")
-        if not alive:
-            self.fail(title, f"the window exited early with status {proc.returncode}\n{_indent(text)}")
-            return
-        sessions = subprocess.run([self.relay_cli, "sessions"], capture_output=True, text=True,
-                                  encoding="utf-8", errors="replace", env=env, timeout=60,
-                                  check=False)
-        if "completed" not in sessions.stdout:
-            self.fail(title, "the demo session did not complete\n"
-                      + _indent(sessions.stdout + sessions.stderr + text))
-        elif "Traceback" in text:
-            self.fail(title, "a traceback was printed\n" + _indent(text))
-        else:
-            print(f"ok    {title}")
-
+        self.run("relay --smoke-test (window, offscreen)", [self.relay, "--smoke-test"],
+                 timeout=300)
 
 def _indent(text: str) -> str:
     return "\n".join("      | " + line for line in text.rstrip().splitlines())
@@ -185,8 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-keyring", action="store_true",
                         help="also check that the OS keyring is used when none is forced")
     parser.add_argument("--no-window", action="store_true", help="only the relay-cli steps")
-    parser.add_argument("--window-seconds", type=float, default=WINDOW_SECONDS,
-                        help="how long the --demo fallback keeps the window up (default 12)")
     args = parser.parse_args(argv)
     if (args.bundle is None) != args.installed:
         parser.error("give a bundle folder or --installed (not both)")
@@ -195,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bundle is not None and args.bundle.name != "MacOS":
         print(f"bundle size: {size_mb(args.bundle):.0f} MiB")
     with tempfile.TemporaryDirectory(prefix="relay-smoke-") as tmp:
-        smoke = Smoke(relay, relay_cli, Path(tmp), args.window_seconds)
+        smoke = Smoke(relay, relay_cli, Path(tmp))
         smoke.cli_steps(args.expect_version)
         if args.real_keyring:
             smoke.real_keyring_step()
