@@ -16,15 +16,11 @@
 # release the .deb is meant for. RELAY_DEB_MAINTAINER overrides the Maintainer field.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-
-log() { printf '\033[1m[build]\033[0m %s\n' "$*" >&2; }
-die() { printf 'build: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=installers/common.bash
+source "$(dirname "$0")/../common.bash" build
 
 BUNDLE_ONLY=0
 SMOKE=1
-PY=${PYTHON:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle-only) BUNDLE_ONLY=1 ;;
@@ -35,9 +31,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$PY" ]; then
-  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
-fi
+pick_python
 
 command -v objdump >/dev/null || die "objdump not found (apt-get install binutils)"
 "$PY" -c 'import PyInstaller, PySide6, relay' 2>/dev/null ||

@@ -14,10 +14,8 @@
 #   an X server (Xvfb): xdotool finds a mapped window named "Relay", a screenshot is taken.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-log() { printf '\033[1m[check-deb]\033[0m %s\n' "$*" >&2; }
-die() { printf 'check-deb: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=installers/common.bash
+source "$(dirname "$0")/../common.bash" check-deb
 
 DEB=
 SHOT=build/screenshots/installed-window.png

@@ -10,10 +10,8 @@
 # window's screenshot is copied to build/screenshots/fresh-<suite>-window.png.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-log() { printf '\033[1m[check-fresh]\033[0m %s\n' "$*" >&2; }
-die() { printf 'check-fresh: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=installers/common.bash
+source "$(dirname "$0")/../common.bash" check-fresh
 
 DEB=
 SUITE=bookworm

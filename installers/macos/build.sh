@@ -17,15 +17,11 @@
 #   sudo ln -sf /Applications/Relay.app/Contents/MacOS/relay-cli /usr/local/bin/relay-cli
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-
-log() { printf '\033[1m[build]\033[0m %s\n' "$*" >&2; }
-die() { printf 'build: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=installers/common.bash
+source "$(dirname "$0")/../common.bash" build
 
 SMOKE=1
 DMG=1
-PY=${PYTHON:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-smoke) SMOKE=0 ;;
@@ -36,9 +32,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$PY" ]; then
-  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
-fi
+pick_python
 [ "$(uname)" = Darwin ] || die "this script builds the macOS app; run it on macOS"
 for tool in iconutil hdiutil codesign; do
   command -v "$tool" >/dev/null || die "$tool not found (xcode-select --install)"

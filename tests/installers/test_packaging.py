@@ -110,7 +110,9 @@ def test_shellcheck(script: Path) -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck not installed (Debian: shellcheck)")
-    proc = subprocess.run([shellcheck, str(script)], capture_output=True, text=True, check=False)
+    # -x from the repository root: the scripts source installers/common.bash
+    proc = subprocess.run([shellcheck, "-x", str(script), str(INSTALLERS / "common.bash")],
+                          capture_output=True, text=True, check=False, cwd=REPO)
     assert proc.returncode == 0, proc.stdout
 
 
