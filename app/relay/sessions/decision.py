@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from relay.core.config import Config
 from relay.core.events import LimitHit
-from relay.core.models import LimitPolicy
+from relay.core.models import LimitPolicy, SessionSpec
 
 #: a limit reported with a reset longer ago than this has no usable reset time
 STALE_RESET = timedelta(minutes=1)
@@ -44,6 +45,13 @@ class Rules:
     reset_margin_s: float = 30.0
     retry_max_delay_s: float = 60.0
     max_retries: int = 3
+
+    @classmethod
+    def for_task(cls, spec: SessionSpec, config: Config) -> Rules:
+        """The task's policy with Relay's retry and margin settings."""
+        return cls(policy=spec.on_limit, wait_if_within_s=spec.wait_if_within_s,
+                   max_wait_s=spec.max_wait_s, reset_margin_s=config.reset_margin,
+                   retry_max_delay_s=config.retry_max_delay, max_retries=config.max_retries)
 
 
 @dataclass(frozen=True, slots=True)

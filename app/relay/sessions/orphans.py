@@ -38,6 +38,14 @@ async def stop_orphan_agents(store: Store, session_id: str, grace: float = 3.0) 
     return stopped
 
 
+def process_start_time(pid: int) -> float | None:
+    """When process ``pid`` started (what a run records beside the pid), or None."""
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
 def _same_process(pid: int, started: float | None) -> psutil.Process | None:
     if pid == os.getpid():
         return None

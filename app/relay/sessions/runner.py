@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import psutil
 
 from relay.core.config import Config
 from relay.core.errors import HandoffRefusedError, RelayError, StoreError
@@ -41,25 +38,20 @@ from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.handoff import HandoffRecord
+from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_types import (
-    Continuation,
-    Outcome,
-    Recovery,
-    Services,
-    Step,
-    WaitRecovery,
-)
+from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, WaitRecovery
 from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
-
-log = logging.getLogger(__name__)
 
 _FINAL: dict[str, SessionState] = {
     "completed": "completed", "failed": "failed",
     "cancelled": "cancelled", "interrupted": "interrupted",
 }
+
+
+CANCELLED_WAITING = "cancelled by the user while waiting"
 
 
 def new_id() -> str:
@@ -286,14 +278,12 @@ class SessionRunner:
         self._ws, self._chain, self._index = recovery.workspace, chain, chain.index(recovery.entry)
         decision = Decision("wait", "waiting for the reset (carried on after Relay restarted)",
                             until=recovery.until)
-        step = Step(entry=recovery.entry, prompt=self.spec.task)
-        if not await self._wait(decision, recovery.entry):
-            if self._pause is not None and not self._cancel.is_set():
-                return await self._run_from(recovery.workspace, chain, self._index,
-                                            await self._hand_off_now(recovery.workspace))
-            return "cancelled", "cancelled by the user while waiting"
-        step = self._retry_step(step, Outcome("failed", None,
-                                               agent_session_id=recovery.agent_session_id))
+        step = await self._wait_then(recovery.workspace, decision,
+                                     Step(entry=recovery.entry, prompt=self.spec.task),
+                                     Outcome("failed", None,
+                                             agent_session_id=recovery.agent_session_id))
+        if step is None:
+            return "cancelled", CANCELLED_WAITING
         return await self._run_from(recovery.workspace, chain, self._index, step)
 
     def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
@@ -332,21 +322,18 @@ class SessionRunner:
                     or self.coordinator is None):
                 return outcome.state, outcome.reason
             nxt = await self._next_index()
-            decision = decide(outcome.limit, now=utcnow(), rules=self._rules(),
+            decision = decide(outcome.limit, now=utcnow(), rules=Rules.for_task(self.spec, self.config),
                               has_next=nxt is not None and ws.is_worktree, retries=retries)
             if decision.terminal and self.services is not None:
                 await self.services.breakers.trip(
                     self.session_id, step.entry, outcome.limit.limit, outcome.limit.resets_at,
                     outcome.limit.message, now=utcnow())
             if decision.action in ("retry", "wait"):
-                if not await self._wait(decision, step.entry):
-                    if self._pause is not None and not self._cancel.is_set():
-                        step = await self._hand_off_now(ws)
-                        retries = 0
-                        continue
-                    return "cancelled", "cancelled by the user while waiting"
-                retries += 1
-                step = self._retry_step(step, outcome)
+                after = await self._wait_then(ws, decision, step, outcome)
+                if after is None:
+                    return "cancelled", CANCELLED_WAITING
+                retries = 0 if after.handoff is not None else retries + 1
+                step = after
                 continue
             if decision.action == "handoff" and nxt is not None:
                 step = await self._prepare_handoff(ws, outcome, step.entry, nxt,
@@ -357,12 +344,6 @@ class SessionRunner:
                 await self._emit(AgentError(category="config", message=(
                     "No handoff: in-place sessions (--no-worktree) cannot be handed off.")))
             return "failed", f"{outcome.reason or 'limit reached'} — {decision.why}"
-
-    def _rules(self) -> Rules:
-        return Rules(policy=self.spec.on_limit, wait_if_within_s=self.spec.wait_if_within_s,
-                     max_wait_s=self.spec.max_wait_s, reset_margin_s=self.config.reset_margin,
-                     retry_max_delay_s=self.config.retry_max_delay,
-                     max_retries=self.config.max_retries)
 
     async def _next_index(self) -> int | None:
         if self._index + 1 >= len(self._chain):
@@ -389,7 +370,7 @@ class SessionRunner:
         if receiver.note:
             await self._emit(Notice(category="fallback", message=receiver.note))
         return Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
-                     handoff=record, brief_file=receiver.brief_file)
+                    handoff=record, brief_file=receiver.brief_file)
 
     async def _hand_off_now(self, ws: Workspace) -> Step:
         """The agent has stopped (or was not running): carry the requested handoff out."""
@@ -445,12 +426,21 @@ class SessionRunner:
         await self._state("running", f"{entry}: resuming after the wait")
         return True
 
+    async def _wait_then(self, ws: Workspace, decision: Decision, step: Step,
+                         outcome: Outcome) -> Step | None:
+        """Wait; then the same entry again — or the handoff asked for meanwhile (None: cancelled)."""
+        if await self._wait(decision, step.entry):
+            return self._retry_step(step, outcome)
+        if self._pause is not None and not self._cancel.is_set():
+            return await self._hand_off_now(ws)
+        return None
+
     def _retry_step(self, step: Step, outcome: Outcome) -> Step:
         """The same entry again: its own conversation resumed where the runtime allows."""
         runtime = entry_runtime(step.entry)
         if outcome.agent_session_id and adapter_class(runtime)(None).capabilities.supports(Cap.RESUME):
             return Step(entry=step.entry, prompt="Continue the task from where you stopped.",
-                         resume_id=outcome.agent_session_id, model=step.model)
+                        resume_id=outcome.agent_session_id, model=step.model)
         return Step(entry=step.entry, prompt=step.prompt, model=step.model)
 
     async def _verify(self, ws: Workspace) -> str | None:
@@ -512,7 +502,7 @@ class SessionRunner:
         if pid is not None:
             await self.writer.write(WriteOp(self.session_id, statements=[(
                 "UPDATE runs SET pid=?, pid_started=? WHERE id=?",
-                (pid, _create_time(pid), run_id))]))
+                (pid, process_start_time(pid), run_id))]))
         if self.services is not None and await self.services.breakers.get(
                 step.entry, now=utcnow()) is not None:
             await self.services.breakers.reset(self.session_id, step.entry)
@@ -591,13 +581,6 @@ class SessionRunner:
                           permission=self.spec.permission, resume_id=step.resume_id,
                           inactivity_timeout=self.config.inactivity_timeout, options=options,
                           extra_env=env, brief_file=step.brief_file)
-
-
-def _create_time(pid: int) -> float | None:
-    try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.Error:
-        return None
 
 
 def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:
