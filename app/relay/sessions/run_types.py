@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from relay.core.accounts import AccountBook
 from relay.core.events import LimitHit, SessionState, Usage
@@ -15,6 +16,7 @@ from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.worktree import Workspace
+from relay.wallet.model import GuardVerdict
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,21 @@ class Services:
     coordinator: HandoffCoordinator
     breakers: CircuitBreakers
     accounts: AccountBook
+    #: the wallet's budgets, paused accounts and forecasts (None: nothing guards)
+    guard: TurnGuard | None = None
+
+
+class TurnGuard(Protocol):
+    """What the wallet says before a run starts and after each turn of a session.
+
+    ``before_run``: "handoff" skips the entry (a paused account), "stop" starts no new work
+    (a budget is spent). ``after_turn``: "handoff" hands off at this safe point (the account
+    is about to run out), "stop" ends the session (a budget is spent), "warn" is a notice.
+    """
+
+    async def before_run(self, session_id: str, entry: str) -> GuardVerdict | None: ...
+
+    async def after_turn(self, session_id: str, run_id: str, entry: str) -> GuardVerdict | None: ...
 
 
 @dataclass

@@ -41,7 +41,7 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, WaitRecovery
+from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, TurnGuard, WaitRecovery
 from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 
@@ -85,6 +85,8 @@ class SessionRunner:
     _pause: PauseRequest | None = field(default=None, init=False)
     _safe: SafePoints = field(default_factory=SafePoints, init=False)
     _pauser: asyncio.Task[None] | None = field(default=None, init=False)
+    #: why the wallet stopped this session (a budget is spent), once it has
+    _stopped: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
@@ -231,7 +233,8 @@ class SessionRunner:
         if cont is None:
             index = await self._first_open_entry(chain)
             if index is None:
-                return "failed", "every account in the chain is out until its reset"
+                return "failed", (self._stopped
+                                  or "every account in the chain is out until its reset")
             step.entry = chain[index]
             if index:
                 step.model = None  # the model asked for belongs to the first entry
@@ -242,7 +245,16 @@ class SessionRunner:
         """The first entry from ``start`` whose circuit breaker lets work through."""
         if self.services is None:
             return start
+        guard = self.services.guard
         for index in range(start, len(chain)):
+            verdict = await guard.before_run(self.session_id, chain[index]) if guard else None
+            if verdict is not None and verdict.action == "stop":
+                self._stopped = verdict.reason
+                return None
+            if verdict is not None and verdict.action == "handoff":
+                await self._emit(Notice(category="fallback", message=(
+                    f"Skipping {chain[index]}: {verdict.reason}.")))
+                continue
             breaker = await self.services.breakers.get(chain[index], now=utcnow())
             if breaker is None or breaker.state == "half_open":
                 return index
@@ -300,6 +312,9 @@ class SessionRunner:
         retries = 0
         while True:
             outcome = await self._run_agent(ws, step)
+            if self._stopped is not None:
+                await self._drop_pause("the wallet stopped the session")
+                return "failed", self._stopped
             if self._pause is not None and not self._cancel.is_set():
                 if outcome.state == "completed":
                     await self._emit(Notice(message="The agent finished before it could be "
@@ -531,6 +546,8 @@ class SessionRunner:
                         agent_sid = self._agent_sid = event.agent_session_id
                     self._safe.note(event)
                     await self._emit(event, run_id)
+                    if event.kind == "turn_completed" and self.services and self.services.guard:
+                        await self._after_turn(self.services.guard, run_id, step.entry)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
         except RelayError as exc:
@@ -553,13 +570,31 @@ class SessionRunner:
 
     async def _preempt(self, warning: LimitHit, run_id: str) -> None:
         """The account nears its limit: hand off at the next safe point, before it blocks."""
+        await self._hand_off_early(f"pre-emptive: {warning.message}", run_id)
+
+    async def _hand_off_early(self, reason: str, run_id: str) -> None:
         if self._pause is not None or self.phase != "agent":
             return
         try:
-            self.request_handoff(None, reason=f"pre-emptive: {warning.message}")
+            self.request_handoff(None, reason=reason)
         except HandoffRefusedError as exc:
             await self._emit(Notice(category="warning", message=(
                 f"No pre-emptive handoff: {exc.message}")), run_id)
+
+    async def _after_turn(self, guard: TurnGuard, run_id: str, entry: str) -> None:
+        """A turn ended (a safe point): the wallet may hand off early, stop, or warn."""
+        verdict = await guard.after_turn(self.session_id, run_id, entry)
+        if verdict is None:
+            return
+        if verdict.action == "handoff":
+            await self._hand_off_early(verdict.reason, run_id)
+        elif verdict.action == "stop" and self._stopped is None:
+            self._stopped = verdict.reason
+            await self._emit(Notice(category="warning", message=verdict.reason), run_id)
+            if self.adapter is not None:
+                await self.adapter.stop(grace=self.config.stop_grace)
+        elif verdict.action == "warn":
+            await self._emit(Notice(category="warning", message=verdict.reason), run_id)
 
     async def _request(self, ws: Workspace, step: Step) -> RunRequest:
         options: dict[str, object] = {"step_delay": self.config.demo_step_delay,

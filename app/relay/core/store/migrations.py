@@ -105,6 +105,30 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (provider, label)
     );
     """,
+    4: """
+    ALTER TABLE accounts ADD COLUMN preferred INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE accounts ADD COLUMN updated_ms INTEGER;
+    CREATE TABLE limit_snapshots (
+        id INTEGER PRIMARY KEY,
+        entry TEXT NOT NULL,
+        window TEXT NOT NULL,
+        observed_ms INTEGER NOT NULL,
+        used_percent REAL,
+        resets_at_ms INTEGER,
+        window_minutes INTEGER,
+        status TEXT,
+        origin TEXT NOT NULL
+    );
+    CREATE INDEX limit_snapshots_entry ON limit_snapshots(entry, window, observed_ms);
+    CREATE TABLE budgets (
+        scope TEXT NOT NULL,
+        entry TEXT NOT NULL DEFAULT '*',
+        limit_usd REAL NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        PRIMARY KEY (scope, entry)
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)
