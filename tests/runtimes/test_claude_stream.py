@@ -17,6 +17,7 @@ from relay.core.events import (
     LimitHit,
     Notice,
     PermissionDenied,
+    QuotaUpdate,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -268,13 +269,34 @@ def test_allowed_rate_limit_event_is_not_blocking() -> None:
 
 def test_allowed_warning_is_a_limit_that_does_not_block() -> None:
     parser = ClaudeStreamParser()
-    (warning,) = parser.feed({"type": "rate_limit_event", "rate_limit_info": {
+    reading, warning = parser.feed({"type": "rate_limit_event", "rate_limit_info": {
         "status": "allowed_warning", "resetsAt": 1796040330, "rateLimitType": "five_hour"}})
+    assert isinstance(reading, QuotaUpdate)
+    assert (reading.window, reading.status, reading.used_percent) == (
+        "five_hour", "allowed_warning", None)
     assert isinstance(warning, LimitHit)
     assert not warning.blocking
     assert warning.scope == "five_hour"
     assert warning.resets_at is not None
     assert "2026-11-30 12:05 UTC" in warning.message
+
+
+def test_every_rate_limit_event_is_a_quota_reading_for_the_wallet() -> None:
+    seen = {}
+    for run in ("run1_subscriber_five_hour", "run2_subscriber_seven_day",
+                "run3_subscriber_plain_429", "run5_subscriber_allowed_warning"):
+        readings = of(replay(capture(f"f_usage_limit/{run}")), QuotaUpdate)
+        seen[run] = [(r.window, r.status, r.used_percent, r.resets_at is not None)
+                     for r in readings]
+    assert seen == {
+        "run1_subscriber_five_hour": [("five_hour", "rejected", 100.0, True)],
+        "run2_subscriber_seven_day": [("seven_day", "rejected", 100.0, True)],
+        # a subscriber 429 without the unified headers names no window: no reading
+        "run3_subscriber_plain_429": [],
+        "run5_subscriber_allowed_warning": [("five_hour", "allowed", None, True)],
+    }
+    assert all(r.origin == "claude rate_limit_event" for r in of(
+        replay(capture("f_usage_limit/run1_subscriber_five_hour")), QuotaUpdate))
 
 
 def test_permission_denials() -> None:

@@ -168,6 +168,24 @@ class LimitHit(_Event):
     blocking: bool = True
 
 
+class QuotaUpdate(_Event):
+    """An official reading of the account's limit window (not a failure).
+
+    Claude's ``rate_limit_event`` (status and reset per window), an API's rate-limit
+    headers, Codex's ``token_count.rate_limits``. The wallet keeps each reading with
+    the run's account (``limit_snapshots``); ``used_percent`` is None when the
+    provider names no figure (Claude's stream says only allowed / warning / rejected).
+    """
+
+    kind: Literal["quota_update"] = "quota_update"
+    window: str
+    status: str | None = None
+    used_percent: float | None = None
+    resets_at: datetime | None = None
+    window_minutes: int | None = None
+    origin: str = ""
+
+
 class Notice(_Event):
     """Progress the user should see but that is not a failure (retries, fallbacks)."""
 
@@ -255,7 +273,7 @@ class HandoffStep(_Event):
 
 AgentEvent = Annotated[
     SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
-    | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | Notice | AgentError
+    | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | QuotaUpdate | Notice | AgentError
     | SessionEnded | StateChanged | HandoffStep | VerifyResult,
     Field(discriminator="kind"),
 ]

@@ -69,6 +69,11 @@ def summary(event: AgentEvent) -> str:
             when = (f" · resets {event.resets_at:%Y-%m-%d %H:%M %Z}"
                     if event.resets_at and "resets" not in event.message else "")
             return f"{event.limit.replace('_', ' ')}: {event.message}{when}"
+        case "quota_update":
+            used = f"{event.used_percent:.0f}% used" if event.used_percent is not None else (
+                event.status or "reading")
+            when = f", resets {event.resets_at:%Y-%m-%d %H:%M %Z}" if event.resets_at else ""
+            return f"quota {event.window.replace('_', ' ')}: {used}{when} ({event.origin})"
         case "notice":
             return event.message
         case "error":

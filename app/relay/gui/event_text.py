@@ -15,6 +15,7 @@ _BADGES = {
     "session_started": "START", "assistant_text": "AGENT", "tool_call": "TOOL",
     "tool_result": "RESULT", "permission_denied": "DENIED", "turn_completed": "TURN",
     "needs_input": "INPUT", "input_withdrawn": "INPUT", "limit_hit": "LIMIT",
+    "quota_update": "QUOTA",
     "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
     "handoff_step": "HANDOFF", "verify_result": "VERIFY",
 }

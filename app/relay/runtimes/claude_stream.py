@@ -33,6 +33,7 @@ from relay.core.events import (
     LimitHit,
     Notice,
     PermissionDenied,
+    QuotaUpdate,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -199,6 +200,10 @@ class ClaudeStreamParser(StreamParser):
     # -- limits -------------------------------------------------------------
 
     def _on_rate_limit(self, info: dict[str, Any]) -> list[AgentEvent]:
+        reading = _quota_reading(info)
+        return ([reading] if reading else []) + self._limit_of(info)
+
+    def _limit_of(self, info: dict[str, Any]) -> list[AgentEvent]:
         status = info.get("status")
         if status == "allowed_warning":
             resets_at, scope = from_epoch(info.get("resetsAt")), _str(info.get("rateLimitType"))
@@ -509,3 +514,21 @@ def _float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def _quota_reading(info: dict[str, Any]) -> QuotaUpdate | None:
+    """The wallet's official reading of a ``rate_limit_event`` (None: it names no window).
+
+    The stream says allowed / allowed_warning / rejected and the reset, never how much is
+    used; a rejection means the window is full (100 %).
+    """
+    scope, status = _str(info.get("rateLimitType")), _str(info.get("status"))
+    if scope is None:
+        return None
+    return QuotaUpdate(runtime=RUNTIME, window=scope if scope in _WINDOWS else "other",
+                       status=status, used_percent=100.0 if status == "rejected" else None,
+                       resets_at=from_epoch(info.get("resetsAt")),
+                       origin="claude rate_limit_event")
+
+
+_WINDOWS = frozenset({"five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet"})

@@ -84,6 +84,13 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
         known = {k: v for k, v in cols.items() if v is not None}
         sets = ", ".join(f"{k}=coalesce({k}, 0) + ?" for k in known)
         out.append((f"UPDATE runs SET {sets} WHERE id=?", (*known.values(), run_id)))
+    elif event.kind == "quota_update" and run_id:
+        resets = int(event.resets_at.timestamp() * 1000) if event.resets_at else None
+        out.append(("INSERT INTO limit_snapshots (entry, window, observed_ms, used_percent,"
+                    " resets_at_ms, window_minutes, status, origin)"
+                    " SELECT coalesce(entry, runtime), ?, ?, ?, ?, ?, ?, ? FROM runs WHERE id=?",
+                    (event.window, int(event.ts.timestamp() * 1000), event.used_percent, resets,
+                     event.window_minutes, event.status, event.origin, run_id)))
     elif event.kind == "handoff_step":
         out.append(("UPDATE handoffs SET state=?, updated_ms=?,"
                     " error=CASE WHEN ?='failed' THEN ? ELSE error END WHERE id=?",
