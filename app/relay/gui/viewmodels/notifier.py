@@ -1,8 +1,11 @@
-"""HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset.
+"""HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset,
+an account passed the wallet's watermark.
 
 Only live records count (``replay`` records are history re-read from the store),
 each handoff is announced once when it ends (``done`` or ``failed``), and each
-wait once (per session and reset time).
+wait once (per session and reset time). An account's limit window is announced
+once when its used or projected share reaches the watermark, and again only after
+that window has reset (or, its reset unknown, once it fell back under the watermark).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from relay.core.events import EventRecord, HandoffStep, StateChanged
 from relay.core.present import clip
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import countdown
+from relay.gui.wallet_text import past_watermark, watermark_warning
+from relay.wallet.model import AccountView
 
 #: a session's display name from its id (its task's first line), or None if unknown.
 NameOf = Callable[[str], str | None]
@@ -34,6 +39,8 @@ class HandoffNotifier(QObject):
         super().__init__(parent)
         self._name_of = name_of
         self._announced: set[str] = set()
+        #: (entry, window kind) → the window's reset (ms) when it was announced
+        self._past_watermark: dict[tuple[str, str], int | None] = {}
         bridge.records.connect(self.on_records)
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
@@ -77,3 +84,21 @@ class HandoffNotifier(QObject):
                 if until else "")
         self.notify.emit("Waiting for a limit's reset",
                          f"{self._session(session_id)} waits for its limit's reset{when}.", False)
+
+    def on_wallet(self, accounts: Sequence[AccountView], watermark: float, now_ms: int) -> None:
+        """Warn once per account and window whose used or projected share passed ``watermark``."""
+        for account in accounts:
+            for window in account.windows:
+                key = (account.entry, window.kind)
+                announced = key in self._past_watermark
+                reset = self._past_watermark.get(key)
+                if not past_watermark(window, watermark):
+                    if announced and reset is None:
+                        del self._past_watermark[key]  # back under it: warn again next time
+                    continue
+                if announced and (reset is None or now_ms < reset):
+                    continue
+                at = window.resets_at.value
+                self._past_watermark[key] = int(at) if at is not None else None
+                self.notify.emit("Account near its limit",
+                                 watermark_warning(account, window, now_ms), True)
