@@ -1,0 +1,194 @@
+"""Where each CLI keeps its transcripts, and which folders the usage index reads.
+
+:func:`sources_for` lists every registered account's configuration folder plus each CLI's
+default folder (counted under the bare provider name) when it exists and is not already an
+account's. :func:`discover` walks one source for its transcript files: an unreadable folder
+or file is counted as a warning and the walk goes on.
+
+- claude: ``$CLAUDE_CONFIG_DIR`` (a comma-separated list is allowed), else ``~/.claude`` and
+  ``~/.config/claude``; transcripts are ``projects/**/*.jsonl`` (subagents included).
+- codex: ``$CODEX_HOME``, else ``~/.codex``; ``sessions/**/*.jsonl`` and
+  ``archived_sessions/**/*.jsonl``.
+- gemini: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``; ``tmp/<project>/chats/*.json[l]``.
+- pi: ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``; ``sessions/**/*.jsonl``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from relay.wallet.transcripts import RUNTIMES, TranscriptSource, reader_for
+
+#: warning kinds of the walk
+UNREADABLE = "unreadable"
+UNREADABLE_DIR = "unreadable_dir"
+
+
+class AccountLike(Protocol):
+    """What :func:`sources_for` reads of an account (``relay.core.accounts.Account``)."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def config_dir(self) -> Path | None: ...
+
+    @property
+    def entry(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FoundFile:
+    """A transcript file and what ``stat`` said of it."""
+
+    path: str
+    source: TranscriptSource
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    #: the reader's starting state (Gemini: the project folder the chat belongs to)
+    hints: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Discovery:
+    """The transcript files of some sources, and where the walk could not look."""
+
+    files: dict[str, FoundFile] = field(default_factory=dict)
+    #: folders that could not be listed: files indexed under them earlier are kept
+    blind: list[str] = field(default_factory=list)
+    #: per account entry, per warning kind
+    warnings: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def warn(self, entry: str, kind: str) -> None:
+        self.warnings.setdefault(entry, Counter())[kind] += 1
+
+
+def sources_for(accounts: Iterable[AccountLike], env: Mapping[str, str]) -> list[TranscriptSource]:
+    """Every account's folder, then each CLI's default folder not already an account's."""
+    sources = [TranscriptSource(a.entry, a.provider, a.config_dir) for a in accounts
+               if a.config_dir is not None and a.provider in RUNTIMES]
+    taken = {_real(s.root) for s in sources}
+    for runtime, root in default_roots(env):
+        if _real(root) not in taken and root.is_dir():
+            taken.add(_real(root))
+            sources.append(TranscriptSource(runtime, runtime, root))
+    return sources
+
+
+def default_roots(env: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """Each CLI's default configuration folder(s), whether they exist or not."""
+    home = Path(env.get("HOME") or Path.home())
+    claude = [Path(p) for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    if not claude:
+        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        claude = [home / ".claude", xdg / "claude"]
+    gemini_home = env.get("GEMINI_CLI_HOME")
+    return [*(("claude", p) for p in claude),
+            ("codex", Path(env.get("CODEX_HOME") or home / ".codex")),
+            ("gemini", (Path(gemini_home) if gemini_home else home) / ".gemini"),
+            ("pi", Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent"))]
+
+
+def discover(sources: Iterable[TranscriptSource]) -> Discovery:
+    """The transcript files of ``sources`` (a file under two sources belongs to the first)."""
+    found = Discovery()
+    for source in sources:
+        if source.runtime == "gemini":
+            _walk_gemini(source, found)
+            continue
+        for sub in _SUBDIRS.get(source.runtime, ()):
+            folder = source.root / sub
+            if folder.is_dir():
+                _walk(folder, source, found, {})
+    return found
+
+
+_SUBDIRS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"),
+            "pi": ("sessions", "agent/sessions", ".pi/agent/sessions")}
+
+
+def _walk(folder: Path, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
+    """Every transcript file under ``folder`` (directory symlinks are not followed: no loops)."""
+    try:
+        with os.scandir(folder) as listing:
+            items = list(listing)
+    except OSError:
+        found.warn(source.entry, UNREADABLE_DIR)
+        found.blind.append(str(folder))
+        return
+    for item in items:
+        if reader_for(source.runtime, item.name) is not None:
+            _add(item.path, source, found, hints)
+        elif _is_dir(item):
+            _walk(Path(item.path), source, found, hints)
+
+
+def _add(path: str, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
+    if path in found.files:
+        return
+    try:
+        info = os.stat(path)
+    except OSError:
+        found.warn(source.entry, UNREADABLE)
+        return
+    if not stat.S_ISREG(info.st_mode):
+        # a folder, a pipe or a device where a transcript should be: never opened
+        found.warn(source.entry, UNREADABLE)
+        return
+    found.files[path] = FoundFile(path, source, info.st_size, info.st_mtime_ns, info.st_ino,
+                                  info.st_dev, hints)
+
+
+def _walk_gemini(source: TranscriptSource, found: Discovery) -> None:
+    """``tmp/<project>/chats/*``, each chat hinted with its project's folder."""
+    base = source.root if (source.root / "tmp").is_dir() else source.root / ".gemini"
+    projects = _gemini_projects(base)
+    try:
+        with os.scandir(base / "tmp") as listing:
+            folders = [item for item in listing if _is_dir(item)]
+    except FileNotFoundError:
+        return
+    except OSError:
+        found.warn(source.entry, UNREADABLE_DIR)
+        found.blind.append(str(base / "tmp"))
+        return
+    for item in folders:
+        chats = Path(item.path) / "chats"
+        if chats.is_dir():
+            _walk(chats, source, found, {"project": projects.get(item.name, item.name)})
+
+
+def _gemini_projects(base: Path) -> dict[str, str]:
+    """``projects.json``: project folder name → the working directory it stands for."""
+    try:
+        data = orjson.loads((base / "projects.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    table = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        return {}
+    return {name: cwd for cwd, name in table.items() if isinstance(name, str)}
+
+
+def _is_dir(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _real(path: Path) -> str:
+    try:
+        return str(path.expanduser().resolve())
+    except OSError:
+        return str(path)
