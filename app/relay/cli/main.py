@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from relay import __version__
-from relay.cli import audit_cmd, commands, contract_cmd, handoff_cmd
+from relay.cli import audit_cmd, budget_cmd, commands, contract_cmd, handoff_cmd
 from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--preempt", action="store_true",
                      help="hand off at the next safe point as soon as the provider warns that "
                           "the account is close to its limit")
+    run.add_argument("--budget", type=budget_cmd.usd_amount, metavar="USD",
+                     help="stop new work once this session has cost this much (warn at 80 %%)")
+    run.add_argument("--task-budget", type=budget_cmd.usd_amount, metavar="USD",
+                     help="the same for each agent run (one prompt on one provider)")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -92,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit_cmd.register(sub)
     contract_cmd.register(sub)
     handoff_cmd.register(sub, _chain_entry)
+    budget_cmd.register(sub, _chain_entry)
     return parser
 
 
@@ -104,7 +109,8 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
                            setup_command=shlex.split(args.setup) if args.setup else None,
                            verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
-                           preempt=args.preempt)
+                           preempt=args.preempt, budget_usd=args.budget,
+                           task_budget_usd=args.task_budget)
     except ValidationError as exc:
         raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
@@ -138,6 +144,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await handoff_cmd.handoff(config, args, console)
         case "accounts":
             return await handoff_cmd.accounts(config, args, console)
+        case "budget":
+            return await budget_cmd.budget(config, args, console)
+        case "prices":
+            return await budget_cmd.prices(config, args, console)
     return 2
 
 

@@ -47,6 +47,11 @@ class SessionSpec(BaseModel):
     #: account is close to its limit (a non-blocking limit event; the wallet's burn-rate
     #: forecast will raise the same request).
     preempt: bool = False
+    #: stop new work once this session's cost reaches this many USD (warn at 80 %). Costs
+    #: are what the CLI reported, else estimates from the price table (relay.wallet).
+    budget_usd: float | None = Field(default=None, ge=0)
+    #: the same for each run of the session (one prompt on one entry: a task)
+    task_budget_usd: float | None = Field(default=None, ge=0)
 
 
 def chain_of(spec: SessionSpec) -> list[str]:

@@ -81,6 +81,20 @@ def parse_fallbacks(text: str, infos: dict[str, RuntimeInfo]) -> list[str]:
     return entries
 
 
+def parse_budget(text: str) -> float | None:
+    """``""`` → None, ``"$2.50"`` → 2.5; ValueError for anything but USD ≥ 0."""
+    text = text.strip().lstrip("$").strip()
+    if not text:
+        return None
+    try:
+        amount = float(text)
+    except ValueError:
+        raise ValueError(f"Budget {text!r} is not an amount of USD.") from None
+    if not 0 <= amount < float("inf"):
+        raise ValueError("A budget is an amount of USD ≥ 0.")
+    return amount
+
+
 def runtime_label(info: RuntimeInfo) -> str:
     if info.runtime == "demo":
         return "demo — SIMULATION (scripted, no real agent)"
@@ -141,6 +155,12 @@ class NewSessionDialog(QDialog):
             self.on_limit.addItem(label, value)
         self.preempt = QCheckBox("Hand off early when the provider warns the limit is close")
         self.preempt.setObjectName("preemptCheck")
+        self.budget = QLineEdit()
+        self.budget.setObjectName("budgetEdit")
+        self.budget.setPlaceholderText("optional — USD, e.g. 5")
+        self.budget.setToolTip("Relay warns at 80 % and starts no new work at 100 % of it. Costs "
+                               "are what the CLI reported, else estimates from list prices; calls "
+                               "already in flight can go past it.")
         self.worktree = QCheckBox("Run in its own git worktree (recommended)")
         self.worktree.setObjectName("worktreeCheck")
         self.worktree.setChecked(True)
@@ -187,6 +207,7 @@ class NewSessionDialog(QDialog):
         form.addRow("At a usage limit", self.on_limit)
         form.addRow("", self.preempt)
         form.addRow("Acceptance checks", self.verify)
+        form.addRow("Budget", self.budget)
         form.addRow("", self.worktree)
         form.addRow("Permissions", self.policy)
         form.addRow("", self.policy_help)
@@ -218,6 +239,7 @@ class NewSessionDialog(QDialog):
             raise ValueError(f"{info.problem} {info.hint or ''}".strip())
         chain = parse_fallbacks(self.fallbacks.text(), self._infos)
         verify = parse_checks(self.verify.text())
+        budget = parse_budget(self.budget.text())
         try:
             return SessionSpec(repo=path, task=task, runtime=runtime,
                                chain=[runtime, *chain] if chain else [],
@@ -225,7 +247,7 @@ class NewSessionDialog(QDialog):
                                worktree=self.worktree.isChecked(),
                                permission=PermissionPolicy(str(self.policy.currentData())),
                                verify=verify, on_limit=str(self.on_limit.currentData()),
-                               preempt=self.preempt.isChecked())
+                               preempt=self.preempt.isChecked(), budget_usd=budget)
         except ValidationError as exc:
             raise ValueError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
