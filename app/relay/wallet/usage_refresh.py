@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import orjson
+
 from relay.wallet.transcripts import TranscriptSource, reader_for
 from relay.wallet.usage_scan import HEAD_BYTES, Progress, ScanJob, ScanResult, head_hash, scan
 from relay.wallet.usage_sources import UNREADABLE, Discovery, FoundFile, discover
@@ -111,7 +113,7 @@ class Refresh:
                    or (f.inode, f.device) != (row.inode, row.device) or not _same_head(f.path, row))
         if restart:
             return ScanJob(f.path, spec.name, 0, f.size, dict(f.hints))
-        return ScanJob(f.path, spec.name, row.consumed, f.size, row.state)
+        return ScanJob(f.path, spec.name, row.consumed, f.size, orjson.loads(row.state))
 
     def _read(self, jobs: list[ScanJob], found: Discovery, known: dict[str, FileRow],
               progress: Progress | None) -> None:
@@ -133,7 +135,7 @@ class Refresh:
         file_id = self.store.save_file(FileRow(
             row.id if row else 0, f.path, f.source.entry, f.source.runtime, result.job.reader,
             f.size, f.mtime_ns, f.inode, f.device, result.end, result.head_len, result.head_hash,
-            result.state))
+            orjson.dumps(result.state)))
         self.store.add_rows(file_id, result.rows)
         self.store.add_limits(f.source.entry, result.limits)
         warnings = Counter(result.warnings)

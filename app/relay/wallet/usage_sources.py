@@ -109,7 +109,7 @@ def discover(sources: Iterable[TranscriptSource]) -> Discovery:
         for sub in _SUBDIRS.get(source.runtime, ()):
             folder = source.root / sub
             if folder.is_dir():
-                _walk(folder, source, found, {})
+                _walk(str(folder), source, found, {})
     return found
 
 
@@ -117,20 +117,20 @@ _SUBDIRS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"),
             "pi": ("sessions", "agent/sessions", ".pi/agent/sessions")}
 
 
-def _walk(folder: Path, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
+def _walk(folder: str, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
     """Every transcript file under ``folder`` (directory symlinks are not followed: no loops)."""
     try:
         with os.scandir(folder) as listing:
             items = list(listing)
     except OSError:
         found.warn(source.entry, UNREADABLE_DIR)
-        found.blind.append(str(folder))
+        found.blind.append(folder)
         return
     for item in items:
         if reader_for(source.runtime, item.name) is not None:
             _add(item.path, source, found, hints)
         elif _is_dir(item):
-            _walk(Path(item.path), source, found, hints)
+            _walk(item.path, source, found, hints)
 
 
 def _add(path: str, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
@@ -163,8 +163,8 @@ def _walk_gemini(source: TranscriptSource, found: Discovery) -> None:
         found.blind.append(str(base / "tmp"))
         return
     for item in folders:
-        chats = Path(item.path) / "chats"
-        if chats.is_dir():
+        chats = os.path.join(item.path, "chats")
+        if os.path.isdir(chats):
             _walk(chats, source, found, {"project": projects.get(item.name, item.name)})
 
 

@@ -26,9 +26,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from relay.wallet.usage_scan import LimitRow, Row
 
@@ -90,7 +87,8 @@ class FileRow:
     consumed: int
     head_len: int
     head_hash: str
-    state: dict[str, Any]
+    #: the reader's state, as JSON (decoded only for the files read again)
+    state: bytes
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -144,7 +142,7 @@ class UsageStore:
     def files(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT id, path, entry, runtime, reader, size, mtime_ns, inode,"
                                  " device, consumed, head_len, head_hash, state FROM files")
-        return {r[1]: _file_row(r) for r in rows}
+        return {r[1]: FileRow(*r) for r in rows}
 
     def count_entries(self) -> int:
         self.flush()
@@ -153,7 +151,7 @@ class UsageStore:
     def save_file(self, row: FileRow) -> int:
         """Insert or update a ``files`` row by path; its id."""
         values = (row.path, row.entry, row.runtime, row.reader, row.size, row.mtime_ns, row.inode,
-                  row.device, row.consumed, row.head_len, row.head_hash, orjson.dumps(row.state))
+                  row.device, row.consumed, row.head_len, row.head_hash, row.state)
         cur = self.conn.execute(
             "INSERT INTO files (path, entry, runtime, reader, size, mtime_ns, inode, device,"
             " consumed, head_len, head_hash, state) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -244,12 +242,6 @@ class UsageStore:
         self.conn.execute("DELETE FROM source_warnings")
         self.conn.executemany("INSERT INTO source_warnings VALUES (?,?,?)",
                               ((e, k, n) for e, c in counts.items() for k, n in c.items() if n))
-
-
-def _file_row(r: tuple[Any, ...]) -> FileRow:
-    fid, path, entry, runtime, reader, size, mtime_ns, inode, device, consumed, head_len, head, state = r
-    return FileRow(fid, path, entry, runtime, reader, size, mtime_ns, inode, device, consumed,
-                   head_len, head, orjson.loads(state))
 
 
 def _prefixed(alias: str) -> str:

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -214,10 +215,10 @@ def merge_copies(first: UsageEntry, later: UsageEntry) -> UsageEntry:
 
 def reader_for(runtime: str, path: str) -> ReaderSpec | None:
     """The reader for a file of ``runtime`` (None: not a transcript this runtime writes)."""
+    if path.endswith(".jsonl"):
+        return _specs()[runtime] if runtime in RUNTIMES else None
     if runtime == "gemini" and path.endswith(".json"):
         return reader_named("gemini_json")
-    if runtime in RUNTIMES and path.endswith(".jsonl"):
-        return reader_named(runtime)
     return None
 
 
@@ -227,10 +228,14 @@ def reader_named(name: str) -> ReaderSpec:
     Raises:
         KeyError: no reader has that name.
     """
+    return _specs()[name]
+
+
+@cache
+def _specs() -> dict[str, ReaderSpec]:
     # imported here: the reader modules import this package's helpers
     from relay.wallet.transcripts import claude, codex, gemini, pi
 
-    specs = {"claude": ReaderSpec("claude", claude.parse), "codex": ReaderSpec("codex", codex.parse),
-             "gemini": ReaderSpec("gemini", gemini.parse), "pi": ReaderSpec("pi", pi.parse),
-             "gemini_json": ReaderSpec("gemini_json", gemini.parse_document, whole_file=True)}
-    return specs[name]
+    return {"claude": ReaderSpec("claude", claude.parse), "codex": ReaderSpec("codex", codex.parse),
+            "gemini": ReaderSpec("gemini", gemini.parse), "pi": ReaderSpec("pi", pi.parse),
+            "gemini_json": ReaderSpec("gemini_json", gemini.parse_document, whole_file=True)}
