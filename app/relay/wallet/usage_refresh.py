@@ -99,16 +99,16 @@ class Refresh:
                 self.report.files_removed += 1
 
     def _plan(self, f: FoundFile, row: FileRow | None) -> ScanJob | None:
+        if row is not None and row.entry != f.source.entry:
+            self.store.set_entry(row.id, f.source.entry)
+        if row is not None and (f.size, f.mtime_ns, f.inode, f.device) == (
+                row.size, row.mtime_ns, row.inode, row.device):
+            return None   # the common case: not even opened
         spec = reader_for(f.source.runtime, f.path)
         if spec is None:
             return None
         if row is None:
             return ScanJob(f.path, spec.name, 0, f.size, dict(f.hints))
-        if row.entry != f.source.entry:
-            self.store.set_entry(row.id, f.source.entry)
-        stat_now = (f.size, f.mtime_ns, f.inode, f.device, spec.name)
-        if stat_now == (row.size, row.mtime_ns, row.inode, row.device, row.reader):
-            return None
         restart = (spec.whole_file or spec.name != row.reader or f.size < row.consumed
                    or (f.inode, f.device) != (row.inode, row.device) or not _same_head(f.path, row))
         if restart:

@@ -21,11 +21,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
-from relay.wallet.transcripts import RUNTIMES, TranscriptSource, reader_for
+from relay.wallet.transcripts import RUNTIMES, TranscriptSource
 
 #: warning kinds of the walk
 UNREADABLE = "unreadable"
@@ -45,9 +45,8 @@ class AccountLike(Protocol):
     def entry(self) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class FoundFile:
-    """A transcript file and what ``stat`` said of it."""
+class FoundFile(NamedTuple):
+    """A transcript file and what ``stat`` said of it (a tuple: thousands are made per refresh)."""
 
     path: str
     source: TranscriptSource
@@ -56,7 +55,7 @@ class FoundFile:
     inode: int
     device: int
     #: the reader's starting state (Gemini: the project folder the chat belongs to)
-    hints: dict[str, Any] = field(default_factory=dict)
+    hints: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -115,6 +114,9 @@ def discover(sources: Iterable[TranscriptSource]) -> Discovery:
 
 _SUBDIRS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"),
             "pi": ("sessions", "agent/sessions", ".pi/agent/sessions")}
+#: the names :func:`relay.wallet.transcripts.reader_for` reads, per runtime
+_SUFFIXES = {"claude": (".jsonl",), "codex": (".jsonl",), "pi": (".jsonl",),
+             "gemini": (".json", ".jsonl")}
 
 
 def _walk(folder: str, source: TranscriptSource, found: Discovery, hints: dict[str, Any]) -> None:
@@ -126,8 +128,9 @@ def _walk(folder: str, source: TranscriptSource, found: Discovery, hints: dict[s
         found.warn(source.entry, UNREADABLE_DIR)
         found.blind.append(folder)
         return
+    suffixes = _SUFFIXES.get(source.runtime, ())
     for item in items:
-        if reader_for(source.runtime, item.name) is not None:
+        if item.name.endswith(suffixes):
             _add(item.path, source, found, hints)
         elif _is_dir(item):
             _walk(item.path, source, found, hints)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from relay.wallet.usage_scan import LimitRow, Row
 
@@ -71,9 +71,8 @@ _KEEP_MAX = """input=max({t}.input, excluded.input), output=max({t}.output, excl
     cost_usd=coalesce(max({t}.cost_usd, excluded.cost_usd), {t}.cost_usd, excluded.cost_usd)"""
 
 
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    """A ``files`` row."""
+class FileRow(NamedTuple):
+    """A ``files`` row (a tuple: thousands are read per refresh)."""
 
     id: int
     path: str
