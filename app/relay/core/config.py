@@ -10,7 +10,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -40,10 +40,23 @@ class Config(BaseModel):
     max_retries: int = Field(default=3, ge=0)
     #: one acceptance command may run this long.
     verify_timeout: float = Field(default=900.0, gt=0)
+    #: the wallet hands a session off pre-emptively once a window of its account is this
+    #: full (0–1), at the next safe point; 1 turns it off.
+    wallet_watermark: float = Field(default=0.95, gt=0, le=1)
+    #: … or once the forecast says the window runs out within this many seconds.
+    wallet_horizon: float = Field(default=600.0, ge=0)
+    #: the least confidence a forecast needs to hand off early: "medium" acts on the
+    #: providers' own figures only; "low" also on limits learned from transcripts.
+    wallet_preempt_confidence: Literal["high", "medium", "low"] = "medium"
 
     @property
     def db_path(self) -> Path:
         return self.home / "relay.db"
+
+    @property
+    def usage_index_path(self) -> Path:
+        """The transcript usage index (pointers into the CLIs' own files; rebuildable)."""
+        return self.home / "usage-index.sqlite"
 
     @property
     def worktrees_dir(self) -> Path:
@@ -69,6 +82,9 @@ _ENV_KEYS = {
     "RELAY_RETRY_MAX_DELAY": "retry_max_delay",
     "RELAY_MAX_RETRIES": "max_retries",
     "RELAY_VERIFY_TIMEOUT": "verify_timeout",
+    "RELAY_WALLET_WATERMARK": "wallet_watermark",
+    "RELAY_WALLET_HORIZON": "wallet_horizon",
+    "RELAY_WALLET_PREEMPT_CONFIDENCE": "wallet_preempt_confidence",
 }
 
 

@@ -22,6 +22,7 @@ from relay.core.events import (
     AgentEvent,
     AssistantText,
     LimitHit,
+    QuotaUpdate,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -86,7 +87,8 @@ class DemoAdapter(RuntimeAdapter):
             self._between_turns.set()
             reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
             if isinstance(limit_after, int) and turn == limit_after - 1:
-                yield self._ev(_warning(reset_after))  # the provider warns a turn ahead
+                for event in _warning(reset_after):  # the provider warns a turn ahead
+                    yield self._ev(event)
             if isinstance(limit_after, int) and turn >= limit_after and turn < len(steps):
                 for event in _limit_events(reset_after):
                     yield self._ev(event)
@@ -106,16 +108,21 @@ def _usage(inp: int, out: int, cached: int = 0) -> Usage:
                  cache_write_tokens=0, cost_usd=round(inp * _PRICE_IN + out * _PRICE_OUT, 6))
 
 
-def _warning(reset_after: float) -> LimitHit:
+def _warning(reset_after: float) -> list[AgentEvent]:
+    """Like Claude Code: a reading (status only, no percentage) and a non-blocking warning."""
     resets = utcnow() + timedelta(seconds=reset_after)
-    return LimitHit(limit="usage_limit", blocking=False, scope="five_hour", resets_at=resets,
-                    message=f"(simulated) Close to the five_hour limit; resets {resets:%H:%M} UTC.")
+    return [QuotaUpdate(window="five_hour", status="allowed_warning", resets_at=resets,
+                        origin="demo (simulated)"),
+            LimitHit(limit="usage_limit", blocking=False, scope="five_hour", resets_at=resets,
+                     message=f"(simulated) Close to the five_hour limit; resets {resets:%H:%M} UTC.")]
 
 
 def _limit_events(reset_after: float) -> list[AgentEvent]:
     resets = utcnow() + timedelta(seconds=reset_after)
     msg = f"(simulated) You've hit your session limit — resets at {resets:%H:%M:%S} UTC."
-    return [LimitHit(limit="usage_limit", message=msg, resets_at=resets, scope="five_hour"),
+    return [QuotaUpdate(window="five_hour", status="rejected", used_percent=100.0,
+                        resets_at=resets, origin="demo (simulated)"),
+            LimitHit(limit="usage_limit", message=msg, resets_at=resets, scope="five_hour"),
             AgentError(category="usage_limit", message=msg, http_status=429),
             SessionEnded(outcome="failed", reason="simulated usage limit", exit_code=1)]
 

@@ -1,0 +1,198 @@
+"""relay-cli wallet, usage and statusline.
+
+``wallet`` shows every account: each limit window (used, projected at its reset, when it
+runs out, with source, age and confidence), the burn rate, costs and budgets. ``usage``
+totals the transcripts' usage per day, session or five-hour block. ``statusline`` is a
+Claude Code status-line command: it records the official ``rate_limits`` Claude Code pipes
+to it (subscribers) and prints a one-line summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.core.accounts import AccountBook
+from relay.core.bus import EventBus
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.errors import RelayError
+from relay.core.store.db import Store, now_ms
+from relay.core.store.writer import EventWriter
+from relay.wallet.limits import LimitBook, from_statusline
+from relay.wallet.model import AccountView
+from relay.wallet.present import (
+    account_title,
+    money,
+    source_text,
+    tokens_text,
+    window_line,
+)
+from relay.wallet.usage_report import usage_report
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    wallet = sub.add_parser("wallet", help="every account: limits left, forecast, costs, budgets")
+    wallet.add_argument("--json", action="store_true", help="print the wallet as JSON")
+    wallet.add_argument("--no-scan", action="store_true",
+                        help="do not read new transcript lines first (faster, maybe stale)")
+    usage = sub.add_parser("usage", help="token usage and cost from the CLIs' transcripts")
+    usage.add_argument("--since", metavar="YYYY-MM-DD|Nd", help="from this day (or N days ago)")
+    usage.add_argument("--by", choices=("day", "session", "block"), default="day")
+    usage.add_argument("--account", metavar="PROVIDER[:LABEL]", help="one account only")
+    usage.add_argument("--json", action="store_true")
+    sub.add_parser("statusline", help="Claude Code status-line command: records the official "
+                                      "rate limits it is given and prints a summary")
+
+
+async def wallet(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        if not args.no_scan:
+            report = await engine.wallet.refresh_index()
+            if report.warnings:
+                kinds = ", ".join(f"{n} {k.replace('_', ' ')}"
+                                  for k, n in sorted(report.warnings.items()))
+                console.print(f"[yellow]Skipped while reading transcripts: {kinds}.[/]",
+                              highlight=False)
+        views = await engine.wallet.summary()
+        now = engine.wallet.clock()
+        if args.json:
+            print(json.dumps([_view_json(v) for v in views], indent=2))
+            return 0
+        if not views:
+            console.print("No accounts and no usage yet. Register one: relay-cli accounts add "
+                          "claude work --config-dir ~/.claude-work")
+            return 0
+        for view in views:
+            _print_view(console, view, now)
+        return 0
+    finally:
+        await engine.close()
+
+
+def _print_view(console: Console, view: AccountView, now: int) -> None:
+    console.print(f"[bold]{escape(account_title(view))}[/]", highlight=False)
+    for w in view.windows:
+        console.print(f"  {escape(window_line(w, now))}", highlight=False)
+        if w.why and w.confidence in ("low", "none"):
+            console.print(f"    [dim]{escape(w.why)}[/]", highlight=False)
+    burn = view.burn_tpm
+    console.print(f"  burn: {tokens_text(burn.value)} tokens/min ({source_text(burn, now)})"
+                  f" · cost today {money(view.cost_today)} · this week {money(view.cost_week)}",
+                  highlight=False)
+    for b in view.budgets:
+        colour = {"ok": "green", "warn": "yellow", "over": "red"}[b.state]
+        console.print(f"  budget {b.scope}: [{colour}]${b.spent_usd:,.2f} of ${b.limit_usd:,.2f}"
+                      f" ({b.state})[/]", highlight=False)
+    if view.breaker_until_ms:
+        console.print(f"  [red]out until {_when(view.breaker_until_ms)}: "
+                      f"{escape(view.breaker_reason or '')}[/]", highlight=False)
+    if view.warnings:
+        console.print(f"  [yellow]{view.warnings} unreadable transcript line(s) skipped[/]")
+
+
+def _when(ms: int) -> str:
+    from datetime import datetime
+
+    return f"{datetime.fromtimestamp(ms / 1000):%Y-%m-%d %H:%M}"
+
+
+def _figure(f: Any) -> dict[str, Any]:
+    return {"value": f.value, "source": f.source, "observed_ms": f.observed_ms,
+            "detail": f.detail}
+
+
+def _view_json(v: AccountView) -> dict[str, Any]:
+    return {
+        "entry": v.entry, "provider": v.provider, "label": v.label, "auth_kind": v.auth_kind,
+        "config_dir": v.config_dir, "preferred": v.preferred, "paused": v.paused,
+        "windows": [{"kind": w.kind, "used": _figure(w.used), "tokens": _figure(w.tokens),
+                     "projected": _figure(w.projected), "resets_at": _figure(w.resets_at),
+                     "exhausts_at_ms": w.exhausts_at_ms, "confidence": w.confidence,
+                     "why": w.why} for w in v.windows],
+        "burn_tpm": _figure(v.burn_tpm), "cost_today": _figure(v.cost_today),
+        "cost_week": _figure(v.cost_week),
+        "budgets": [{"scope": b.scope, "limit_usd": b.limit_usd, "spent_usd": b.spent_usd,
+                     "state": b.state} for b in v.budgets],
+        "breaker_until_ms": v.breaker_until_ms, "breaker_reason": v.breaker_reason,
+        "warnings": v.warnings,
+    }
+
+
+async def usage(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        await engine.wallet.refresh_index()
+        table = await usage_report(engine.wallet, by=args.by, since=args.since,
+                                   account=args.account)
+        if args.json:
+            print(json.dumps(table.as_json(), indent=2))
+            return 0
+        if not table.rows:
+            console.print("No usage found in the transcripts for that period.")
+            return 0
+        out = Table(title=table.title)
+        for col in table.columns:
+            out.add_column(col, justify="right" if col not in table.text_columns else "left")
+        for row in table.rows:
+            out.add_row(*row)
+        console.print(out)
+        for note in table.notes:
+            console.print(f"[dim]{escape(note)}[/]", highlight=False)
+        return 0
+    finally:
+        await engine.close()
+
+
+async def statusline(config: Config, console: Console,
+                     stdin: Any = None, env: Mapping[str, str] | None = None) -> int:
+    """Record the rate limits Claude Code pipes in; print a short summary line."""
+    env = os.environ if env is None else env
+    raw = (stdin or sys.stdin).read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError:
+        print("relay: status input is not JSON")
+        return 1
+    if not isinstance(payload, dict):
+        print("relay: status input is not a JSON object")
+        return 1
+    store = await Store.open(config.db_path)
+    writer = EventWriter(store, EventBus())
+    writer.start()
+    try:
+        entry = await _entry_of(AccountBook(store, writer), env.get("CLAUDE_CONFIG_DIR"))
+        readings = from_statusline(entry, payload, now_ms())
+        await LimitBook(store, writer).record(readings)
+    except RelayError as exc:
+        print(f"relay: {exc.message}")
+        return 1
+    finally:
+        await writer.close()
+        await store.close()
+    parts = [f"{r.window.replace('five_hour', '5h').replace('seven_day', '7d')} "
+             f"{r.used_percent:.0f}%" for r in readings if r.used_percent is not None]
+    model = payload.get("model")
+    name = model.get("display_name") if isinstance(model, dict) else None
+    print(" · ".join([p for p in [f"[{name}]" if name else "", entry, *parts] if p]))
+    return 0
+
+
+async def _entry_of(book: AccountBook, config_dir: str | None) -> str:
+    """The account whose configuration folder Claude Code runs with (else plain "claude")."""
+    if config_dir:
+        folder = Path(config_dir).expanduser().resolve()
+        for account in await book.all():
+            if account.provider == "claude" and account.config_dir == folder:
+                return account.entry
+    return "claude"
