@@ -11,7 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from relay.wallet import transcripts, usage_scan
+from relay.core.errors import StoreError
+from relay.wallet import transcripts, usage_scan, usage_store
 from relay.wallet.model import Tokens
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_index import UsageIndex, sources_for
@@ -337,6 +338,39 @@ def test_the_index_persists_and_a_stale_schema_is_rebuilt(tmp_path: Path) -> Non
     assert keys(rebuilt) == []
     assert rebuilt.refresh([claude_source(tmp_path / "c")]).entries_added == 1
     rebuilt.close()
+
+
+def test_a_damaged_index_file_is_rebuilt(tmp_path: Path) -> None:
+    db = tmp_path / "usage-index.sqlite"
+    db.write_bytes(b"this is not a database" * 100)
+    session_file(tmp_path / "c").write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z"))
+    idx = UsageIndex(db, workers=1)
+    assert idx.refresh([claude_source(tmp_path / "c")]).entries_added == 1
+    idx.close()
+
+
+def test_an_index_that_cannot_be_created_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="cannot be opened"):
+        UsageIndex(tmp_path / "file" / "usage-index.sqlite")
+
+
+def test_a_refresh_waits_for_another_and_then_gives_up_cleanly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(usage_store, "BUSY_TIMEOUT_MS", 50)
+    db = tmp_path / "usage-index.sqlite"
+    session_file(tmp_path / "c").write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z"))
+    first, second = UsageIndex(db, workers=1), UsageIndex(db, workers=1)
+    try:
+        first._store.begin()   # another process in the middle of its refresh
+        with pytest.raises(StoreError, match="cannot be used"):
+            second.refresh([claude_source(tmp_path / "c")])
+        first._store.rollback()
+        assert second.refresh([claude_source(tmp_path / "c")]).entries_added == 1
+        assert keys(first) == ["claude:m1:r1"]
+    finally:
+        first.close()
+        second.close()
 
 
 def test_worker_processes_give_the_same_result(tmp_path: Path, captures: Captures,

@@ -14,6 +14,7 @@ Figures from here are *estimates* (``Source = "estimate"``): what the CLIs wrote
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,12 +23,13 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from relay.core.errors import StoreError
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_refresh import Refresh, RefreshReport
 from relay.wallet.usage_scan import Progress
 from relay.wallet.usage_sources import sources_for
-from relay.wallet.usage_store import UsageStore, connect
+from relay.wallet.usage_store import connect, open_store
 
 __all__ = ["DayTotals", "RefreshReport", "TranscriptSource", "UsageIndex", "UsagePoint",
            "sources_for"]
@@ -85,14 +87,20 @@ class UsageIndex:
 
     def __init__(self, path: Path, *, workers: int | None = None,
                  clock: Callable[[], int] = now_ms) -> None:
-        self._store = UsageStore(path)
-        self._reader = connect(path)
+        self._path = path
+        self._store = open_store(path)
+        try:
+            self._reader = connect(path)
+        except sqlite3.Error as exc:
+            self._store.close()
+            raise _store_error(path, exc) from exc
         self._workers = workers
         self._clock = clock
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
 
     def close(self) -> None:
+        """Close both connections (the file stays; a new index on it starts where this left)."""
         with self._write_lock, self._read_lock:
             self._store.close()
             self._reader.close()
@@ -104,9 +112,16 @@ class UsageIndex:
         Args:
             sources: every folder to count (:func:`sources_for`).
             progress: called with (files read, files to read) from this thread.
+
+        Raises:
+            StoreError: the index cannot be written (disk full, or another process kept it
+                busy for longer than the busy timeout); nothing of this refresh is kept.
         """
         with self._write_lock:
-            return Refresh(self._store, int(self._clock()), self._workers).run(sources, progress)
+            try:
+                return Refresh(self._store, int(self._clock()), self._workers).run(sources, progress)
+            except sqlite3.Error as exc:
+                raise _store_error(self._path, exc) from exc
 
     def entries(self, entry: str | None = None, since_ms: int | None = None,
                 until_ms: int | None = None) -> Iterator[tuple[str, str, UsageEntry]]:
@@ -167,7 +182,16 @@ class UsageIndex:
 
     def _query(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         with self._read_lock:
-            return self._reader.execute(sql, params).fetchall()
+            try:
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(self._path, exc) from exc
+
+
+def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"The usage index {path} cannot be used: {exc}.",
+                      "Try again in a moment; if it persists, delete the file — it is rebuilt "
+                      "from the transcripts.")
 
 
 _WHERE = ("(? IS NULL OR f.entry = ?) AND (? IS NULL OR e.ts_ms >= ?)"

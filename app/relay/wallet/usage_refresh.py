@@ -15,6 +15,9 @@ For each transcript file of the sources, compared with its ``files`` row:
 A file that cannot be read keeps its earlier rows and is counted (``unreadable``). Entries
 timestamped more than a day ahead of the clock are kept (the windows sort by time) and
 counted (``future_timestamp``).
+
+A refresh is one write transaction, taken up front: a second process refreshing the same
+index waits for it (and then finds little to do) instead of interleaving with it.
 """
 
 from __future__ import annotations
@@ -34,8 +37,6 @@ from relay.wallet.usage_store import FileRow, UsageStore
 
 FUTURE = "future_timestamp"
 DAY_MS = 24 * 3600 * 1000
-#: a long cold scan commits this often, so a crash keeps most of the work
-COMMIT_EVERY_S = 2.0
 
 
 @dataclass(slots=True)
@@ -117,17 +118,12 @@ class Refresh:
 
     def _read(self, jobs: list[ScanJob], found: Discovery, known: dict[str, FileRow],
               progress: Progress | None) -> None:
-        last_commit = time.perf_counter()
         for result in scan(jobs, progress, self.workers):
             f = found.files[result.job.path]
             if result.error is not None:
                 found.warn(f.source.entry, UNREADABLE)
                 continue
             self._store(result, f, known.get(f.path))
-            if time.perf_counter() - last_commit > COMMIT_EVERY_S:
-                self.store.commit()
-                self.store.begin()
-                last_commit = time.perf_counter()
 
     def _store(self, result: ScanResult, f: FoundFile, row: FileRow | None) -> None:
         if row is not None and result.job.start == 0:

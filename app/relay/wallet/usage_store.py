@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from relay.core.errors import StoreError
 from relay.wallet.usage_scan import LimitRow, Row
 
 SCHEMA_VERSION = 1
@@ -90,20 +91,45 @@ class FileRow(NamedTuple):
     state: bytes
 
 
+#: how long a refresh waits for another process's refresh of the same index
+BUSY_TIMEOUT_MS = 60_000
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the index's pragmas (WAL: readers never wait for a refresh)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=10000")
     return conn
+
+
+def open_store(path: Path) -> UsageStore:
+    """The store at ``path``; a file that is not a usable index is rebuilt (it is a cache).
+
+    Raises:
+        StoreError: the folder cannot be created or the file cannot be opened.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return UsageStore(path)
+        except sqlite3.DatabaseError:
+            if not path.exists():
+                raise
+            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                stale.unlink(missing_ok=True)
+            return UsageStore(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"The usage index {path} cannot be opened: {exc}.",
+                         "Check that the data folder is writable; the index is rebuilt from the "
+                         "transcripts when it is deleted.") from exc
 
 
 class UsageStore:
     """The write side of the index (one per index; its caller serialises the calls)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = connect(path)
         self.conn.execute("PRAGMA temp_store=MEMORY")
         self.conn.execute("PRAGMA cache_size=-65536")
@@ -126,7 +152,7 @@ class UsageStore:
         self.conn.close()
 
     def begin(self) -> None:
-        self.conn.execute("BEGIN")
+        self.conn.execute("BEGIN IMMEDIATE")
 
     def commit(self) -> None:
         self.flush()
