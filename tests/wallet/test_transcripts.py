@@ -107,10 +107,10 @@ def test_claude_slice_with_base_gives_file_offsets() -> None:
 def test_claude_counts_corrupt_non_utf8_and_huge_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(transcripts, "MAX_LINE_BYTES", 2000)
     good = claude_line("msg_1", "req_1", "2026-11-30T10:00:00Z")
-    torn = good[: len(good) // 2] + b"\n"
+    torn = good[:-30] + b"\n"   # cut after its usage: a write that died
     not_utf8 = good.replace(b'"hi"', b'"\xff\xfe"')
     huge = claude_line("msg_3", "req_3", "2026-11-30T10:00:00Z", padding="x" * 5000)
-    no_usage = b'{"type":"assistant","usage":1,"message":{"id":"m"}}\n'
+    no_usage = b'{"type":"assistant","message":{"id":"m","output_tokens":1}}\n'
     no_time = claude_line("msg_4", "req_4", "yesterday")
     data = torn + not_utf8 + huge + no_usage + no_time + good
     parsed = claude.parse(data, {})
