@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, timedelta, timezone
@@ -12,7 +13,7 @@ import orjson
 import pytest
 
 from relay.core.errors import StoreError
-from relay.wallet import transcripts, usage_scan, usage_store
+from relay.wallet import transcripts, usage_pool, usage_scan, usage_store
 from relay.wallet.model import Tokens
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_index import UsageIndex, sources_for
@@ -375,15 +376,15 @@ def test_a_refresh_waits_for_another_and_then_gives_up_cleanly(
 
 def test_worker_processes_give_the_same_result(tmp_path: Path, captures: Captures,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(usage_scan, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(usage_scan, "BATCH_BYTES", 1)
+    monkeypatch.setattr(usage_pool, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(usage_pool, "BATCH_BYTES", 1)
     root = copy_tree(captures("claude", "g_resume") / "config", tmp_path / "c")
     copy_tree(captures("claude", "b_write_tool") / "config", root)
     results = []
     for workers in (1, 2):
         if workers == 2:
-            # spawned workers import the real module: only a fall-back here would read
-            monkeypatch.setattr(usage_scan, "run_job", _must_not_run)
+            # worker processes import the real module: only a fall-back here would read
+            monkeypatch.setattr(usage_pool, "run_job", _must_not_run)
         idx = UsageIndex(tmp_path / f"idx{workers}.sqlite", workers=workers)
         report = idx.refresh([claude_source(root)])
         # which file owns a key copied by the fork depends on which was read first
@@ -392,6 +393,17 @@ def test_worker_processes_give_the_same_result(tmp_path: Path, captures: Capture
         idx.close()
     assert results[0] == results[1]
     assert results[0][0] == 7
+
+
+def test_batches_of_workers_that_die_are_read_here(tmp_path: Path, captures: Captures,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(usage_pool, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(usage_pool, "BATCH_BYTES", 1)
+    monkeypatch.setattr(usage_pool, "_command", lambda: [sys.executable, "-c", "pass"])
+    root = copy_tree(captures("claude", "g_resume") / "config", tmp_path / "c")
+    idx = UsageIndex(tmp_path / "idx.sqlite", workers=2)
+    assert idx.refresh([claude_source(root)]).entries_added == 5
+    idx.close()
 
 
 def _must_not_run(job: usage_scan.ScanJob) -> usage_scan.ScanResult:

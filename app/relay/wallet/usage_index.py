@@ -5,7 +5,7 @@
 never text (:mod:`relay.wallet.usage_store`). :meth:`UsageIndex.refresh` reads only what was
 appended since the last refresh and copes with files truncated, replaced, rotated or deleted
 (:mod:`relay.wallet.usage_refresh`); a cold scan of many files runs on every core
-(:mod:`relay.wallet.usage_scan`). The class is synchronous: async callers use
+(:mod:`relay.wallet.usage_pool`). The class is synchronous: async callers use
 ``asyncio.to_thread``. Queries read through their own connection, so they do not wait for a
 refresh in progress (WAL) — they see the last committed state.
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from relay.wallet.transcripts import TranscriptSource, reader_for
-from relay.wallet.usage_scan import HEAD_BYTES, Progress, ScanJob, ScanResult, head_hash, scan
+from relay.wallet.usage_pool import scan
+from relay.wallet.usage_scan import HEAD_BYTES, Progress, ScanJob, ScanResult, head_hash
 from relay.wallet.usage_sources import UNREADABLE, Discovery, FoundFile, discover
 from relay.wallet.usage_store import FileRow, UsageStore
 

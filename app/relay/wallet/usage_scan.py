@@ -1,24 +1,18 @@
-"""Reading transcript files for the usage index: one job per file, on every core for big scans.
+"""Reading one transcript file region for the usage index.
 
 A :class:`ScanJob` says which file, from which offset to which size, with which reader and
 starting state; :func:`run_job` reads it (a memory map for big regions, so a file of many
 gigabytes or a line of many megabytes never has to fit in memory) and returns plain tuples —
-cheap to send between processes. :func:`scan` runs jobs in this process for small refreshes and
-in a pool of ``spawn``-ed processes for a big (cold) scan; the parent only merges results into
-SQLite, while the workers go on parsing.
+cheap to send between processes (:mod:`relay.wallet.usage_pool` runs many jobs).
 """
 
 from __future__ import annotations
 
 import hashlib
 import mmap
-import multiprocessing
 import os
-import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -29,10 +23,6 @@ from relay.wallet.transcripts import Parsed, State, reader_named
 HEAD_BYTES = 4096
 #: regions at least this big are memory-mapped instead of read
 MMAP_BYTES = 4 * 1024 * 1024
-#: below this many bytes to read, a process pool costs more than it saves
-PARALLEL_BYTES = 48 * 1024 * 1024
-#: a worker gets files in batches of about this many bytes (fewer round trips)
-BATCH_BYTES = 16 * 1024 * 1024
 
 #: (pos, ts_ms, model, input, output, cache_read, cache_write, reasoning, cost_usd, dedupe_key,
 #: session_id, project)
@@ -40,6 +30,7 @@ Row = tuple[int, int, str | None, int, int, int, int, int, float | None, str | N
             str | None]
 #: (window, observed_ms, used_percent, resets_at_ms, window_minutes, status, origin)
 LimitRow = tuple[str, int, float | None, int | None, int | None, str | None, str]
+#: ``progress(done, total)``
 Progress = Callable[[int, int], None]
 
 
@@ -126,55 +117,3 @@ def _row(e: UsageEntry) -> Row:
 def _limit_row(s: LimitSnapshot) -> LimitRow:
     return (s.window, s.observed_ms, s.used_percent, s.resets_at_ms, s.window_minutes, s.status,
             s.origin)
-
-
-def scan(jobs: list[ScanJob], progress: Progress | None = None,
-         workers: int | None = None) -> Iterator[ScanResult]:
-    """Run ``jobs``, yielding results as they finish (not in order).
-
-    Args:
-        jobs: the file regions to read.
-        progress: called with (bytes done, bytes total) after each result.
-        workers: processes for a big scan (default: every core); small scans stay in-process.
-    """
-    total = sum(max(j.size - j.start, 0) for j in jobs)
-    done = 0
-    for result in _results(jobs, total, workers or os.cpu_count() or 1):
-        done += max(result.job.size - result.job.start, 0)
-        if progress is not None:
-            progress(done, total)
-        yield result
-
-
-def _results(jobs: list[ScanJob], total: int, workers: int) -> Iterator[ScanResult]:
-    # a frozen build needs multiprocessing.freeze_support() in its entry point to spawn workers
-    if workers < 2 or len(jobs) < 2 or total < PARALLEL_BYTES or getattr(sys, "frozen", False):
-        yield from map(run_job, jobs)
-        return
-    pending = {job.path: job for job in jobs}
-    context = multiprocessing.get_context("spawn")  # fork would copy the GUI's threads
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = [pool.submit(run_batch, batch) for batch in _batches(jobs)]
-            for future in as_completed(futures):
-                for result in future.result():
-                    pending.pop(result.job.path, None)
-                    yield result
-    except (BrokenProcessPool, OSError):
-        # workers that cannot start (no freeze_support, a __main__ that cannot be re-imported)
-        # or that died: what they did not return is read here
-        yield from map(run_job, list(pending.values()))
-
-
-def _batches(jobs: list[ScanJob]) -> Iterator[list[ScanJob]]:
-    """Biggest files first (the last worker to finish sets the wall time), grouped by bytes."""
-    batch: list[ScanJob] = []
-    size = 0
-    for job in sorted(jobs, key=lambda j: j.size - j.start, reverse=True):
-        batch.append(job)
-        size += job.size - job.start
-        if size >= BATCH_BYTES or len(batch) >= 256:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
