@@ -244,6 +244,25 @@ def test_corrupt_and_huge_lines_are_counted(index: UsageIndex, tmp_path: Path,
     assert keys(index) == ["claude:m1:r1"]
 
 
+def test_files_are_read_in_bounded_pieces(index: UsageIndex, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # pieces smaller than a line: every line is "longer than a piece"
+    monkeypatch.setattr(usage_scan, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(transcripts, "MAX_LINE_BYTES", 3000)
+    path = session_file(tmp_path / "c")
+    writing = claude_line("m4", "r4", "2026-11-30T10:03:00Z")
+    path.write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z") + user_line()
+                     + claude_line("m2", "r2", "2026-11-30T10:01:00Z", pad="z" * 5000)
+                     + claude_line("m3", "r3", "2026-11-30T10:02:00Z") + writing[:100])
+    report = index.refresh([claude_source(tmp_path / "c")])
+    assert report.warnings == {"line_too_long": 1}
+    assert keys(index) == ["claude:m1:r1", "claude:m3:r3"]
+    with path.open("ab") as handle:
+        handle.write(writing[100:])
+    index.refresh([claude_source(tmp_path / "c")])
+    assert keys(index) == ["claude:m1:r1", "claude:m3:r3", "claude:m4:r4"]
+
+
 def test_entries_from_the_future_are_kept_and_counted(index: UsageIndex, tmp_path: Path) -> None:
     session_file(tmp_path / "c").write_bytes(
         claude_line("m1", "r1", "2026-11-30T10:00:00Z")

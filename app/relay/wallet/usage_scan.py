@@ -1,28 +1,28 @@
 """Reading one transcript file region for the usage index.
 
 A :class:`ScanJob` says which file, from which offset to which size, with which reader and
-starting state; :func:`run_job` reads it (a memory map for big regions, so a file of many
-gigabytes or a line of many megabytes never has to fit in memory) and returns plain tuples —
-cheap to send between processes (:mod:`relay.wallet.usage_pool` runs many jobs).
+starting state; :func:`run_job` reads it in bounded pieces (a file of many gigabytes or a line
+of many megabytes never has to fit in memory) and returns plain tuples — cheap to send between
+processes (:mod:`relay.wallet.usage_pool` runs many jobs).
 """
 
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from relay.wallet import transcripts
 from relay.wallet.model import LimitSnapshot, UsageEntry
-from relay.wallet.transcripts import Parsed, State, reader_named
+from relay.wallet.transcripts import Parsed, ReaderSpec, State, reader_named
 
 #: the head hash covers this many first bytes (a replaced file has another head)
 HEAD_BYTES = 4096
-#: regions at least this big are memory-mapped instead of read
-MMAP_BYTES = 4 * 1024 * 1024
+#: a region is read in pieces of about this many bytes, so memory stays bounded
+CHUNK_BYTES = 16 * 1024 * 1024
 
 #: (pos, ts_ms, model, input, output, cache_read, cache_write, reasoning, cost_usd, dedupe_key,
 #: session_id, project)
@@ -91,21 +91,74 @@ def run_batch(jobs: list[ScanJob]) -> list[ScanResult]:
 
 
 def _parse(handle: BinaryIO, job: ScanJob) -> Parsed:
+    """The job's region, read in pieces of :data:`CHUNK_BYTES` that end at a newline.
+
+    Plain reads, not a memory map: a transcript truncated while mapped would kill the process
+    with SIGBUS, and the in-process fall-back runs in the GUI's.
+    """
     reader = reader_named(job.reader)
-    length = job.size - job.start
-    if length <= 0:
-        return Parsed([], [], job.start, job.state)
-    fileno = handle.fileno()
-    if length >= MMAP_BYTES:
-        with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as mapped:
-            return reader.parse(mapped, job.state, job.start, min(job.size, len(mapped)), 0)
-    data = os.pread(fileno, length, job.start) if hasattr(os, "pread") else _read_at(handle, job)
+    if reader.whole_file:
+        return _parse_whole(handle, job, reader)
+    out = Parsed([], [], job.start, job.state)
+    pos = job.start
+    while pos < job.size:
+        data = _read_at(handle, pos, min(job.size - pos, CHUNK_BYTES))
+        _absorb(out, reader.parse(data, out.state, 0, len(data), pos))
+        if out.end > pos:
+            pos = out.end
+        elif pos + len(data) >= job.size or not data:
+            break   # the last line is still being written
+        else:
+            pos = _long_line(handle, job, pos, reader, out)
+    return out
+
+
+def _long_line(handle: BinaryIO, job: ScanJob, pos: int, reader: ReaderSpec, out: Parsed) -> int:
+    """A line longer than a chunk at ``pos``: parsed when under the cap, else skipped and counted."""
+    newline = _find_newline(handle, pos + CHUNK_BYTES, job.size)
+    if newline < 0:
+        return job.size   # still being written: out.end stays at its start
+    if newline - pos > transcripts.MAX_LINE_BYTES:
+        out.warnings[transcripts.TOO_LONG] += 1
+        out.end = newline + 1
+        return out.end
+    data = _read_at(handle, pos, newline + 1 - pos)
+    _absorb(out, reader.parse(data, out.state, 0, len(data), pos))
+    return newline + 1
+
+
+def _find_newline(handle: BinaryIO, start: int, stop: int) -> int:
+    """File offset of the first newline in [start, stop), or -1."""
+    while start < stop:
+        data = _read_at(handle, start, min(stop - start, CHUNK_BYTES))
+        if not data:
+            return -1
+        at = data.find(b"\n")
+        if at >= 0:
+            return start + at
+        start += len(data)
+    return -1
+
+
+def _parse_whole(handle: BinaryIO, job: ScanJob, reader: ReaderSpec) -> Parsed:
+    if job.size - job.start > transcripts.MAX_LINE_BYTES:
+        return Parsed([], [], job.start, job.state, Counter({transcripts.TOO_LONG: 1}))
+    data = _read_at(handle, job.start, job.size - job.start)
     return reader.parse(data, job.state, 0, len(data), job.start)
 
 
-def _read_at(handle: BinaryIO, job: ScanJob) -> bytes:
-    handle.seek(job.start)
-    return handle.read(job.size - job.start)
+def _absorb(out: Parsed, part: Parsed) -> None:
+    out.entries.extend(part.entries)
+    out.snapshots.extend(part.snapshots)
+    out.warnings.update(part.warnings)
+    out.state, out.end = part.state, part.end
+
+
+def _read_at(handle: BinaryIO, offset: int, size: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(handle.fileno(), size, offset)
+    handle.seek(offset)   # Windows has no pread
+    return handle.read(size)
 
 
 def _row(e: UsageEntry) -> Row:
