@@ -69,6 +69,14 @@ def test_every_runtime_is_indexed_under_its_account(index: UsageIndex, tmp_path:
     assert index.limit_snapshots("claude:work") == {}
 
 
+def test_subagent_transcripts_are_counted(index: UsageIndex, tmp_path: Path,
+                                          captures: Captures) -> None:
+    root = copy_tree(captures("claude", "w_subagent") / "config", tmp_path / "claude")
+    assert index.refresh([claude_source(root)]).files_seen == 2   # the session and its agent
+    assert sorted(e.tokens.output for _, _, e in index.entries()) == [16, 17, 32, 47]
+    assert {e.session_id for _, _, e in index.entries()} == {"96482de8-710f-4157-9d4d-d330bd3b204e"}
+
+
 def test_daily_totals_per_day_and_model(index: UsageIndex, tmp_path: Path,
                                         captures: Captures) -> None:
     claude = copy_tree(captures("claude", "b_write_tool") / "config", tmp_path / "claude")
