@@ -63,7 +63,8 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
             continue
         entry = _entry(obj, message, usage, key, base + line_start, warnings)
         if entry is not None:
-            copies.setdefault(key or "", usage)
+            if key is not None:
+                copies.setdefault(key, usage)
             sink.add(entry)
     return Parsed(sink.entries, [], base + stop, state, warnings)
 
