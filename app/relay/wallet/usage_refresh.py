@@ -72,11 +72,11 @@ class Refresh:
     def run(self, sources: Sequence[TranscriptSource], progress: Progress | None) -> RefreshReport:
         started = time.perf_counter()
         found = discover(sources)
-        known = self.store.files()
         self.report.files_seen = len(found.files)
-        before = self.store.count_entries()
-        self.store.begin()
+        self.store.begin()   # before reading what is known: another refresher may just have committed
         try:
+            known = self.store.files()
+            before = self.store.count_entries()
             self._forget_gone(known, found)
             jobs = [job for f in found.files.values() if (job := self._plan(f, known.get(f.path)))]
             self.report.files_changed = len(jobs)
@@ -84,12 +84,13 @@ class Refresh:
             for counts in found.warnings.values():
                 self.warnings.update(counts)
             self.store.set_source_warnings(found.warnings)
+            after = self.store.count_entries()
             self.store.commit()
         except BaseException:
             self.store.rollback()
             raise
         self.report.entries_removed = self.removed
-        self.report.entries_added = self.store.count_entries() - before + self.removed
+        self.report.entries_added = after - before + self.removed
         self.report.warnings = dict(self.warnings)
         self.report.elapsed_s = time.perf_counter() - started
         return self.report
