@@ -31,8 +31,9 @@ from relay.core.errors import StoreError
 from relay.wallet.usage_scan import LimitRow, Row
 
 SCHEMA_VERSION = 1
-#: staged rows are merged into ``entries`` in batches of about this many
-STAGE_ROWS = 50_000
+#: staged rows are merged into ``entries`` in batches of about this many (small: the merge
+#: overlaps the workers' parsing, and little is left to merge once they are done)
+STAGE_ROWS = 10_000
 COLUMNS = ("file_id, pos, ts_ms, model, input, output, cache_read, cache_write, reasoning, "
            "cost_usd, dedupe_key, session_id, project")
 _ROW_SQL = """
