@@ -120,6 +120,32 @@ def test_claude_counts_corrupt_non_utf8_and_huge_lines(monkeypatch: pytest.Monke
     assert parsed.end == len(data)
 
 
+@pytest.mark.parametrize("bad", [10**20, -5, 1e300])
+def test_impossible_counts_skip_the_entry_and_are_counted(bad: float) -> None:
+    # 1e20 is valid JSON but no SQLite integer: it must never reach the index
+    line = claude_line("m1", "r1", "2026-11-30T10:00:00Z").replace(b'"output_tokens":10',
+                                                                  f'"output_tokens":{bad}'.encode())
+    good = claude_line("m2", "r2", "2026-11-30T10:00:00Z")
+    parsed = claude.parse(line + good, {})
+    assert [e.dedupe_key for e in parsed.entries] == ["claude:m2:r2"]
+    assert parsed.warnings == {"bad_number": 1}
+
+
+def test_every_reader_counts_impossible_counts(captures: Captures) -> None:
+    codex_data = only(CODEX_FILE, captures("codex", "f_resume_by_id")).read_bytes()
+    gemini_data = only(GEMINI_FILE, captures("gemini", "b_tools_yolo")).read_bytes()
+    pi_data = only(PI_FILE, captures("pi", "f_resume")).read_bytes()
+    cases = [(codex.parse, codex_data, b'"output_tokens":80', 1),   # the second total
+             (gemini.parse, gemini_data, b'"output":30', 2),        # the last record
+             (pi.parse, pi_data, b'"output":25', 2)]
+    for parse, data, field_, kept in cases:
+        at = data.rindex(field_)
+        damaged = data[:at] + field_.split(b":")[0] + b":-1" + data[at + len(field_):]
+        parsed = parse(damaged, {})
+        assert parsed.warnings == {"bad_number": 1}, parse
+        assert len(parsed.entries) == kept, parse
+
+
 # ---- Codex -----------------------------------------------------------------------------------
 
 def test_codex_entries_are_per_response_deltas_not_the_thread_total(captures: Captures) -> None:

@@ -13,10 +13,10 @@ newline, and a partial last line (the CLI is still writing it) is read by the ne
 (Codex's current model and cumulative total, Pi's session header...); the index stores it.
 
 Readers never raise on bad input: corrupt or truncated lines, lines over
-:data:`MAX_LINE_BYTES`, non-UTF-8 bytes, missing or mistyped fields are skipped and counted in
-:attr:`Parsed.warnings` by kind. For speed they look for a marker with a C-speed byte search
-and parse only the lines that contain one: most bytes of a transcript are tool results that
-carry no usage.
+:data:`MAX_LINE_BYTES`, non-UTF-8 bytes, missing or mistyped fields and impossible counts are
+skipped and counted in :attr:`Parsed.warnings` by kind. For speed they look for a marker with
+a C-speed byte search and parse only the lines that contain one: most bytes of a transcript
+are tool results that carry no usage.
 
 Readers: ``claude`` (Claude Code JSONL), ``codex`` (rollouts), ``gemini`` (chat JSONL) and
 ``gemini_json`` (older whole-document chat files), ``pi`` (Pi session JSONL).
@@ -45,6 +45,8 @@ State = dict[str, Any]
 
 #: longer lines are skipped (counted as ``line_too_long``) instead of parsed
 MAX_LINE_BYTES = 64 * 1024 * 1024
+#: more tokens than this in one call is damage (and would not fit SQLite's 64-bit integers)
+MAX_COUNT = 10**12
 
 #: the runtimes whose transcripts have a reader
 RUNTIMES = ("claude", "codex", "gemini", "pi")
@@ -55,6 +57,7 @@ NOT_UTF8 = "not_utf8"
 TOO_LONG = "line_too_long"
 MISSING = "missing_field"
 BAD_TIME = "bad_timestamp"
+BAD_NUMBER = "bad_number"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +170,21 @@ def iso_ms(value: object) -> int | None:
 
 
 def count(value: object) -> int:
-    """A token count from JSON: non-negative numbers as int, anything else 0."""
+    """A token count from JSON; a missing or non-numeric one is 0.
+
+    Raises:
+        BadNumber: negative, or more than :data:`MAX_COUNT` (damage, not usage — and beyond
+            SQLite's integers); readers skip the entry and count ``bad_number``.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    return max(int(value), 0)
+    if not 0 <= value < MAX_COUNT:
+        raise BadNumber(value)
+    return int(value)
+
+
+class BadNumber(ValueError):
+    """A token count no model call can have."""
 
 
 def text(value: object) -> str | None:

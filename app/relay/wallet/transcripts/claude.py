@@ -16,8 +16,11 @@ from typing import Any
 
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
+    BAD_NUMBER,
     BAD_TIME,
+    MAX_COUNT,
     MISSING,
+    BadNumber,
     Buffer,
     EntrySink,
     Parsed,
@@ -61,7 +64,11 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
         key = _key(message, obj)
         if key is not None and copies.get(key) == usage:
             continue
-        entry = _entry(obj, message, usage, key, base + line_start, warnings)
+        try:
+            entry = _entry(obj, message, usage, key, base + line_start, warnings)
+        except BadNumber:
+            warnings[BAD_NUMBER] += 1
+            continue
         if entry is not None:
             if key is not None:
                 copies.setdefault(key, usage)
@@ -101,4 +108,4 @@ def _entry(obj: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], 
 
 def _count(value: object) -> int:
     # the common case first: a plain non-negative int
-    return value if type(value) is int and value >= 0 else count(value)
+    return value if type(value) is int and 0 <= value < MAX_COUNT else count(value)

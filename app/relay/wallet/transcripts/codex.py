@@ -31,7 +31,9 @@ from typing import Any
 
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import (
+    BAD_NUMBER,
     BAD_TIME,
+    BadNumber,
     Buffer,
     EntrySink,
     Parsed,
@@ -86,7 +88,11 @@ def _token_count(obj: dict[str, Any], payload: dict[str, Any], offset: int, stat
         return
     info = payload.get("info")
     if isinstance(info, dict):
-        delta, key_usage = _delta(info, state)
+        try:
+            delta, key_usage = _delta(info, state)
+        except BadNumber:
+            out.warnings[BAD_NUMBER] += 1
+            delta = key_usage = None
         if delta is not None and any(delta):
             key = f"codex:{obj.get('timestamp')}:" + ":".join(map(str, key_usage or delta))
             sink.add(_entry(delta, ts_ms, offset, key, state))

@@ -29,10 +29,12 @@ from typing import Any
 
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
+    BAD_NUMBER,
     BAD_TIME,
     CORRUPT,
     MAX_LINE_BYTES,
     TOO_LONG,
+    BadNumber,
     Buffer,
     EntrySink,
     Parsed,
@@ -108,7 +110,11 @@ def _add(record: object, offset: int, state: State, sink: EntrySink,
     if ts_ms is None:
         warnings[BAD_TIME] += 1
         return
-    counted = _tokens(tokens)
+    try:
+        counted = _tokens(tokens)
+    except BadNumber:
+        warnings[BAD_NUMBER] += 1
+        return
     if counted.total == 0:
         return
     record_id = text(record.get("id"))

@@ -17,8 +17,10 @@ from typing import Any
 
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
+    BAD_NUMBER,
     BAD_TIME,
     MISSING,
+    BadNumber,
     Buffer,
     EntrySink,
     Parsed,
@@ -50,7 +52,11 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
             state["session"] = text(obj.get("id")) or state.get("session")
             state["cwd"] = text(obj.get("cwd")) or state.get("cwd")
         elif kind == "message":
-            entry = _entry(obj, base + line_start, state, warnings)
+            try:
+                entry = _entry(obj, base + line_start, state, warnings)
+            except BadNumber:
+                warnings[BAD_NUMBER] += 1
+                continue
             if entry is not None:
                 sink.add(entry)
     return Parsed(sink.entries, [], base + stop, state, warnings)
