@@ -120,11 +120,11 @@ def test_claude_counts_corrupt_non_utf8_and_huge_lines(monkeypatch: pytest.Monke
     assert parsed.end == len(data)
 
 
-@pytest.mark.parametrize("bad", [10**20, -5, 1e300])
-def test_impossible_counts_skip_the_entry_and_are_counted(bad: float) -> None:
+@pytest.mark.parametrize("bad", [b"100000000000000000000", b"-5", b"1e300", b'"12"', b"[1]", b"true"])
+def test_impossible_counts_skip_the_entry_and_are_counted(bad: bytes) -> None:
     # 1e20 is valid JSON but no SQLite integer: it must never reach the index
     line = claude_line("m1", "r1", "2026-11-30T10:00:00Z").replace(b'"output_tokens":10',
-                                                                  f'"output_tokens":{bad}'.encode())
+                                                                  b'"output_tokens":' + bad)
     good = claude_line("m2", "r2", "2026-11-30T10:00:00Z")
     parsed = claude.parse(line + good, {})
     assert [e.dedupe_key for e in parsed.entries] == ["claude:m2:r2"]
@@ -271,6 +271,15 @@ def test_pi_keeps_the_cost_it_wrote(captures: Captures) -> None:
     assert {(e.session_id, e.project) for e in entries} == {
         ("01a22bed-e6d7-7697-9321-711a188928b2", "<CWD>")}
     assert entries[0].dedupe_key == "pi:chatcmpl-071c1b55dff341d6be44"
+
+
+def test_pi_falls_back_to_the_message_epoch(captures: Captures) -> None:
+    data = only(PI_FILE, captures("pi", "f_resume")).read_bytes()
+    lines = [orjson.loads(line) for line in data.splitlines()]
+    for line in lines:
+        line["timestamp"] = "not a time"
+    entries = pi.parse(b"".join(orjson.dumps(line) + b"\n" for line in lines), {}).entries
+    assert [e.ts_ms for e in entries] == [1796033341295, 1796033342931, 1796033345300]
 
 
 def test_pi_skips_failed_attempts(captures: Captures) -> None:

@@ -170,15 +170,15 @@ def iso_ms(value: object) -> int | None:
 
 
 def count(value: object) -> int:
-    """A token count from JSON; a missing or non-numeric one is 0.
+    """A token count from JSON; a missing (or null) one is 0.
 
     Raises:
-        BadNumber: negative, or more than :data:`MAX_COUNT` (damage, not usage — and beyond
-            SQLite's integers); readers skip the entry and count ``bad_number``.
+        BadNumber: not a number, negative, or more than :data:`MAX_COUNT` (damage, not usage —
+            and beyond SQLite's integers); readers skip the entry and count ``bad_number``.
     """
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if value is None:
         return 0
-    if not 0 <= value < MAX_COUNT:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < MAX_COUNT:
         raise BadNumber(value)
     return int(value)
 

@@ -78,7 +78,9 @@ def _entry(obj: dict[str, Any], offset: int, state: State,
         return None
     ts_ms = iso_ms(obj.get("timestamp"))
     if ts_ms is None:
-        ts_ms = message.get("timestamp") if isinstance(message.get("timestamp"), int) else None
+        # the message's own epoch milliseconds
+        epoch = message.get("timestamp")
+        ts_ms = int(epoch) if isinstance(epoch, int | float) and not isinstance(epoch, bool) else None
     if ts_ms is None:
         warnings[BAD_TIME] += 1
         return None
