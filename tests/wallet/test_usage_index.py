@@ -300,6 +300,17 @@ def test_an_unreadable_file_is_counted_and_the_scan_goes_on(index: UsageIndex,
     assert keys(index) == ["claude:m1:r1"]
 
 
+def test_a_file_name_that_is_not_utf8_is_counted(index: UsageIndex, tmp_path: Path) -> None:
+    good = session_file(tmp_path / "c")
+    good.write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z"))
+    odd = os.path.join(os.fsencode(good.parent), b"caf\xe9.jsonl")   # Latin-1, not UTF-8
+    with open(odd, "wb") as handle:
+        handle.write(claude_line("m2", "r2", "2026-11-30T10:00:00Z"))
+    report = index.refresh([claude_source(tmp_path / "c")])
+    assert report.warnings == {"unreadable": 1}
+    assert keys(index) == ["claude:m1:r1"]
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root lists folders whatever their mode")
 def test_files_under_an_unlistable_folder_are_kept(index: UsageIndex, tmp_path: Path) -> None:
     path = session_file(tmp_path / "c")

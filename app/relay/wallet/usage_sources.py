@@ -140,8 +140,10 @@ def _add(path: str, source: TranscriptSource, found: Discovery, hints: dict[str,
     if path in found.files:
         return
     try:
+        if not path.isascii():
+            path.encode("utf-8")   # a name that is not UTF-8 cannot be stored in the index
         info = os.stat(path)
-    except OSError:
+    except (OSError, UnicodeEncodeError):
         found.warn(source.entry, UNREADABLE)
         return
     if not stat.S_ISREG(info.st_mode):
