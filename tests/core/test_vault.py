@@ -9,6 +9,7 @@ with a throwaway, unlocked gnome-keyring), which sets ``RELAY_REAL_KEYRING=1``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,7 +27,9 @@ import keyring.errors
 import pytest
 from keyring.backends import chainer, fail, null
 
+from relay.core.accounts import AccountBook, key_name
 from relay.core.config import Config, load_config
+from relay.core.engine import Engine
 from relay.core.errors import VaultError
 from relay.core.vault import INDEX_FILE, SIGNING_KEY_NAME, VAULT_FILE, ScryptParams, Vault
 
@@ -424,3 +427,48 @@ def test_real_secret_service(config: Config) -> None:
     finally:
         vault.delete("account:claude:work")
         vault.delete(SIGNING_KEY_NAME)
+
+
+def _secret_tool(service: str, name: str) -> str | None:
+    """The value libsecret itself finds (not read through keyring); None without secret-tool."""
+    if not shutil.which("secret-tool"):
+        return None
+    found = subprocess.run(["secret-tool", "lookup", "service", service, "username", name],
+                           capture_output=True, text=True, check=False, timeout=30)
+    return found.stdout
+
+
+@pytest.mark.skipif(os.environ.get("RELAY_REAL_KEYRING") != "1",
+                    reason="needs a Secret Service: run under scripts/with-keyring.sh")
+async def test_real_secret_service_keeps_an_accounts_api_key(config: Config) -> None:
+    keyring.core.init_backend()
+    assert type(keyring.get_keyring()).__module__ == "keyring.backends.SecretService"
+    service = f"relay-test-accounts-{os.getpid()}"
+    engine = await Engine.open(config)
+    book = AccountBook(engine.store, engine.writer,
+                       lambda: Vault.open(config, env={}, service=service))
+    old, new = key_name("claude", "work"), key_name("claude", "main")
+    try:
+        account = await book.add("claude", "work", None, "api_key", SECRET)
+        assert account.has_key is True
+        assert keyring.get_password(service, old) == SECRET
+        assert _secret_tool(service, old) in (SECRET, None)
+        assert await book.agent_env(account) == {"ANTHROPIC_API_KEY": SECRET}
+        assert [(a.entry, a.has_key) for a in await book.all()] == [("claude:work", True)]
+        renamed = await book.edit("claude", "work", new_label="main")
+        assert keyring.get_password(service, new) == SECRET
+        assert keyring.get_password(service, old) is None
+        await engine.writer.flush()
+        for path in config.home.rglob("*"):  # the database, its WAL, the name index…
+            if path.is_file():
+                assert SECRET.encode() not in path.read_bytes(), path
+        index = json.loads((config.home / INDEX_FILE).read_text())
+        assert index["names"][service] == [new]  # names only
+        await book.remove("claude", renamed.label)
+        assert keyring.get_password(service, new) is None
+        assert _secret_tool(service, new) in ("", None)
+    finally:
+        for name in (old, new):
+            with contextlib.suppress(keyring.errors.PasswordDeleteError):
+                keyring.delete_password(service, name)
+        await engine.close()

@@ -1,27 +1,23 @@
-"""relay-cli handoff and relay-cli accounts.
+"""relay-cli handoff.
 
 ``handoff SESSION [--to P[:A]]`` asks the Relay process that runs SESSION (a
 window, or a ``relay-cli run`` in another terminal) to pause its agent at the
 next safe point and hand the task on; it then follows the handoff until the
-receiver works (exit 0) or the handoff fails (exit 1). ``accounts`` registers
-the configuration folders that ``provider:label`` chain entries stand for.
+receiver works (exit 0) or the handoff fails (exit 1). (``accounts`` lives in
+:mod:`relay.cli.accounts_cmd`.)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from relay.cli.render import StreamPrinter
-from relay.core.accounts import CONFIG_ENV
 from relay.core.config import Config
 from relay.core.engine import Engine
-from relay.runtimes.registry import available_runtimes
 
 #: how long `handoff` follows the handoff before giving up (the session goes on)
 FOLLOW_LIMIT_S = 600.0
@@ -35,18 +31,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     handoff.add_argument("--to", type=entry_type, metavar="RUNTIME[:ACCOUNT]",  # type: ignore[arg-type]
                          help="where to hand off to (default: the next entry of its chain)")
     handoff.add_argument("--json", action="store_true", help="print the handoff's events as JSON")
-
-    accounts = sub.add_parser("accounts", help="the accounts chain entries name (provider:label)")
-    actions = accounts.add_subparsers(dest="accounts_command", required=True, metavar="ACTION")
-    actions.add_parser("list", help="registered accounts")
-    add = actions.add_parser("add", help="register an account: a CLI configuration folder")
-    add.add_argument("provider", choices=[r for r in available_runtimes() if r != "demo"])
-    add.add_argument("label", help="e.g. work or personal")
-    add.add_argument("--config-dir", type=Path, help="the CLI's configuration folder for this "
-                     f"account ({', '.join(f'{k}: {v}' for k, v in CONFIG_ENV.items())})")
-    remove = actions.add_parser("remove", help="forget an account (its folder is left alone)")
-    remove.add_argument("provider")
-    remove.add_argument("label")
 
 
 async def handoff(config: Config, args: argparse.Namespace, console: Console) -> int:
@@ -80,32 +64,3 @@ async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPr
                 return 1
         await asyncio.sleep(0.2)  # tailing another process's writes
     return 1
-
-
-async def accounts(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
-        book = engine.accounts
-        match args.accounts_command:
-            case "add":
-                account = await book.add(args.provider, args.label, args.config_dir)
-                where = account.config_dir or "the CLI's default folder"
-                console.print(f"Account {account.entry}: {where}")
-            case "remove":
-                await book.remove(args.provider, args.label)
-                console.print(f"Removed {args.provider}:{args.label} (its folder is untouched).")
-            case _:
-                rows = await book.all()
-                if not rows:
-                    console.print("No accounts yet. Add one: relay-cli accounts add claude work "
-                                  "--config-dir ~/.claude-work")
-                    return 0
-                table = Table(title="Accounts")
-                for col in ("entry", "configuration folder", "login"):
-                    table.add_column(col)
-                for a in rows:
-                    table.add_row(a.entry, str(a.config_dir or "(CLI default)"), a.auth_kind)
-                console.print(table)
-        return 0
-    finally:
-        await engine.close()

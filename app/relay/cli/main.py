@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from relay import __version__
-from relay.cli import audit_cmd, budget_cmd, commands, contract_cmd, handoff_cmd
+from relay.cli import accounts_cmd, audit_cmd, budget_cmd, commands, contract_cmd, handoff_cmd
 from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit_cmd.register(sub)
     contract_cmd.register(sub)
     handoff_cmd.register(sub, _chain_entry)
+    accounts_cmd.register(sub)
     budget_cmd.register(sub, _chain_entry)
     return parser
 
@@ -143,7 +144,7 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
         case "handoff":
             return await handoff_cmd.handoff(config, args, console)
         case "accounts":
-            return await handoff_cmd.accounts(config, args, console)
+            return await accounts_cmd.run(config, args, console)
         case "budget":
             return await budget_cmd.budget(config, args, console)
         case "prices":

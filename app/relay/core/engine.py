@@ -27,7 +27,7 @@ from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_r
 from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
-from relay.core.vault import PassphraseProvider
+from relay.core.vault import PassphraseProvider, Vault
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -61,7 +61,7 @@ class Engine:
         self.audit = audit
         self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider)
         self.breakers = CircuitBreakers(store, writer)
-        self.accounts = AccountBook(store, writer)
+        self.accounts = AccountBook(store, writer, lambda: Vault.open(config, passphrase_provider))
         self.requests = ControlRequests(store, writer)
         self.services = Services(self.coordinator, self.breakers, self.accounts)
         self.recovered: list[str] = []

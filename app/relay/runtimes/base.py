@@ -68,7 +68,11 @@ class RunRequest:
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     resume_id: str | None = None          # the agent's own session id to continue
     agent_session_id: str | None = None   # a new id we chose (runtimes that allow it)
-    extra_env: Mapping[str, str] = field(default_factory=dict)
+    #: variables Relay sets (an account's folder, its API key): never shown by ``repr``
+    extra_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: inherited variables the agent must not see (another credential that would override
+    #: the account's own); ``extra_env`` is applied after them
+    drop_env: frozenset[str] = frozenset()
     #: a continuation contract to inject as system-prompt text, where the runtime
     #: supports that (Claude: --append-system-prompt-file); otherwise it is in ``prompt``.
     brief_file: Path | None = None
@@ -243,8 +247,10 @@ class CliAdapter(RuntimeAdapter):
         """A fresh parser for one run."""
 
     def build_env(self, request: RunRequest) -> dict[str, str]:
-        """The user's environment plus what Relay sets."""
-        return {**self.env, **request.extra_env}
+        """The user's environment without ``drop_env``, plus what Relay sets."""
+        env = {k: v for k, v in self.env.items() if k not in request.drop_env}
+        env.update(request.extra_env)
+        return env
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         self.preflight(request)

@@ -604,10 +604,12 @@ class SessionRunner:
         if self.continuation is not None:
             options["previous_total"] = self.continuation.previous_total
         env: dict[str, str] = {}
+        drop: frozenset[str] = frozenset()
         if self.services is not None:
             account = await self.services.accounts.for_entry(step.entry)
-            if account is not None:
-                env = account.env()
+            if account is not None:  # its folder and key; no other credential overrides them
+                env = await self.services.accounts.agent_env(account)
+                drop = account.drop_env()
             elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
                 await self._emit(Notice(message=(
                     f"{step.entry} is not a registered account, so it runs with the CLI's own "
@@ -615,7 +617,7 @@ class SessionRunner:
         return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                           permission=self.spec.permission, resume_id=step.resume_id,
                           inactivity_timeout=self.config.inactivity_timeout, options=options,
-                          extra_env=env, brief_file=step.brief_file)
+                          extra_env=env, drop_env=drop, brief_file=step.brief_file)
 
 
 def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:

@@ -1,0 +1,275 @@
+"""relay-cli accounts: the user's own accounts that chain entries name (provider:label).
+
+``list [--json]``, ``add``, ``edit``, ``remove``, ``test``, ``login``, ``prefer``,
+``pause`` and ``resume``. An API key is read from stdin (``--api-key-stdin``) or asked
+for without echo — never taken from the command line, where other users' ``ps`` and the
+shell history would see it — and goes to the vault only; nothing here prints it.
+``login`` runs the CLI's own login in the foreground with this terminal (an argument
+list, never a shell). Exit codes: 0 done (``test``: the account answered), 1 ``test``
+or ``login`` did not succeed, 2 a RelayError.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.core.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
+from relay.core.accounts import (
+    AUTH_KINDS,
+    CONFIG_ENV,
+    KEY_ENV,
+    PROVIDERS,
+    UNCHANGED,
+    Account,
+    AccountBook,
+    check_auth_kind,
+)
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.errors import AccountError
+
+OWN_ACCOUNTS = ("Only your own accounts: Relay runs each CLI as you would, with the folder or "
+                "key you give it — no pooling, no sharing of accounts between people.")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``accounts ACTION …`` to relay-cli's parser."""
+    folders = ", ".join(f"{k}: {v}" for k, v in CONFIG_ENV.items())
+    accounts = sub.add_parser(
+        "accounts", help="your accounts that chain entries name (provider:label)",
+        description=f"Accounts that chain entries (--provider claude:work) name. {OWN_ACCOUNTS}",
+        epilog=f"Configuration folders are passed as {folders}. API keys go to the vault "
+               f"({', '.join(f'{k}: {v}' for k, v in KEY_ENV.items())}).")
+    actions = accounts.add_subparsers(dest="accounts_command", required=True, metavar="ACTION")
+
+    listing = actions.add_parser("list", help="registered accounts (never their keys)")
+    listing.add_argument("--json", action="store_true", help="print them as JSON")
+
+    add = actions.add_parser("add", help="register one of your accounts",
+                             description=f"Register an account. {OWN_ACCOUNTS}")
+    add.add_argument("provider", choices=PROVIDERS)
+    add.add_argument("label", help="e.g. work or personal")
+    add.add_argument("--config-dir", type=Path, help=f"the CLI's configuration folder for this "
+                     f"account (a folder you already use is fine; Relay never rewrites it); "
+                     f"{folders}")
+    _key_options(add)
+    add.add_argument("--auth", choices=AUTH_KINDS, help="how it signs in (default: cli_login, "
+                     "or api_key with --api-key-stdin)")
+
+    edit = actions.add_parser("edit", help="change an account (what is not given stays)")
+    _name(edit)
+    folder = edit.add_mutually_exclusive_group()
+    folder.add_argument("--config-dir", type=Path, help="a new configuration folder")
+    folder.add_argument("--default-dir", action="store_true",
+                        help="use the CLI's default folder")
+    edit.add_argument("--auth", choices=AUTH_KINDS, help="a new sign-in kind (to cli_login: "
+                      "the stored key is deleted)")
+    _key_options(edit, new=True)
+    edit.add_argument("--rename", metavar="LABEL", help="a new label")
+
+    for action, text in (("remove", "forget an account and delete its key (its folder is "
+                                    "left alone)"),
+                         ("prefer", "use it for chain entries that name only the provider"),
+                         ("pause", "sessions skip it until `resume`"),
+                         ("resume", "sessions use it again")):
+        _name(actions.add_parser(action, help=text))
+    test = actions.add_parser("test", help="does this account answer? (spends a few tokens)",
+                              description=COST_NOTE)
+    _name(test)
+    test.add_argument("--json", action="store_true", help="print the result as JSON")
+    login = actions.add_parser("login", help="run the CLI's own login for this account, here",
+                               description="Runs the CLI's login flow in this terminal with the "
+                                           f"account's folder. {OWN_ACCOUNTS}")
+    _name(login)
+
+
+def _name(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("provider")
+    parser.add_argument("label")
+
+
+def _key_options(parser: argparse.ArgumentParser, new: bool = False) -> None:
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--api-key-stdin", action="store_true",
+                      help="read the API key from stdin (one line), e.g. from a password manager")
+    if new:
+        keys.add_argument("--new-key", action="store_true",
+                          help="ask for a new API key (typed without echo)")
+
+
+async def run(config: Config, args: argparse.Namespace, console: Console) -> int:
+    """Run the accounts action ``args`` names; return the exit code."""
+    if args.accounts_command == "login":
+        return await _login(config, args, console)
+    from relay.cli.contract_cmd import tty_passphrase
+
+    engine = await Engine.open(config, passphrase_provider=tty_passphrase)
+    try:
+        return await _act(engine, args, console)
+    finally:
+        await engine.close()
+
+
+async def _act(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    book = engine.accounts
+    match args.accounts_command:
+        case "list":
+            _print_list(await book.all(), console, args.json)
+        case "add":
+            kind = check_auth_kind(args.provider,
+                                   args.auth or ("api_key" if args.api_key_stdin else "cli_login"))
+            key = _read_key(args.provider, args.api_key_stdin) if kind == "api_key" else None
+            account = await book.add(args.provider, args.label, args.config_dir, kind, key)
+            note = "; API key in the vault" if account.auth_kind == "api_key" else ""
+            console.print(f"Account {escape(account.entry)}: {escape(_where(account))}{note}")
+        case "edit":
+            account = await _edit(book, args)
+            console.print(f"{escape(account.entry)}: {escape(_where(account))}, "
+                          f"{_signs_in(account)}.")
+        case "remove":
+            await book.remove(args.provider, args.label)
+            console.print(f"Removed {escape(args.provider)}:{escape(args.label)} (its folder is "
+                          "untouched; its key, if any, is deleted from the vault).")
+        case "prefer":
+            await book.set_preferred(args.provider, args.label)
+            console.print(f"{escape(args.provider)}:{escape(args.label)} is now used for "
+                          f"`--provider {escape(args.provider)}`.")
+        case "pause" | "resume":
+            await book.set_paused(args.provider, args.label, args.accounts_command == "pause")
+            state = "paused: sessions skip it" if args.accounts_command == "pause" else "resumed"
+            console.print(f"{escape(args.provider)}:{escape(args.label)} {state}.")
+        case "test":
+            return await _test(engine, args, console)
+    return 0
+
+
+async def _edit(book: AccountBook, args: argparse.Namespace) -> Account:
+    current = await book.get(args.provider, args.label)
+    if current is None:
+        raise AccountError(f"No account {args.provider}:{args.label}.",
+                           "List them with `relay-cli accounts list`.")
+    kind = check_auth_kind(args.provider, args.auth or current.auth_kind)
+    key = (_read_key(args.provider, args.api_key_stdin)
+           if args.api_key_stdin or args.new_key
+           or (kind == "api_key" and current.auth_kind != "api_key") else None)
+    return await book.edit(
+        args.provider, args.label,
+        config_dir=None if args.default_dir else args.config_dir or UNCHANGED,
+        auth_kind=args.auth or UNCHANGED, api_key=key if key is not None else UNCHANGED,
+        new_label=args.rename or UNCHANGED)
+
+
+def _read_key(provider: str, from_stdin: bool) -> str:
+    """The API key from stdin, or typed at a prompt without echo (never from argv)."""
+    if from_stdin:
+        return sys.stdin.readline().strip()
+    if not sys.stdin.isatty():
+        raise AccountError("No terminal to type the API key in.",
+                           "Pipe it in with --api-key-stdin.")
+    return getpass.getpass(f"{provider} API key (not shown): ").strip()
+
+
+async def _test(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    account = await engine.accounts.get(args.provider, args.label)
+    if account is None:
+        raise AccountError(f"No account {args.provider}:{args.label}.",
+                           "List them with `relay-cli accounts list`.")
+    if not args.json:
+        console.print(f"Testing {escape(account.entry)}… {COST_NOTE}")
+    result = await check_account(account, engine.accounts, engine.config)
+    if args.json:
+        print(json.dumps({
+            "entry": result.entry, "status": result.status, "ok": result.ok,
+            "message": result.message, "hint": result.hint, "model": result.model,
+            "latency_s": result.latency_s, "answer": result.answer,
+            "resets_at": result.resets_at.isoformat() if result.resets_at else None,
+            "note": result.cost_note}, ensure_ascii=False), flush=True)
+    else:
+        style = "green" if result.ok else "red"
+        console.print(f"[{style}]{escape(result.summary)}[/]")
+        if not result.ok and result.message not in result.summary:
+            console.print(escape(result.message))
+        if result.hint:
+            console.print(f"  → {escape(result.hint)}")
+    return 0 if result.ok else 1
+
+
+async def _login(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)  # closed before the login: it may take minutes
+    try:
+        account = await engine.accounts.get(args.provider, args.label)
+    finally:
+        await engine.close()
+    if account is None:
+        raise AccountError(f"No account {args.provider}:{args.label}.",
+                           "List them with `relay-cli accounts list`.")
+    plan = login_command(account)
+    if isinstance(plan, NoLogin):
+        raise AccountError(plan.reason, plan.hint)
+    console.print(f"Logging {escape(account.entry)} in: {escape(_shown(plan))}")
+    console.print(escape(plan.how))
+    process = await asyncio.create_subprocess_exec(*plan.argv, env=plan.environment())
+    try:
+        code = await process.wait()
+    except asyncio.CancelledError:  # Ctrl-C reached the login too (same terminal)
+        await asyncio.shield(process.wait())
+        raise
+    if code != 0:
+        console.print(f"[red]The login ended with exit code {code}.[/]")
+        return 1
+    console.print(f"Done. Check it with `relay-cli accounts test {escape(account.provider)} "
+                  f"{escape(account.label)}` (spends a few tokens).")
+    return 0
+
+
+def _shown(plan: LoginCommand) -> str:
+    env = " ".join(f"{k}={v}" for k, v in plan.env.items())
+    unset = " ".join(f"-u {name}" for name in sorted(plan.unset))
+    return " ".join(part for part in ("env", unset, env, *plan.argv) if part)
+
+
+def _print_list(accounts: list[Account], console: Console, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([_as_json(a) for a in accounts], ensure_ascii=False), flush=True)
+        return
+    if not accounts:
+        console.print("No accounts yet. Add one: relay-cli accounts add claude work "
+                      "--config-dir ~/.claude-work")
+        return
+    table = Table(title="Accounts")
+    for col in ("entry", "configuration folder", "sign-in", "state"):
+        table.add_column(col)
+    for a in accounts:
+        state = ", ".join(s for s, on in (("preferred", a.preferred), ("paused", a.paused)) if on)
+        table.add_row(escape(a.entry), escape(str(a.config_dir or "(CLI default)")),
+                      _signs_in(a), state)
+    console.print(table)
+
+
+def _as_json(account: Account) -> dict[str, Any]:
+    return {"entry": account.entry, "provider": account.provider, "label": account.label,
+            "config_dir": str(account.config_dir) if account.config_dir else None,
+            "auth_kind": account.auth_kind, "preferred": account.preferred,
+            "paused": account.paused, "has_key": account.has_key}
+
+
+def _where(account: Account) -> str:
+    return str(account.config_dir) if account.config_dir else "the CLI's default folder"
+
+
+def _signs_in(account: Account) -> str:
+    if account.auth_kind != "api_key":
+        return "the CLI's own login"
+    if account.has_key is None:
+        return "API key (vault locked)"
+    return "API key in the vault" if account.has_key else "API key MISSING from the vault"
