@@ -33,6 +33,8 @@ def relay_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own data folder."""
     home = tmp_path / "relay-home"
     monkeypatch.setenv("RELAY_HOME", str(home))
+    # the wallet counts only registered accounts' folders, never the developer's ~/.claude
+    monkeypatch.setenv("RELAY_WALLET_DEFAULT_FOLDERS", "0")
     return home
 
 

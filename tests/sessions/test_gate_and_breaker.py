@@ -86,7 +86,7 @@ async def test_a_quota_error_opens_the_breaker_and_later_sessions_skip_the_accou
 
     only_a = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo:a"]))
     assert only_a.state == "failed"
-    assert only_a.reason == "every account in the chain is out until its reset"
+    assert only_a.reason == "every account in the chain is out until its reset or paused"
 
 
 async def test_after_the_reset_the_next_run_probes_and_closes_the_breaker(engine: Engine,

@@ -157,15 +157,18 @@ async def list_sessions(config: Config, console: Console, limit: int) -> None:
     console.print(sessions_table(rows))
 
 
-async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None) -> SessionRow:
+async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None,
+               quota: list[float] | None = None) -> SessionRow:
     """A complete demo session in a temporary repository."""
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     repo = make_demo_repo(base / "demo-project")
-    # With a simulated limit the demo hands the task to a second (simulated) account,
-    # so a newcomer sees the whole loop: limit → snapshot → signed contract → resume.
-    chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
+    # With a simulated limit (or a window filling up) the demo hands the task to a second
+    # (simulated) account, so a newcomer sees the whole loop: limit → snapshot → signed
+    # contract → resume — or the wallet's pre-emptive handoff before the limit.
+    chain = ["demo:primary", "demo:backup"] if limit_after is not None or quota else []
     spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
-                       runtime="demo", chain=chain, demo_limit_after=limit_after)
+                       runtime="demo", chain=chain, demo_limit_after=limit_after,
+                       demo_quota=quota or [])
     return await run_session(config, new_session(spec), console, as_json)
 
 

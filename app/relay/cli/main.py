@@ -18,7 +18,15 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from relay import __version__
-from relay.cli import accounts_cmd, audit_cmd, budget_cmd, commands, contract_cmd, handoff_cmd
+from relay.cli import (
+    accounts_cmd,
+    audit_cmd,
+    budget_cmd,
+    commands,
+    contract_cmd,
+    handoff_cmd,
+    wallet_cmd,
+)
 from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
@@ -88,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit-after", type=int,
                       help="hit a simulated usage limit after N turns, then hand off to a "
                            "second simulated account")
+    demo.add_argument("--quota", type=_percentages, metavar="P,P,…",
+                      help="report these percentages of the five-hour window, one per turn "
+                           "(e.g. 40,70,97: the wallet hands off before the limit)")
 
     recover = sub.add_parser("recover", help="carry on handoffs a stopped Relay left unfinished")
     recover.add_argument("--json", action="store_true")
@@ -98,7 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     handoff_cmd.register(sub, _chain_entry)
     accounts_cmd.register(sub)
     budget_cmd.register(sub, _chain_entry)
+    wallet_cmd.register(sub)
     return parser
+
+
+def _percentages(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("a comma-separated list of percentages") from exc
+    if not values or any(not 0 <= v <= 100 for v in values):
+        raise argparse.ArgumentTypeError("percentages between 0 and 100, e.g. 40,70,97")
+    return values
 
 
 def _spec(args: argparse.Namespace) -> SessionSpec:
@@ -131,7 +153,7 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             await commands.list_sessions(config, console, args.limit)
             return 0
         case "demo":
-            row = await commands.demo(config, console, args.json, args.limit_after)
+            row = await commands.demo(config, console, args.json, args.limit_after, args.quota)
             return 0 if row.state == "completed" else 1
         case "recover":
             return await commands.recover(config, console, args.json)
@@ -145,6 +167,12 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await handoff_cmd.handoff(config, args, console)
         case "accounts":
             return await accounts_cmd.run(config, args, console)
+        case "wallet":
+            return await wallet_cmd.wallet(config, args, console)
+        case "usage":
+            return await wallet_cmd.usage(config, args, console)
+        case "statusline":
+            return await wallet_cmd.statusline(config, console)
         case "budget":
             return await budget_cmd.budget(config, args, console)
         case "prices":

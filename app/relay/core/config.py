@@ -48,6 +48,11 @@ class Config(BaseModel):
     #: the least confidence a forecast needs to hand off early: "medium" acts on the
     #: providers' own figures only; "low" also on limits learned from transcripts.
     wallet_preempt_confidence: Literal["high", "medium", "low"] = "medium"
+    #: while an agent works, its account is looked at this often (and at every turn end
+    #: and official reading); 0 looks only then.
+    wallet_interval: float = Field(default=60.0, ge=0)
+    #: also count each CLI's default folder (~/.claude, ~/.codex, …) as the bare provider
+    wallet_default_folders: bool = True
 
     @property
     def db_path(self) -> Path:
@@ -85,6 +90,8 @@ _ENV_KEYS = {
     "RELAY_WALLET_WATERMARK": "wallet_watermark",
     "RELAY_WALLET_HORIZON": "wallet_horizon",
     "RELAY_WALLET_PREEMPT_CONFIDENCE": "wallet_preempt_confidence",
+    "RELAY_WALLET_INTERVAL": "wallet_interval",
+    "RELAY_WALLET_DEFAULT_FOLDERS": "wallet_default_folders",
 }
 
 

@@ -39,6 +39,7 @@ from relay.sessions.orphans import stop_orphan_agents
 from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
 from relay.sessions.runner import SessionRunner, new_id
 from relay.sessions.worktree import Workspace
+from relay.wallet.service import Wallet, WalletGuard
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,9 @@ class Engine:
         self.breakers = CircuitBreakers(store, writer)
         self.accounts = AccountBook(store, writer, lambda: Vault.open(config, passphrase_provider))
         self.requests = ControlRequests(store, writer)
-        self.services = Services(self.coordinator, self.breakers, self.accounts)
+        self.wallet = Wallet(config, store, writer, self.accounts)
+        self.services = Services(self.coordinator, self.breakers, self.accounts,
+                                 guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -105,6 +108,7 @@ class Engine:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await self.wallet.close()
         await self.writer.close()
         await self.audit.aclose()
         await self.store.close()

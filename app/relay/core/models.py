@@ -31,6 +31,9 @@ class SessionSpec(BaseModel):
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.
     demo_limit_after: int | None = None
+    #: the demo reports these official percentages of its five-hour window, one per turn
+    #: (shows the wallet's pre-emptive handoff; first chain entry only)
+    demo_quota: list[float] = Field(default_factory=list)
     #: acceptance commands (argument arrays) the verifier gate runs in the worktree
     #: after the agent finishes and after each resume; the session is only
     #: ``completed`` when every one exits 0.

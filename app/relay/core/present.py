@@ -94,4 +94,6 @@ def summary(event: AgentEvent) -> str:
         case "handoff_step":
             route = f" {event.from_entry or '?'} → {event.to_entry or '?'}"
             why = f" — {clip(event.detail, 160)}" if event.detail else ""
+            if event.state == "pausing" and event.reason:
+                why = f" — {clip(event.reason, 200)}{why}"
             return f"handoff {event.handoff_id} {event.state.replace('_', ' ')}:{route}{why}"

@@ -86,6 +86,9 @@ class DemoAdapter(RuntimeAdapter):
                 await _pause(delay, self._stop)
             self._between_turns.set()
             reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
+            reading = _reading(request.options.get("quota"), turn, reset_after)
+            if reading is not None:
+                yield self._ev(reading)
             if isinstance(limit_after, int) and turn == limit_after - 1:
                 for event in _warning(reset_after):  # the provider warns a turn ahead
                     yield self._ev(event)
@@ -106,6 +109,15 @@ async def _pause(delay: float, stop: asyncio.Event) -> None:
 def _usage(inp: int, out: int, cached: int = 0) -> Usage:
     return Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=cached,
                  cache_write_tokens=0, cost_usd=round(inp * _PRICE_IN + out * _PRICE_OUT, 6))
+
+
+def _reading(quota: object, turn: int, reset_after: float) -> QuotaUpdate | None:
+    """The official-looking reading of ``options["quota"]`` for this turn, if any."""
+    if not isinstance(quota, list) or turn > len(quota):
+        return None
+    return QuotaUpdate(window="five_hour", status="allowed", used_percent=float(quota[turn - 1]),
+                       resets_at=utcnow() + timedelta(seconds=reset_after), window_minutes=300,
+                       origin="demo (simulated)")
 
 
 def _warning(reset_after: float) -> list[AgentEvent]:

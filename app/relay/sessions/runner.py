@@ -37,13 +37,15 @@ from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
+from relay.sessions.guarding import NONE_OPEN, GuardWatch, choose_entry
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, TurnGuard, WaitRecovery
+from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, WaitRecovery
 from relay.sessions.verifier import run_check
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
+from relay.wallet.model import GuardVerdict
 
 _FINAL: dict[str, SessionState] = {
     "completed": "completed", "failed": "failed",
@@ -233,8 +235,7 @@ class SessionRunner:
         if cont is None:
             index = await self._first_open_entry(chain)
             if index is None:
-                return "failed", (self._stopped
-                                  or "every account in the chain is out until its reset")
+                return "failed", self._stopped
             step.entry = chain[index]
             if index:
                 step.model = None  # the model asked for belongs to the first entry
@@ -242,26 +243,14 @@ class SessionRunner:
         return await self._run_from(ws, chain, 0, step)
 
     async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
-        """The first entry from ``start`` whose circuit breaker lets work through."""
+        """The entry to run from ``start`` (see :func:`choose_entry`); None sets ``_stopped``."""
         if self.services is None:
             return start
-        guard = self.services.guard
-        for index in range(start, len(chain)):
-            verdict = await guard.before_run(self.session_id, chain[index]) if guard else None
-            if verdict is not None and verdict.action == "stop":
-                self._stopped = verdict.reason
-                return None
-            if verdict is not None and verdict.action == "handoff":
-                await self._emit(Notice(category="fallback", message=(
-                    f"Skipping {chain[index]}: {verdict.reason}.")))
-                continue
-            breaker = await self.services.breakers.get(chain[index], now=utcnow())
-            if breaker is None or breaker.state == "half_open":
-                return index
-            until = f" until {breaker.until:%Y-%m-%d %H:%M %Z}" if breaker.until else ""
-            await self._emit(Notice(category="fallback", message=(
-                f"Skipping {chain[index]}: it is out{until} ({breaker.reason or breaker.kind}).")))
-        return None
+        index, why = await choose_entry(chain, start, self.session_id, self.services.guard,
+                                        self.services.breakers, utcnow(), self._emit)
+        if index is None:
+            self._stopped = why
+        return index
 
     async def _recover(self, recovery: Recovery) -> tuple[SessionState, str | None]:
         """Carry on a handoff from its last committed state, then the rest of the chain."""
@@ -363,7 +352,10 @@ class SessionRunner:
     async def _next_index(self) -> int | None:
         if self._index + 1 >= len(self._chain):
             return None
-        return await self._first_open_entry(self._chain, self._index + 1)
+        index = await self._first_open_entry(self._chain, self._index + 1)
+        if index is None and self._stopped == NONE_OPEN:
+            self._stopped = None  # nowhere to go is the caller's to say, not a stop
+        return index
 
     async def _prepare_handoff(self, ws: Workspace, outcome: Outcome, from_entry: str,
                                index: int, reason: str) -> Step:
@@ -528,6 +520,7 @@ class SessionRunner:
         limit: LimitHit | None = None
         agent_sid: str | None = None
         first = True
+        watch = self._watch(run_id, step.entry)
         try:
             # aclosing: if storing fails mid-stream, the adapter's cleanup (stopping the
             # agent's process tree) runs now, not whenever the generator is collected.
@@ -546,8 +539,8 @@ class SessionRunner:
                         agent_sid = self._agent_sid = event.agent_session_id
                     self._safe.note(event)
                     await self._emit(event, run_id)
-                    if event.kind == "turn_completed" and self.services and self.services.guard:
-                        await self._after_turn(self.services.guard, run_id, step.entry)
+                    if watch is not None:
+                        await watch.seen(event)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
         except RelayError as exc:
@@ -555,11 +548,15 @@ class SessionRunner:
             await self._emit(AgentError(runtime=adapter.name, category="process", message=str(exc)), run_id)
             await self._emit(ended, run_id)
         except asyncio.CancelledError:
+            if watch is not None:
+                await watch.close()
             with contextlib.suppress(Exception):
                 await asyncio.shield(adapter.stop(grace=1.0))
                 await asyncio.shield(self._emit(SessionEnded(
                     runtime=adapter.name, outcome="interrupted", reason="Relay was closed"), run_id))
             raise
+        if watch is not None:
+            await watch.close()
         if ended is None:  # an adapter bug; never leave a run without an end
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
                                  reason="the agent run ended without a result")
@@ -581,11 +578,21 @@ class SessionRunner:
             await self._emit(Notice(category="warning", message=(
                 f"No pre-emptive handoff: {exc.message}")), run_id)
 
-    async def _after_turn(self, guard: TurnGuard, run_id: str, entry: str) -> None:
-        """A turn ended (a safe point): the wallet may hand off early, stop, or warn."""
-        verdict = await guard.after_turn(self.session_id, run_id, entry)
-        if verdict is None:
-            return
+    def _watch(self, run_id: str, entry: str) -> GuardWatch | None:
+        """The wallet's watch over this run (None: nothing guards this engine)."""
+        if self.services is None or self.services.guard is None:
+            return None
+
+        async def act(verdict: GuardVerdict) -> None:
+            await self._act(verdict, run_id)
+
+        watch = GuardWatch(self.services.guard, self.session_id, run_id, entry, act,
+                           self.config.wallet_interval)
+        watch.start()
+        return watch
+
+    async def _act(self, verdict: GuardVerdict, run_id: str) -> None:
+        """The wallet's verdict at a safe moment: hand off early, stop, or warn."""
         if verdict.action == "handoff":
             await self._hand_off_early(verdict.reason, run_id)
         elif verdict.action == "stop" and self._stopped is None:
@@ -601,6 +608,8 @@ class SessionRunner:
                                       "reset_after": self.config.demo_reset_after}
         if self.spec.demo_limit_after is not None and step.handoff is None and not step.resume_id:
             options["limit_after"] = self.spec.demo_limit_after
+        if self.spec.demo_quota and step.handoff is None and not step.resume_id:
+            options["quota"] = self.spec.demo_quota
         if self.continuation is not None:
             options["previous_total"] = self.continuation.previous_total
         env: dict[str, str] = {}

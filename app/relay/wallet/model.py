@@ -146,7 +146,9 @@ class AccountView:
 
 @dataclass(frozen=True, slots=True)
 class GuardVerdict:
-    """What the wallet tells a running session after a turn: hand off now, or stop."""
+    """What the wallet tells a session: before a run, "stop" (no new work), "handoff" (skip
+    this entry: a paused account) or "avoid" (skip it while another entry can take the work);
+    during a run, "handoff" (pause at the next safe point and hand on), "stop" or "warn"."""
 
-    action: Literal["handoff", "stop", "warn"]
+    action: Literal["handoff", "avoid", "stop", "warn"]
     reason: str

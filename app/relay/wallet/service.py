@@ -74,7 +74,10 @@ class Wallet:
     # -- the transcript index --------------------------------------------------------
 
     async def sources(self, entries: set[str] | None = None) -> list[TranscriptSource]:
-        found = sources_for(await self.accounts.all(), self._env)
+        accounts = await self.accounts.all()
+        found = sources_for(accounts, self._env)
+        if not self.config.wallet_default_folders:  # only the registered accounts' folders
+            found = [s for s in found if ":" in s.entry]
         return [s for s in found if entries is None or s.entry in entries]
 
     async def refresh_index(self, progress: Progress | None = None) -> RefreshReport:
@@ -215,20 +218,28 @@ class Wallet:
 
     # -- the guard --------------------------------------------------------------------
 
-    async def pressure(self, entry: str) -> tuple[WindowView, str] | None:
-        """The first window of ``entry`` past the watermark or running out soon, and why."""
+    async def pressure(self, entry: str, include_full: bool = True
+                       ) -> tuple[WindowView, str] | None:
+        """The first window of ``entry`` past the watermark or running out soon, and why.
+
+        ``include_full=False`` leaves out windows already at their wall: a running session
+        meets that as a limit, which the runner's limit path answers.
+        """
         view = await self.view(entry)
         now = self.clock()
         least = _RANK[self.config.wallet_preempt_confidence]
         for w in view.windows:
-            if _RANK[w.confidence] < least:
-                continue
             used = w.used.value
-            if used is not None and used >= self.watermark:
+            if used is not None and used >= 1.0 and not include_full:
+                continue
+            # an official level only grows until the reset: an old one is still a floor
+            trusted = w.used.source == "official" or _RANK[w.confidence] >= least
+            if used is not None and used >= self.watermark and trusted:
                 return w, (f"{entry}'s {_title(w.kind)} window is at {used:.0%} "
                            f"({_said(w.used, now)}); the watermark is {self.watermark:.0%}")
             horizon = self.config.wallet_horizon * 1000
-            if w.exhausts_at_ms is not None and w.exhausts_at_ms - now <= horizon:
+            if (w.exhausts_at_ms is not None and w.exhausts_at_ms - now <= horizon
+                    and _RANK[w.confidence] >= least):
                 mins = max((w.exhausts_at_ms - now) / 60_000, 0)
                 return w, (f"{entry}'s {_title(w.kind)} window runs out in about {mins:.0f} min "
                            f"at the current burn ({_said(w.used, now)}, {w.confidence} "
@@ -289,7 +300,11 @@ class WalletGuard:
         account = await self.wallet.accounts.for_entry(entry)
         if account is not None and getattr(account, "paused", False):
             return GuardVerdict("handoff", f"{entry} is paused in the wallet")
-        return await self.wallet.budgets.before_run(session_id, entry)
+        spent = await self.wallet.budgets.before_run(session_id, entry)
+        if spent is not None:
+            return spent
+        found = await self.wallet.pressure(entry) if self.wallet.watermark < 1.0 else None
+        return GuardVerdict("avoid", found[1]) if found else None
 
     async def after_turn(self, session_id: str, run_id: str, entry: str) -> GuardVerdict | None:
         spent = await self.wallet.budgets.after_turn(session_id, run_id, entry)
@@ -303,7 +318,7 @@ class WalletGuard:
             return None
         if split_entry(entry)[0] != "demo":
             await self.wallet.refresh_index()
-        found = await self.wallet.pressure(entry)
+        found = await self.wallet.pressure(entry, include_full=False)
         if found is None:
             return None
         window, why = found
