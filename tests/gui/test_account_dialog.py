@@ -124,3 +124,14 @@ def test_bad_input_is_shown_in_the_dialog(qtbot: QtBot, label: str, folder: str,
     assert dialog.isVisible()
     assert dialog.error.text().startswith(message)
     assert dialog.error.isVisibleTo(dialog)
+
+
+def test_pi_signs_in_with_its_own_login(qtbot: QtBot) -> None:
+    dialog = AccountDialog(provider="pi")
+    qtbot.addWidget(dialog)
+    assert dialog.provider.currentData() == "pi"
+    assert "PI_CODING_AGENT_DIR" in dialog.folder_help.text()
+    assert dialog.auth.currentData() == "cli_login"
+    assert not dialog.auth.isEnabled()
+    dialog.provider.setCurrentIndex(dialog.provider.findData("gemini"))
+    assert dialog.auth.isEnabled()

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
-from relay.gui.login_launch import Which, launch, terminal_argv
+from relay.gui.login_launch import LoginLaunch, Which, launch, terminal_argv
 
 ARGV = ["claude", "/login"]
 ENV = {"CLAUDE_CONFIG_DIR": "/home/me/.claude-work"}
@@ -39,23 +40,37 @@ def test_no_terminal_no_plan() -> None:
 def test_windows_and_macos(tmp_path: Path) -> None:
     assert terminal_argv(ARGV, ENV, system="Windows") == [
         "cmd", "/c", "start", "Relay login", "cmd", "/k", *ARGV]
-    argv = terminal_argv(["claude", "/login"], {"CLAUDE_CONFIG_DIR": "/a b"}, system="Darwin",
-                         script_dir=tmp_path)
+    argv = terminal_argv(["claude", "/login"], {"CLAUDE_CONFIG_DIR": "/a b"},
+                         ["ANTHROPIC_API_KEY"], system="Darwin", script_dir=tmp_path)
     script = tmp_path / "relay-login.command"
     assert argv == ["open", "-a", "Terminal", str(script)]
-    assert script.read_text() == ("#!/bin/sh\nexport CLAUDE_CONFIG_DIR='/a b'\n"
-                                  "exec claude /login\n")
+    assert script.read_text() == ("#!/bin/sh\nunset ANTHROPIC_API_KEY\n"
+                                  "export CLAUDE_CONFIG_DIR='/a b'\nexec claude /login\n")
     assert script.stat().st_mode & stat.S_IXUSR
 
 
-def test_without_a_terminal_the_command_is_shown(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DISPLAY", ":0")
-    opened = launch(ARGV, ENV, system="Linux", which=only())
-    assert opened.terminal is None
-    assert opened.command == "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude /login"
-    monkeypatch.delenv("DISPLAY")
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    opened = launch(ARGV, ENV, system="Linux", which=only("xterm"))
+def test_credentials_set_here_are_removed_from_the_login(tmp_path: Path) -> None:
+    started: list[tuple[list[str], dict[str, str], list[str]]] = []
+
+    def start(argv: list[str], env: Mapping[str, str], unset: Collection[str]) -> bool:
+        started.append((argv, dict(env), list(unset)))
+        return True
+
+    environ = {"DISPLAY": ":0", "ANTHROPIC_API_KEY": "sk-exported"}
+    opened = launch(ARGV, ENV, ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), system="Linux",
+                    which=only("xterm"), start=start, environ=environ)
+    assert opened == LoginLaunch("xterm", "env -u ANTHROPIC_API_KEY "
+                                          "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude /login")
+    assert started == [(["/usr/bin/xterm", "-e", "env", "-u", "ANTHROPIC_API_KEY",
+                         "CLAUDE_CONFIG_DIR=/home/me/.claude-work", *ARGV], ENV,
+                        ["ANTHROPIC_API_KEY"])]
+    assert "sk-exported" not in repr(started)
+
+
+def test_without_a_terminal_the_command_is_shown() -> None:
+    opened = launch(ARGV, ENV, system="Linux", which=only(), environ={"DISPLAY": ":0"})
+    assert opened == LoginLaunch(None, "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude /login")
+    opened = launch(ARGV, ENV, system="Linux", which=only("xterm"), environ={})
     assert opened.terminal is None  # no display: a terminal cannot open
 
 

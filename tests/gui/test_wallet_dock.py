@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+from PySide6.QtWidgets import QDialogButtonBox, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from relay.core.account_check import AccountCheck
 from relay.core.engine import Engine
+from relay.core.models import SessionSpec
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.wallet_dock import EMPTY_TEXT, AccountCard, WalletDock
 from relay.gui.login_launch import LoginLaunch
+from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.wallet import WalletViewModel
-from relay.gui.wallet_backend import CheckResult
+from relay.wallet.model import Figure
 from tests.gui.conftest import Runner
 from tests.gui.wallet_fakes import (
+    HOUR,
     NOW,
+    SCAN_TEXT,
     FakeWallet,
     codex_key,
     default_codex,
@@ -39,7 +47,7 @@ def wallet() -> FakeWallet:
 def dock(engine: Engine, wallet: FakeWallet, arun: Runner, qtbot: QtBot) -> Iterator[WalletDock]:
     bridge = EngineBridge(engine)
     vm = WalletViewModel(bridge, wallet, clock=lambda: NOW,
-                         launcher=lambda argv, env: LoginLaunch(None, "claude /login"))
+                         launcher=lambda argv, env, unset: LoginLaunch(None, "claude auth login"))
     dock = WalletDock(vm)
     bridge.tasks.failed.connect(lambda _c, m, h: dock.show_error(m, h))  # as the shell does
     qtbot.addWidget(dock)
@@ -124,11 +132,14 @@ def test_test_and_pause_go_through_the_view_model(dock: WalletDock, wallet: Fake
     QTest.mouseClick(w.test_button, Qt.MouseButton.LeftButton)
     assert w.note.text() == "Testing…"
     assert not w.test_button.isEnabled()  # busy
-    qtbot.waitUntil(lambda: w.note.text().startswith("Test passed"), timeout=5000)
+    qtbot.waitUntil(lambda: w.note.text() == "claude:work answers (claude-sonnet-4) in 1.2 s.",
+                    timeout=5000)
     assert w.test_button.isEnabled()
-    wallet.check_result = CheckResult(False, "not logged in")
+    assert "#1a7f37" in w.note.styleSheet()  # green
+    wallet.check_result = AccountCheck("claude:work", "failed", "no answer")
     w.test_button.click()
-    qtbot.waitUntil(lambda: w.note.text() == "Test failed — not logged in", timeout=5000)
+    qtbot.waitUntil(lambda: w.note.text() == "claude:work: no answer", timeout=5000)
+    assert "#cf222e" in w.note.styleSheet()  # red
 
     w.pause_button.click()
     qtbot.waitUntil(lambda: w.pause_button.text() == "Resume" and idle(dock), timeout=5000)
@@ -146,8 +157,8 @@ def test_log_in_without_a_terminal_shows_the_command_to_copy(dock: WalletDock,
     w = card(dock, "claude:work")
     w.login_button.click()
     qtbot.waitUntil(lambda: w.command.isVisibleTo(dock), timeout=5000)
-    assert w.note.text().startswith("No terminal emulator was found.")
-    assert w.command.text() == "claude /login"
+    assert w.note.text().startswith("No terminal emulator was found")
+    assert w.command.text() == "claude auth login"
     assert w.command.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
 
 
@@ -169,8 +180,8 @@ def test_remove_asks_first(dock: WalletDock, wallet: FakeWallet, qtbot: QtBot) -
     assert wallet.calls == [("remove", "claude:personal")]
 
 
-def test_add_and_edit_through_the_dialog(dock: WalletDock, wallet: FakeWallet, qtbot: QtBot,
-                                         tmp_path: object) -> None:
+def test_add_and_edit_through_the_dialog(dock: WalletDock, wallet: FakeWallet,
+                                         qtbot: QtBot) -> None:
     dock.add_button.click()
     dialog = dock.dialog
     assert isinstance(dialog, AccountDialog)
@@ -220,13 +231,12 @@ def test_rescan_shows_progress_and_keeps_the_window_responsive(
     assert dock.scan_label.text() == "Reading transcripts… 4 of 8 files"
     # the GUI thread is free while the scan waits: a test of an account completes meanwhile
     card(dock, "claude:work").test_button.click()
-    qtbot.waitUntil(lambda: card(dock, "claude:work").note.text().startswith("Test passed"),
-                    timeout=5000)
+    qtbot.waitUntil(lambda: "answers" in card(dock, "claude:work").note.text(), timeout=5000)
     assert dock.vm.scan.running
     gate.set()
     qtbot.waitUntil(lambda: not dock.progress.isVisibleTo(dock) and idle(dock), timeout=5000)
     assert dock.rescan_button.isEnabled()
-    assert dock.scan_label.text() == "8 files read, 2 lines skipped"
+    assert dock.scan_label.text() == SCAN_TEXT
 
 
 def test_an_unregistered_login_can_be_registered(dock: WalletDock, wallet: FakeWallet,
@@ -235,8 +245,8 @@ def test_an_unregistered_login_can_be_registered(dock: WalletDock, wallet: FakeW
     dock.vm.refresh()
     qtbot.waitUntil(lambda: "codex" in dock.cards, timeout=5000)
     c = card(dock, "codex")
-    assert (c.title.text(), c.subtitle.text()) == ("codex", "not registered · the CLI's default "
-                                                            "login")
+    assert (c.title.text(), c.subtitle.text()) == (
+        "codex", "not registered · the CLI's default login")
     assert c.window_rows["five_hour"].detail.text().endswith("low confidence")
     for hidden in (c.test_button, c.login_button, c.prefer_button, c.pause_button,
                    c.more_button):
@@ -249,3 +259,146 @@ def test_an_unregistered_login_can_be_registered(dock: WalletDock, wallet: FakeW
     assert dialog.provider.isEnabled()
     assert dialog.windowTitle() == "Add account"
     dialog.reject()
+
+
+# -- in the window, with the real engine ----------------------------------------------------
+
+def test_the_window_has_the_wallet_next_to_the_handoff_panel(
+        shell: RelayShell, qtbot: QtBot, tmp_path: Path) -> None:
+    window, dock = shell.window, shell.wallet_dock
+    assert dock in window.tabifiedDockWidgets(shell.handoff_dock)
+    assert window.dockWidgetArea(dock) == window.dockWidgetArea(shell.sessions_dock)
+    assert dock.findChild(QLabel, "placeholderLabel") is None
+    shell.start()
+    qtbot.waitUntil(lambda: shell.wallet_vm.loaded and not shell.wallet_vm.scan.running
+                    and shell.bridge.tasks.pending == 0, timeout=15_000)
+    assert shell.wallet_vm.scan.message  # the start-up scan said what it read
+
+    folder = tmp_path / "claude-work"
+    folder.mkdir()
+    dock.add_button.click()
+    dialog = dock.dialog
+    assert dialog is not None
+    dialog.provider.setCurrentIndex(dialog.provider.findData("claude"))
+    dialog.label.setText("work")
+    dialog.folder.setText(str(folder))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: "claude:work" in dock.cards, timeout=10_000)
+    w = dock.cards["claude:work"]
+    assert w.subtitle.text() == "claude · CLI login"
+    assert set(w.window_rows) >= {"five_hour", "seven_day"}
+    assert w.window_rows["five_hour"].figures.text() == "unknown —"  # nothing seen yet
+
+    w.pause_button.click()
+    qtbot.waitUntil(lambda: w.pause_button.text() == "Resume", timeout=10_000)
+    w.prefer_button.click()
+    qtbot.waitUntil(lambda: w.preferred_badge.isVisibleTo(dock), timeout=10_000)
+
+    dock.add_button.click()  # the same label again: the engine refuses, the panel says why
+    dialog = dock.dialog
+    assert dialog is not None
+    dialog.label.setText("work")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: dock.error.isVisibleTo(dock), timeout=10_000)
+    assert dock.error.text().startswith("claude:work is registered already.")
+    assert "registered already" in window.error_label.text()
+
+    w.remove_action.trigger()
+    assert dock.confirm is not None
+    dock.confirm.button(QMessageBox.StandardButton.Yes).click()
+    qtbot.waitUntil(lambda: "claude:work" not in dock.cards, timeout=10_000)
+    qtbot.waitUntil(lambda: shell.bridge.tasks.pending == 0, timeout=10_000)
+
+
+def test_a_demo_limit_shows_in_the_wallet_and_the_tray(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    shell.start()
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000):
+        shell.start_session(SessionSpec(repo=git_repo, task="Add the notes",
+                                        chain=["demo:primary", "demo:backup"],
+                                        demo_limit_after=1))
+    dock = shell.wallet_dock
+    qtbot.waitUntil(lambda: "demo:primary" in dock.cards and dock.cards["demo:primary"]
+                    .window_rows["five_hour"].figures.text() == "100% used", timeout=20_000)
+    primary = dock.cards["demo:primary"]
+    assert primary.subtitle.text() == "demo · a simulation"
+    assert not primary.test_button.isVisibleTo(dock)  # not in the account book: no actions
+    assert not primary.register_button.isVisibleTo(dock)
+    five = primary.window_rows["five_hour"]
+    assert " · official · " in five.detail.text()
+    assert five.bar.level == "over"
+    qtbot.waitUntil(lambda: primary.breaker.text().startswith("Circuit breaker open until "),
+                    timeout=10_000)  # opened once the limit is handled
+    assert primary.figures.text().endswith("reported")  # the demo reports its cost
+    qtbot.waitUntil(lambda: "Account at its limit" in [n.title for n in
+                                                       shell.tray.notifications], timeout=10_000)
+    note = next(n for n in shell.tray.notifications if n.title == "Account at its limit")
+    assert note.message.startswith("demo:primary: the 5-hour window is at 100% used (official")
+    assert note.warning
+    qtbot.waitUntil(lambda: "demo:backup" in dock.cards, timeout=10_000)
+
+
+def test_the_tray_warns_through_the_window(engine: Engine, arun: Runner, qtbot: QtBot) -> None:
+    now = time.time_ns() // 1_000_000  # the window's own clock: a reset still to come
+    near = codex_key()
+    near = replace(near, windows=[replace(near.windows[0],
+                                          resets_at=Figure(now + HOUR, "official", now))])
+    shell = RelayShell(engine, wallet=FakeWallet([work(), near]))
+    try:
+        shell.start()
+        qtbot.waitUntil(lambda: bool(shell.tray.notifications), timeout=10_000)
+        assert [(n.title, n.warning) for n in shell.tray.notifications] == [
+            ("Account near its limit", True)]
+        assert shell.tray.notifications[0].message.startswith("codex:ci: the 5-hour window")
+        assert "codex:ci" in shell.window.statusBar().currentMessage()  # no tray offscreen
+        shell.wallet_vm.refresh()  # the same reading again: no second warning
+        qtbot.waitUntil(lambda: shell.bridge.tasks.pending == 0, timeout=10_000)
+        assert len(shell.tray.notifications) == 1
+    finally:
+        arun(shell.aclose())
+
+
+def test_test_log_in_and_edit_with_the_real_account_book(
+        shell: RelayShell, qtbot: QtBot, tmp_path: Path, fakes_on_path: Path,
+        vault_env: None, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)  # no terminal can open: the command shows
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    folder = tmp_path / "claude-home"
+    folder.mkdir()
+    (folder / ".relay-fake-scenario").write_text("a_text_stream_json")  # the fake CLI answers
+    dock = shell.wallet_dock
+    shell.start()
+    dialog = dock.open_account_dialog()
+    dialog.label.setText("work")
+    dialog.folder.setText(str(folder))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: "claude:work" in dock.cards, timeout=10_000)
+    w = dock.cards["claude:work"]
+
+    w.test_button.click()
+    qtbot.waitUntil(lambda: "answers" in w.note.text(), timeout=30_000)
+    assert w.note.text().startswith("claude:work answers (claude-opus-4-8) in ")
+
+    w.login_button.click()
+    qtbot.waitUntil(lambda: w.command.isVisibleTo(dock), timeout=10_000)
+    assert w.command.text() == (f"CLAUDE_CONFIG_DIR={folder} {fakes_on_path / 'claude'} "
+                                "auth login")
+    assert w.note.text().endswith("Then press Test.")
+
+    key = "sk-ant-api03-" + "wa11et" * 12
+    w.edit_action.trigger()
+    edit = dock.dialog
+    assert edit is not None
+    edit.label.setText("job")
+    edit.auth.setCurrentIndex(edit.auth.findData("api_key"))
+    edit.key.setText(key)
+    edit.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: "claude:job" in dock.cards and shell.bridge.tasks.pending == 0,
+                    timeout=10_000)
+    job = dock.cards["claude:job"]
+    assert job.subtitle.text() == "claude · API key"
+    assert not job.login_button.isEnabled()
+    assert "claude:work" not in dock.cards
+    assert dock.error.isHidden()
+    assert key not in caplog.text

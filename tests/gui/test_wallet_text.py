@@ -8,6 +8,7 @@ import pytest
 
 from relay.gui import wallet_text as text
 from relay.wallet.model import Figure
+from relay.wallet.usage_refresh import RefreshReport
 from tests.gui.wallet_fakes import HOUR, MIN, NOW, codex_key, window
 
 
@@ -47,6 +48,7 @@ def test_numbers_unknown_is_a_dash_never_zero() -> None:
 
 
 def test_costs_say_whether_the_cli_reported_them() -> None:
+    assert text.cost(Figure(0.0, "recorded", None, "no runs")) == "$0.00"
     assert text.cost(Figure(1.5, "official", NOW)) == "$1.50 reported"
     assert text.cost(Figure(1.5, "recorded", NOW)) == "$1.50 reported"
     assert text.cost(Figure(1.5, "estimate", NOW)) == "$1.50 estimate"
@@ -87,3 +89,14 @@ def test_a_command_to_copy_hides_secret_values() -> None:
                      "claude /login")
     assert text.scan_progress(3, 10) == "Reading transcripts… 3 of 10 files"
     assert text.scan_progress(0, 0) == "Reading transcripts…"
+
+
+def test_what_a_scan_did() -> None:
+    assert text.report_text(RefreshReport()) == "No transcripts found"
+    assert text.report_text(RefreshReport(files_seen=12, elapsed_s=0.012)) == (
+        "12 transcript files: nothing new · 0.0 s")
+    assert text.report_text(RefreshReport(files_seen=12, files_changed=2, bytes_read=2048,
+                                          entries_added=7, elapsed_s=1.26)) == (
+        "12 transcript files: 2 read (2.0 kB), 7 new calls · 1.3 s")
+    assert [text.size(n) for n in (512, 1536, 5 << 20, 3 << 30)] == [
+        "512 B", "1.5 kB", "5.0 MB", "3.0 GB"]

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from relay.core.account_check import AccountCheck, NoLogin
 from relay.core.engine import Engine
 from relay.core.events import EventRecord, LimitHit, Notice, TurnCompleted
 from relay.gui.bridge import EngineBridge
 from relay.gui.login_launch import LoginLaunch
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
-from relay.gui.wallet_backend import AccountForm, CheckResult
+from relay.gui.wallet_backend import AccountForm
 from relay.wallet.model import AccountView
 from tests.gui.conftest import Runner
-from tests.gui.wallet_fakes import HOUR, NOW, FakeWallet, codex_key, refused, window, work
+from tests.gui.wallet_fakes import HOUR, NOW, SCAN_TEXT, FakeWallet, codex_key, refused, window, work
 
 
 class Launches:
@@ -26,11 +27,12 @@ class Launches:
 
     def __init__(self, terminal: str | None = "gnome-terminal") -> None:
         self.terminal = terminal
-        self.opened: list[tuple[list[str], dict[str, str]]] = []
+        self.opened: list[tuple[list[str], dict[str, str], set[str]]] = []
 
-    def __call__(self, argv: Sequence[str], env: Mapping[str, str]) -> LoginLaunch:
-        self.opened.append((list(argv), dict(env)))
-        return LoginLaunch(self.terminal, "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude /login")
+    def __call__(self, argv: Sequence[str], env: Mapping[str, str],
+                 unset: Collection[str]) -> LoginLaunch:
+        self.opened.append((list(argv), dict(env), set(unset)))
+        return LoginLaunch(self.terminal, "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude auth login")
 
 
 @pytest.fixture
@@ -84,7 +86,9 @@ def test_start_reads_the_accounts_into_rows(vm: WalletViewModel, qtbot: QtBot) -
 
 def test_usage_records_refresh_the_summary_once_per_burst(
         vm: WalletViewModel, wallet: FakeWallet, bridge: EngineBridge, qtbot: QtBot) -> None:
-    vm.refresh()
+    bridge.records.emit([record(TurnCompleted())])  # not started yet: idle
+    assert bridge.tasks.pending == 0
+    vm.start()
     qtbot.waitUntil(lambda: vm.loaded and bridge.tasks.pending == 0, timeout=5000)
     assert wallet.summaries == 1
 
@@ -155,7 +159,7 @@ def test_the_scan_runs_off_the_gui_thread_and_its_progress_arrives_on_it(
     assert all(on_gui for *_, on_gui in seen)
     done = [d for running, d, _t, _g in seen if running]
     assert done == sorted(done)
-    assert vm.scan.message == "8 files read, 2 lines skipped"
+    assert vm.scan.message == SCAN_TEXT
     assert vm.loaded  # the summary is re-read after a scan
 
 
@@ -204,14 +208,16 @@ def test_test_shows_the_answer_under_the_account(vm: WalletViewModel, wallet: Fa
     assert note is not None
     assert note.text == "Testing…"
     qtbot.waitUntil(lambda: not vm.is_busy("claude:work"), timeout=5000)
-    assert vm.note("claude:work") == Note("Test passed — answered in 1.2 s (claude-sonnet-4)", "ok")
+    assert vm.note("claude:work") == Note("claude:work answers (claude-sonnet-4) in 1.2 s.", "ok")
 
-    wallet.check_result = CheckResult(False, "not logged in: run Log in")
+    wallet.check_result = AccountCheck("claude:work", "auth", "Not logged in.",
+                                       "Log in again: `relay-cli accounts login claude work`.")
     vm.test("claude:work")
     qtbot.waitUntil(lambda: not vm.is_busy("claude:work"), timeout=5000)
     note = vm.note("claude:work")
     assert note is not None
-    assert (note.text, note.tone) == ("Test failed — not logged in: run Log in", "error")
+    assert (note.text, note.tone) == ("claude:work: Not logged in.\n→ Log in again: "
+                                      "`relay-cli accounts login claude work`.", "error")
 
 
 def test_an_error_goes_to_the_panel_and_frees_the_account(
@@ -236,11 +242,13 @@ def test_log_in_opens_a_terminal_or_shows_the_command(
     qtbot.waitUntil(lambda: vm.rowCount() == 3, timeout=5000)
     vm.log_in("claude:work")
     qtbot.waitUntil(lambda: vm.note("claude:work") is not None, timeout=5000)
-    assert launches.opened == [(["claude", "/login"],
-                                {"CLAUDE_CONFIG_DIR": "/home/me/.claude-work"})]
+    assert launches.opened == [(["claude", "auth", "login"],
+                                {"CLAUDE_CONFIG_DIR": "/home/me/.claude-work"},
+                                {"ANTHROPIC_API_KEY"})]
     note = vm.note("claude:work")
     assert note is not None
-    assert note.text.startswith("The login opened in gnome-terminal")
+    assert note.text == ("The login opened in gnome-terminal. Sign in in the browser that "
+                         "opens. Then press Test.")
     assert not note.command
 
     launches.terminal = None
@@ -248,14 +256,14 @@ def test_log_in_opens_a_terminal_or_shows_the_command(
     qtbot.waitUntil(lambda: bool(getattr(vm.note("claude:work"), "command", "")), timeout=5000)
     note = vm.note("claude:work")
     assert note is not None
-    assert note.text.startswith("No terminal emulator was found")
-    assert note.command == "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude /login"
+    assert note.text.startswith("No terminal emulator was found: run this in a terminal.")
+    assert note.command == "CLAUDE_CONFIG_DIR=/home/me/.claude-work claude auth login"
 
-    wallet.login = None
+    wallet.login = NoLogin("codex:ci signs in with an API key, not a login.", "Change its key.")
     vm.log_in("codex:ci")
     qtbot.waitUntil(lambda: vm.note("codex:ci") is not None, timeout=5000)
-    assert vm.note("codex:ci").text == (  # type: ignore[union-attr]
-        "Nothing to log in: it signs in with an API key.")
+    assert vm.note("codex:ci") == Note("Nothing to start: codex:ci signs in with an API key, "
+                                       "not a login.\n→ Change its key.")
     assert len(launches.opened) == 2
 
 
@@ -285,3 +293,11 @@ def test_the_tray_warns_once_per_window_past_the_watermark(bridge: EngineBridge,
         notifier.on_wallet(accounts, 0.95, NOW)
     assert len(notes) == 4
     assert "Its reset time is unknown." in notes[-1][1]
+
+
+def test_a_window_at_its_wall_says_so(bridge: EngineBridge) -> None:
+    notifier = HandoffNotifier(bridge)
+    notes: list[str] = []
+    notifier.notify.connect(lambda t, _m, _w: notes.append(t))
+    notifier.on_wallet([replace(work(), windows=[window(used=1.0, projected=None)])], 0.95, NOW)
+    assert notes == ["Account at its limit"]

@@ -6,9 +6,11 @@ import asyncio
 import dataclasses
 import threading
 
+from relay.core.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.core.errors import AccountError
-from relay.gui.wallet_backend import AccountForm, CheckResult, LoginCommand, Progress
+from relay.gui.wallet_backend import AccountForm, Progress
 from relay.wallet.model import AccountView, BudgetState, Figure, WindowView
+from relay.wallet.usage_refresh import RefreshReport
 
 #: the tests' clock: 2026-11-29 12:00 UTC
 NOW = 1_795_953_600_000
@@ -77,10 +79,12 @@ class FakeWallet:
         self.summaries = 0
         self.calls: list[tuple[str, object]] = []
         self.saved: list[AccountForm] = []
-        self.check_result = CheckResult(True, "answered in 1.2 s (claude-sonnet-4)")
+        self.check_result = AccountCheck("claude:work", "ok", "The account answered.",
+                                         model="claude-sonnet-4", latency_s=1.2)
         self.fail_with: Exception | None = None
-        self.login: LoginCommand | None = (["claude", "/login"],
-                                           {"CLAUDE_CONFIG_DIR": "/home/me/.claude-work"})
+        self.login: LoginCommand | NoLogin = LoginCommand(
+            ["claude", "auth", "login"], {"CLAUDE_CONFIG_DIR": "/home/me/.claude-work"},
+            frozenset({"ANTHROPIC_API_KEY"}), "Sign in in the browser that opens.")
         self.scan_gate: threading.Event | None = None
         #: thread ids the scans ran in (get_ident: current_thread() would register a QThread)
         self.scan_threads: list[int] = []
@@ -94,11 +98,14 @@ class FakeWallet:
         await asyncio.sleep(0)
         return list(self.accounts)
 
-    async def refresh_index(self, progress: Progress | None) -> object:
+    async def registered(self) -> set[str]:
+        return {a.entry for a in self.accounts if a.label is not None}
+
+    async def refresh_index(self, progress: Progress | None) -> RefreshReport:
         self.scans.append(progress is not None)
         return await asyncio.to_thread(self._scan, progress)
 
-    def _scan(self, progress: Progress | None) -> str:
+    def _scan(self, progress: Progress | None) -> RefreshReport:
         self.scan_threads.append(threading.get_ident())
         if self.scan_error is not None:
             raise self.scan_error
@@ -107,7 +114,9 @@ class FakeWallet:
                 progress(done, self.scan_total)
             if done == self.scan_total // 2 and self.scan_gate is not None:
                 self.scan_gate.wait(10)
-        return f"{self.scan_total} files read, 2 lines skipped"
+        return RefreshReport(files_seen=120, files_changed=self.scan_total,
+                             bytes_read=3 << 20, entries_added=450,
+                             warnings={"truncated_line": 2}, elapsed_s=0.42)
 
     async def _do(self, name: str, arg: object) -> None:
         self.calls.append((name, arg))
@@ -142,11 +151,11 @@ class FakeWallet:
         await self._do("set_paused", (entry, paused))
         self._replace(entry, paused=paused)
 
-    async def check(self, entry: str) -> CheckResult:
+    async def check(self, entry: str) -> AccountCheck:
         await self._do("check", entry)
         return self.check_result
 
-    async def login_command(self, entry: str) -> LoginCommand | None:
+    async def login_command(self, entry: str) -> LoginCommand | NoLogin:
         await self._do("login_command", entry)
         return self.login
 
@@ -161,3 +170,7 @@ def default_codex() -> AccountView:
         entry="codex", provider="codex", label=None, auth_kind="cli_login", config_dir=None,
         preferred=False, paused=False,
         windows=[window(used=0.3, projected=0.4, source="estimate", confidence="low")])
+
+#: how the fake's index refresh reads in the dock
+SCAN_TEXT = ("120 transcript files: 8 read (3.0 MB), 450 new calls · 2 skipped (see the log) · "
+             "0.4 s")

@@ -28,12 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from relay.core.accounts import CONFIG_ENV
+from relay.core.accounts import CONFIG_ENV, KEY_ENV, PROVIDERS
 from relay.gui import theme
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet.model import AccountView
 
-PROVIDERS = tuple(dict.fromkeys(("claude", "codex", "gemini", "pi", *CONFIG_ENV)))
 AUTH_CHOICES = (
     ("cli_login", "CLI login — the CLI's own login in that folder"),
     ("api_key", "API key — kept in the OS keyring"),
@@ -176,10 +175,17 @@ class AccountDialog(QDialog):
     # -- helpers ------------------------------------------------------------------------
 
     def _provider_changed(self) -> None:
-        var = CONFIG_ENV.get(str(self.provider.currentData()))
+        provider = str(self.provider.currentData())
+        var = CONFIG_ENV.get(provider)
         runs = f"The CLI runs with {var} set to this folder. " if var else ""
         self.folder_help.setText(f"{runs}A folder you already use is fine: Relay never rewrites "
                                  "it.")
+        takes_key = provider in KEY_ENV  # Pi reads the key of whichever model it runs
+        if not takes_key:
+            self.auth.setCurrentIndex(self.auth.findData("cli_login"))
+        self.auth.setEnabled(takes_key)
+        self.auth.setToolTip("" if takes_key else f"{provider} keeps its keys in its own login: "
+                                                  "log in there and register the folder.")
 
     def _auth_changed(self) -> None:
         api_key = self.auth.currentData() == "api_key"

@@ -15,7 +15,7 @@ import platform
 import shlex
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +24,8 @@ from PySide6.QtCore import QProcess, QProcessEnvironment
 from relay.gui.wallet_text import shown_command
 
 Which = Callable[[str], str | None]
-#: starts ``argv`` detached with ``env`` added to Relay's environment; whether it started
-Starter = Callable[[list[str], Mapping[str, str]], bool]
+#: starts ``argv`` detached with ``env`` added to Relay's environment and ``unset`` removed
+Starter = Callable[[list[str], Mapping[str, str], Collection[str]], bool]
 
 #: Linux terminal emulators, in the order tried, with the flag before the command
 LINUX_TERMINALS: tuple[tuple[str, str], ...] = (
@@ -43,14 +43,16 @@ class LoginLaunch:
     command: str
 
 
-def terminal_argv(argv: Sequence[str], env: Mapping[str, str], *, system: str,
-                  which: Which = shutil.which, script_dir: Path | None = None) -> list[str] | None:
-    """The argv that opens ``argv`` (with ``env``) in a terminal, or None when there is none."""
+def terminal_argv(argv: Sequence[str], env: Mapping[str, str], unset: Collection[str] = (), *,
+                  system: str, which: Which = shutil.which,
+                  script_dir: Path | None = None) -> list[str] | None:
+    """The argv that opens ``argv`` in a terminal — with ``env`` set and ``unset`` removed —
+    or None when there is no terminal to open."""
     if system == "Darwin":
-        return ["open", "-a", "Terminal", str(_mac_script(argv, env, script_dir))]
-    if system == "Windows":
+        return ["open", "-a", "Terminal", str(_mac_script(argv, env, unset, script_dir))]
+    if system == "Windows":  # the environment is the started process's own (start_detached)
         return ["cmd", "/c", "start", "Relay login", "cmd", "/k", *argv]
-    inner = ["env", *(f"{k}={v}" for k, v in env.items()), *argv] if env else list(argv)
+    inner = env_argv(argv, env, unset)
     for name, flag in LINUX_TERMINALS:
         found = which(name)
         if found:
@@ -58,23 +60,35 @@ def terminal_argv(argv: Sequence[str], env: Mapping[str, str], *, system: str,
     return None
 
 
-def _mac_script(argv: Sequence[str], env: Mapping[str, str], script_dir: Path | None) -> Path:
-    """A ``.command`` file Terminal.app runs: the variables exported, then the command."""
+def env_argv(argv: Sequence[str], env: Mapping[str, str], unset: Collection[str] = ()) -> list[str]:
+    """``env -u X K=V argv…`` — the same environment whatever the terminal passes on."""
+    if not env and not unset:
+        return list(argv)
+    return ["env", *(a for name in sorted(unset) for a in ("-u", name)),
+            *(f"{k}={v}" for k, v in env.items()), *argv]
+
+
+def _mac_script(argv: Sequence[str], env: Mapping[str, str], unset: Collection[str],
+                script_dir: Path | None) -> Path:
+    """A ``.command`` file Terminal.app runs: the variables set and unset, then the command."""
     folder = script_dir or Path(tempfile.mkdtemp(prefix="relay-login-"))
     script = folder / "relay-login.command"
-    lines = ["#!/bin/sh", *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
+    lines = ["#!/bin/sh", *(f"unset {name}" for name in sorted(unset)),
+             *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
              f"exec {shlex.join(argv)}", ""]
     script.write_text("\n".join(lines), encoding="utf-8")
     script.chmod(0o700)
     return script
 
 
-def start_detached(argv: list[str], env: Mapping[str, str]) -> bool:
+def start_detached(argv: list[str], env: Mapping[str, str], unset: Collection[str]) -> bool:
     """Start ``argv`` outside Relay's process group (it outlives the window)."""
     process = QProcess()
     process.setProgram(argv[0])
     process.setArguments(argv[1:])
     environment = QProcessEnvironment.systemEnvironment()
+    for name in unset:
+        environment.remove(name)
     for name, value in env.items():
         environment.insert(name, value)
     process.setProcessEnvironment(environment)
@@ -85,14 +99,22 @@ def start_detached(argv: list[str], env: Mapping[str, str]) -> bool:
     return bool(started[0] if isinstance(started, tuple) else started)
 
 
-def launch(argv: Sequence[str], env: Mapping[str, str], *, system: str | None = None,
-           which: Which = shutil.which, start: Starter = start_detached) -> LoginLaunch:
-    """Open the login command in a terminal; the command to copy is always returned too."""
-    command = shown_command(argv, env)
+def launch(argv: Sequence[str], env: Mapping[str, str], unset: Collection[str] = (), *,
+           system: str | None = None, which: Which = shutil.which,
+           start: Starter = start_detached,
+           environ: Mapping[str, str] | None = None) -> LoginLaunch:
+    """Open the login command in a terminal; the command to copy is always returned too.
+
+    Only the variables of ``unset`` that are set here (``environ``, default Relay's own)
+    are removed, so the command to copy stays short when none is.
+    """
+    environ = os.environ if environ is None else environ
+    unset = sorted(name for name in unset if name in environ)
+    command = shown_command(argv, env, unset)
     system = system or platform.system()
-    if system not in _OPENED_BY and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if system not in _OPENED_BY and not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")):
         return LoginLaunch(None, command)  # a terminal emulator needs a display
-    plan = terminal_argv(argv, env, system=system, which=which)
-    if plan is None or not start(plan, env):
+    plan = terminal_argv(argv, env, unset, system=system, which=which)
+    if plan is None or not start(plan, env, unset):
         return LoginLaunch(None, command)
     return LoginLaunch(_OPENED_BY.get(system, Path(plan[0]).name), command)

@@ -16,6 +16,7 @@ from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.placeholders import placeholder_docks
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
+from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.main_window import MainWindow
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
@@ -26,6 +27,8 @@ from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
+from relay.gui.viewmodels.wallet import WalletViewModel
+from relay.gui.wallet_backend import EngineWalletBackend, WalletBackend
 from relay.gui.welcome import WelcomeDialog
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
@@ -41,7 +44,8 @@ class RelayShell(QObject):
     quitRequested = Signal()
 
     def __init__(self, engine: Engine, parent: QObject | None = None,
-                 prompter: PassphrasePrompter | None = None) -> None:
+                 prompter: PassphrasePrompter | None = None,
+                 wallet: WalletBackend | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
@@ -53,12 +57,14 @@ class RelayShell(QObject):
         self.contract_vm = ContractViewModel(
             self.bridge, prompter.provider if prompter else None, self)
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
+        self.wallet_vm = WalletViewModel(self.bridge, wallet or EngineWalletBackend(engine), self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
+        self.wallet_dock = WalletDock(self.wallet_vm)
         self.placeholders = placeholder_docks()
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 self.placeholders, icon)
+                                 [self.wallet_dock, *self.placeholders], icon)
         if prompter is not None:
             prompter.set_parent_widget(self.window)
         self.window.set_home(f"Data folder: {engine.config.home}")
@@ -87,6 +93,7 @@ class RelayShell(QObject):
         self.sessions_dock.handoffToRequested.connect(self.hand_off_to)
         self.sessions_vm.runningChanged.connect(t.set_running)
         self.notifier.notify.connect(self._notify)
+        self.wallet_vm.accountsChanged.connect(self._check_watermarks)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
         w.handoffRequested.connect(self.handoff_dock.request)
@@ -103,6 +110,8 @@ class RelayShell(QObject):
         self.tray.install()
         self.sessions_vm.refresh()
         self.bridge.follow_other_processes()
+        self.wallet_vm.start()
+        self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
         if self.prompter is not None:  # ask for the vault passphrase now if it will be needed
@@ -115,6 +124,7 @@ class RelayShell(QObject):
 
     async def aclose(self) -> None:
         """Stop listening and cancel GUI tasks (the engine is closed by its owner)."""
+        self.wallet_vm.stop()
         if self.prompter is not None:
             self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()
@@ -185,6 +195,10 @@ class RelayShell(QObject):
         task = self.sessions_vm.session_at(row).task if row is not None else ""
         return task.splitlines()[0] if task.strip() else None
 
+    def _check_watermarks(self) -> None:
+        vm = self.wallet_vm
+        self.notifier.on_wallet(vm.accounts(), vm.watermark, vm.now_ms())
+
     def _notify(self, title: str, message: str, warning: bool) -> None:
         self.tray.notify(title, message, warning)
         if not self.tray.isVisible():  # no tray here: the status bar says it instead
@@ -198,3 +212,5 @@ class RelayShell(QObject):
             self.sessions_dock.show_error(message, hint)
         elif context == "handoff":
             self.handoff_dock.show_error(message, hint)
+        elif context == "wallet":
+            self.wallet_dock.show_error(message, hint)

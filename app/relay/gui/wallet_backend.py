@@ -10,17 +10,22 @@ No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from relay.core.account_check import AccountCheck, LoginCommand, NoLogin, check_account, login_command
+from relay.core.accounts import UNCHANGED, Account, split_entry
+from relay.core.engine import Engine
+from relay.core.errors import AccountError
 from relay.wallet.model import AccountView
+from relay.wallet.usage_refresh import RefreshReport
 
+T = TypeVar("T")
 #: ``progress(done, total)``, called from the index's worker thread
 Progress = Callable[[int, int], None]
-#: the argv and the extra environment of an account's login command
-LoginCommand = tuple[list[str], dict[str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +45,6 @@ class AccountForm:
     original: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """"Does this account answer?" — the engine's account check, for the view."""
-
-    ok: bool
-    summary: str
-
-
 class WalletBackend(Protocol):
     """The wallet and the accounts as the GUI calls them (every call off the GUI's way)."""
 
@@ -57,10 +54,15 @@ class WalletBackend(Protocol):
         ...
 
     async def summary(self) -> list[AccountView]:
-        """Every account with its windows, burn, costs and budgets."""
+        """Every account with its windows, burn, costs and budgets — registered accounts and
+        the entries seen in use (a provider's default login, the demo's accounts)."""
         ...
 
-    async def refresh_index(self, progress: Progress | None) -> object:
+    async def registered(self) -> set[str]:
+        """The entries of the accounts in the account book (those the actions apply to)."""
+        ...
+
+    async def refresh_index(self, progress: Progress | None) -> RefreshReport:
         """Read the transcripts appended since the last refresh (in a worker thread)."""
         ...
 
@@ -74,10 +76,86 @@ class WalletBackend(Protocol):
 
     async def set_paused(self, entry: str, paused: bool) -> None: ...
 
-    async def check(self, entry: str) -> CheckResult:
-        """Whether the account answers, and what it said."""
+    async def check(self, entry: str) -> AccountCheck:
+        """Whether the account answers (a real, tiny request), and what it said."""
         ...
 
-    async def login_command(self, entry: str) -> LoginCommand | None:
-        """The CLI's login command for the account (None: it has none)."""
+    async def login_command(self, entry: str) -> LoginCommand | NoLogin:
+        """The CLI's login flow for the account, or why it has none."""
         ...
+
+
+class EngineWalletBackend:
+    """The real :class:`WalletBackend`: the engine's wallet, account book and account check."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        # The wallet opens its transcript index at its first use, and two first uses at
+        # once (the start-up scan and the first summary) would both create it: the first
+        # call runs alone, the rest run as they come.
+        self._first = asyncio.Lock()
+        self._opened = False
+
+    @property
+    def watermark(self) -> float:
+        return float(self._engine.wallet.watermark)
+
+    async def summary(self) -> list[AccountView]:
+        return await self._once_opened(self._engine.wallet.summary)
+
+    async def registered(self) -> set[str]:
+        return {account.entry for account in await self._engine.accounts.all()}
+
+    async def refresh_index(self, progress: Progress | None) -> RefreshReport:
+        return await self._once_opened(lambda: self._engine.wallet.refresh_index(progress))
+
+    async def _once_opened(self, call: Callable[[], Awaitable[T]]) -> T:
+        if self._opened:
+            return await call()
+        async with self._first:
+            result = await call()
+            self._opened = True
+            return result
+
+    async def save(self, form: AccountForm) -> None:
+        book = self._engine.accounts
+        if form.original is None:
+            await book.add(form.provider, form.label, form.config_dir,
+                           auth_kind=form.auth_kind, api_key=form.api_key)
+            return
+        provider, label = _split(form.original)
+        await book.edit(provider, label, config_dir=form.config_dir, auth_kind=form.auth_kind,
+                        api_key=form.api_key,
+                        new_label=form.label if form.label != label else UNCHANGED)
+
+    async def remove(self, entry: str) -> None:
+        await self._engine.accounts.remove(*_split(entry))
+
+    async def set_preferred(self, entry: str) -> None:
+        await self._engine.accounts.set_preferred(*_split(entry))
+
+    async def set_paused(self, entry: str, paused: bool) -> None:
+        await self._engine.accounts.set_paused(*_split(entry), paused)
+
+    async def check(self, entry: str) -> AccountCheck:
+        account = await self._account(entry)
+        return await check_account(account, self._engine.accounts, self._engine.config)
+
+    async def login_command(self, entry: str) -> LoginCommand | NoLogin:
+        return login_command(await self._account(entry))
+
+    async def _account(self, entry: str) -> Account:
+        provider, label = _split(entry)
+        account = await self._engine.accounts.get(provider, label)
+        if account is None:
+            raise AccountError(f"No account {entry}.", "It may have been removed meanwhile.")
+        return account
+
+
+def _split(entry: str) -> tuple[str, str]:
+    """``provider:label`` of a registered account (the views act on registered ones only)."""
+    provider, label = split_entry(entry)
+    if label is None:
+        raise AccountError(f"{entry} is not a registered account.",
+                           "Register it first (Add account…).")
+    return provider, label

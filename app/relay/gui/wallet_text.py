@@ -8,10 +8,11 @@ unknown number reads "—", never 0.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
 from relay.wallet.model import AccountView, Confidence, Figure, WindowKind, WindowView
+from relay.wallet.usage_refresh import RefreshReport
 
 UNKNOWN = "—"
 
@@ -86,6 +87,8 @@ def cost(figure: Figure) -> str:
     """
     if figure.value is None or figure.source == "unknown":
         return UNKNOWN
+    if figure.value == 0 and figure.source != "estimate":
+        return money(0.0)  # nothing was spent: nothing to label
     kind = "reported" if figure.source in ("official", "recorded") else "estimate"
     return f"{money(figure.value)} {kind}"
 
@@ -183,6 +186,26 @@ def watermark_warning(account: AccountView, window: WindowView, now_ms: int) -> 
             f"({source_label(window.used, now_ms)}). {when}")
 
 
+def report_text(report: RefreshReport) -> str:
+    """What one refresh of the transcript index did, in one line."""
+    if not report.files_seen:
+        return "No transcripts found"
+    read = (f"{report.files_changed} read ({size(report.bytes_read)}), "
+            f"{report.entries_added} new calls" if report.files_changed else "nothing new")
+    skipped = sum(report.warnings.values())
+    warned = f" · {skipped} skipped (see the log)" if skipped else ""
+    return (f"{report.files_seen} transcript files: {read}{warned} · "
+            f"{report.elapsed_s:.1f} s")
+
+
+def size(count: int) -> str:
+    """Bytes as ``512 B``, ``1.2 MB``."""
+    for unit, suffix in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")):
+        if count >= unit:
+            return f"{count / unit:.1f} {suffix}"
+    return f"{count} B"
+
+
 def scan_progress(done: int, total: int) -> str:
     """``Reading transcripts… 4 of 8 files`` (the total may not be known yet)."""
     return f"Reading transcripts… {done} of {total} files" if total else "Reading transcripts…"
@@ -193,22 +216,29 @@ def account_title(account: AccountView) -> str:
     return account.label or account.entry
 
 
-def account_subtitle(account: AccountView) -> str:
-    """``claude · CLI login``; a provider's unregistered default login says so."""
-    if account.label is None:
-        what = "a simulation" if account.provider == "demo" else "the CLI's default login"
-        return f"not registered · {what}"
+def account_subtitle(account: AccountView, registered: bool = True) -> str:
+    """``claude · CLI login``; an entry seen in use but not registered says so."""
+    if account.provider == "demo":
+        return "demo · a simulation"
+    if account.label is None:  # the title is the provider already
+        return "not registered · the CLI's default login"
+    if not registered:
+        return f"{account.provider} · not registered · seen in use"
     return f"{account.provider} · {AUTH_TITLES.get(account.auth_kind, account.auth_kind)}"
 
 
-def shown_command(argv: Sequence[str], env: Mapping[str, str]) -> str:
-    """A command to copy into a terminal: ``CLAUDE_CONFIG_DIR=/x claude /login``.
+def shown_command(argv: Sequence[str], env: Mapping[str, str],
+                  unset: Collection[str] = ()) -> str:
+    """A command to copy into a terminal: ``CLAUDE_CONFIG_DIR=/x claude auth login``, with
+    ``env -u NAME`` first for the variables it must not see.
 
     Values of variables that look secret are never shown.
     """
     assignments = [f"{name}={'<hidden>' if _secret(name) else shlex.quote(value)}"
                    for name, value in env.items()]
-    return " ".join([*assignments, shlex.join(argv)])
+    removals = [f"-u {name}" for name in sorted(unset)]
+    prefix = ["env", *removals] if removals else []
+    return " ".join([*prefix, *assignments, shlex.join(argv)])
 
 
 def _secret(name: str) -> bool:

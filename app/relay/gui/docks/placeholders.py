@@ -9,7 +9,6 @@ from relay.gui import theme
 
 #: (object name, title) of every placeholder panel.
 PLACEHOLDERS = (
-    ("walletDock", "Wallet"),
     ("detectDock", "Detect"),
     ("pipelinesDock", "Pipelines"),
     ("historyDock", "History"),

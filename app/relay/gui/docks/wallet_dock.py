@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.account_check import COST_NOTE
+from relay.core.accounts import PROVIDERS
 from relay.gui import theme
 from relay.gui import wallet_text as text
 from relay.gui.account_dialog import AccountDialog
@@ -106,7 +108,7 @@ class WindowBar(QWidget):
                 part.setWidth(max(rect.width() * min(value, 1.0), 2.0))
                 painter.setBrush(colour)
                 painter.drawRoundedRect(part, 4, 4)
-        if 0 < self.watermark < 1:  # where a pre-emptive handoff happens
+        if 0 < self.watermark < 1 and self.level != "unknown":  # where a handoff comes early
             x = rect.left() + rect.width() * self.watermark
             painter.setPen(QPen(QColor(theme.MUTED), 1, Qt.PenStyle.DotLine))
             painter.drawLine(int(x), int(rect.top()), int(x), int(rect.bottom()))
@@ -157,7 +159,7 @@ class AccountCard(QFrame):
         self.subtitle = _label("walletAccountSubtitle", muted=True)
         self.preferred_badge = _badge("preferred", "#dafbe1", theme.OK)
         self.paused_badge = _badge("paused", "#fff8c5", theme.WARNING)
-        self.test_button = _action("Test", "Ask the account a tiny question: does it answer?")
+        self.test_button = _action("Test", f"Does this account answer? {COST_NOTE}")
         self.login_button = _action("Log in", "Open the CLI's login for this account's folder "
                                               "in a terminal")
         self.prefer_button = _action("Set as preferred",
@@ -224,9 +226,9 @@ class AccountCard(QFrame):
         layout.addLayout(actions)
 
     def show_account(self, account: AccountView, note: Note | None, busy: bool,
-                     now_ms: int, watermark: float) -> None:
+                     registered: bool, now_ms: int, watermark: float) -> None:
         self.title.setText(text.account_title(account))
-        self.subtitle.setText(text.account_subtitle(account))
+        self.subtitle.setText(text.account_subtitle(account, registered))
         self.subtitle.setToolTip(f"{account.entry}\nfolder: {account.config_dir or 'the CLI default'}")
         self.preferred_badge.setVisible(account.preferred)
         self.paused_badge.setVisible(account.paused)
@@ -234,20 +236,23 @@ class AccountCard(QFrame):
         self.figures.setText(" · ".join((f"Burn {text.burn(account.burn_tpm)}",
                                          f"Today {text.cost(account.cost_today)}",
                                          f"This week {text.cost(account.cost_week)}")))
+        self.figures.setToolTip("\n".join(
+            f"{name}: {figure.detail}" for name, figure in (
+                ("Burn", account.burn_tpm), ("Today", account.cost_today),
+                ("This week", account.cost_week)) if figure.detail))
         self._show_budgets(account)
         self._show_breaker(account)
         self.warnings.setText(f"{account.warnings} transcript line(s) skipped in the last scan "
                               "(see the log)")
         self.warnings.setVisible(account.warnings > 0)
         self._show_note(note)
-        self._show_actions(account, busy)
+        self._show_actions(account, busy, registered)
 
-    def _show_actions(self, account: AccountView, busy: bool) -> None:
-        registered = account.label is not None  # else the provider's default login
+    def _show_actions(self, account: AccountView, busy: bool, registered: bool) -> None:
         for widget in (self.test_button, self.login_button, self.prefer_button,
                        self.pause_button, self.more_button):
             widget.setVisible(registered)
-        self.register_button.setVisible(not registered)
+        self.register_button.setVisible(not registered and account.provider in PROVIDERS)
         for widget in (self.test_button, self.pause_button, self.more_button):
             widget.setEnabled(not busy)
         self.login_button.setEnabled(not busy and account.auth_kind != "api_key")
@@ -387,6 +392,11 @@ class WalletDock(QDockWidget):
         self.error.hide()
         self.vm.save(form)
 
+    def _register(self, entry: str) -> None:
+        provider, _, label = entry.partition(":")
+        dialog = self.open_account_dialog(provider=provider)
+        dialog.label.setText(label)
+
     def confirm_remove(self, entry: str) -> QMessageBox:
         """Ask before forgetting an account (non-blocking); Yes removes it."""
         box = QMessageBox(QMessageBox.Icon.Question, "Remove account",
@@ -414,14 +424,19 @@ class WalletDock(QDockWidget):
     # -- binding ------------------------------------------------------------------------
 
     def _rebuild(self) -> None:
-        for card in self.cards.values():
-            card.deleteLater()
-        self.cards = {}
-        for account in self.vm.accounts():
-            card = AccountCard(account.entry)
-            self._connect(card)
-            self.cards[account.entry] = card
-            self.cards_box.addWidget(card)
+        """One card per account, in the view-model's order; a card stays while its account does."""
+        entries = [account.entry for account in self.vm.accounts()]
+        for entry in [e for e in self.cards if e not in entries]:
+            self.cards.pop(entry).deleteLater()
+        for position, entry in enumerate(entries):
+            card = self.cards.get(entry)
+            if card is None:
+                card = self.cards[entry] = AccountCard(entry)
+                self._connect(card)
+            else:
+                self.cards_box.removeWidget(card)
+            self.cards_box.insertWidget(position, card)
+        self.cards = {entry: self.cards[entry] for entry in entries}
         self.refresh()
 
     def _connect(self, card: AccountCard) -> None:
@@ -432,8 +447,7 @@ class WalletDock(QDockWidget):
         card.pause_button.clicked.connect(lambda: self._act(vm.toggle_paused, entry))
         card.edit_action.triggered.connect(lambda: self.open_account_dialog(entry))
         card.remove_action.triggered.connect(lambda: self.confirm_remove(entry))
-        card.register_button.clicked.connect(
-            lambda: self.open_account_dialog(provider=entry.partition(":")[0]))
+        card.register_button.clicked.connect(lambda: self._register(entry))
 
     def _on_data_changed(self, top: QModelIndex | QPersistentModelIndex,
                          bottom: QModelIndex | QPersistentModelIndex) -> None:
@@ -452,8 +466,9 @@ class WalletDock(QDockWidget):
         account = self.vm.index(row).data(WalletViewModel.AccountRole)
         card = self.cards.get(account.entry) if isinstance(account, AccountView) else None
         if card is not None and isinstance(account, AccountView):
-            card.show_account(account, self.vm.note(account.entry), self.vm.is_busy(account.entry),
-                              self.vm.now_ms(), self.vm.watermark)
+            entry = account.entry
+            card.show_account(account, self.vm.note(entry), self.vm.is_busy(entry),
+                              self.vm.is_registered(entry), self.vm.now_ms(), self.vm.watermark)
 
     def _show_scan(self) -> None:
         scan = self.vm.scan

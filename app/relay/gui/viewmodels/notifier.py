@@ -100,5 +100,6 @@ class HandoffNotifier(QObject):
                     continue
                 at = window.resets_at.value
                 self._past_watermark[key] = int(at) if at is not None else None
-                self.notify.emit("Account near its limit",
+                at_wall = (window.used.value or 0.0) >= 1.0
+                self.notify.emit("Account at its limit" if at_wall else "Account near its limit",
                                  watermark_warning(account, window, now_ms), True)

@@ -3,7 +3,8 @@
 One row per account (:class:`~relay.wallet.model.AccountView`). The summary is
 re-read every :attr:`WalletViewModel.REFRESH_MS` and soon after records that
 change usage arrive from the bridge (a turn completed, a limit hit, a quota
-update, a state change) — coalesced, so a burst of records costs one read.
+update, a state change, a handoff step) — coalesced, so a burst of records costs
+one read.
 Once a scan of the transcripts has run, each timer tick first reads what the
 CLIs appended since (an incremental refresh of the index, without the progress
 bar: it costs milliseconds), so use outside Relay shows up too.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -34,19 +35,21 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from relay.core.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.core.events import EventRecord
-from relay.gui import login_launch
+from relay.gui import login_launch, wallet_text
 from relay.gui.bridge import EngineBridge
-from relay.gui.wallet_backend import AccountForm, CheckResult, LoginCommand, WalletBackend
+from relay.gui.wallet_backend import AccountForm, WalletBackend
 from relay.wallet.model import AccountView
 
 CONTEXT = "wallet"
-#: record kinds after which an account's usage may have moved
-USAGE_KINDS = frozenset({"turn_completed", "limit_hit", "quota_update", "state_changed"})
+#: record kinds after which an account's usage (or its breaker: a handoff step) may have moved
+USAGE_KINDS = frozenset({"turn_completed", "limit_hit", "quota_update", "state_changed",
+                         "handoff_step"})
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
-Launcher = Callable[[Sequence[str], Mapping[str, str]], login_launch.LoginLaunch]
+Launcher = Callable[[Sequence[str], Mapping[str, str], Collection[str]], login_launch.LoginLaunch]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,7 @@ class WalletViewModel(QAbstractListModel):
         self._launcher = launcher
         self._clock = clock
         self._accounts: list[AccountView] = []
+        self._registered: set[str] = set()
         self._notes: dict[str, Note] = {}
         self._busy: set[str] = set()
         self._loaded = False
@@ -144,6 +148,10 @@ class WalletViewModel(QAbstractListModel):
                 return row
         return None
 
+    def is_registered(self, entry: str) -> bool:
+        """In the account book (else a provider's default login or the demo's: no actions)."""
+        return entry in self._registered
+
     def note(self, entry: str) -> Note | None:
         return self._notes.get(entry)
 
@@ -178,11 +186,14 @@ class WalletViewModel(QAbstractListModel):
             if self._index_due and not self._scan.running:
                 self._index_due = False
                 await self._backend.refresh_index(None)
-            self._apply(await self._backend.summary())
+            accounts = await self._backend.summary()
+            self._registered = await self._backend.registered()
+            self._apply(accounts)
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
-        """Live records: usage may have moved when a turn ends, a limit hits, a quota updates."""
-        if any(record.event.kind in USAGE_KINDS for record in batch):
+        """Live records: usage may have moved when a turn ends, a limit hits, a quota updates
+        (only once :meth:`start` was called: a view-model not started stays idle)."""
+        if self._timer.isActive() and any(r.event.kind in USAGE_KINDS for r in batch):
             self.refresh()
 
     def _apply(self, accounts: list[AccountView]) -> None:
@@ -220,7 +231,7 @@ class WalletViewModel(QAbstractListModel):
         message = ""
         try:
             report = await self._backend.refresh_index(progress)
-            message = scan_message(report)
+            message = wallet_text.report_text(report)
             self._scanned = True
         finally:
             self._posted = None
@@ -284,25 +295,22 @@ class WalletViewModel(QAbstractListModel):
             if refresh:
                 self.refresh()
 
-    def _tested(self, entry: str, result: CheckResult) -> None:
-        verdict = "Test passed" if result.ok else "Test failed"
-        self._set_note(entry, Note(f"{verdict} — {result.summary}", "ok" if result.ok else "error"))
+    def _tested(self, entry: str, check: AccountCheck) -> None:
+        hint = f"\n→ {check.hint}" if check.hint and not check.ok else ""
+        self._set_note(entry, Note(check.summary + hint, "ok" if check.ok else "error"))
 
-    def _launch(self, entry: str, command: LoginCommand | None) -> None:
-        if command is None:
-            account = self.account(entry)
-            why = ("it signs in with an API key" if account and account.auth_kind == "api_key"
-                   else "its CLI has no login command Relay can start")
-            self._set_note(entry, Note(f"Nothing to log in: {why}."))
+    def _launch(self, entry: str, found: LoginCommand | NoLogin) -> None:
+        if isinstance(found, NoLogin):
+            hint = f"\n→ {found.hint}" if found.hint else ""
+            self._set_note(entry, Note(f"Nothing to start: {found.reason}{hint}"))
             return
-        argv, env = command
-        opened = self._launcher(argv, env)
+        opened = self._launcher(found.argv, found.env, found.unset)
         if opened.terminal:
-            self._set_note(entry, Note(f"The login opened in {opened.terminal}: finish it there, "
-                                       "then press Test."))
+            self._set_note(entry, Note(f"The login opened in {opened.terminal}. {found.how} "
+                                       "Then press Test."))
         else:
-            self._set_note(entry, Note("No terminal emulator was found. Run this in a terminal, "
-                                       "then press Test:", command=opened.command))
+            self._set_note(entry, Note(f"No terminal emulator was found: run this in a terminal. "
+                                       f"{found.how} Then press Test.", command=opened.command))
 
     def _set_note(self, entry: str, note: Note) -> None:
         self._notes[entry] = note
@@ -325,13 +333,3 @@ class WalletViewModel(QAbstractListModel):
         if role in (self.EntryRole, Qt.ItemDataRole.DisplayRole):
             return account.entry
         return None
-
-
-def scan_message(report: object) -> str:
-    """What a refresh of the index did, in a few words (whatever its report holds)."""
-    summary = getattr(report, "summary", None)
-    if callable(summary):
-        return str(summary())
-    if isinstance(summary, str):
-        return summary
-    return "Transcripts read." if report is None else str(report)
