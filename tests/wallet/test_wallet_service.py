@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -198,3 +199,24 @@ async def test_wallet_json_lists_each_account_with_sources(engine: Engine,
     text = cli("wallet")
     assert "demo:primary" in text.stdout
     assert "official" in text.stdout
+
+
+async def test_the_first_callers_of_a_new_index_do_not_race(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the window's start-up scan, its first summary and a session's guard all open the
+    # index; only one of them may create it (two opened the file at once and collided)
+    from relay.wallet import service
+    from relay.wallet.usage_index import UsageIndex
+
+    opened: list[Path] = []
+
+    class Counted(UsageIndex):
+        def __init__(self, path: Path) -> None:
+            opened.append(path)
+            super().__init__(path)
+
+    monkeypatch.setattr(service, "UsageIndex", Counted)
+    found = await asyncio.gather(*(engine.wallet.index_entries(None, None) for _ in range(4)))
+    assert found == [[]] * 4
+    assert len(opened) == 1
+    assert all(not v.registered for v in await engine.wallet.summary())

@@ -12,6 +12,9 @@ from typing import Protocol
 
 from relay.core.accounts import AccountBook
 from relay.core.events import LimitHit, SessionState, Usage
+from relay.core.models import entry_runtime
+from relay.runtimes.capabilities import Cap
+from relay.runtimes.registry import adapter_class
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
@@ -94,3 +97,20 @@ class Outcome:
     run_id: str | None = None
     limit: LimitHit | None = None
     agent_session_id: str | None = None
+
+
+def entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:
+    """Where ``to_entry`` stands in the chain (right after ``from_entry`` when repeated)."""
+    for i in range(1, len(chain)):
+        if chain[i] == to_entry and chain[i - 1] == from_entry:
+            return i
+    return chain.index(to_entry) if to_entry in chain else len(chain) - 1
+
+
+def retry_step(step: Step, outcome: Outcome) -> Step:
+    """The same entry again: its own conversation resumed where the runtime allows."""
+    runtime = entry_runtime(step.entry)
+    if outcome.agent_session_id and adapter_class(runtime)(None).capabilities.supports(Cap.RESUME):
+        return Step(entry=step.entry, prompt="Continue the task from where you stopped.",
+                    resume_id=outcome.agent_session_id, model=step.model)
+    return Step(entry=step.entry, prompt=step.prompt, model=step.model)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +34,6 @@ from relay.core.scrub_events import scrub_event
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
-from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
@@ -42,8 +42,18 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_types import Continuation, Outcome, Recovery, Services, Step, WaitRecovery
-from relay.sessions.verifier import run_check
+from relay.sessions.run_request import build_request
+from relay.sessions.run_types import (
+    Continuation,
+    Outcome,
+    Recovery,
+    Services,
+    Step,
+    WaitRecovery,
+    entry_index,
+    retry_step,
+)
+from relay.sessions.verifier import run_checks
 from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
 from relay.wallet.model import GuardVerdict
 
@@ -258,7 +268,7 @@ class SessionRunner:
         chain = chain_of(self.spec)
         if record.to_entry and record.to_entry not in chain:  # a "hand off now" target
             chain = [*chain, record.to_entry]
-        index = _entry_index(chain, record.from_entry, record.to_entry)
+        index = entry_index(chain, record.from_entry, record.to_entry)
         assert self.coordinator is not None
         if record.state == "resuming":  # the receiver was working when Relay stopped
             await self.coordinator.confirmed_after_crash(record)
@@ -437,31 +447,18 @@ class SessionRunner:
                          outcome: Outcome) -> Step | None:
         """Wait; then the same entry again — or the handoff asked for meanwhile (None: cancelled)."""
         if await self._wait(decision, step.entry):
-            return self._retry_step(step, outcome)
+            return retry_step(step, outcome)
         if self._pause is not None and not self._cancel.is_set():
             return await self._hand_off_now(ws)
         return None
-
-    def _retry_step(self, step: Step, outcome: Outcome) -> Step:
-        """The same entry again: its own conversation resumed where the runtime allows."""
-        runtime = entry_runtime(step.entry)
-        if outcome.agent_session_id and adapter_class(runtime)(None).capabilities.supports(Cap.RESUME):
-            return Step(entry=step.entry, prompt="Continue the task from where you stopped.",
-                        resume_id=outcome.agent_session_id, model=step.model)
-        return Step(entry=step.entry, prompt=step.prompt, model=step.model)
 
     async def _verify(self, ws: Workspace) -> str | None:
         """Run the acceptance commands; the failure to report, or None when all pass."""
         if not self.spec.verify:
             return None
         self.phase = "verifying"
-        for command in self.spec.verify:
-            result = await run_check(command, ws.path, limit_s=self.config.verify_timeout)
-            await self._emit(result, self._run_id)
-            if not result.passed:
-                why = result.problem or f"exit {result.exit_code}"
-                return f"the acceptance check `{' '.join(command)}` failed ({why})"
-        return None
+        return await run_checks(self.spec.verify, ws.path, self.config.verify_timeout,
+                                lambda result: self._emit(result, self._run_id))
 
     # -- one agent run --------------------------------------------------------------
 
@@ -534,7 +531,7 @@ class SessionRunner:
                     elif isinstance(event, LimitHit) and event.blocking:
                         limit = event
                     elif isinstance(event, LimitHit) and self.spec.preempt:
-                        await self._preempt(event, run_id)
+                        await self._hand_off_early(f"pre-emptive: {event.message}", run_id)
                     elif isinstance(event, SessionStarted):
                         agent_sid = self._agent_sid = event.agent_session_id
                     self._safe.note(event)
@@ -565,11 +562,8 @@ class SessionRunner:
                                        f"{ended.reason or ended.outcome}")
         return ended, limit, agent_sid
 
-    async def _preempt(self, warning: LimitHit, run_id: str) -> None:
-        """The account nears its limit: hand off at the next safe point, before it blocks."""
-        await self._hand_off_early(f"pre-emptive: {warning.message}", run_id)
-
     async def _hand_off_early(self, reason: str, run_id: str) -> None:
+        """The account nears its limit: hand off at the next safe point, before it blocks."""
         if self._pause is not None or self.phase != "agent":
             return
         try:
@@ -580,14 +574,11 @@ class SessionRunner:
 
     def _watch(self, run_id: str, entry: str) -> GuardWatch | None:
         """The wallet's watch over this run (None: nothing guards this engine)."""
-        if self.services is None or self.services.guard is None:
+        guard = self.services.guard if self.services else None
+        if guard is None:
             return None
-
-        async def act(verdict: GuardVerdict) -> None:
-            await self._act(verdict, run_id)
-
-        watch = GuardWatch(self.services.guard, self.session_id, run_id, entry, act,
-                           self.config.wallet_interval)
+        watch = GuardWatch(guard, self.session_id, run_id, entry,
+                           functools.partial(self._act, run_id=run_id), self.config.wallet_interval)
         watch.start()
         return watch
 
@@ -604,34 +595,5 @@ class SessionRunner:
             await self._emit(Notice(category="warning", message=verdict.reason), run_id)
 
     async def _request(self, ws: Workspace, step: Step) -> RunRequest:
-        options: dict[str, object] = {"step_delay": self.config.demo_step_delay,
-                                      "reset_after": self.config.demo_reset_after}
-        if self.spec.demo_limit_after is not None and step.handoff is None and not step.resume_id:
-            options["limit_after"] = self.spec.demo_limit_after
-        if self.spec.demo_quota and step.handoff is None and not step.resume_id:
-            options["quota"] = self.spec.demo_quota
-        if self.continuation is not None:
-            options["previous_total"] = self.continuation.previous_total
-        env: dict[str, str] = {}
-        drop: frozenset[str] = frozenset()
-        if self.services is not None:
-            account = await self.services.accounts.for_entry(step.entry)
-            if account is not None:  # its folder and key; no other credential overrides them
-                env = await self.services.accounts.agent_env(account)
-                drop = account.drop_env()
-            elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
-                await self._emit(Notice(message=(
-                    f"{step.entry} is not a registered account, so it runs with the CLI's own "
-                    "login. Register it with `relay-cli accounts add`.")))
-        return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
-                          permission=self.spec.permission, resume_id=step.resume_id,
-                          inactivity_timeout=self.config.inactivity_timeout, options=options,
-                          extra_env=env, drop_env=drop, brief_file=step.brief_file)
-
-
-def _entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:
-    """Where ``to_entry`` stands in the chain (right after ``from_entry`` when repeated)."""
-    for i in range(1, len(chain)):
-        if chain[i] == to_entry and chain[i - 1] == from_entry:
-            return i
-    return chain.index(to_entry) if to_entry in chain else len(chain) - 1
+        return await build_request(self.spec, self.config, self.continuation, self.services,
+                                   ws, step, self._emit)

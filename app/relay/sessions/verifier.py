@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from relay.core.errors import RelayError
@@ -67,3 +67,17 @@ async def run_check(command: Sequence[str], cwd: Path, *, limit_s: float,
                         output=output, duration_s=duration,
                         problem=f"killed by signal {result.signal}" if result.signal else None)
 
+
+async def run_checks(commands: list[list[str]], cwd: Path, limit_s: float,
+                     report: Callable[[VerifyResult], Awaitable[None]]) -> str | None:
+    """Run ``commands`` in order, reporting each result; stop at the first red one.
+
+    Returns why the work is not accepted, or None when every check passed.
+    """
+    for command in commands:
+        result = await run_check(command, cwd, limit_s=limit_s)
+        await report(result)
+        if not result.passed:
+            why = result.problem or f"exit {result.exit_code}"
+            return f"the acceptance check `{' '.join(command)}` failed ({why})"
+    return None

@@ -131,6 +131,8 @@ class AccountView:
     config_dir: str | None
     preferred: bool
     paused: bool
+    #: a registered account (else a CLI's default login or an unregistered chain entry)
+    registered: bool = True
     windows: list[WindowView] = field(default_factory=list)
     #: tokens per minute over the recent burn (recorded ∪ estimate)
     burn_tpm: Figure = Figure(None)

@@ -69,6 +69,7 @@ class Wallet:
         self._env = dict(os.environ if env is None else env)
         self._index: UsageIndex | None = None
         self._refreshing = asyncio.Lock()
+        self._opening = asyncio.Lock()
         self.last_report: RefreshReport | None = None
 
     # -- the transcript index --------------------------------------------------------
@@ -98,8 +99,9 @@ class Wallet:
         return report
 
     async def _open_index(self) -> UsageIndex:
-        if self._index is None:
-            self._index = await asyncio.to_thread(UsageIndex, self.config.usage_index_path)
+        async with self._opening:  # two first callers must not both create the file
+            if self._index is None:
+                self._index = await asyncio.to_thread(UsageIndex, self.config.usage_index_path)
         return self._index
 
     async def close(self) -> None:
@@ -164,8 +166,8 @@ class Wallet:
             entry=entry, provider=provider, label=label,
             auth_kind=account.auth_kind if account else "cli_login",
             config_dir=str(account.config_dir) if account and account.config_dir else None,
-            preferred=bool(getattr(account, "preferred", False)),
-            paused=bool(getattr(account, "paused", False)),
+            preferred=bool(account and account.preferred),
+            paused=bool(account and account.paused), registered=account is not None,
             windows=windows, burn_tpm=burn, cost_today=today, cost_week=week,
             budgets=await self.budgets.states(entry), breaker_until_ms=breaker[0],
             breaker_reason=breaker[1],
@@ -298,7 +300,7 @@ class WalletGuard:
 
     async def before_run(self, session_id: str, entry: str) -> GuardVerdict | None:
         account = await self.wallet.accounts.for_entry(entry)
-        if account is not None and getattr(account, "paused", False):
+        if account is not None and account.paused:
             return GuardVerdict("handoff", f"{entry} is paused in the wallet")
         spent = await self.wallet.budgets.before_run(session_id, entry)
         if spent is not None:

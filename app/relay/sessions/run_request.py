@@ -1,0 +1,44 @@
+"""What one agent run is given: prompt, folder, options, and its account's environment."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from relay.core.config import Config
+from relay.core.events import AgentEvent, Notice
+from relay.core.models import SessionSpec, entry_runtime
+from relay.runtimes.base import RunRequest
+from relay.runtimes.registry import adapter_class
+from relay.sessions.run_types import Continuation, Services, Step
+from relay.sessions.worktree import Workspace
+
+
+async def build_request(spec: SessionSpec, config: Config, continuation: Continuation | None,
+                        services: Services | None, ws: Workspace, step: Step,
+                        emit: Callable[[AgentEvent], Awaitable[None]]) -> RunRequest:
+    """The request for ``step``: a registered account brings its folder and key, and no
+    other credential in the user's environment overrides them."""
+    options: dict[str, object] = {"step_delay": config.demo_step_delay,
+                                  "reset_after": config.demo_reset_after}
+    first_of_task = step.handoff is None and not step.resume_id
+    if spec.demo_limit_after is not None and first_of_task:
+        options["limit_after"] = spec.demo_limit_after
+    if spec.demo_quota and first_of_task:
+        options["quota"] = spec.demo_quota
+    if continuation is not None:
+        options["previous_total"] = continuation.previous_total
+    env: dict[str, str] = {}
+    drop: frozenset[str] = frozenset()
+    if services is not None:
+        account = await services.accounts.for_entry(step.entry)
+        if account is not None:
+            env = await services.accounts.agent_env(account)
+            drop = account.drop_env()
+        elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
+            await emit(Notice(message=(
+                f"{step.entry} is not a registered account, so it runs with the CLI's own "
+                "login. Register it with `relay-cli accounts add`.")))
+    return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
+                      permission=spec.permission, resume_id=step.resume_id,
+                      inactivity_timeout=config.inactivity_timeout, options=options,
+                      extra_env=env, drop_env=drop, brief_file=step.brief_file)
