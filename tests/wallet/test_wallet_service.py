@@ -173,6 +173,7 @@ async def test_statusline_records_claudes_official_windows_for_the_account(
     assert five.used.value == pytest.approx(0.615)
     assert five.used.detail == "claude statusline"
     assert five.resets_at.value == reset * 1000
+    assert view.cost_today.value is None  # nothing seen is unknown, never $0
 
     bad = cli("statusline", stdin="{not json", env=env)
     assert bad.returncode == 1

@@ -184,6 +184,9 @@ class Wallet:
             today = price_usage(self.pricing, ((e, u.ts_ms, u.model, u.tokens, u.cost_usd)
                                                for e, _, u in rows if u.ts_ms >= d0)).total
             return today, priced.total
+        if not await self.costs.runs_between(w0, w1, entry):  # nothing seen: unknown, not $0
+            nothing = Figure(None, "unknown", detail="no usage seen this week")
+            return nothing, nothing
         return await self.costs.account(entry, d0, w1), await self.costs.account(entry, w0, w1)
 
     async def _warnings(self, entry: str) -> int:
