@@ -1,92 +1,245 @@
-"""Plain-text phrasing of wallet figures, shared by the CLI and the window (no Qt).
+"""How the wallet's figures read in the window and the tray.
 
-Every figure is phrased with its source and age, and an unknown one as "—", never 0.
+Plain Python (no Qt). Every figure says where it came from and how old it is
+(``official · 2 min ago``, ``estimate from transcripts``, ``unknown —``); an
+unknown number reads "—", never 0.
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
-from relay.wallet.model import AccountView, Figure, WindowView
+from relay.wallet.model import AccountView, Confidence, Figure, WindowKind, WindowView
+from relay.wallet.usage_refresh import RefreshReport
 
 UNKNOWN = "—"
 
-WINDOW_TITLES = {"five_hour": "5-hour", "seven_day": "7-day", "seven_day_opus": "7-day Opus",
-                 "seven_day_sonnet": "7-day Sonnet", "other": "other"}
+WINDOW_TITLES: dict[WindowKind, str] = {
+    "five_hour": "5-hour", "seven_day": "7-day", "seven_day_opus": "7-day Opus",
+    "seven_day_sonnet": "7-day Sonnet", "other": "Other",
+}
+AUTH_TITLES = {"cli_login": "CLI login", "api_key": "API key"}
+CONFIDENCE_TITLES: dict[Confidence, str] = {
+    "high": "high confidence", "medium": "medium confidence", "low": "low confidence",
+    "none": "no forecast",
+}
+#: environment variables whose values are never shown (a login command's env could hold one)
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
-def duration_text(ms: float) -> str:
-    """3 700 000 → "1h 1m"; under a minute → "<1m"; days shown from 48 h."""
-    minutes = int(max(ms, 0) // 60_000)
+def duration(ms: int) -> str:
+    """``3h 12m``, ``45m``, ``2d 4h``; under a minute reads ``<1m``; never negative."""
+    minutes = max(ms, 0) // 60_000
     if minutes < 1:
         return "<1m"
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
-    if days >= 2:
-        return f"{days}d {hours}h"
-    hours += days * 24
-    return f"{hours}h {mins:02d}m" if hours else f"{mins}m"
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {mins:02d}m" if mins else f"{hours}h"
+    return f"{mins}m"
 
 
-def age_text(observed_ms: int | None, now_ms: int) -> str:
-    if observed_ms is None:
-        return ""
-    age = now_ms - observed_ms
-    return "just now" if age < 60_000 else f"{duration_text(age)} ago"
+def ago(observed_ms: int, now_ms: int) -> str:
+    """``just now``, ``2 min ago``, ``3 h ago``, ``2 d ago`` (a clock ahead reads just now)."""
+    seconds = (now_ms - observed_ms) // 1000
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86_400:
+        return f"{seconds // 3600} h ago"
+    return f"{seconds // 86_400} d ago"
 
 
-def source_text(figure: Figure, now_ms: int) -> str:
-    """"official · 2m ago", "estimate", "recorded · just now", "unknown"."""
+def source_label(figure: Figure, now_ms: int) -> str:
+    """Where a figure came from and how old it is, as the dock's bars say it."""
     if figure.source == "unknown" or figure.value is None:
+        return f"unknown {UNKNOWN}"
+    if figure.source == "estimate":
+        return "estimate from transcripts"
+    if figure.observed_ms is None:
+        return figure.source
+    return f"{figure.source} · {ago(figure.observed_ms, now_ms)}"
+
+
+def percent(fraction: float | None) -> str:
+    """0.423 → ``42%``; unknown → ``—``."""
+    return UNKNOWN if fraction is None else f"{fraction * 100:.0f}%"
+
+
+def money(usd: float | None) -> str:
+    """``$1.23``, ``$0.004`` below a cent, ``$1,234`` from a thousand; unknown → ``—``."""
+    if usd is None:
+        return UNKNOWN
+    if 0 < abs(usd) < 0.01:
+        return f"${usd:.3f}"
+    return f"${usd:,.0f}" if abs(usd) >= 1000 else f"${usd:,.2f}"
+
+
+def cost(figure: Figure) -> str:
+    """A cost with what it is: ``$1.23 reported`` (the CLI said so) or ``$1.23 estimate``.
+
+    Costs computed from the price table have the source ``estimate`` (wallet.model).
+    """
+    if figure.value is None or figure.source == "unknown":
+        return UNKNOWN
+    if figure.value == 0 and figure.source != "estimate":
+        return money(0.0)  # nothing was spent: nothing to label
+    kind = "reported" if figure.source in ("official", "recorded") else "estimate"
+    return f"{money(figure.value)} {kind}"
+
+
+def tokens(count: float | None) -> str:
+    """1234 → ``1.2k``, 3_400_000 → ``3.4M``; unknown → ``—``."""
+    if count is None:
+        return UNKNOWN
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(count) >= size:
+            return f"{count / size:.1f}{suffix}"
+    return f"{count:.0f}"
+
+
+def burn(figure: Figure) -> str:
+    """``1.2k tok/min (recorded)``; unknown → ``—``."""
+    if figure.value is None or figure.source == "unknown":
+        return UNKNOWN
+    return f"{tokens(figure.value)} tok/min ({figure.source})"
+
+
+def resets(window: WindowView, now_ms: int) -> str:
+    """``resets in 3h 12m`` / ``reset due`` / ``reset time unknown``."""
+    at = window.resets_at.value
+    if at is None:
+        return "reset time unknown"
+    left = int(at) - now_ms
+    return f"resets in {duration(left)}" if left > 0 else "reset due"
+
+
+def runs_out(window: WindowView, now_ms: int) -> str:
+    """``runs out in 2h 10m`` when the burn exhausts the window before its reset, else ""."""
+    if window.exhausts_at_ms is None:
+        return ""
+    left = window.exhausts_at_ms - now_ms
+    return f"runs out in {duration(left)}" if left > 0 else "exhausted"
+
+
+def clock_ms(ms: int) -> str:
+    """A local time of day, ``14:05``."""
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%H:%M")
+
+
+def used_text(window: WindowView) -> str:
+    """``42% used``, or ``unknown —`` when nothing says how much is used."""
+    if window.used.value is None or window.used.source == "unknown":
+        return f"unknown {UNKNOWN}"
+    return f"{percent(window.used.value)} used"
+
+
+def projected_text(window: WindowView) -> str:
+    """``71% projected at reset`` when the forecast says, else ""."""
+    if window.projected.value is None or window.projected.source == "unknown":
+        return ""
+    return f"{percent(window.projected.value)} projected at reset"
+
+
+def window_detail(window: WindowView, now_ms: int) -> str:
+    """Projection, reset, source, confidence and exhaustion, joined with dots (an unknown
+    source is already in :func:`used_text`)."""
+    known = window.used.value is not None and window.used.source != "unknown"
+    parts = [projected_text(window), resets(window, now_ms),
+             source_label(window.used, now_ms) if known else "",
+             CONFIDENCE_TITLES[window.confidence], runs_out(window, now_ms)]
+    return " · ".join(p for p in parts if p)
+
+
+def level(window: WindowView, watermark: float) -> str:
+    """How a window's bar is coloured: ``ok``, ``warn`` (80 %) or ``over`` (the watermark)."""
+    used = window.used.value
+    if used is None:
         return "unknown"
-    age = age_text(figure.observed_ms, now_ms)
-    return f"{figure.source} · {age}" if age and figure.source == "official" else figure.source
+    if used >= watermark:
+        return "over"
+    projected = window.projected.value
+    return "warn" if used >= 0.8 or (projected is not None and projected >= watermark) else "ok"
 
 
-def percent(value: float | None) -> str:
-    return UNKNOWN if value is None else f"{value * 100:.0f}%"
+def past_watermark(window: WindowView, watermark: float) -> bool:
+    """Whether used or projected is at or above ``watermark`` (what the tray warns about)."""
+    return any(f.value is not None and f.source != "unknown" and f.value >= watermark
+               for f in (window.used, window.projected))
 
 
-def money(figure: Figure) -> str:
-    """"$1.23", "~$1.23" for an estimate, "—" unknown."""
-    if figure.value is None:
-        return UNKNOWN
-    return f"{'~' if figure.source == 'estimate' else ''}${figure.value:,.2f}"
+def watermark_warning(account: AccountView, window: WindowView, now_ms: int) -> str:
+    """The tray's sentence for a window past the watermark."""
+    name = account.entry
+    used = percent(window.used.value)
+    projected = (f", {percent(window.projected.value)} projected at its reset"
+                 if window.projected.value is not None else "")
+    at = window.resets_at.value
+    when = (f"It resets at {clock_ms(int(at))} (in {duration(int(at) - now_ms)})."
+            if at is not None else "Its reset time is unknown.")
+    return (f"{name}: the {WINDOW_TITLES[window.kind]} window is at {used} used{projected} "
+            f"({source_label(window.used, now_ms)}). {when}")
 
 
-def tokens_text(value: float | None) -> str:
-    if value is None:
-        return UNKNOWN
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if value >= size:
-            return f"{value / size:.1f}{unit}"
-    return f"{value:.0f}"
+def report_text(report: RefreshReport) -> str:
+    """What one refresh of the transcript index did, in one line."""
+    if not report.files_seen:
+        return "No transcripts found"
+    read = (f"{report.files_changed} read ({size(report.bytes_read)}), "
+            f"{report.entries_added} new calls" if report.files_changed else "nothing new")
+    skipped = sum(report.warnings.values())
+    warned = f" · {skipped} skipped (see the log)" if skipped else ""
+    return (f"{report.files_seen} transcript files: {read}{warned} · "
+            f"{report.elapsed_s:.1f} s")
 
 
-def clock_text(ms: int, now_ms: int) -> str:
-    """A reset time: "14:05" today, "Dec 3 10:05" otherwise (local time)."""
-    at, now = datetime.fromtimestamp(ms / 1000), datetime.fromtimestamp(now_ms / 1000)
-    return f"{at:%H:%M}" if at.date() == now.date() else f"{at:%b %-d %H:%M}"
+def size(count: int) -> str:
+    """Bytes as ``512 B``, ``1.2 MB``."""
+    for unit, suffix in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")):
+        if count >= unit:
+            return f"{count / unit:.1f} {suffix}"
+    return f"{count} B"
 
 
-def window_line(w: WindowView, now_ms: int) -> str:
-    """One window in a line: used, source, projection, reset, run-out, confidence."""
-    parts = [f"{WINDOW_TITLES.get(w.kind, w.kind)}: {percent(w.used.value)} used"
-             f" ({source_text(w.used, now_ms)})"]
-    if w.projected.value is not None:
-        parts.append(f"→ {percent(w.projected.value)} at reset")
-    if w.resets_at.value is not None:
-        left = duration_text(w.resets_at.value - now_ms)
-        est = "" if w.resets_at.source == "official" else ", estimated"
-        parts.append(f"resets {clock_text(int(w.resets_at.value), now_ms)} (in {left}{est})")
-    if w.exhausts_at_ms is not None:
-        parts.append(f"runs out in {duration_text(w.exhausts_at_ms - now_ms)}")
-    parts.append(f"confidence {w.confidence}")
-    return " · ".join(parts)
+def scan_progress(done: int, total: int) -> str:
+    """``Reading transcripts… 4 of 8 files`` (the total may not be known yet)."""
+    return f"Reading transcripts… {done} of {total} files" if total else "Reading transcripts…"
 
 
-def account_title(view: AccountView) -> str:
-    badges = [b for b, on in (("preferred", view.preferred), ("paused", view.paused)) if on]
-    kind = "API key" if view.auth_kind == "api_key" else "CLI login"
-    extra = f" [{', '.join(badges)}]" if badges else ""
-    return f"{view.entry} ({kind}){extra}"
+def account_title(account: AccountView) -> str:
+    """``work`` (``claude``) or the bare entry when it has no label."""
+    return account.label or account.entry
+
+
+def account_subtitle(account: AccountView, registered: bool = True) -> str:
+    """``claude · CLI login``; an entry seen in use but not registered says so."""
+    if account.provider == "demo":
+        return "demo · a simulation"
+    if account.label is None:  # the title is the provider already
+        return "not registered · the CLI's default login"
+    if not registered:
+        return f"{account.provider} · not registered · seen in use"
+    return f"{account.provider} · {AUTH_TITLES.get(account.auth_kind, account.auth_kind)}"
+
+
+def shown_command(argv: Sequence[str], env: Mapping[str, str],
+                  unset: Collection[str] = ()) -> str:
+    """A command to copy into a terminal: ``CLAUDE_CONFIG_DIR=/x claude auth login``, with
+    ``env -u NAME`` first for the variables it must not see.
+
+    Values of variables that look secret are never shown.
+    """
+    assignments = [f"{name}={'<hidden>' if _secret(name) else shlex.quote(value)}"
+                   for name, value in env.items()]
+    removals = [f"-u {name}" for name in sorted(unset)]
+    prefix = ["env", *removals] if removals else []
+    return " ".join([*prefix, *assignments, shlex.join(argv)])
+
+
+def _secret(name: str) -> bool:
+    return any(word in name.upper() for word in _SECRET_WORDS)
