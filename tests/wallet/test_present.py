@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from relay.gui import wallet_text as text
+from relay.wallet import present as text
 from relay.wallet.model import Figure
 from relay.wallet.usage_refresh import RefreshReport
 from tests.gui.wallet_fakes import HOUR, MIN, NOW, codex_key, window

@@ -28,15 +28,9 @@ from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
+from relay.wallet import present as text
 from relay.wallet.limits import LimitBook, from_statusline
 from relay.wallet.model import AccountView
-from relay.wallet.present import (
-    account_title,
-    money,
-    source_text,
-    tokens_text,
-    window_line,
-)
 from relay.wallet.usage_report import usage_report
 
 
@@ -81,30 +75,28 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
 
 
 def _print_view(console: Console, view: AccountView, now: int) -> None:
-    console.print(f"[bold]{escape(account_title(view))}[/]", highlight=False)
+    badges = "".join(f" [{b}]" for b, on in (("preferred", view.preferred),
+                                               ("paused", view.paused)) if on)
+    console.print(f"[bold]{escape(view.entry)}[/] "
+                  f"{escape(text.account_subtitle(view, view.registered))}{badges}",
+                  highlight=False)
     for w in view.windows:
-        console.print(f"  {escape(window_line(w, now))}", highlight=False)
+        title = text.WINDOW_TITLES[w.kind]
+        console.print(f"  {title}: {text.used_text(w)} · {escape(text.window_detail(w, now))}",
+                      highlight=False)
         if w.why and w.confidence in ("low", "none"):
             console.print(f"    [dim]{escape(w.why)}[/]", highlight=False)
-    burn = view.burn_tpm
-    console.print(f"  burn: {tokens_text(burn.value)} tokens/min ({source_text(burn, now)})"
-                  f" · cost today {money(view.cost_today)} · this week {money(view.cost_week)}",
-                  highlight=False)
+    console.print(f"  burn {text.burn(view.burn_tpm)} · today {text.cost(view.cost_today)}"
+                  f" · this week {text.cost(view.cost_week)}", highlight=False)
     for b in view.budgets:
         colour = {"ok": "green", "warn": "yellow", "over": "red"}[b.state]
-        console.print(f"  budget {b.scope}: [{colour}]${b.spent_usd:,.2f} of ${b.limit_usd:,.2f}"
-                      f" ({b.state})[/]", highlight=False)
+        console.print(f"  budget {b.scope}: [{colour}]{text.money(b.spent_usd)} of "
+                      f"{text.money(b.limit_usd)} ({b.state})[/]", highlight=False)
     if view.breaker_until_ms:
-        console.print(f"  [red]out until {_when(view.breaker_until_ms)}: "
+        console.print(f"  [red]out until {text.clock_ms(view.breaker_until_ms)}: "
                       f"{escape(view.breaker_reason or '')}[/]", highlight=False)
     if view.warnings:
         console.print(f"  [yellow]{view.warnings} unreadable transcript line(s) skipped[/]")
-
-
-def _when(ms: int) -> str:
-    from datetime import datetime
-
-    return f"{datetime.fromtimestamp(ms / 1000):%Y-%m-%d %H:%M}"
 
 
 def _figure(f: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, QProcessEnvironment
 
-from relay.gui.wallet_text import shown_command
+from relay.wallet.present import shown_command
 
 Which = Callable[[str], str | None]
 #: starts ``argv`` detached with ``env`` added to Relay's environment and ``unset`` removed

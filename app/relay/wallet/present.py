@@ -1,4 +1,4 @@
-"""How the wallet's figures read in the window and the tray.
+"""How the wallet's figures read in the window, the tray and the CLI.
 
 Plain Python (no Qt). Every figure says where it came from and how old it is
 (``official · 2 min ago``, ``estimate from transcripts``, ``unknown —``); an

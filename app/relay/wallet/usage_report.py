@@ -16,7 +16,7 @@ from relay.core.errors import RelayError
 from relay.wallet.blocks import five_hour_blocks
 from relay.wallet.costs import price_usage
 from relay.wallet.model import Figure, Tokens, UsageEntry
-from relay.wallet.present import money
+from relay.wallet.present import cost
 from relay.wallet.pricing import Pricing
 
 
@@ -92,15 +92,15 @@ def _group(table: UsageTable, pricing: Pricing, key: str,
     for name, rows in groups.items():
         tokens = sum((u.tokens for _, _, u in rows), Tokens())
         models = sorted({u.model for _, _, u in rows if u.model})
-        cost = _cost(pricing, rows)
+        price = _cost(pricing, rows)
         cells = [name, *(extra or {}).get(name, []), ", ".join(models), *_token_cells(tokens),
-                 money(cost)]
+                 cost(price)]
         table.rows.append(cells)
         table.records.append({key: name, "models": models, "tokens": _token_json(tokens),
-                              "cost_usd": cost.value, "cost_source": cost.source,
-                              "cost_detail": cost.detail})
+                              "cost_usd": price.value, "cost_source": price.source,
+                              "cost_detail": price.detail})
     if any(r["cost_source"] == "estimate" for r in table.records):
-        table.notes.append("~ costs are estimates from the price table "
+        table.notes.append("Costs marked estimate come from the price table "
                            "(`relay-cli prices` shows it and its date).")
     return table
 

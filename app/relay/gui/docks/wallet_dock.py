@@ -7,7 +7,7 @@ limit window a bar with the part used (solid) and projected at the reset
 (lighter), the reset countdown, where the figure came from and how sure the
 forecast is; burn rate, cost today and this week, budgets, an open circuit
 breaker; and the actions (Test, Log in, Set as preferred, Pause/Resume, Edit,
-Remove). All text comes from :mod:`relay.gui.wallet_text`; the widgets only show.
+Remove). All text comes from :mod:`relay.wallet.present`; the widgets only show.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from PySide6.QtWidgets import (
 from relay.core.account_check import COST_NOTE
 from relay.core.accounts import PROVIDERS
 from relay.gui import theme
-from relay.gui import wallet_text as text
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
+from relay.wallet import present as text
 from relay.wallet.model import AccountView, WindowKind, WindowView
 
 EMPTY_TEXT = ("No accounts yet.\nAdd one to see how much of each limit is left, "
@@ -48,7 +48,7 @@ EMPTY_TEXT = ("No accounts yet.\nAdd one to see how much of each limit is left, 
 LOADING_TEXT = "Reading the wallet…"
 _WIDEST_FIGURES = "100% used"
 
-#: (solid, light) colours of a bar per level (see wallet_text.level)
+#: (solid, light) colours of a bar per level (see relay.wallet.present.level)
 BAR_COLOURS = {
     "ok": ("#0969da", "#b6e3ff"), "warn": ("#bf8700", "#f5e0a0"),
     "over": ("#cf222e", "#ffcecb"), "unknown": ("#d0d7de", "#eaeef2"),

@@ -18,8 +18,8 @@ from relay.core.events import EventRecord, HandoffStep, StateChanged
 from relay.core.present import clip
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import countdown
-from relay.gui.wallet_text import past_watermark, watermark_warning
 from relay.wallet.model import AccountView
+from relay.wallet.present import past_watermark, watermark_warning
 
 #: a session's display name from its id (its task's first line), or None if unknown.
 NameOf = Callable[[str], str | None]

@@ -37,9 +37,10 @@ from PySide6.QtCore import (
 
 from relay.core.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.core.events import EventRecord
-from relay.gui import login_launch, wallet_text
+from relay.gui import login_launch
 from relay.gui.bridge import EngineBridge
 from relay.gui.wallet_backend import AccountForm, WalletBackend
+from relay.wallet import present as wallet_text
 from relay.wallet.model import AccountView
 
 CONTEXT = "wallet"
