@@ -311,12 +311,21 @@ def test_a_file_name_that_is_not_utf8_is_counted(index: UsageIndex, tmp_path: Pa
     assert keys(index) == ["claude:m1:r1"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root lists folders whatever their mode")
-def test_files_under_an_unlistable_folder_are_kept(index: UsageIndex, tmp_path: Path) -> None:
+def test_files_under_an_unlistable_folder_are_kept(index: UsageIndex, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     path = session_file(tmp_path / "c")
     path.write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z"))
     index.refresh([claude_source(tmp_path / "c")])
     path.parent.chmod(0)
+    if os.geteuid() == 0:  # root lists any folder whatever its mode: refuse as the OS would
+        listing = os.scandir
+
+        def scandir(folder: str) -> os._ScandirIterator[str]:
+            if folder == str(path.parent):
+                raise PermissionError(13, "Permission denied", folder)
+            return listing(folder)
+
+        monkeypatch.setattr(os, "scandir", scandir)
     try:
         report = index.refresh([claude_source(tmp_path / "c")])
     finally:
