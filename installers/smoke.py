@@ -12,7 +12,8 @@ RELAY_VAULT_PASSPHRASE (PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring, so
 prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
 
   relay-cli --version · relay-cli doctor · relay-cli demo · relay-cli sessions ·
-  relay-cli audit verify · relay --version · relay --smoke-test (the window: every dock,
+  relay-cli audit verify · relay-cli wallet · relay-cli --usage-worker (the usage scan's
+  worker: a bundle has no interpreter to start) · relay --version · relay --smoke-test (the window: every dock,
   the demo for a few seconds, exit 0 only if nothing failed)
 
 ``relay --smoke-test`` is required: a build whose window lacks it fails. --real-keyring also checks
@@ -93,6 +94,12 @@ class Smoke:
         self.run("relay-cli demo", [self.relay_cli, "demo"], contains=("COMPLETED",))
         self.run("relay-cli sessions", [self.relay_cli, "sessions"], contains=("completed",))
         self.run("relay-cli audit verify", [self.relay_cli, "audit", "verify"])
+        self.run("relay-cli wallet", [self.relay_cli, "wallet"], contains=("demo · a simulation",))
+        # the usage scan's worker in a bundle (no interpreter): empty input, clean exit
+        out = self.run("relay-cli --usage-worker", [self.relay_cli, "--usage-worker"],
+                       timeout=60)
+        if out.strip():
+            self.fail("relay-cli --usage-worker", f"a worker given nothing said {out!r}")
 
     def real_keyring_step(self) -> None:
         env = {k: v for k, v in self.env.items() if k != "PYTHON_KEYRING_BACKEND"}

@@ -132,13 +132,27 @@ def test_a_partial_last_line_is_read_when_complete(index: UsageIndex, tmp_path: 
     done = claude_line("m1", "r1", "2026-11-30T10:00:00Z")
     writing = claude_line("m2", "r2", "2026-11-30T10:01:00Z")
     path.write_bytes(done + writing[:40])
-    index.refresh([claude_source(tmp_path / "c")])
+    first = index.refresh([claude_source(tmp_path / "c")])
     assert keys(index) == ["claude:m1:r1"]
+    assert first.warnings == {}   # still being written: not damage
     with path.open("ab") as handle:
         handle.write(writing[40:])
     report = index.refresh([claude_source(tmp_path / "c")])
     assert report.bytes_read == len(writing)   # from the start of the unfinished line
     assert keys(index) == ["claude:m1:r1", "claude:m2:r2"]
+
+
+def test_a_last_line_left_unfinished_for_good_is_counted(index: UsageIndex,
+                                                          tmp_path: Path) -> None:
+    path = session_file(tmp_path / "c")
+    path.write_bytes(claude_line("m1", "r1", "2026-11-30T10:00:00Z") + b'{"type":"assis')
+    an_hour_ago = (NOW_MS - 3600 * 1000) / 1000
+    os.utime(path, (an_hour_ago, an_hour_ago))
+    report = index.refresh([claude_source(tmp_path / "c")])
+    assert report.warnings == {"truncated_line": 1}
+    assert keys(index) == ["claude:m1:r1"]
+    assert index.refresh([claude_source(tmp_path / "c")]).warnings == {}  # not counted again
+    assert index.warnings("claude:work") == {"claude:work": {"truncated_line": 1}}
 
 
 def test_a_copy_of_the_same_reply_in_a_later_append_is_merged(index: UsageIndex,

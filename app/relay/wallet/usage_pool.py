@@ -8,7 +8,8 @@ pickles on its stdin with the results on its stdout. One thread per worker feeds
 batch from a shared queue when it answers, so a slow batch never holds the others back.
 
 A worker that cannot start or dies leaves its batch to the caller (:func:`results` reads it
-in-process); a frozen build has no interpreter to start and reads everything in-process.
+in-process). A frozen build has no interpreter to start: its workers are the bundle's own
+``relay-cli --usage-worker`` (installers/entry/relay_cli.py).
 """
 
 from __future__ import annotations
@@ -40,13 +41,12 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
     Args:
         jobs: the file regions to read.
         progress: called with (bytes done, bytes total) after each result.
-        workers: processes for a big scan (default: one per core); small scans, and frozen
-            builds (no interpreter to start), stay in this process.
+        workers: processes for a big scan (default: one per core); small scans stay in
+            this process.
     """
     total = sum(max(j.size - j.start, 0) for j in jobs)
     count = workers or os.cpu_count() or 1
-    parallel = count > 1 and len(jobs) > 1 and total >= PARALLEL_BYTES and not getattr(
-        sys, "frozen", False)
+    parallel = count > 1 and len(jobs) > 1 and total >= PARALLEL_BYTES
     done = 0
     for result in results(list(_batches(jobs)), count) if parallel else map(run_job, jobs):
         done += max(result.job.size - result.job.start, 0)
@@ -132,6 +132,9 @@ def _feed(todo: queue.SimpleQueue[list[ScanJob]], done: queue.SimpleQueue[Any]) 
 
 
 def _command() -> list[str]:
+    if getattr(sys, "frozen", False):  # no interpreter: the bundle's relay-cli is the worker
+        name = "relay-cli.exe" if sys.platform.startswith("win") else "relay-cli"
+        return [str(Path(sys.executable).with_name(name)), "--usage-worker"]
     root = str(Path(__file__).resolve().parents[2])   # the folder holding the relay package
     code = (f"import sys; sys.path.insert(0, {root!r}); "
             "from relay.wallet.usage_pool import serve; serve()")

@@ -12,7 +12,9 @@ For each transcript file of the sources, compared with its ``files`` row:
 * gone → its rows are dropped (copies of its calls in other files take over) — unless the
   folder it was in could not be listed this time (counted), then it is kept as it was.
 
-A file that cannot be read keeps its earlier rows and is counted (``unreadable``). Entries
+A file that cannot be read keeps its earlier rows and is counted (``unreadable``). A last line
+without its newline is left for the next refresh (the CLI may be writing it) — and counted
+(``truncated_line``) once the file has not changed for ten minutes. Entries
 timestamped more than a day ahead of the clock are kept (the windows sort by time) and
 counted (``future_timestamp``).
 
@@ -37,6 +39,9 @@ from relay.wallet.usage_sources import UNREADABLE, Discovery, FoundFile, discove
 from relay.wallet.usage_store import FileRow, UsageStore
 
 FUTURE = "future_timestamp"
+TRUNCATED = "truncated_line"
+#: a last line without its newline this long after the file last changed is cut off for good
+STALE_TAIL_MS = 10 * 60 * 1000
 DAY_MS = 24 * 3600 * 1000
 
 
@@ -137,6 +142,8 @@ class Refresh:
         self.store.add_rows(file_id, result.rows)
         self.store.add_limits(f.source.entry, result.limits)
         warnings = Counter(result.warnings)
+        if result.end < f.size and self.now_ms - f.mtime_ns // 1_000_000 > STALE_TAIL_MS:
+            warnings[TRUNCATED] += 1   # nobody is writing it any more: it stays cut off
         future = sum(1 for r in result.rows if r[1] > self.now_ms + DAY_MS)
         if future:
             warnings[FUTURE] += future
