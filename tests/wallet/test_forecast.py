@@ -104,3 +104,13 @@ def test_calls_before_a_reset_that_has_passed_do_not_count_in_the_new_window() -
     assert view.tokens.value == 1_000.0
     assert view.used.value is not None
     assert view.used.value < 0.05
+
+
+def test_a_seven_day_reading_is_not_projected_from_a_few_transcript_tokens() -> None:
+    week = LimitSnapshot("claude:work", "seven_day", NOW - MIN, used_percent=77.0,
+                         resets_at_ms=NOW + 3 * 24 * 60 * MIN, origin="test")
+    calls = [(NOW - m * MIN, 300) for m in range(10)]
+    view = forecast(WindowInputs("seven_day", NOW, [week], calls))
+    assert view.used.value == 0.77
+    assert view.exhausts_at_ms is None
+    assert view.projected.value is None

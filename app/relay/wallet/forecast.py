@@ -8,9 +8,10 @@ limit **learned** from the last time this account was rejected in such a window 
 the provider does not publish its limits, so the tokens spent when it said "no" are the
 best evidence of where the wall stands); otherwise unknown — never a guess shown as a fact.
 
-**How fast**: two or more official readings in the window give the rate directly; one
-reading plus the recent token burn converts tokens into percent at the reading's own
-ratio; a learned limit converts the burn likewise.
+**How fast**: two or more official readings in the window give the rate directly; in a
+five-hour window, one reading plus the recent token burn converts tokens into percent at the
+reading's own ratio (not over seven days: the account is used outside these transcripts too,
+and the ratio would be wild); a learned limit converts the burn likewise.
 
 **Confidence**: high — official and fresh (≤ 10 min), rate from official readings;
 medium — official, rate converted from the token burn (or the reading is older);
@@ -23,7 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from relay.wallet.limits import window_length_ms
-from relay.wallet.model import Confidence, Figure, LimitSnapshot, Source, WindowKind, WindowView
+from relay.wallet.model import (
+    FIVE_HOURS_MS,
+    Confidence,
+    Figure,
+    LimitSnapshot,
+    Source,
+    WindowKind,
+    WindowView,
+)
 
 #: the burn rate is measured over this much recent activity
 BURN_SPAN_MS = 30 * 60_000
@@ -130,7 +139,10 @@ def _used_and_rate(inp: WindowInputs, readings: list[LimitSnapshot], in_window: 
         fresh = now - last.observed_ms <= FRESH_MS
         if rate is not None:
             return used, rate, "high" if fresh else "medium", "rate from official readings"
-        if tpm is not None and in_window > 0 and last.used_percent > 0:
+        # the transcripts' tokens stand for the whole window's use only in a short window
+        # (over seven days the same account is used elsewhere too: claude.ai, other machines)
+        short = (window_length_ms(inp.kind) or 0) <= FIVE_HOURS_MS
+        if short and tpm is not None and in_window > 0 and last.used_percent > 0:
             converted = tpm * (last.used_percent / 100) / in_window
             return used, converted, "medium", "rate from the token burn at the reading's ratio"
         return used, None, "medium" if fresh else "low", "no recent burn to project"
