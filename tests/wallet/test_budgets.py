@@ -245,3 +245,16 @@ async def test_a_spent_day_budget_starts_no_new_session(engine: Engine, pricing:
     assert "relay-cli budget set day 0.06" in second.reason
     assert await engine.runs(second.id) == [], "no agent was started"
     assert datetime.now(UTC) - second.updated_at < timedelta(minutes=1)
+
+
+async def test_a_spent_day_budget_starts_no_follow_up_either(engine: Engine, book: BudgetBook,
+                                                             git_repo: Path) -> None:
+    first = await engine.run_session(SessionSpec(repo=git_repo, task="t"))
+    assert first.state == "completed"
+    await book.set("day", 0.03)
+    await engine.continue_session(first.id, "and now a test")
+    again = await engine.wait_session(first.id)
+    assert again.state == "failed"
+    assert again.reason is not None
+    assert again.reason.startswith("Today's budget is spent")
+    assert len(await engine.runs(first.id)) == 1, "no second agent run was started"

@@ -242,15 +242,13 @@ class SessionRunner:
         step = Step(entry=chain[0], prompt=cont.prompt if cont else self.spec.task,
                      resume_id=cont.agent_session_id if cont else None,
                      model=cont.model if cont else self.spec.model)
-        if cont is None:
-            index = await self._first_open_entry(chain)
-            if index is None:
-                return "failed", self._stopped
-            step.entry = chain[index]
-            if index:
-                step.model = None  # the model asked for belongs to the first entry
-            return await self._run_from(ws, chain, index, step)
-        return await self._run_from(ws, chain, 0, step)
+        index = await self._first_open_entry(chain)  # a follow-up is new work too
+        if index is None:
+            return "failed", self._stopped
+        step.entry = chain[index]
+        if index:
+            step.model = None  # the model asked for belongs to the first entry
+        return await self._run_from(ws, chain, index, step)
 
     async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
         """The entry to run from ``start`` (see :func:`choose_entry`); None sets ``_stopped``."""
