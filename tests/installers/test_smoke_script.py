@@ -23,6 +23,8 @@ outputs = {
     "demo": "COMPLETED session abc",
     "sessions": "abc completed",
     "audit": "audit log: ok",
+    "wallet": "demo demo · a simulation",
+    "--usage-worker": "",
 }
 os.makedirs(os.environ["RELAY_HOME"], exist_ok=True)
 print(outputs[args[0]])
