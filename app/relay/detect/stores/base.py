@@ -1,0 +1,98 @@
+"""What a session store is: a cheap listing, and a full read into Relay's events.
+
+Every store turns a runtime's own record of a session into the closed event model of
+:mod:`relay.core.events` (assistant text, tool calls and results, limits, errors, turn ends),
+so one lifter (:mod:`relay.detect.lift`) derives intent and state for all of them, and the
+handoff contract's builders can be reused for adoption.
+
+Stores never raise on bad input: a file being written, truncated or corrupt lines, a huge tool
+result, a locked SQLite file, an unreadable folder — what could not be read goes into
+``problems`` (or :attr:`StoreListing.problems`) with the reason, and the scan goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from relay.core.events import AgentEvent
+
+
+@dataclass(frozen=True, slots=True)
+class StoreItem:
+    """One session as listed (no content read yet): enough to tell whether it changed."""
+
+    runtime: str
+    agent_session_id: str
+    #: the account (provider:label) or bare provider whose folder it was found in
+    entry: str
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class StoreRead:
+    """One session read in full."""
+
+    item: StoreItem
+    events: list[AgentEvent] = field(default_factory=list)
+    #: the folder the agent worked in
+    cwd: str | None = None
+    started_ms: int | None = None
+    last_activity_ms: int | None = None
+    #: from the session's own metadata where the runtime records them
+    skills: list[str] = field(default_factory=list)
+    mcp_servers: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    #: the last record is a turn that did not finish writing (the agent is mid-turn, or died)
+    open_turn: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StoreListing:
+    items: list[StoreItem] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class SessionStore(Protocol):
+    """A runtime's sessions under one configuration folder (or editor storage folder)."""
+
+    runtime: str
+
+    def list(self, root: Path, entry: str) -> StoreListing:
+        """Every session under ``root`` (cheap: names, sizes, times)."""
+        ...
+
+    def read(self, item: StoreItem) -> StoreRead:
+        """One session in full (never raises; problems are reported in the result)."""
+        ...
+
+
+def iter_lines(path: Path, limit: int = 64 * 1024 * 1024) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each complete line of a JSONL file.
+
+    A line longer than ``limit`` comes as ``b""`` (the caller counts it) without being held
+    in memory; a partial last line (still being written) is not yielded.
+    """
+    with path.open("rb") as handle:
+        offset = 0          # file offset of the line being gathered
+        pending = b""
+        skipping = False    # inside a line over the limit: dropped, only its end is looked for
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            start = 0
+            while True:
+                cut = chunk.find(b"\n", start)
+                if cut < 0:
+                    if not skipping:
+                        pending += chunk[start:]
+                        if len(pending) > limit:
+                            skipping, pending = True, b""
+                    break
+                line = b"" if skipping else pending + chunk[start:cut]
+                end = handle.tell() - len(chunk) + cut + 1
+                yield offset, line if len(line) <= limit else b""
+                offset, pending, skipping, start = end, b"", False, cut + 1
