@@ -27,6 +27,11 @@ class SessionSpec(BaseModel):
     #: ``runtime``. When an entry hits a limit the task is handed to the next one.
     chain: list[str] = Field(default_factory=list)
     worktree: bool = True
+    #: start the worktree from the repository's current state: its uncommitted changes
+    #: (tracked and untracked, not ignored) are copied in; the user's files are only read
+    carry_uncommitted: bool = False
+    #: the detected session (``runtime:agent-session-id``) this session adopted
+    adopted_from: str | None = None
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.

@@ -54,7 +54,7 @@ from relay.sessions.run_types import (
     retry_step,
 )
 from relay.sessions.verifier import run_checks
-from relay.sessions.worktree import Workspace, create_worktree, in_place, run_setup
+from relay.sessions.worktree import Workspace, carry_uncommitted, create_worktree, in_place, run_setup
 from relay.wallet.model import GuardVerdict
 
 _FINAL: dict[str, SessionState] = {
@@ -226,6 +226,10 @@ class SessionRunner:
     async def _workspace(self) -> Workspace:
         if self.spec.worktree:
             ws = await create_worktree(self.spec.repo, self.config.worktrees_dir, self.session_id)
+            if self.spec.carry_uncommitted:  # an adopted session goes on from the user's state
+                carried = await carry_uncommitted(self.spec.repo, ws.path)
+                await self._emit(Notice(category="warning" if carried.skipped else "info",
+                                        message=carried.summary(self.spec.repo)))
         else:
             ws = await in_place(self.spec.repo)
         await self.writer.write(WriteOp(self.session_id, statements=[(

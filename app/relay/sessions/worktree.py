@@ -4,6 +4,12 @@ Blocking git work runs in a worker thread. Files listed in the repository's
 ``.worktreeinclude`` (glob patterns, one per line; ignored files such as
 ``.env``) are copied into a new worktree, and an optional setup command runs
 there before the agent starts.
+
+An adopted session (``SessionSpec.carry_uncommitted``) starts from the repository's
+*current* state: :func:`carry_uncommitted` copies what the user has not committed —
+tracked modifications and deletions, staged or not, and untracked files that are not
+ignored — into the new worktree, reading the user's files and never writing to their
+working tree or index. Everything arrives unstaged; untracked files stay untracked.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ import contextlib
 import os
 import shutil
 import signal
-from dataclasses import dataclass
-from pathlib import Path
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 import pygit2
 
@@ -92,6 +100,132 @@ def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[
 async def create_worktree(repo_path: Path, root: Path, session_id: str) -> Workspace:
     """A new worktree for ``session_id`` under ``root`` on branch ``relay/<id>``."""
     return await asyncio.to_thread(_create, repo_path.resolve(), root, session_id)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What :func:`carry_uncommitted` brought into a worktree (paths relative, with ``/``)."""
+
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    #: ``"path: why"`` for what could not be carried (a submodule, an unreadable file…)
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self, source: Path) -> str:
+        """One sentence for the session's history."""
+        if not (self.written or self.deleted or self.skipped):
+            return f"{source} had no uncommitted changes to carry."
+        text = (f"Carried the uncommitted state of {source}: {len(self.written)} file(s) written, "
+                f"{len(self.deleted)} deleted.")
+        if self.skipped:
+            text += f" Not carried: {'; '.join(self.skipped[:10])}"
+            text += f" (and {len(self.skipped) - 10} more)." if len(self.skipped) > 10 else "."
+        return text
+
+
+def _carry(source: Path, target: Path) -> Carried:
+    src, dst = open_repo(source), open_repo(target)
+    if src.head_is_unborn or dst.head_is_unborn:
+        raise WorktreeError(f"{source if src.head_is_unborn else target} has no commits yet.",
+                            "Make a first commit, or run in place (--no-worktree).")
+    head = src.head.peel(pygit2.Commit)
+    base = dst.head.peel(pygit2.Commit)
+    # status() reads the index and the files; it never writes the index (no UPDATE_INDEX)
+    flags = dict(src.status(untracked_files="all", ignored=False))
+    if base.id != head.id:  # HEAD moved while the worktree was made: bring those files along
+        for delta in src.diff(base, head).deltas:
+            for path in (delta.old_file.path, delta.new_file.path):
+                flags.setdefault(path, pygit2.enums.FileStatus.CURRENT)
+    gone = pygit2.enums.FileStatus.WT_DELETED | pygit2.enums.FileStatus.INDEX_DELETED
+    src_root, dst_root = Path(src.workdir), Path(dst.workdir)
+    real_root = src_root.resolve()
+    out = Carried()
+    copies: list[tuple[str, os.stat_result]] = []
+    for rel in sorted(flags):
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts or not pure.parts or pure.parts[0] == ".git":
+            out.skipped.append(f"{rel}: not a path inside the repository")
+            continue
+        try:
+            if (src_root / rel).parent.resolve() != real_root.joinpath(*pure.parts[:-1]):
+                raise FileNotFoundError(rel)  # its folder became a symlink: git sees it gone
+            info = os.lstat(src_root / rel)
+        except FileNotFoundError:
+            _delete(dst_root, rel, out)
+            continue
+        except OSError as exc:
+            out.skipped.append(f"{rel}: {exc.strerror}")
+            continue
+        if stat.S_ISDIR(info.st_mode) and flags[rel] & gone:  # a file that became a folder
+            _delete(dst_root, rel, out)
+        elif stat.S_ISDIR(info.st_mode):
+            out.skipped.append(f"{rel}: a submodule or nested repository")
+        elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+            copies.append((rel, info))
+        else:
+            out.skipped.append(f"{rel}: not a regular file")
+    for rel, info in copies:  # after every deletion: a deleted file may be a folder now
+        try:
+            _write(src_root / rel, dst_root, rel, info)
+            out.written.append(rel)
+        except OSError as exc:
+            out.skipped.append(f"{rel}: {exc.strerror or exc}")
+    return out
+
+
+def _delete(root: Path, rel: str, out: Carried) -> None:
+    path = root / rel
+    if not os.path.lexists(path):
+        return
+    try:
+        if path.is_dir() and not path.is_symlink():
+            out.skipped.append(f"{rel}: deleted, but a folder in the worktree")
+            return
+        path.unlink()
+    except OSError as exc:
+        out.skipped.append(f"{rel}: {exc.strerror}")
+        return
+    out.deleted.append(rel)
+    parent = path.parent
+    while parent != root and parent.is_relative_to(root):  # git does not keep empty folders
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+        parent = parent.parent
+
+
+def _write(src: Path, root: Path, rel: str, info: os.stat_result) -> None:
+    """Copy ``src`` (a file or a symlink, not followed) to ``root/rel`` through a new inode."""
+    dst = root / rel
+    if not dst.parent.resolve().is_relative_to(root.resolve()):  # through a symlinked folder
+        raise OSError(0, "its folder leads outside the worktree")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=".relay-carry-")
+    os.close(fd)
+    try:
+        if stat.S_ISLNK(info.st_mode):
+            os.unlink(tmp)
+            os.symlink(os.readlink(src), tmp)
+        else:
+            shutil.copyfile(src, tmp, follow_symlinks=False)
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        os.replace(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+async def carry_uncommitted(repo_path: Path, worktree: Path) -> Carried:
+    """Copy ``repo_path``'s uncommitted state into ``worktree`` (made from its HEAD).
+
+    Tracked files modified or deleted (staged or not; the working tree's content wins)
+    and untracked, not ignored files — binary files and symlinks as they are. The user's
+    working tree and index are only read. Submodules and files that cannot be read are
+    listed in :attr:`Carried.skipped`.
+    """
+    return await asyncio.to_thread(_carry, repo_path.resolve(), worktree)
 
 
 async def in_place(repo_path: Path) -> Workspace:
