@@ -328,6 +328,9 @@ def test_the_reason_names_the_reset_time_when_the_detector_did_not() -> None:
     reason = adoption_reason(detected)
     assert re.fullmatch(r"is blocked by a usage limit \(resets (\d{4}-\d\d-\d\d )?\d\d:\d\d\)",
                         reason), reason
+    limits = [LimitHit(limit="quota", message="out of quota"),
+              LimitHit(limit="rate_limit", message="slow down")]
+    assert adoption_reason(detected, limits).startswith("is blocked by a rate limit (resets ")
     detected.state, detected.why = "crashed", "a Bash call has no result"
     detected.resets_at_ms = None
     assert adoption_reason(detected) == "stopped in the middle of a turn (a Bash call has no result)"

@@ -76,9 +76,12 @@ MAX_MANIFEST = 200
 _LIST_ITEMS = 25
 _PLAN_ITEM_CHARS = 300
 
+#: the limit that blocks a session, by its kind (the last blocking LimitHit of its events)
+_LIMIT_WORDS = {"usage_limit": "a usage limit", "quota": "its quota", "rate_limit": "a rate limit",
+                "overloaded": "its provider being overloaded"}
 #: how each detected state reads after "which …"
 _STATE_WORDS = {
-    "blocked": "is blocked by a usage limit",
+    "blocked": "is blocked by {limit}",
     "needs_input": "is waiting for the user's input",
     "crashed": "stopped in the middle of a turn",
     "ended": "has ended",
@@ -145,7 +148,7 @@ async def adopt(engine: Engine, detected: DetectedSession, read: StoreRead, to_e
     session_id = await engine.start_session(spec)
     await engine.writer.write(WriteOp(session_id, None, scrub_event(Notice(
         runtime=entry_runtime(to_entry),
-        message=f"Adopted {detected.id}, which {adoption_reason(detected)}; the signed "
+        message=f"Adopted {detected.id}, which {adoption_reason(detected, read.events)}; the signed "
                 f"continuation contract is {folder}."))))
     return Adopted(session_id=session_id, contract_dir=folder, brief_path=brief,
                    contract_id=verified.contract_id, repo=origin.root, in_place=in_place)
@@ -157,10 +160,13 @@ def adoption_folder(home: Path, detected: DetectedSession) -> Path:
     return home / ADOPTED_DIR / name.lstrip(".")
 
 
-def adoption_reason(detected: DetectedSession) -> str:
+def adoption_reason(detected: DetectedSession, events: Sequence[AgentEvent] = ()) -> str:
     """Why the session is being adopted, after "which": "is blocked by a usage limit
     (resets 14:05)", with the detector's own words when they add something."""
-    text = _STATE_WORDS.get(detected.state, f"is {detected.state.replace('_', ' ')}")
+    limit = next((e.limit for e in reversed(events) if e.kind == "limit_hit" and e.blocking),
+                 "usage_limit")
+    text = _STATE_WORDS.get(detected.state, f"is {detected.state.replace('_', ' ')}").format(
+        limit=_LIMIT_WORDS.get(limit, "a usage limit"))
     why = " ".join(detected.why.split())
     if detected.resets_at_ms and "reset" not in why.lower():
         text += f" (resets {_local_time(detected.resets_at_ms)})"
@@ -244,7 +250,7 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
     earlier = [m for m in messages if m != last][-2:]
     where = f" in {root / origin.subdir if origin.subdir else root}"
     opening = (f"Relay adopted this task from the {detected.runtime} session {detected.id}"
-               f"{where}, which {adoption_reason(detected)}.")
+               f"{where}, which {adoption_reason(detected, events)}.")
     next_action = opening + " " + _next_action(reason=None, failing=[], in_flight=in_flight,
                                                remaining=remaining, last_message=last)
     touched = _touched(intent, events, origin)
@@ -261,7 +267,9 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
         constraints=_constraints(origin, in_place=in_place, more=more),
         snapshot_commit_sha=origin.head, initial_prompt=intent.initial_prompt.strip(),
         plan=plan, tasks_remaining=remaining,
-        skills_in_use=list(dict.fromkeys([*intent.skills, *read.skills])),
+        skills_loaded=list(read.skills),
+        skills_in_use=list(dict.fromkeys(
+            [*_invoked_skills(events), *(s for s in intent.skills if s not in read.skills)])),
         in_flight_code=in_flight)
 
 
@@ -280,6 +288,18 @@ def _plan(intent: Intent, events: Sequence[AgentEvent]) -> tuple[list[str], list
     extra = [t for t in (" ".join(t.split()) for t in intent.tasks_remaining)
              if t and t not in known and t.removeprefix(IN_PROGRESS) not in known]
     return plan, list(dict.fromkeys([*remaining, *extra]))
+
+
+def _invoked_skills(events: Sequence[AgentEvent]) -> list[str]:
+    """Skills the agent called (Claude ``Skill``, Gemini ``activate_skill``)."""
+    names = []
+    for event in events:
+        if event.kind == "tool_call" and event.name in ("Skill", "activate_skill"):
+            name = next((v for k in ("skill", "command", "name")
+                         if isinstance(v := event.input.get(k), str) and v), None)
+            if name:
+                names.append(name.lstrip("/"))
+    return names
 
 
 def _plan_label(entry: PlanEntry) -> str:
