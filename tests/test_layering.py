@@ -9,7 +9,7 @@ import sys
 
 import relay
 
-QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli")
+QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli", "relay.wallet", "relay.detect")
 
 _PROBE = """
 import importlib, sys

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from relay.cli import (
     budget_cmd,
     commands,
     contract_cmd,
+    detect_cmd,
     handoff_cmd,
     wallet_cmd,
 )
@@ -110,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     accounts_cmd.register(sub)
     budget_cmd.register(sub, _chain_entry)
     wallet_cmd.register(sub)
+    detect_cmd.register(sub, _chain_entry)
     return parser
 
 
@@ -167,6 +170,12 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await handoff_cmd.handoff(config, args, console)
         case "accounts":
             return await accounts_cmd.run(config, args, console)
+        case "detect":
+            return await detect_cmd.detect(config, args, console)
+        case "adopt":
+            return await detect_cmd.adopt(config, args, console)
+        case "daemon":
+            return await detect_cmd.daemon(config, args, console)
         case "wallet":
             return await wallet_cmd.wallet(config, args, console)
         case "usage":
@@ -195,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         errors.print("interrupted", markup=False)
         return 130
+    except BrokenPipeError:  # `relay-cli … | head`: the reader left; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
@@ -41,6 +42,9 @@ from relay.sessions.runner import SessionRunner, new_id
 from relay.sessions.worktree import Workspace
 from relay.wallet.service import Wallet, WalletGuard
 
+if TYPE_CHECKING:
+    from relay.detect.service import Detector
+
 log = logging.getLogger(__name__)
 
 _ACTIVE = ("pending", "starting", "running", "waiting")
@@ -65,6 +69,7 @@ class Engine:
         self.accounts = AccountBook(store, writer, lambda: Vault.open(config, passphrase_provider))
         self.requests = ControlRequests(store, writer)
         self.wallet = Wallet(config, store, writer, self.accounts)
+        self._detector: Detector | None = None
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
@@ -331,6 +336,15 @@ class Engine:
             return Answer(True, runner.request_handoff(request.arg))
         except RelayError as exc:
             return Answer(False, exc.message, exc.hint)
+
+    @property
+    def detector(self) -> Detector:
+        """The agent sessions on this machine (built on first use: its stores load then)."""
+        if self._detector is None:
+            from relay.detect.service import Detector as Built
+
+            self._detector = Built(self.accounts, self.wallet)
+        return self._detector
 
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
         """A session's handoffs, oldest first, as last committed."""

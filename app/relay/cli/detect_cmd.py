@@ -1,0 +1,167 @@
+"""relay-cli detect, adopt and daemon.
+
+``detect`` lists the agent sessions on this machine (live or recent; ``--all`` every one)
+with their state and intent. ``adopt ID --to RUNTIME[:ACCOUNT]`` continues one on another
+runtime or account from a signed brief, in a worktree at its repository's current state.
+``daemon`` watches in the background and prints what the tray would announce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.cli.render import StreamPrinter
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.present import clip
+from relay.detect.model import DetectedSession
+from relay.wallet import present as text
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             entry_type: type[str] | object) -> None:
+    detect = sub.add_parser("detect", help="agent sessions on this machine: state and intent")
+    detect.add_argument("--all", action="store_true",
+                        help="every session found (default: live or active in the last 24 h)")
+    detect.add_argument("--json", action="store_true")
+    adopt = sub.add_parser("adopt", help="continue a detected session on another runtime/account")
+    adopt.add_argument("id", help="a detected session's id (runtime:session, or a unique prefix)")
+    adopt.add_argument("--to", required=True, type=entry_type,  # type: ignore[arg-type]
+                       metavar="RUNTIME[:ACCOUNT]", help="where the work continues")
+    adopt.add_argument("--in-place", action="store_true",
+                       help="work in the repository itself instead of a new worktree")
+    adopt.add_argument("--json", action="store_true", help="print the new session's events as JSON")
+    daemon = sub.add_parser("daemon", help="watch for new agent sessions, and sessions that wait "
+                                           "for input or hit a limit; print each once")
+    daemon.add_argument("--interval", type=float, default=5.0, help="seconds between looks")
+    daemon.add_argument("--json", action="store_true")
+
+
+def _age(ms: int | None, now: int) -> str:
+    return text.duration(now - ms) if ms else "—"
+
+
+def _row_json(s: DetectedSession) -> dict[str, Any]:
+    i = s.intent
+    return {
+        "id": s.id, "runtime": s.runtime, "session": s.agent_session_id, "account": s.entry,
+        "state": s.state, "why": s.why, "resets_at_ms": s.resets_at_ms, "cwd": s.cwd,
+        "repo": s.repo, "source": str(s.source), "started_ms": s.started_ms,
+        "last_activity_ms": s.last_activity_ms,
+        "pid": s.process.pid if s.process else None,
+        "usage": None if s.usage is None else {"input": s.usage.input, "output": s.usage.output,
+                                               "cache_read": s.usage.cache_read,
+                                               "cache_write": s.usage.cache_write,
+                                               "total": s.usage.total},
+        "intent": {"initial_prompt": i.initial_prompt,
+                   "plan": [{"text": p.text, "status": p.status} for p in i.plan],
+                   "tasks_remaining": i.tasks_remaining, "files_touched": i.files_touched,
+                   "commands": i.commands, "skills": i.skills, "mcp_servers": i.mcp_servers,
+                   "models": i.models, "last_message": i.last_message},
+        "problems": s.problems,
+    }
+
+
+async def detect(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        report = await engine.detector.scan(all_sessions=args.all)
+        if args.json:
+            print(json.dumps({"sessions": [_row_json(s) for s in report.sessions],
+                              "problems": report.problems}, indent=2))
+            return 0
+        now = engine.detector.clock()
+        if not report.sessions:
+            console.print("No agent sessions found" + ("" if args.all else
+                          " in the last 24 hours (--all shows older ones)") + ".")
+        else:
+            table = Table(title=f"Agent sessions ({report.elapsed_s:.1f} s)")
+            for col in ("id", "state", "repository", "age", "usage", "account", "task"):
+                table.add_column(col, overflow="fold")
+            for s in report.sessions:
+                table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"), escape(_state(s)),
+                              escape(s.repo or s.cwd or "?"),
+                              _age(s.last_activity_ms, now),
+                              text.tokens(s.usage.total if s.usage else None), escape(s.entry),
+                              escape(clip(' '.join(s.intent.initial_prompt.split()), 60)))
+            console.print(table)
+        for problem in report.problems:
+            console.print(f"[yellow]could not read: {escape(problem)}[/]", highlight=False)
+        return 0
+    finally:
+        await engine.close()
+
+
+def _state(s: DetectedSession) -> str:
+    label = s.state.replace("_", " ")
+    if s.state == "blocked" and s.resets_at_ms:
+        label += f" until {datetime.fromtimestamp(s.resets_at_ms / 1000):%H:%M}"
+    return label + (f" (pid {s.process.pid})" if s.process else "")
+
+
+async def adopt(config: Config, args: argparse.Namespace, console: Console) -> int:
+    from relay.detect.adopt import adopt as adopt_session
+
+    engine = await Engine.open(config)
+    try:
+        detected, read = await engine.detector.find(args.id)
+        last = await engine.last_event_id()
+        adopted = await adopt_session(engine, detected, read, args.to, in_place=args.in_place)
+        if not args.json:
+            console.print(f"[bold]Relay[/] adopted {escape(detected.id)} as session "
+                          f"{adopted.session_id} on {escape(args.to)} (brief: "
+                          f"{escape(str(adopted.contract_dir))})", highlight=False)
+        row = await _follow(engine, adopted.session_id, last, StreamPrinter(console, args.json))
+        return 0 if row == "completed" else 1
+    finally:
+        await engine.close()
+
+
+async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> str:
+    task = asyncio.create_task(engine.wait_session(session_id))
+    while not task.done():
+        for record in await engine.store.events_after(after, session_id=session_id):
+            after = record.id
+            printer.print(record)
+        await asyncio.wait({task}, timeout=0.2)  # tail the store while the session runs
+    for record in await engine.store.events_after(after, session_id=session_id):
+        printer.print(record)
+    return (await task).state
+
+
+async def daemon(config: Config, args: argparse.Namespace, console: Console) -> int:
+    from relay.detect.ambient import Ambient
+
+    engine = await Engine.open(config, recover=True)
+    try:
+        async def scan() -> list[DetectedSession]:
+            return (await engine.detector.scan()).sessions
+
+        def announce(note: Any) -> None:
+            if args.json:
+                print(json.dumps({"kind": note.kind, "session": note.session_id,
+                                  "title": note.title, "message": note.message}), flush=True)
+            else:
+                console.print(f"[bold]{escape(note.title)}[/] {escape(note.message)}",
+                              highlight=False)
+
+        watcher = Ambient(scan, announce, args.interval)
+        await watcher.tick()  # the baseline: what is there already is never announced
+        if args.json:
+            print(json.dumps({"kind": "watching", "sessions": len(watcher.changes.seen)}),
+                  flush=True)
+        else:
+            console.print(f"Relay is watching {len(watcher.changes.seen)} agent session(s) "
+                          f"every {args.interval:g} s (Ctrl-C stops).", highlight=False)
+        await watcher.run()
+        return 0
+    finally:
+        await engine.close()

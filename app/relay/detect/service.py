@@ -1,0 +1,206 @@
+"""The Detector: every agent session on this machine, its state and intent, in one scan.
+
+A scan lists each runtime's sessions under every folder the wallet counts (each account's
+configuration folder and each CLI's default one), finds the live agent processes, reads the
+sessions that changed since the last scan (a session is read again only when its file's size
+or mtime moved: the cache is keyed by both), links each live process to its session, lifts
+intent and state, and takes token usage from the wallet's transcript index (never a second
+reader).
+
+**Which sessions are shown** (decision): by default those with a live process or activity in
+the last 24 hours, newest first; ``all_sessions=True`` shows every session found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from relay.core.accounts import Account, AccountBook
+from relay.core.errors import RelayError
+from relay.core.store.db import now_ms
+from relay.detect.lift import lift
+from relay.detect.model import DetectedSession, LiveProcess
+from relay.detect.processes import ProcessScan, scan_processes
+from relay.detect.stores.base import SessionStore, StoreItem, StoreRead
+from relay.detect.stores.vscdb import editor_roots
+from relay.wallet.model import Tokens
+from relay.wallet.service import Wallet
+from relay.wallet.transcripts import TranscriptSource
+
+#: sessions active this recently are shown without --all
+RECENT_MS = 24 * 3600 * 1000
+
+
+class DetectNotFoundError(RelayError):
+    """No detected session matches what the user named."""
+
+
+@dataclass(slots=True)
+class DetectReport:
+    sessions: list[DetectedSession] = field(default_factory=list)
+    processes: list[LiveProcess] = field(default_factory=list)
+    #: what could not be read, and why (the scan went on)
+    problems: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+@dataclass(slots=True)
+class _Found:
+    item: StoreItem
+    read: StoreRead
+
+
+class Detector:
+    """Scans for agent sessions; one per engine (its cache makes repeated scans cheap)."""
+
+    def __init__(self, accounts: AccountBook, wallet: Wallet,
+                 stores: Mapping[str, SessionStore] | None = None,
+                 clock: Callable[[], int] = now_ms,
+                 process_scan: Callable[[Sequence[Account]], ProcessScan] | None = None) -> None:
+        self.accounts = accounts
+        self.wallet = wallet
+        self.stores = dict(stores) if stores is not None else default_stores()
+        self.clock = clock
+        self._process_scan = process_scan or scan_processes
+        self._cache: dict[Path, tuple[tuple[int, int], StoreRead]] = {}
+        self._reads: dict[str, StoreRead] = {}
+        self._lock = asyncio.Lock()
+
+    async def scan(self, *, all_sessions: bool = False, usage: bool = True) -> DetectReport:
+        """Every session (see the module docstring for which are shown)."""
+        started = time.perf_counter()
+        async with self._lock:
+            accounts = await self.accounts.all()
+            sources = await self.wallet.sources()
+            if self.wallet.config.wallet_default_folders:  # the editors' own storage folders
+                sources += [TranscriptSource(runtime, runtime, root) for runtime, root in
+                            editor_roots(dict(os.environ), sys.platform)]
+            procs = await asyncio.to_thread(self._process_scan, accounts)
+            found, problems = await asyncio.to_thread(self._read_all, sources)
+        report = DetectReport(processes=procs.processes, problems=[*procs.problems, *problems])
+        totals = await self._usage() if usage else {}
+        now = self.clock()
+        links = _link([f.read for f in found], report.processes)
+        for f in found:
+            session = self._session(f.read, links.get(f.item.path), now)
+            session.usage = totals.get((session.entry, session.agent_session_id))
+            self._reads[session.id] = f.read
+            if all_sessions or session.process is not None or (
+                    session.last_activity_ms or 0) >= now - RECENT_MS:
+                report.sessions.append(session)
+        report.sessions.sort(key=lambda s: (s.process is None, -(s.last_activity_ms or 0)))
+        report.elapsed_s = time.perf_counter() - started
+        return report
+
+    async def find(self, key: str) -> tuple[DetectedSession, StoreRead]:
+        """The session named by its id (``runtime:session``) or a unique prefix of either."""
+        report = await self.scan(all_sessions=True)
+        matches = [s for s in report.sessions
+                   if key in (s.id, s.agent_session_id) or s.id.startswith(key)
+                   or s.agent_session_id.startswith(key)]
+        if len(matches) != 1:
+            what = "No detected session" if not matches else f"{len(matches)} detected sessions"
+            raise DetectNotFoundError(f"{what} match {key!r}.",
+                                      "List them with `relay-cli detect --all`; give more of "
+                                      "the id.")
+        return matches[0], self._reads[matches[0].id]
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _read_all(self, sources: Sequence[TranscriptSource]) -> tuple[list[_Found], list[str]]:
+        found: list[_Found] = []
+        problems: list[str] = []
+        seen: set[Path] = set()
+        for source in sources:
+            store = self.stores.get(source.runtime)
+            if store is None:
+                continue
+            listing = store.list(source.root, source.entry)
+            problems += listing.problems
+            for item in listing.items:
+                if item.path in seen:
+                    continue
+                seen.add(item.path)
+                found.append(_Found(item, self._read(store, item)))
+        for path in set(self._cache) - seen:  # gone since the last scan
+            del self._cache[path]
+        return found, problems
+
+    def _read(self, store: SessionStore, item: StoreItem) -> StoreRead:
+        stamp = (item.size, item.mtime_ns)
+        cached = self._cache.get(item.path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        read = store.read(item)
+        self._cache[item.path] = (stamp, read)
+        return read
+
+    # -- one session ------------------------------------------------------------------
+
+    def _session(self, read: StoreRead, process: LiveProcess | None, now: int) -> DetectedSession:
+        item = read.item
+        lifted = lift(read, process, now)
+        return DetectedSession(
+            runtime=item.runtime, agent_session_id=item.agent_session_id, entry=item.entry,
+            source=item.path, cwd=read.cwd, repo=_repo_of(read.cwd),
+            started_ms=read.started_ms,
+            # a record's own time, or the file's when that is later (a line without a time)
+            last_activity_ms=max(read.last_activity_ms or 0, item.mtime_ns // 1_000_000),
+            state=lifted.state, why=lifted.why, resets_at_ms=lifted.resets_at_ms,
+            intent=lifted.intent, process=process, problems=list(read.problems))
+
+    async def _usage(self) -> dict[tuple[str, str], Tokens]:
+        """Tokens per (account, agent session) from the wallet's index (refreshed first)."""
+        try:
+            await self.wallet.refresh_index()
+            rows = await self.wallet.index_entries(None, self.clock() - 31 * RECENT_MS)
+        except RelayError:
+            return {}
+        totals: dict[tuple[str, str], Tokens] = {}
+        for entry, _runtime, e in rows:
+            if e.session_id:
+                key = (entry, e.session_id)
+                totals[key] = totals.get(key, Tokens()) + e.tokens
+        return totals
+
+
+def _link(reads: list[StoreRead], processes: list[LiveProcess]) -> dict[Path, LiveProcess]:
+    """Each live process's session: the one it names, else the newest of its runtime and cwd."""
+    links: dict[Path, LiveProcess] = {}
+    by_id = {(r.item.runtime, r.item.agent_session_id): r for r in reads}
+    for p in processes:
+        named = by_id.get((p.runtime, p.agent_session_id or ""))
+        if named is None and p.cwd is not None:
+            here = [r for r in reads if r.item.runtime == p.runtime and r.cwd == p.cwd]
+            named = max(here, key=lambda r: r.last_activity_ms or 0, default=None)
+        if named is not None and named.item.path not in links:
+            links[named.item.path] = p
+    return links
+
+
+def _repo_of(cwd: str | None) -> str | None:
+    """The git work tree holding ``cwd`` (found by walking up to a ``.git``), if any."""
+    if not cwd or not Path(cwd).is_absolute():
+        return None
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return None
+
+
+def default_stores() -> dict[str, SessionStore]:
+    """Every runtime's store (imported here: the registry of detection)."""
+    from relay.detect.stores import claude, cline, codex, continuedev, cursor, gemini, pi, vscdb
+
+    return {"claude": claude.STORE, "codex": codex.STORE, "gemini": gemini.STORE, "pi": pi.STORE,
+            "cline": cline.STORE, "copilot": vscdb.COPILOT_STORE, "cursor": cursor.STORE,
+            "continue": continuedev.STORE}
+
+
