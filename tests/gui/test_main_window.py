@@ -10,7 +10,7 @@ from relay.core.errors import WorktreeError
 from relay.gui.docks.stream_dock import EMPTY_TEXT
 from relay.gui.shell import RelayShell
 
-PLACEHOLDERS = ("Detect", "Pipelines", "History")
+PLACEHOLDERS = ("Pipelines", "History")
 
 
 def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -> None:
@@ -18,7 +18,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     window.show()
     qtbot.waitExposed(window)
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
-    assert set(docks) == {"Sessions", "Live stream", "Handoff", "Wallet", *PLACEHOLDERS}
+    assert set(docks) == {"Sessions", "Live stream", "Handoff", "Wallet", "Detect", *PLACEHOLDERS}
     for dock in docks.values():
         assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
         assert not dock.isFloating()
@@ -31,7 +31,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     assert docks["Handoff"].isVisible()  # raised above the panels it is tabbed with
     assert window.dockWidgetArea(docks["Handoff"]) == window.dockWidgetArea(docks["Sessions"])
     assert {d.windowTitle() for d in window.tabifiedDockWidgets(docks["Handoff"])} == {
-        "Wallet", *PLACEHOLDERS}
+        "Wallet", "Detect", *PLACEHOLDERS}
     assert shell.stream_dock.empty.text() == EMPTY_TEXT
     assert shell.stream_dock.empty.isVisible()
 

@@ -12,6 +12,8 @@ from PySide6.QtCore import QObject, Signal
 from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.gui.bridge import EngineBridge
+from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
+from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.placeholders import placeholder_docks
 from relay.gui.docks.sessions_dock import SessionsDock
@@ -23,6 +25,7 @@ from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.tray import RelayTray
 from relay.gui.viewmodels.contract import ContractViewModel
+from relay.gui.viewmodels.detect import DetectViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
@@ -45,7 +48,8 @@ class RelayShell(QObject):
 
     def __init__(self, engine: Engine, parent: QObject | None = None,
                  prompter: PassphrasePrompter | None = None,
-                 wallet: WalletBackend | None = None) -> None:
+                 wallet: WalletBackend | None = None,
+                 detect: DetectBackend | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
@@ -58,13 +62,15 @@ class RelayShell(QObject):
             self.bridge, prompter.provider if prompter else None, self)
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
         self.wallet_vm = WalletViewModel(self.bridge, wallet or EngineWalletBackend(engine), self)
+        self.detect_vm = DetectViewModel(self.bridge, detect or EngineDetectBackend(engine), self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
         self.wallet_dock = WalletDock(self.wallet_vm)
+        self.detect_dock = DetectDock(self.detect_vm)
         self.placeholders = placeholder_docks()
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 [self.wallet_dock, *self.placeholders], icon)
+                                 [self.wallet_dock, self.detect_dock, *self.placeholders], icon)
         if prompter is not None:
             prompter.set_parent_widget(self.window)
         self.window.set_home(f"Data folder: {engine.config.home}")
@@ -94,6 +100,10 @@ class RelayShell(QObject):
         self.sessions_vm.runningChanged.connect(t.set_running)
         self.notifier.notify.connect(self._notify)
         self.wallet_vm.accountsChanged.connect(self._check_watermarks)
+        self.detect_vm.announced.connect(self.notifier.on_announcement)
+        self.detect_vm.adopted.connect(self._on_started)
+        self.notifier.sessionRequested.connect(self.show_detected)
+        t.messageClicked.connect(self.notifier.clicked)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
         w.handoffRequested.connect(self.handoff_dock.request)
@@ -112,6 +122,7 @@ class RelayShell(QObject):
         self.bridge.follow_other_processes()
         self.wallet_vm.start()
         self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
+        self.detect_vm.start()  # ambient mode: the agent sessions on this machine, watched
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
         if self.prompter is not None:  # ask for the vault passphrase now if it will be needed
@@ -125,6 +136,7 @@ class RelayShell(QObject):
     async def aclose(self) -> None:
         """Stop listening and cancel GUI tasks (the engine is closed by its owner)."""
         self.wallet_vm.stop()
+        self.detect_vm.stop()
         if self.prompter is not None:
             self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()
@@ -156,6 +168,13 @@ class RelayShell(QObject):
         """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
         self.sessions_dock.select(session_id)
         self.stream_vm.load(session_id)
+
+    def show_detected(self, detected_id: str) -> None:
+        """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""
+        self.show()
+        self.detect_dock.show()
+        self.detect_dock.raise_()
+        self.detect_dock.select(detected_id)
 
     def hand_off_now(self, session_id: str) -> None:
         """Hand ``session_id`` off to the next entry of its chain (the context menu)."""
@@ -214,3 +233,5 @@ class RelayShell(QObject):
             self.handoff_dock.show_error(message, hint)
         elif context == "wallet":
             self.wallet_dock.show_error(message, hint)
+        elif context == "detect":
+            self.detect_dock.show_error(message, hint)

@@ -1,11 +1,15 @@
 """HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset,
-an account passed the wallet's watermark.
+an account passed the wallet's watermark, and ambient mode's news of agent sessions Relay
+did not start (new, needs input, blocked by a limit).
 
 Only live records count (``replay`` records are history re-read from the store),
 each handoff is announced once when it ends (``done`` or ``failed``), and each
 wait once (per session and reset time). An account's limit window is announced
 once when its used or projected share reaches the watermark, and again only after
 that window has reset (or, its reset unknown, once it fell back under the watermark).
+Ambient announcements come already decided once per transition (:mod:`relay.detect.ambient`);
+clicking the latest notification when it is one of them asks for that session
+(``sessionRequested``), which the window shows in the Detect dock.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from PySide6.QtCore import QObject, Signal
 
 from relay.core.events import EventRecord, HandoffStep, StateChanged
 from relay.core.present import clip
+from relay.detect.ambient import Announcement
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import countdown
 from relay.wallet.model import AccountView
@@ -30,9 +35,12 @@ class HandoffNotifier(QObject):
 
     Signals:
         notify(str, str, bool): title, message, and whether it reports a problem.
+        sessionRequested(str): the user clicked an ambient announcement (the detected
+            session's id).
     """
 
     notify = Signal(str, str, bool)
+    sessionRequested = Signal(str)
 
     def __init__(self, bridge: EngineBridge, name_of: NameOf | None = None,
                  parent: QObject | None = None) -> None:
@@ -41,7 +49,23 @@ class HandoffNotifier(QObject):
         self._announced: set[str] = set()
         #: (entry, window kind) → the window's reset (ms) when it was announced
         self._past_watermark: dict[tuple[str, str], int | None] = {}
+        #: the detected session the latest notification is about (None: not an ambient one)
+        self.target: str | None = None
         bridge.records.connect(self.on_records)
+
+    def _emit(self, title: str, message: str, warning: bool, target: str | None = None) -> None:
+        self.target = target
+        self.notify.emit(title, message, warning)
+
+    def on_announcement(self, announcement: Announcement) -> None:
+        """Ambient mode's news; a limit reads as a warning."""
+        self._emit(announcement.title, announcement.message, announcement.kind == "blocked",
+                   announcement.session_id)
+
+    def clicked(self) -> None:
+        """The latest notification was clicked: its detected session, if it names one."""
+        if self.target is not None:
+            self.sessionRequested.emit(self.target)
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
         for record in batch:
@@ -68,13 +92,13 @@ class HandoffNotifier(QObject):
             return
         route = f"from {step.from_entry or '?'} to {step.to_entry or '?'}"
         if step.state == "done":
-            self.notify.emit("Handoff done", f"{self._session(session_id)} handed off {route}.",
-                             False)
+            self._emit("Handoff done", f"{self._session(session_id)} handed off {route}.",
+                       False)
         else:
             why = step.detail or "no reason recorded"
-            self.notify.emit("Handoff failed",
-                             f"{self._session(session_id)} could not be handed off {route}: {why}",
-                             True)
+            self._emit("Handoff failed",
+                       f"{self._session(session_id)} could not be handed off {route}: {why}",
+                       True)
 
     def _waiting(self, session_id: str, change: StateChanged) -> None:
         until = change.until
@@ -82,8 +106,8 @@ class HandoffNotifier(QObject):
             return
         when = (f"; it resumes at {until.astimezone():%H:%M} (in {countdown(until, change.ts)})"
                 if until else "")
-        self.notify.emit("Waiting for a limit's reset",
-                         f"{self._session(session_id)} waits for its limit's reset{when}.", False)
+        self._emit("Waiting for a limit's reset",
+                   f"{self._session(session_id)} waits for its limit's reset{when}.", False)
 
     def on_wallet(self, accounts: Sequence[AccountView], watermark: float, now_ms: int) -> None:
         """Warn once per account and window whose used or projected share passed ``watermark``."""
@@ -101,5 +125,5 @@ class HandoffNotifier(QObject):
                 at = window.resets_at.value
                 self._past_watermark[key] = int(at) if at is not None else None
                 at_wall = (window.used.value or 0.0) >= 1.0
-                self.notify.emit("Account at its limit" if at_wall else "Account near its limit",
-                                 watermark_warning(account, window, now_ms), True)
+                self._emit("Account at its limit" if at_wall else "Account near its limit",
+                           watermark_warning(account, window, now_ms), True)
