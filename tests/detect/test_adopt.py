@@ -18,16 +18,14 @@ import pytest
 from relay.core.config import load_config
 from relay.core.engine import Engine
 from relay.core.errors import ContractTamperedError, UnknownRuntimeError, WorktreeError
-from relay.core.events import AgentEvent, LimitHit
+from relay.core.events import LimitHit
 from relay.core.vault import Vault
 from relay.detect import adopt as adopt_module
 from relay.detect.adopt import adopt, adoption_reason
-from relay.detect.model import DetectedSession, Intent, PlanEntry
-from relay.detect.stores.base import StoreItem, StoreRead
-from relay.runtimes.claude_stream import SYNTHETIC_MODEL, ClaudeStreamParser
+from relay.detect.model import DetectedSession
+from relay.detect.stores.base import StoreRead
 from relay.sessions.briefing import continuation_prompt
 from relay.sessions.contract import ContractV2, read_envelope, render_markdown, write_envelope
-from relay.sessions.intent import WRITE_TOOLS, latest_plan
 from relay.sessions.worktree import carry_uncommitted, create_worktree
 from tests.conftest import make_repo
 
@@ -113,50 +111,17 @@ def claude_transcript(fixtures: Path, config: Path, cwd: Path) -> Path:
     return target
 
 
-def detect(transcript: Path) -> tuple[DetectedSession, StoreRead]:
-    """The transcript read into Relay's events, and its intent lifted.
-
-    relay.detect.stores.claude and relay.detect.lift are written in parallel; until they
-    land this reads the transcript with the stream parser (same line shapes) and lifts the
-    few fields adopt needs.
-    """
-    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
-    parser = ClaudeStreamParser()
-    events: list[AgentEvent] = []
-    for line in lines:
-        message = line.get("message") or {}
-        if message.get("model") == SYNTHETIC_MODEL:  # an API error in place of a reply
-            events.append(LimitHit(runtime="claude", limit="usage_limit",
-                                   message=message["content"][0]["text"]))
-        elif line.get("type") in ("assistant", "user"):
-            events += parser.feed(line)
-    cwd = next(line["cwd"] for line in lines if "cwd" in line)
-    session_id = lines[0]["sessionId"]
-    stat_ = transcript.stat()
-    read = StoreRead(item=StoreItem("claude", session_id, "claude", transcript, stat_.st_size,
-                                    stat_.st_mtime_ns), events=events, cwd=cwd)
-    plan = [PlanEntry(item.text, item.status) for item in latest_plan(events) or []]
-    texts = [e.text for e in events if e.kind == "assistant_text"]
-    intent = Intent(
-        initial_prompt=next(line["message"]["content"] for line in lines
-                            if line.get("type") == "user"
-                            and isinstance(line["message"]["content"], str)),
-        plan=plan, tasks_remaining=[p.text for p in plan if p.status != "completed"],
-        files_touched=[str(e.input["file_path"]) for e in events
-                       if e.kind == "tool_call" and e.name in WRITE_TOOLS],
-        last_message=texts[-1] if texts else "")
-    limit = next(e for e in events if e.kind == "limit_hit")
-    detected = DetectedSession(
-        runtime="claude", agent_session_id=session_id, entry="claude", source=transcript,
-        cwd=cwd, state="blocked", why=f"last turn ended on a usage limit: {limit.message}",
-        intent=intent)
-    return detected, read
-
-
 @pytest.fixture
-def adopted_session(fixtures_dir: Path, tmp_path: Path) -> tuple[Path, DetectedSession, StoreRead]:
+async def adopted_session(engine: Engine, fixtures_dir: Path,
+                          tmp_path: Path) -> tuple[Path, DetectedSession, StoreRead]:
+    """The user's repository, and the Claude session that worked in it as the detector sees
+    it: its config folder is the wallet account claude:work, found by the session's id."""
     repo = user_repo(tmp_path / "project")
-    detected, read = detect(claude_transcript(fixtures_dir, tmp_path / "claude-config", repo))
+    config = tmp_path / "claude-work"
+    transcript = claude_transcript(fixtures_dir, config, repo)
+    await engine.accounts.add("claude", "work", config)
+    detected, read = await engine.detector.find(transcript.stem)
+    assert (detected.entry, detected.state, detected.repo) == ("claude:work", "blocked", str(repo))
     return repo, detected, read
 
 
@@ -221,8 +186,9 @@ async def test_a_claude_session_blocked_by_quota_continues_on_codex(
     assert contract.initial_prompt == contract.task_goal == PROMPT
     assert contract.plan == ["(in progress) Write tests"]
     assert contract.tasks_remaining == ["(in progress) Write tests"]
-    assert (f"from the claude session {detected.id} in {repo}, which is blocked by a usage "
-            f"limit (last turn ended on a usage limit: {LIMIT_TEXT})." in contract.next_action)
+    opening = f"from the claude session {detected.id} in {repo}, which is blocked by a usage limit ("
+    assert opening in contract.next_action
+    assert LIMIT_TEXT in contract.next_action  # the detector's why, with the CLI's words
     assert "It was working on: Write tests." in contract.next_action
     assert "last message was: I'll create the file." in contract.next_action
     # … what it did and the files it left uncommitted, hashed as they are
@@ -231,6 +197,7 @@ async def test_a_claude_session_blocked_by_quota_continues_on_codex(
     assert sorted(manifest) == ["README.md", "app.py", "data/blob.bin", "hello.txt"]
     assert all(f.modified for f in manifest.values())
     assert any("old.txt" in d for d in contract.decisions)
+    assert "It ran as claude:work on claude-opus-4-8." in contract.decisions
     markdown = (folder / "envelope.md").read_text()
     for text in (PROMPT, "- [ ] (in progress) Write tests", "blocked by a usage limit",
                  "`hello.txt` modified"):
@@ -290,6 +257,7 @@ async def test_a_folder_outside_any_repository_is_refused_with_a_hint(
     loose = tmp_path / "not-a-repo"
     loose.mkdir()
     detected.cwd = read.cwd = str(loose)
+    detected.repo = None
     with pytest.raises(WorktreeError) as caught:
         await adopt(engine, detected, read, "codex")
     assert caught.value.message == (f"{loose}, where the claude session {detected.id} worked, "
