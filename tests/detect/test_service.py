@@ -77,6 +77,14 @@ async def test_unchanged_sessions_are_not_read_again(engine: Engine, tmp_path: P
 
     detector = Detector(engine.accounts, engine.wallet, stores={"claude": Counting()},
                         process_scan=no_processes)
+    refreshes: list[int] = []
+    real_refresh = engine.wallet.refresh_index
+
+    async def counted(progress: Any = None) -> Any:
+        refreshes.append(1)
+        return await real_refresh(progress)
+
+    engine.wallet.refresh_index = counted  # type: ignore[method-assign]
     first = await detector.scan(all_sessions=True)
     assert len(reads) == len(first.sessions) == 1
     usage = first.sessions[0].usage  # from the wallet's index, not a second reader
@@ -86,11 +94,13 @@ async def test_unchanged_sessions_are_not_read_again(engine: Engine, tmp_path: P
     assert usage.total > 0
     await detector.scan(all_sessions=True)
     assert len(reads) == 1  # nothing changed: nothing read
+    assert len(refreshes) == 1  # … and the usage index is not asked again
     (transcript,) = folder.rglob("*.jsonl")
     with transcript.open("a") as handle:
         handle.write("\n")
     await detector.scan(all_sessions=True)
     assert len(reads) == 2
+    assert len(refreshes) == 2
 
 
 async def test_a_live_process_in_the_sessions_folder_makes_it_live(engine: Engine,

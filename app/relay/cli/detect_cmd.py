@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -21,9 +20,8 @@ from rich.table import Table
 from relay.cli.render import StreamPrinter
 from relay.core.config import Config
 from relay.core.engine import Engine
-from relay.core.present import clip
+from relay.detect import present
 from relay.detect.model import DetectedSession
-from relay.wallet import present as text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -43,10 +41,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                                            "for input or hit a limit; print each once")
     daemon.add_argument("--interval", type=float, default=5.0, help="seconds between looks")
     daemon.add_argument("--json", action="store_true")
-
-
-def _age(ms: int | None, now: int) -> str:
-    return text.duration(now - ms) if ms else "—"
 
 
 def _row_json(s: DetectedSession) -> dict[str, Any]:
@@ -87,24 +81,18 @@ async def detect(config: Config, args: argparse.Namespace, console: Console) -> 
             for col in ("id", "state", "repository", "age", "usage", "account", "task"):
                 table.add_column(col, overflow="fold")
             for s in report.sessions:
-                table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"), escape(_state(s)),
-                              escape(s.repo or s.cwd or "?"),
-                              _age(s.last_activity_ms, now),
-                              text.tokens(s.usage.total if s.usage else None), escape(s.entry),
-                              escape(clip(' '.join(s.intent.initial_prompt.split()), 60)))
+                live = f" (pid {s.process.pid})" if s.process else ""
+                table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"),
+                              escape(present.state_label(s, now) + live),
+                              escape(present.repository(s)), present.age(s, now),
+                              present.usage_short(s.usage), escape(s.entry),
+                              escape(present.one_line(s.intent.initial_prompt, 60)))
             console.print(table)
         for problem in report.problems:
             console.print(f"[yellow]could not read: {escape(problem)}[/]", highlight=False)
         return 0
     finally:
         await engine.close()
-
-
-def _state(s: DetectedSession) -> str:
-    label = s.state.replace("_", " ")
-    if s.state == "blocked" and s.resets_at_ms:
-        label += f" until {datetime.fromtimestamp(s.resets_at_ms / 1000):%H:%M}"
-    return label + (f" (pid {s.process.pid})" if s.process else "")
 
 
 async def adopt(config: Config, args: argparse.Namespace, console: Console) -> int:

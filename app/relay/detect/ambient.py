@@ -30,14 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import Literal
 
+from relay.detect import present
 from relay.detect.model import DetectedSession, DetectState
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,6 @@ log = logging.getLogger(__name__)
 AnnouncementKind = Literal["new", "needs_input", "blocked"]
 
 #: how runtimes are named to the user
-DISPLAY_NAMES: dict[str, str] = {
-    "claude": "Claude", "codex": "Codex", "gemini": "Gemini", "pi": "Pi", "cline": "Cline",
-    "copilot": "Copilot", "continue": "Continue", "cursor": "Cursor", "aider": "Aider",
-    "opencode": "OpenCode", "cursor-agent": "Cursor Agent",
-}
 _PROMPT_CLIP = 80
 
 
@@ -132,7 +127,7 @@ class Changes:
     # -- the words ---------------------------------------------------------------------------
 
     def announcement(self, kind: AnnouncementKind, s: DetectedSession) -> Announcement:
-        name = DISPLAY_NAMES.get(s.runtime, s.runtime.capitalize())
+        name = present.runtime_name(s.runtime)
         who = name if not s.entry or s.entry == s.runtime else f"{name} ({s.entry})"
         folder = s.cwd or s.repo
         where = f" in {self._short(folder)}" if folder else ""
@@ -151,21 +146,10 @@ class Changes:
 
     def clock_time(self, ms: int) -> str:
         """``14:05`` today, ``Tue 14:05`` within the week, else ``3 Dec 14:05`` (local time)."""
-        at = datetime.fromtimestamp(ms / 1000, self._tz)
-        now = datetime.fromtimestamp(self._clock() / 1000, self._tz)
-        if at.date() == now.date():
-            return at.strftime("%H:%M")
-        if abs((at.date() - now.date()).days) < 7:
-            return at.strftime("%a %H:%M")
-        return f"{at.day} {at.strftime('%b %H:%M')}"
+        return present.clock_time(ms, self._clock(), self._tz)
 
     def _short(self, folder: str) -> str:
-        home = str(self._home or Path.home())
-        if folder == home:
-            return "~"
-        if folder.startswith(home.rstrip(os.sep) + os.sep):
-            return "~" + os.sep + folder[len(home.rstrip(os.sep)) + 1:]
-        return folder
+        return present.short_path(folder, self._home)
 
 
 def _newest(a: int | None, b: int | None) -> int | None:

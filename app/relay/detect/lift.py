@@ -114,13 +114,16 @@ class Facts:
     pending: tuple[str, ...]
 
 
-def lift(read: StoreRead, process: LiveProcess | None, now_ms: int) -> Lifted:
+def lift(read: StoreRead, process: LiveProcess | None, now_ms: int,
+         intent: Intent | None = None) -> Lifted:
     """Intent, state, why and reset time of one session.
 
     Args:
         read: The store's read of the session.
         process: Its live process, when the process scan linked one to it.
         now_ms: The current time (epoch milliseconds).
+        intent: The intent lifted from this same read before (it depends on the read
+            alone; the state also on the process and the clock): not lifted again.
     """
     facts = gather(read, process, now_ms)
     state, why = decide(facts, now_ms)
@@ -128,7 +131,7 @@ def lift(read: StoreRead, process: LiveProcess | None, now_ms: int) -> Lifted:
     if state == "blocked" and facts.limit is not None and facts.limit.resets_at is not None:
         at = _ms(facts.limit.resets_at)
         resets = at if at > now_ms else None
-    return Lifted(lift_intent(read), state, why, resets)
+    return Lifted(intent if intent is not None else lift_intent(read), state, why, resets)
 
 
 # --- state -----------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import os
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from relay.detect.ambient import DISPLAY_NAMES
 from relay.detect.model import DetectedSession, DetectState, PlanStatus
 from relay.wallet.model import Tokens
 from relay.wallet.present import UNKNOWN, duration
@@ -30,6 +29,13 @@ STATE_SENTENCES: dict[DetectState, str] = {
     "unknown": "Unknown: not enough could be read to tell.",
 }
 PLAN_MARKS: dict[PlanStatus, str] = {"completed": "✓", "in_progress": "◐", "pending": "○"}
+
+
+DISPLAY_NAMES: dict[str, str] = {
+    "claude": "Claude", "codex": "Codex", "gemini": "Gemini", "pi": "Pi", "cline": "Cline",
+    "copilot": "Copilot", "continue": "Continue", "cursor": "Cursor", "aider": "Aider",
+    "opencode": "OpenCode", "cursor-agent": "Cursor Agent",
+}
 
 
 def runtime_name(runtime: str) -> str:

@@ -8,7 +8,10 @@ intent and state, and takes token usage from the wallet's transcript index (neve
 reader).
 
 **Which sessions are shown** (decision): by default those with a live process or activity in
-the last 24 hours, newest first; ``all_sessions=True`` shows every session found.
+the last 24 hours, newest first — and only those are read: older sessions cost a ``stat``
+each; ``all_sessions=True`` reads and shows every session found. A session is read and its
+intent lifted once per change of its file; its state (which depends on its process and the
+clock) is decided at every scan.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from pathlib import Path
 from relay.core.accounts import Account, AccountBook
 from relay.core.errors import RelayError
 from relay.core.store.db import now_ms
-from relay.detect.lift import lift
-from relay.detect.model import DetectedSession, LiveProcess
+from relay.detect.lift import lift, lift_intent
+from relay.detect.model import DetectedSession, Intent, LiveProcess
 from relay.detect.processes import ProcessScan, scan_processes
 from relay.detect.stores.base import SessionStore, StoreItem, StoreRead
 from relay.detect.stores.vscdb import editor_roots
@@ -54,6 +57,7 @@ class DetectReport:
 class _Found:
     item: StoreItem
     read: StoreRead
+    intent: Intent
 
 
 class Detector:
@@ -68,8 +72,12 @@ class Detector:
         self.stores = dict(stores) if stores is not None else default_stores()
         self.clock = clock
         self._process_scan = process_scan or scan_processes
-        self._cache: dict[Path, tuple[tuple[int, int], StoreRead]] = {}
+        #: path → ((size, mtime), read, its intent): a session is read and lifted once per change
+        self._cache: dict[Path, tuple[tuple[int, int], StoreRead, Intent]] = {}
         self._reads: dict[str, StoreRead] = {}
+        #: (listing fingerprint, sessions asked, their totals) of the last usage lookup
+        self._usage_seen: tuple[int, list[tuple[str, str]],
+                                dict[tuple[str, str], Tokens]] | None = None
         self._lock = asyncio.Lock()
 
     async def scan(self, *, all_sessions: bool = False, usage: bool = True) -> DetectReport:
@@ -82,13 +90,17 @@ class Detector:
                 sources += [TranscriptSource(runtime, runtime, root) for runtime, root in
                             editor_roots(dict(os.environ), sys.platform)]
             procs = await asyncio.to_thread(self._process_scan, accounts)
-            found, problems = await asyncio.to_thread(self._read_all, sources)
-        report = DetectReport(processes=procs.processes, problems=[*procs.problems, *problems])
-        totals = await self._usage() if usage else {}
+            since = None if all_sessions else self.clock() - RECENT_MS
+            named = {(p.runtime, p.agent_session_id) for p in procs.processes if p.agent_session_id}
+            found, problems, listed = await asyncio.to_thread(self._read_all, sources, since,
+                                                              named)
+            report = DetectReport(processes=procs.processes,
+                                  problems=[*procs.problems, *problems])
+            totals = await self._usage(found, listed) if usage else {}
         now = self.clock()
         links = _link([f.read for f in found], report.processes)
         for f in found:
-            session = self._session(f.read, links.get(f.item.path), now)
+            session = self._session(f.read, f.intent, links.get(f.item.path), now)
             session.usage = totals.get((session.entry, session.agent_session_id))
             self._reads[session.id] = f.read
             if all_sessions or session.process is not None or (
@@ -113,10 +125,15 @@ class Detector:
 
     # -- reading ----------------------------------------------------------------------
 
-    def _read_all(self, sources: Sequence[TranscriptSource]) -> tuple[list[_Found], list[str]]:
+    def _read_all(self, sources: Sequence[TranscriptSource], since: int | None,
+                  named: set[tuple[str, str]]) -> tuple[list[_Found], list[str], int]:
+        """Read the sessions to show: changed since ``since`` (all when None), or named by a
+        live process. Older ones are listed (a ``stat``) but not read. The last value is a
+        fingerprint of every listed file's size and mtime: equal means nothing changed."""
         found: list[_Found] = []
         problems: list[str] = []
         seen: set[Path] = set()
+        stamps: list[tuple[Path, int, int]] = []
         for source in sources:
             store = self.stores.get(source.runtime)
             if store is None:
@@ -127,25 +144,32 @@ class Detector:
                 if item.path in seen:
                     continue
                 seen.add(item.path)
-                found.append(_Found(item, self._read(store, item)))
+                stamps.append((item.path, item.size, item.mtime_ns))
+                if (since is not None and item.mtime_ns // 1_000_000 < since
+                        and (item.runtime, item.agent_session_id) not in named):
+                    continue
+                read, intent = self._read(store, item)
+                found.append(_Found(item, read, intent))
         for path in set(self._cache) - seen:  # gone since the last scan
             del self._cache[path]
-        return found, problems
+        return found, problems, hash(tuple(stamps))
 
-    def _read(self, store: SessionStore, item: StoreItem) -> StoreRead:
+    def _read(self, store: SessionStore, item: StoreItem) -> tuple[StoreRead, Intent]:
         stamp = (item.size, item.mtime_ns)
         cached = self._cache.get(item.path)
         if cached is not None and cached[0] == stamp:
-            return cached[1]
+            return cached[1], cached[2]
         read = store.read(item)
-        self._cache[item.path] = (stamp, read)
-        return read
+        intent = lift_intent(read)
+        self._cache[item.path] = (stamp, read, intent)
+        return read, intent
 
     # -- one session ------------------------------------------------------------------
 
-    def _session(self, read: StoreRead, process: LiveProcess | None, now: int) -> DetectedSession:
+    def _session(self, read: StoreRead, intent: Intent, process: LiveProcess | None,
+                 now: int) -> DetectedSession:
         item = read.item
-        lifted = lift(read, process, now)
+        lifted = lift(read, process, now, intent)
         return DetectedSession(
             runtime=item.runtime, agent_session_id=item.agent_session_id, entry=item.entry,
             source=item.path, cwd=read.cwd, repo=_repo_of(read.cwd),
@@ -155,18 +179,19 @@ class Detector:
             state=lifted.state, why=lifted.why, resets_at_ms=lifted.resets_at_ms,
             intent=lifted.intent, process=process, problems=list(read.problems))
 
-    async def _usage(self) -> dict[tuple[str, str], Tokens]:
-        """Tokens per (account, agent session) from the wallet's index (refreshed first)."""
+    async def _usage(self, found: list[_Found], listed: int) -> dict[tuple[str, str], Tokens]:
+        """Tokens per (account, agent session) from the wallet's index — refreshed first,
+        unless no transcript changed since the last scan (then the last answer stands)."""
+        sessions = [(f.item.entry, f.item.agent_session_id) for f in found]
+        if self._usage_seen is not None and self._usage_seen[0] == listed and \
+                set(self._usage_seen[1]) >= set(sessions):
+            return self._usage_seen[2]
         try:
             await self.wallet.refresh_index()
-            rows = await self.wallet.index_entries(None, self.clock() - 31 * RECENT_MS)
+            totals = await self.wallet.session_totals(sessions)
         except RelayError:
             return {}
-        totals: dict[tuple[str, str], Tokens] = {}
-        for entry, _runtime, e in rows:
-            if e.session_id:
-                key = (entry, e.session_id)
-                totals[key] = totals.get(key, Tokens()) + e.tokens
+        self._usage_seen = (listed, sessions, totals)
         return totals
 
 

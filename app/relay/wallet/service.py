@@ -189,6 +189,12 @@ class Wallet:
             return nothing, nothing
         return await self.costs.account(entry, d0, w1), await self.costs.account(entry, w0, w1)
 
+    async def session_totals(self, sessions: list[tuple[str, str]]
+                             ) -> dict[tuple[str, str], Tokens]:
+        """Tokens per (account entry, agent session id), from the index."""
+        index = await self._open_index()
+        return await asyncio.to_thread(index.session_totals, sessions)
+
     async def _warnings(self, entry: str) -> int:
         index = await self._open_index()
         found = await asyncio.to_thread(index.warnings, entry)

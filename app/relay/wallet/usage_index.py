@@ -23,6 +23,8 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from relay.core.errors import StoreError
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import TranscriptSource
@@ -143,6 +145,22 @@ class UsageIndex:
             f" e.cost_usd, e.model FROM entries e JOIN files f ON f.id = e.file_id WHERE {_WHERE}"
             " ORDER BY e.ts_ms", (entry, entry, since_ms, since_ms, until_ms, until_ms))
         return [(r[0], Tokens(*r[1:6]), r[6], r[7]) for r in rows]
+
+    def session_totals(self, sessions: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Tokens]:
+        """Tokens per (account entry, agent session id) for the sessions asked about
+        (one grouped query; sessions with no counted call are absent)."""
+        if not sessions:
+            return {}
+        wanted = orjson.dumps([list(pair) for pair in sessions]).decode()
+        # one pass over the entries (an IN over the ids, not a join the planner would nest
+        # inside the list: 1 s against 17 ms on 72,000 entries), then only the pairs asked
+        rows = self._query(
+            "SELECT f.entry, e.session_id, sum(e.input), sum(e.output), sum(e.cache_read),"
+            " sum(e.cache_write), sum(e.reasoning) FROM entries e JOIN files f ON f.id = e.file_id"
+            " WHERE e.session_id IN (SELECT json_extract(value, '$[1]') FROM json_each(?))"
+            " GROUP BY 1, 2", (wanted,))
+        asked = set(sessions)
+        return {(r[0], r[1]): Tokens(*r[2:7]) for r in rows if (r[0], r[1]) in asked}
 
     def daily_totals(self, entry: str | None = None, since_ms: int | None = None,
                      until_ms: int | None = None, tz: tzinfo | None = None) -> dict[date, DayTotals]:
