@@ -180,6 +180,9 @@ async def test_a_claude_session_blocked_by_quota_continues_on_codex(
     contract = read_envelope(folder, key)
     assert isinstance(contract, ContractV2)
     assert brief == render_markdown(contract)
+    # the header says the work is carried over uncommitted, not "committed as"
+    assert "uncommitted changes carried over, not committed" in brief
+    assert "is committed as" not in brief
     assert contract.session_id == detected.id
     assert contract.snapshot_commit_sha == head
     # … with the lifted intent: the request, the plan and what is left, why it was adopted

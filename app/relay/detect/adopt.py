@@ -54,6 +54,7 @@ from relay.detect.stores.base import StoreRead
 from relay.runtimes.registry import adapter_class
 from relay.sessions.briefing import _done_items, _last_messages, _next_action, continuation_prompt
 from relay.sessions.contract import (
+    ADOPTED,
     ContractV2,
     FileEntry,
     file_manifest,
@@ -259,7 +260,7 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
         f"Continue the work of the {detected.runtime} session {detected.id}{where} "
         "(its original request could not be read).")
     return ContractV2(
-        contract_id=new_contract_id(), session_id=detected.id, task_goal=goal,
+        contract_id=new_contract_id(), session_id=detected.id, task_id=ADOPTED, task_goal=goal,
         next_action=next_action, do_not_redo=_done_items(events, root, frozenset()),
         file_manifest=manifest,
         decisions=[*(f"Earlier agent: {m}" for m in earlier),

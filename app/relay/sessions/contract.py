@@ -289,12 +289,19 @@ def _sha256(path: Path) -> str:
 
 # --- the next agent's brief -------------------------------------------------------------
 
+#: the task id of a contract that adopts a session found on this machine (detect/adopt.py)
+ADOPTED = "adopted"
+
+
 def render_markdown(contract: Contract) -> str:
     """envelope.md: the brief the next agent reads first (compact, empty sections left out)."""
     c = contract
+    where = (f"is in this worktree: the repository at {_code(c.snapshot_commit_sha)} with the "
+             "agent's uncommitted changes carried over, not committed" if c.task_id == ADOPTED
+             else f"is committed as {_code(c.snapshot_commit_sha)} in this worktree")
     out = [f"# Continuation contract {c.contract_id}", "",
-           "You are taking over a task another agent started. Its work so far is committed as "
-           f"{_code(c.snapshot_commit_sha)} in this worktree; continue from there.", "",
+           f"You are taking over a task another agent started. Its work so far {where}; "
+           "continue from there.", "",
            f"**Goal:** {_indent(c.task_goal)}", "",
            f"**Next action:** {_indent(c.next_action)}"]
     _section(out, "Do not redo (already done)", _bullets(c.do_not_redo))
