@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,3 +48,11 @@ def capture(fixtures_dir: Path, tmp_path: Path, repo_dir: Path) -> Capture:
         return target
 
     return copy
+
+@pytest.fixture
+def locked() -> Iterator[list[object]]:
+    """Connections holding locks, released when the test ends."""
+    held: list[object] = []
+    yield held
+    for conn in held:
+        conn.close()  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""What one agent run is given: prompt, folder, options, and its account's environment."""
+"""What a session works in, and what one agent run is given: prompt, folder, options and its
+account's environment."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ from collections.abc import Awaitable, Callable
 from relay.core.config import Config
 from relay.core.events import AgentEvent, Notice
 from relay.core.models import SessionSpec, entry_runtime
+from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
 from relay.sessions.run_types import Continuation, Services, Step
-from relay.sessions.worktree import Workspace
+from relay.sessions.worktree import (
+    Workspace,
+    carry_uncommitted,
+    create_worktree,
+    in_place,
+    run_setup,
+)
 
 
 async def build_request(spec: SessionSpec, config: Config, continuation: Continuation | None,
@@ -42,3 +50,23 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
                       permission=spec.permission, resume_id=step.resume_id,
                       inactivity_timeout=config.inactivity_timeout, options=options,
                       extra_env=env, drop_env=drop, brief_file=step.brief_file)
+
+
+async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,
+                            writer: EventWriter,
+                            emit: Callable[[AgentEvent], Awaitable[None]]) -> Workspace:
+    """The session's worktree (or the repository itself), recorded on its row; an adopted
+    session's worktree gets the user's uncommitted state; the setup command runs there."""
+    if spec.worktree:
+        ws = await create_worktree(spec.repo, config.worktrees_dir, session_id)
+        if spec.carry_uncommitted:  # an adopted session goes on from the user's state
+            carried = await carry_uncommitted(spec.repo, ws.path)
+            await emit(Notice(category="warning" if carried.skipped else "info",
+                              message=carried.summary(spec.repo)))
+    else:
+        ws = await in_place(spec.repo)
+    await writer.write(WriteOp(session_id, statements=[(
+        "UPDATE sessions SET workdir=?, branch=? WHERE id=?", (str(ws.path), ws.branch, session_id))]))
+    if ws.is_worktree and spec.setup_command:
+        await run_setup(spec.setup_command, ws.path)
+    return ws

@@ -42,7 +42,7 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_request import build_request
+from relay.sessions.run_request import build_request, prepare_workspace
 from relay.sessions.run_types import (
     Continuation,
     Outcome,
@@ -54,7 +54,7 @@ from relay.sessions.run_types import (
     retry_step,
 )
 from relay.sessions.verifier import run_checks
-from relay.sessions.worktree import Workspace, carry_uncommitted, create_worktree, in_place, run_setup
+from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
 
 _FINAL: dict[str, SessionState] = {
@@ -224,20 +224,8 @@ class SessionRunner:
     # -- the chain ------------------------------------------------------------------
 
     async def _workspace(self) -> Workspace:
-        if self.spec.worktree:
-            ws = await create_worktree(self.spec.repo, self.config.worktrees_dir, self.session_id)
-            if self.spec.carry_uncommitted:  # an adopted session goes on from the user's state
-                carried = await carry_uncommitted(self.spec.repo, ws.path)
-                await self._emit(Notice(category="warning" if carried.skipped else "info",
-                                        message=carried.summary(self.spec.repo)))
-        else:
-            ws = await in_place(self.spec.repo)
-        await self.writer.write(WriteOp(self.session_id, statements=[(
-            "UPDATE sessions SET workdir=?, branch=? WHERE id=?",
-            (str(ws.path), ws.branch, self.session_id))]))
-        if ws.is_worktree and self.spec.setup_command:
-            await run_setup(self.spec.setup_command, ws.path)
-        return ws
+        return await prepare_workspace(self.spec, self.config, self.session_id, self.writer,
+                                       self._emit)
 
     async def _run_chain(self, ws: Workspace) -> tuple[SessionState, str | None]:
         """Run the chain's entries in turn: a run that ends on a limit hands off to the next."""
