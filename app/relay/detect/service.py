@@ -97,18 +97,26 @@ class Detector:
             report = DetectReport(processes=procs.processes,
                                   problems=[*procs.problems, *problems])
             totals = await self._usage(found, listed) if usage else {}
-        now = self.clock()
-        links = _link([f.read for f in found], report.processes)
+            # lifting many sessions (--all) takes a while: off the caller's (window's) thread
+            report.sessions = await asyncio.to_thread(self._sessions, found, report.processes,
+                                                      totals, self.clock(), all_sessions)
+        report.sessions.sort(key=lambda s: (s.process is None, -(s.last_activity_ms or 0)))
+        report.elapsed_s = time.perf_counter() - started
+        return report
+
+    def _sessions(self, found: list[_Found], processes: list[LiveProcess],
+                  totals: dict[tuple[str, str], Tokens], now: int,
+                  all_sessions: bool) -> list[DetectedSession]:
+        links = _link([f.read for f in found], processes)
+        shown = []
         for f in found:
             session = self._session(f.read, f.intent, links.get(f.item.path), now)
             session.usage = totals.get((session.entry, session.agent_session_id))
             self._reads[session.id] = f.read
             if all_sessions or session.process is not None or (
                     session.last_activity_ms or 0) >= now - RECENT_MS:
-                report.sessions.append(session)
-        report.sessions.sort(key=lambda s: (s.process is None, -(s.last_activity_ms or 0)))
-        report.elapsed_s = time.perf_counter() - started
-        return report
+                shown.append(session)
+        return shown
 
     async def find(self, key: str) -> tuple[DetectedSession, StoreRead]:
         """The session named by its id (``runtime:session``) or a unique prefix of either."""
