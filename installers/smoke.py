@@ -12,7 +12,7 @@ RELAY_VAULT_PASSPHRASE (PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring, so
 prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
 
   relay-cli --version · relay-cli doctor · relay-cli demo · relay-cli sessions ·
-  relay-cli audit verify · relay-cli wallet · relay-cli --usage-worker (the usage scan's
+  relay-cli audit verify · relay-cli wallet · relay-cli detect · relay-cli --usage-worker (the usage scan's
   worker: a bundle has no interpreter to start) · relay --version · relay --smoke-test (the window: every dock,
   the demo for a few seconds, exit 0 only if nothing failed)
 
@@ -95,6 +95,8 @@ class Smoke:
         self.run("relay-cli sessions", [self.relay_cli, "sessions"], contains=("completed",))
         self.run("relay-cli audit verify", [self.relay_cli, "audit", "verify"])
         self.run("relay-cli wallet", [self.relay_cli, "wallet"], contains=("demo · a simulation",))
+        self.run("relay-cli detect", [self.relay_cli, "detect", "--all", "--json"],
+                 contains=('"sessions"',))
         # the usage scan's worker in a bundle (no interpreter): empty input, clean exit
         out = self.run("relay-cli --usage-worker", [self.relay_cli, "--usage-worker"],
                        timeout=60)

@@ -24,6 +24,7 @@ outputs = {
     "sessions": "abc completed",
     "audit": "audit log: ok",
     "wallet": "demo demo · a simulation",
+    "detect": '{"sessions": []}',
     "--usage-worker": "",
 }
 os.makedirs(os.environ["RELAY_HOME"], exist_ok=True)
