@@ -34,51 +34,10 @@ tools_dir="${RELAY_BENCH_TOOLS_DIR:-$repo_root/.cache/bench-tools}"
 
 log() { printf 'install-bench-tools: %s\n' "$*" >&2; }
 
-# installed_version <executable>  -> prints the bare version, or nothing
-installed_version() {
-    local exe="$1" out
-    [[ -x "$exe" ]] || return 0
-    out="$("$exe" --version 2>/dev/null)" || return 0
-    # "20.0.26"
-    grep -Eo '[0-9]+\.[0-9]+\.[0-9]+' <<<"$out" | head -n1 || true
-}
-
-# ensure <name> <npm package> <version> <bin name>  -> prints the executable path
-ensure() {
-    local name="$1" package="$2" version="$3" bin="$4"
-    local prefix="$tools_dir/$name"
-    local exe="$prefix/node_modules/.bin/$bin"
-    local have
-    have="$(installed_version "$exe")"
-    if [[ "$have" == "$version" ]]; then
-        log "$name $version already installed ($exe)"
-        printf '%s\n' "$exe"
-        return 0
-    fi
-    if [[ -x "$exe" && -z "$have" ]]; then
-        log "$exe exists but '$bin --version' failed (it needs node on PATH); reinstalling"
-    fi
-    if ! command -v npm >/dev/null 2>&1; then
-        log "ERROR: npm not found on PATH; it is needed to install $package@$version."
-        log "       Install Node.js (>= 20, with npm), or point RELAY_BENCH_${name^^} at an"
-        log "       existing $bin $version executable."
-        exit 2
-    fi
-    log "installing $package@$version into $prefix (found: ${have:-none})"
-    mkdir -p "$prefix"
-    if ! npm install --prefix "$prefix" --no-audit --no-fund --include=optional \
-            --loglevel=error "$package@$version" >&2; then
-        log "ERROR: npm install $package@$version failed"
-        exit 1
-    fi
-    have="$(installed_version "$exe")"
-    if [[ "$have" != "$version" ]]; then
-        log "ERROR: after installing, $exe reports version '${have:-<does not run>}', want $version"
-        exit 1
-    fi
-    log "$name $version installed ($exe)"
-    printf '%s\n' "$exe"
-}
+NPM_PINNED_DIR="$tools_dir"
+NPM_PINNED_ENV="RELAY_BENCH_"
+# shellcheck source=scripts/npm-pinned.bash
+source "$repo_root/scripts/npm-pinned.bash"
 
 ccusage_exe="$(ensure ccusage ccusage "$CCUSAGE_VERSION" ccusage)"
 printf 'RELAY_BENCH_CCUSAGE=%s\n' "$ccusage_exe"

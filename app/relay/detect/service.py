@@ -119,11 +119,12 @@ class Detector:
         return shown
 
     async def find(self, key: str) -> tuple[DetectedSession, StoreRead]:
-        """The session named by its id (``runtime:session``) or a unique prefix of either."""
-        report = await self.scan(all_sessions=True)
-        matches = [s for s in report.sessions
-                   if key in (s.id, s.agent_session_id) or s.id.startswith(key)
-                   or s.agent_session_id.startswith(key)]
+        """The session named by its id (``runtime:session``) or a unique prefix of either.
+
+        The default view is looked in first (it reads only recent sessions); every session
+        is read only when the one named is not there.
+        """
+        matches = _named(await self.scan(), key) or _named(await self.scan(all_sessions=True), key)
         if len(matches) != 1:
             what = "No detected session" if not matches else f"{len(matches)} detected sessions"
             raise DetectNotFoundError(f"{what} match {key!r}.",
@@ -201,6 +202,11 @@ class Detector:
             return {}
         self._usage_seen = (listed, sessions, totals)
         return totals
+
+
+def _named(report: DetectReport, key: str) -> list[DetectedSession]:
+    return [s for s in report.sessions if key in (s.id, s.agent_session_id)
+            or s.id.startswith(key) or s.agent_session_id.startswith(key)]
 
 
 def _link(reads: list[StoreRead], processes: list[LiveProcess]) -> dict[Path, LiveProcess]:

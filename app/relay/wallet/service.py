@@ -8,7 +8,8 @@ It owns the transcript usage index (its own SQLite file, refreshed in a worker t
 **Which calls count** (decision): an account's CLI writes transcripts for Relay's sessions
 too, so the transcript index already holds them; adding Relay's own records on top would
 count them twice. The transcripts are used when the index holds any call of the account in
-the last seven days, else Relay's records (the demo, API runtimes, an index not scanned yet).
+the two weeks the forecast looks at, else Relay's records (the demo, API runtimes, an index
+not scanned yet).
 """
 
 from __future__ import annotations
@@ -155,11 +156,7 @@ class Wallet:
     async def view(self, entry: str, account: Account | None = None) -> AccountView:
         now = self.clock()
         provider, label = split_entry(entry)
-        history = await self.limits.history(entry, now - 2 * SEVEN_DAYS_MS)
-        calls, source = await self.calls(entry, now - 2 * SEVEN_DAYS_MS)
-        windows = [self._window(kind, now, history, calls, source) for kind in
-                   _windows_of(history)]
-        burn = _burn(calls, now, source)
+        windows, burn, source = await self.windows(entry, now)
         breaker = await self._breaker(entry, now)
         today, week = await self._costs(entry, now, source)
         return AccountView(
@@ -178,12 +175,14 @@ class Wallet:
         day = datetime.fromtimestamp(now / 1000).date()
         (d0, _), (w0, w1) = day_bounds(day), week_bounds(day)
         if source == "estimate":
-            rows = await self.index_entries(entry, w0)
-            priced = price_usage(self.pricing, ((e, u.ts_ms, u.model, u.tokens, u.cost_usd)
-                                                for e, _, u in rows))
-            today = price_usage(self.pricing, ((e, u.ts_ms, u.model, u.tokens, u.cost_usd)
-                                               for e, _, u in rows if u.ts_ms >= d0)).total
-            return today, priced.total
+            rows = [(e, u.ts_ms, u.model, u.tokens, u.cost_usd)
+                    for e, _, u in await self.index_entries(entry, w0)]
+
+            def price() -> tuple[Figure, Figure]:
+                return (price_usage(self.pricing, (r for r in rows if r[1] >= d0)).total,
+                        price_usage(self.pricing, rows).total)
+
+            return await asyncio.to_thread(price)
         if not await self.costs.runs_between(w0, w1, entry):  # nothing seen: unknown, not $0
             nothing = Figure(None, "unknown", detail="no usage seen this week")
             return nothing, nothing
@@ -205,6 +204,22 @@ class Wallet:
         """The transcript index's calls (of one account, or all) since ``since_ms``."""
         index = await self._open_index()
         return await asyncio.to_thread(lambda: list(index.entries(entry=entry, since_ms=since_ms)))
+
+    async def windows(self, entry: str, now: int) -> tuple[list[WindowView], Figure, Source]:
+        """The account's windows, its burn rate, and where its calls were counted.
+
+        The forecast goes over two weeks of calls (tens of thousands on a busy account):
+        it runs in a worker thread, never on the caller's (the window's) loop.
+        """
+        history = await self.limits.history(entry, now - 2 * SEVEN_DAYS_MS)
+        calls, source = await self.calls(entry, now - 2 * SEVEN_DAYS_MS)
+
+        def compute() -> tuple[list[WindowView], Figure]:
+            return ([self._window(kind, now, history, calls, source)
+                     for kind in _windows_of(history)], _burn(calls, now, source))
+
+        found, burn = await asyncio.to_thread(compute)
+        return found, burn, source
 
     def _window(self, kind: WindowKind, now: int, history: list[LimitSnapshot],
                 calls: list[tuple[int, int]], source: Source) -> WindowView:
@@ -236,10 +251,10 @@ class Wallet:
         ``include_full=False`` leaves out windows already at their wall: a running session
         meets that as a limit, which the runner's limit path answers.
         """
-        view = await self.view(entry)
         now = self.clock()
+        windows, _burn_rate, _source = await self.windows(entry, now)
         least = _RANK[self.config.wallet_preempt_confidence]
-        for w in view.windows:
+        for w in windows:
             used = w.used.value
             if used is not None and used >= 1.0 and not include_full:
                 continue

@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlparse
 
 from relay.core.events import AgentError, AgentEvent, LimitHit, SessionEnded
 from relay.detect.stores.base import StoreRead
+from relay.detect.stores.transcript import dict_of, list_of
 from relay.sessions.signals import classify, error_category, limit_kind
 
 #: characters of the initial prompt kept
@@ -40,12 +41,9 @@ CLIP = 8000
 MAX_JSON_BYTES = 256 * 1024 * 1024
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+#: the same coercions as the CLI stores' (a dict / list, else empty)
+as_dict = dict_of
+as_list = list_of
 
 
 def as_str(value: Any) -> str | None:
