@@ -9,7 +9,8 @@ import sys
 
 import relay
 
-QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli", "relay.wallet", "relay.detect")
+QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli", "relay.wallet", "relay.detect",
+           "relay.pipelines")
 
 _PROBE = """
 import importlib, sys

@@ -53,6 +53,11 @@ class Config(BaseModel):
     wallet_interval: float = Field(default=60.0, ge=0)
     #: also count each CLI's default folder (~/.claude, ~/.codex, …) as the bare provider
     wallet_default_folders: bool = True
+    #: a pipeline step's lease: another engine takes the step over this long after its
+    #: worker's last heartbeat (heartbeats come every third of it)
+    pipeline_lease: float = Field(default=30.0, gt=0)
+    #: how often an engine with nothing to run looks at a pipeline run again
+    pipeline_poll: float = Field(default=1.0, gt=0)
 
     @property
     def db_path(self) -> Path:
@@ -92,6 +97,8 @@ _ENV_KEYS = {
     "RELAY_WALLET_PREEMPT_CONFIDENCE": "wallet_preempt_confidence",
     "RELAY_WALLET_INTERVAL": "wallet_interval",
     "RELAY_WALLET_DEFAULT_FOLDERS": "wallet_default_folders",
+    "RELAY_PIPELINE_LEASE": "pipeline_lease",
+    "RELAY_PIPELINE_POLL": "pipeline_poll",
 }
 
 

@@ -44,6 +44,7 @@ from relay.wallet.service import Wallet, WalletGuard
 
 if TYPE_CHECKING:
     from relay.detect.service import Detector
+    from relay.pipelines.service import Pipelines
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class Engine:
         self.requests = ControlRequests(store, writer)
         self.wallet = Wallet(config, store, writer, self.accounts)
         self._detector: Detector | None = None
+        self._pipelines: Pipelines | None = None
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
@@ -109,6 +111,8 @@ class Engine:
         if self._control is not None:
             self._control.cancel()
             await asyncio.gather(self._control, return_exceptions=True)
+        if self._pipelines is not None:  # before the sessions: their steps stay leased
+            await self._pipelines.close()
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:
@@ -142,6 +146,11 @@ class Engine:
         for handoff in await self.coordinator.journal.unfinished():
             if handoff.session_id not in running_elsewhere:
                 await self._carry_on(handoff)
+        async with self.store.conn.execute(
+                "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling')"
+                " LIMIT 1") as cur:
+            if await cur.fetchone() is not None:
+                await self.pipelines.resume_all()
 
     async def _carry_on(self, handoff: HandoffRecord) -> None:
         """Restart a session's runner from the handoff step a stopped Relay left."""
@@ -345,6 +354,15 @@ class Engine:
 
             self._detector = Built(self.accounts, self.wallet)
         return self._detector
+
+    @property
+    def pipelines(self) -> Pipelines:
+        """Pipeline runs (built on first use)."""
+        if self._pipelines is None:
+            from relay.pipelines.service import Pipelines as Built
+
+            self._pipelines = Built(self)
+        return self._pipelines
 
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
         """A session's handoffs, oldest first, as last committed."""

@@ -22,8 +22,12 @@ Hierarchy::
     ├── AuditError                  the audit log cannot be read or written
     │   └── AuditDamagedError       its last line is damaged: nothing can be appended
     ├── VaultError                  the secrets vault cannot be opened, unlocked or written
-    └── ContractError               a continuation contract cannot be built or read
-        └── ContractTamperedError   missing or wrong signature: never injected
+    ├── ContractError               a continuation contract cannot be built or read
+    │   └── ContractTamperedError   missing or wrong signature: never injected
+    ├── HandoffRefusedError         "hand off now" cannot be carried out
+    ├── AccountError                an account is unknown or unusable
+    └── PipelineError               a pipeline cannot be read, validated or run
+        └── PipelineInvalidError    the graph breaks a rule (each problem names node and field)
 """
 
 from __future__ import annotations
@@ -128,3 +132,18 @@ class HandoffRefusedError(RelayError):
 
 class AccountError(RelayError):
     """An account is unknown, or its settings are unusable."""
+
+
+class PipelineError(RelayError):
+    """A pipeline file cannot be read, or a run cannot be started, resumed or found."""
+
+
+class PipelineInvalidError(PipelineError):
+    """A pipeline graph breaks a rule; :attr:`problems` lists each with its node and field."""
+
+    def __init__(self, message: str, problems: list[str], hint: str | None = None) -> None:
+        detail = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{message}\n{detail}" if problems else message,
+                         hint or "Fix the pipeline and validate it again "
+                                 "(`relay-cli pipeline validate FILE`).")
+        self.problems = problems

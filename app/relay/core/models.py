@@ -32,6 +32,14 @@ class SessionSpec(BaseModel):
     carry_uncommitted: bool = False
     #: the detected session (``runtime:agent-session-id``) this session adopted
     adopted_from: str | None = None
+    #: start the worktree at this commit instead of the repository's HEAD (a pipeline
+    #: step starts from its dependencies' results)
+    base_commit: str | None = None
+    #: hand off to the next chain entry when a run fails without a limit too (a pipeline
+    #: node's fallback: "fallback on snag"); otherwise such a failure ends the session
+    fallback_on_failure: bool = False
+    #: the pipeline step this session runs (``<run-id>/<node-id>``)
+    pipeline_step: str | None = None
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.

@@ -58,7 +58,7 @@ async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,
     """The session's worktree (or the repository itself), recorded on its row; an adopted
     session's worktree gets the user's uncommitted state; the setup command runs there."""
     if spec.worktree:
-        ws = await create_worktree(spec.repo, config.worktrees_dir, session_id)
+        ws = await create_worktree(spec.repo, config.worktrees_dir, session_id, spec.base_commit)
         if spec.carry_uncommitted:  # an adopted session goes on from the user's state
             carried = await carry_uncommitted(spec.repo, ws.path)
             await emit(Notice(category="warning" if carried.skipped else "info",

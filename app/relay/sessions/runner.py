@@ -322,6 +322,15 @@ class SessionRunner:
                     return "failed", failed
                 step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "verify_failed")
                 continue
+            if self._snag(outcome, ws):  # a pipeline node's fallback takes over a failure
+                nxt = await self._next_index()
+                if nxt is not None:
+                    await self._emit(Notice(message=(
+                        f"{step.entry} failed ({outcome.reason or 'no reason given'}); the "
+                        f"fallback {self._chain[nxt]} takes the task over.")))
+                    step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "failed")
+                    retries = 0
+                    continue
             if (outcome.state != "failed" or outcome.limit is None or self._cancel.is_set()
                     or self.coordinator is None):
                 return outcome.state, outcome.reason
@@ -348,6 +357,12 @@ class SessionRunner:
                 await self._emit(AgentError(category="config", message=(
                     "No handoff: in-place sessions (--no-worktree) cannot be handed off.")))
             return "failed", f"{outcome.reason or 'limit reached'} — {decision.why}"
+
+    def _snag(self, outcome: Outcome, ws: Workspace) -> bool:
+        """A failure without a limit that the session's fallback should take over."""
+        return (self.spec.fallback_on_failure and outcome.state == "failed"
+                and outcome.limit is None and not self._cancel.is_set()
+                and self.coordinator is not None and ws.is_worktree)
 
     async def _next_index(self) -> int | None:
         if self._index + 1 >= len(self._chain):

@@ -79,23 +79,24 @@ def trailers_of(commit: pygit2.Commit) -> dict[str, str]:
     return out
 
 
-def _open_session_worktree(req: SnapshotRequest) -> tuple[pygit2.Repository, str]:
+def open_session_worktree(worktree: Path, session_id: str) -> tuple[pygit2.Repository, str]:
+    """The worktree's repository and its branch ref — refused unless it is the session's own."""
     try:
-        repo = pygit2.Repository(str(req.worktree))
+        repo = pygit2.Repository(str(worktree))
     except pygit2.GitError as exc:
-        raise WorktreeError(f"{req.worktree} is not a git worktree: {exc}.",
+        raise WorktreeError(f"{worktree} is not a git worktree: {exc}.",
                             "Snapshots need the session's own worktree.") from exc
-    branch = f"refs/heads/relay/{req.session_id}"
+    branch = f"refs/heads/relay/{session_id}"
     if repo.head_is_detached or repo.head.name != branch:
         where = "a detached HEAD" if repo.head_is_detached else repo.head.shorthand
         raise WorktreeError(
-            f"Refusing to snapshot: {req.worktree} is on {where}, not relay/{req.session_id}.",
+            f"Refusing to snapshot: {worktree} is on {where}, not relay/{session_id}.",
             "Relay only commits on a session's own branch; in-place sessions "
             "(--no-worktree) cannot be handed off with a snapshot.")
     return repo, branch
 
 
-def _stage_everything(repo: pygit2.Repository) -> bool:
+def stage_everything(repo: pygit2.Repository) -> bool:
     """Stage new, modified and deleted files; returns whether anything changed."""
     index = repo.index
     index.read()
@@ -115,12 +116,12 @@ def _stage_everything(repo: pygit2.Repository) -> bool:
 
 def take_snapshot(req: SnapshotRequest) -> SnapshotInfo:
     """Commit the worktree's state on the session branch (idempotent per handoff)."""
-    repo, branch = _open_session_worktree(req)
+    repo, branch = open_session_worktree(req.worktree, req.session_id)
     tip = repo.head.peel(pygit2.Commit)
     if trailers_of(tip).get("Relay-Handoff") == req.handoff_id:
         return SnapshotInfo(sha=str(tip.id), branch=branch, changed=False, reused=True)
     try:
-        changed = _stage_everything(repo)
+        changed = stage_everything(repo)
         tree = repo.index.write_tree()
         oid = repo.create_commit(branch, AUTHOR, AUTHOR, message(req), tree, [tip.id])
     except (pygit2.GitError, OSError) as exc:

@@ -54,7 +54,17 @@ def open_repo(path: Path) -> pygit2.Repository:
     return repo
 
 
-def _create(repo_path: Path, root: Path, session_id: str) -> Workspace:
+def _start_point(repo: pygit2.Repository, base: str | None) -> pygit2.Commit:
+    if base is None:
+        return repo.head.peel(pygit2.Commit)
+    try:
+        return repo.revparse_single(base).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise WorktreeError(f"Commit {base} is not in {repo.workdir}.",
+                            "The step's starting point is gone; was the branch deleted?") from exc
+
+
+def _create(repo_path: Path, root: Path, session_id: str, base: str | None = None) -> Workspace:
     repo = open_repo(repo_path)
     if repo.head_is_unborn:
         raise WorktreeError(f"{repo_path} has no commits yet.",
@@ -65,7 +75,7 @@ def _create(repo_path: Path, root: Path, session_id: str) -> Workspace:
         raise WorktreeError(f"A worktree already exists at {target}.", "Remove it or pick another session.")
     root.mkdir(parents=True, exist_ok=True)
     try:
-        commit = repo.head.peel(pygit2.Commit)
+        commit = _start_point(repo, base)
         branch = repo.branches.local.create(branch_name, commit)
         repo.add_worktree(f"relay-{session_id}", str(target), branch)
     except (pygit2.GitError, ValueError) as exc:
@@ -97,9 +107,11 @@ def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[
     return copied
 
 
-async def create_worktree(repo_path: Path, root: Path, session_id: str) -> Workspace:
-    """A new worktree for ``session_id`` under ``root`` on branch ``relay/<id>``."""
-    return await asyncio.to_thread(_create, repo_path.resolve(), root, session_id)
+async def create_worktree(repo_path: Path, root: Path, session_id: str,
+                          base: str | None = None) -> Workspace:
+    """A new worktree for ``session_id`` under ``root`` on branch ``relay/<id>``, from HEAD
+    or from the commit ``base``."""
+    return await asyncio.to_thread(_create, repo_path.resolve(), root, session_id, base)
 
 
 @dataclass(frozen=True)

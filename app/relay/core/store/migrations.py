@@ -129,6 +129,58 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (scope, entry)
     );
     """,
+    5: """
+    CREATE TABLE pipeline_runs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        repo TEXT NOT NULL,
+        graph_json TEXT NOT NULL,
+        state TEXT NOT NULL,
+        reason TEXT,
+        concurrency INTEGER NOT NULL,
+        budget_usd REAL,
+        base_commit TEXT,
+        result_commit TEXT,
+        seq INTEGER NOT NULL DEFAULT 0,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        ended_ms INTEGER
+    );
+    CREATE TABLE pipeline_steps (
+        run_id TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        epoch INTEGER NOT NULL DEFAULT 0,
+        owner TEXT,
+        lease_until_ms INTEGER,
+        not_before_ms INTEGER NOT NULL DEFAULT 0,
+        session_id TEXT,
+        output TEXT,
+        files_json TEXT,
+        commit_sha TEXT,
+        branch TEXT,
+        error TEXT,
+        cost_usd REAL,
+        saves INTEGER NOT NULL DEFAULT 0,
+        started_ms INTEGER,
+        ended_ms INTEGER,
+        seq INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, node_id)
+    );
+    CREATE INDEX pipeline_steps_seq ON pipeline_steps(run_id, seq);
+    CREATE TABLE pipeline_log (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        node_id TEXT,
+        ts_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        owner TEXT,
+        epoch INTEGER,
+        detail TEXT
+    );
+    CREATE INDEX pipeline_log_run ON pipeline_log(run_id, id);
+    """,
 }
 
 LATEST = max(MIGRATIONS)

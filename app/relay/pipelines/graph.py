@@ -1,0 +1,86 @@
+"""Pure graph questions the scheduler asks of a validated pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from relay.pipelines.model import Pipeline
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Dependencies both ways, computed once per run."""
+
+    deps: dict[str, tuple[str, ...]]
+    dependents: dict[str, tuple[str, ...]]
+    order: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def of(cls, pipeline: Pipeline) -> Graph:
+        deps = {n.id: tuple(dict.fromkeys(n.depends_on)) for n in pipeline.nodes}
+        out: dict[str, list[str]] = {n: [] for n in deps}
+        for node, before in deps.items():
+            for dep in before:
+                out[dep].append(node)
+        return cls(deps, {k: tuple(v) for k, v in out.items()}, topological(deps))
+
+    def ready(self, node: str, states: Mapping[str, str]) -> bool:
+        """Every dependency of ``node`` has its result saved."""
+        return all(states.get(d) == "succeeded" for d in self.deps[node])
+
+    def downstream(self, node: str) -> list[str]:
+        """Every node that depends on ``node``, directly or not (topological order)."""
+        seen: set[str] = set()
+        todo = list(self.dependents[node])
+        while todo:
+            cur = todo.pop()
+            if cur not in seen:
+                seen.add(cur)
+                todo.extend(self.dependents[cur])
+        return [n for n in self.order if n in seen]
+
+    def upstream(self, node: str) -> list[str]:
+        seen: set[str] = set()
+        todo = list(self.deps[node])
+        while todo:
+            cur = todo.pop()
+            if cur not in seen:
+                seen.add(cur)
+                todo.extend(self.deps[cur])
+        return [n for n in self.order if n in seen]
+
+    def sinks(self) -> list[str]:
+        return [n for n in self.order if not self.dependents[n]]
+
+    def layers(self) -> list[list[str]]:
+        """Nodes by depth (longest path from a root): the designer's auto-layout."""
+        depth: dict[str, int] = {}
+        for node in self.order:
+            depth[node] = max((depth[d] + 1 for d in self.deps[node]), default=0)
+        out: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+        for node in self.order:
+            out[depth[node]].append(node)
+        return out
+
+
+def topological(deps: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Kahn's order, stable in declaration order (nodes on a cycle are left out)."""
+    remaining = {n: sum(1 for d in ds if d in deps) for n, ds in deps.items()}
+    dependents: dict[str, list[str]] = {n: [] for n in deps}
+    for node, ds in deps.items():
+        for d in ds:
+            if d in dependents:
+                dependents[d].append(node)
+    queue = [n for n in deps if remaining[n] == 0]
+    out: list[str] = []
+    i = 0
+    while i < len(queue):
+        node = queue[i]
+        i += 1
+        out.append(node)
+        for nxt in dependents[node]:
+            remaining[nxt] -= 1
+            if remaining[nxt] == 0:
+                queue.append(nxt)
+    return tuple(out)

@@ -1,0 +1,480 @@
+"""The durable record of pipeline runs: steps, leases, heartbeats and fenced writes.
+
+Seed 001's rules, in SQL (migration 5: ``pipeline_runs``, ``pipeline_steps``,
+``pipeline_log``):
+
+* A worker owns a step through a **lease**: ``owner``, ``epoch`` and ``lease_until_ms``.
+  Claiming is one conditional ``UPDATE`` — a waiting step, or a running one whose lease
+  has expired (a takeover) — that increments the epoch, so two engines can never both
+  win it.
+* The owner's **heartbeat** pushes ``lease_until_ms`` forward, only while the epoch is
+  still its own; a heartbeat that changes no row means the lease was lost.
+* Every write of a result is **fenced** by the epoch: ``... WHERE epoch = ? AND state =
+  'running'``. A worker that lost its lease changes nothing, and the refusal is logged.
+  A saved successful step is never run again (``state = 'succeeded'`` is never claimed).
+* Each transaction bumps the run's ``seq`` and stamps the steps it changed, so an engine
+  refreshes its view by reading only what changed since it last looked.
+
+Decision: the ledger has its own small ``sqlite3`` connection instead of the event
+writer's queue — a lease operation must know at once whether its conditional write
+took, and each is one short ``BEGIN IMMEDIATE … COMMIT``. It runs on the caller's
+loop when the database is free (a few tens of microseconds) and moves to a worker
+thread with the usual 10 s busy timeout when another process holds the write lock, so
+the window never waits on a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from relay.core.errors import PipelineError, StoreError
+from relay.core.store.db import now_ms
+from relay.pipelines.model import Pipeline
+from relay.pipelines.templates import StepOutputs
+
+T = TypeVar("T")
+RunState = Literal["running", "cancelling", "succeeded", "failed", "cancelled"]
+StepState = Literal["waiting", "running", "succeeded", "failed", "skipped", "cancelled"]
+TERMINAL_RUN = ("succeeded", "failed", "cancelled")
+TERMINAL_STEP = ("succeeded", "failed", "skipped", "cancelled")
+BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: str
+    name: str
+    repo: str
+    pipeline: Pipeline
+    state: RunState
+    reason: str | None
+    concurrency: int
+    budget_usd: float | None
+    base_commit: str | None
+    result_commit: str | None
+    seq: int
+    created_ms: int
+    updated_ms: int
+    ended_ms: int | None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in TERMINAL_RUN
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    node_id: str
+    state: StepState
+    attempt: int
+    epoch: int
+    owner: str | None
+    lease_until_ms: int | None
+    not_before_ms: int
+    session_id: str | None
+    outputs: StepOutputs
+    error: str | None
+    cost_usd: float | None
+    saves: int
+    started_ms: int | None
+    ended_ms: int | None
+    seq: int
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A lease this worker now holds."""
+
+    node_id: str
+    epoch: int
+    attempt: int
+    takeover: bool
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    id: int
+    node_id: str | None
+    ts_ms: int
+    kind: str
+    owner: str | None
+    epoch: int | None
+    detail: str | None
+
+
+_STEP_COLS = ("node_id, state, attempt, epoch, owner, lease_until_ms, not_before_ms, session_id,"
+              " output, files_json, commit_sha, branch, error, cost_usd, saves, started_ms,"
+              " ended_ms, seq")
+_RUN_COLS = ("id, name, repo, graph_json, state, reason, concurrency, budget_usd, base_commit,"
+             " result_commit, seq, created_ms, updated_ms, ended_ms")
+
+
+def _step(row: Sequence[Any]) -> StepInfo:
+    files = tuple(json.loads(row[9])) if row[9] else ()
+    return StepInfo(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                    StepOutputs(row[8] or "", files, row[10], row[11], row[7]),
+                    row[12], row[13], row[14], row[15], row[16], row[17])
+
+
+def _run(row: Sequence[Any]) -> RunInfo:
+    return RunInfo(row[0], row[1], row[2], Pipeline.model_validate_json(row[3]), row[4], row[5],
+                   row[6], row[7], row[8], row[9], row[10], row[11], row[12], row[13])
+
+
+def _bump(conn: sqlite3.Connection, run_id: str, ms: int) -> int:
+    row = conn.execute("UPDATE pipeline_runs SET seq = seq + 1, updated_ms = ? WHERE id = ?"
+                       " RETURNING seq", (ms, run_id)).fetchone()
+    if row is None:
+        raise PipelineError(f"No pipeline run {run_id}.", "List runs with `relay-cli pipeline status`.")
+    return int(row[0])
+
+
+def _log(conn: sqlite3.Connection, run_id: str, node_id: str | None, kind: str, ms: int,
+         owner: str | None = None, epoch: int | None = None, detail: str | None = None) -> None:
+    conn.execute("INSERT INTO pipeline_log (run_id, node_id, ts_ms, kind, owner, epoch, detail)"
+                 " VALUES (?,?,?,?,?,?,?)", (run_id, node_id, ms, kind, owner, epoch, detail))
+
+
+class Ledger:
+    """Run and step rows of one database file. Open with :meth:`open`; :meth:`close` it."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = asyncio.Lock()
+        self._thread_lock = threading.Lock()
+        self._busy_ms = 0
+
+    @classmethod
+    def open(cls, path: Path) -> Ledger:
+        """A connection to ``path`` (the engine's database, already migrated)."""
+        try:
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                                   timeout=0)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=0")
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open {path} for pipelines: {exc}.",
+                             "Check the data folder (RELAY_HOME).") from exc
+        return cls(conn, path)
+
+    def close(self) -> None:
+        with self._thread_lock:
+            self._conn.close()
+
+    # -- transactions --------------------------------------------------------------
+
+    def _in_tx(self, fn: Callable[[sqlite3.Connection], T], busy_ms: int) -> T:
+        with self._thread_lock:
+            conn = self._conn
+            if busy_ms != self._busy_ms:
+                conn.execute(f"PRAGMA busy_timeout={busy_ms}")
+                self._busy_ms = busy_ms
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+    async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one write transaction: on this loop when the database is free,
+        else in a worker thread that waits for the lock."""
+        async with self._lock:
+            try:
+                return self._in_tx(fn, 0)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise _store_error(exc) from exc
+            except sqlite3.Error as exc:
+                raise _store_error(exc) from exc
+            try:
+                return await asyncio.to_thread(self._in_tx, fn, BUSY_TIMEOUT_MS)
+            except sqlite3.Error as exc:
+                raise _store_error(exc) from exc
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._thread_lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise _store_error(exc) from exc
+            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(exc) from exc
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+
+    # -- runs ------------------------------------------------------------------------
+
+    async def create_run(self, run_id: str, pipeline: Pipeline, repo: Path, concurrency: int,
+                         budget_usd: float | None, base_commit: str | None) -> None:
+        ms = now_ms()
+
+        def fn(conn: sqlite3.Connection) -> None:
+            conn.execute(f"INSERT INTO pipeline_runs ({_RUN_COLS}) VALUES"
+                         " (?,?,?,?,'running',NULL,?,?,?,NULL,1,?,?,NULL)",
+                         (run_id, pipeline.name, str(repo), pipeline.model_dump_json(),
+                          concurrency, budget_usd, base_commit, ms, ms))
+            conn.executemany("INSERT INTO pipeline_steps (run_id, node_id, state, seq)"
+                             " VALUES (?, ?, 'waiting', 1)",
+                             [(run_id, n.id) for n in pipeline.nodes])
+            _log(conn, run_id, None, "created", ms, detail=f"{len(pipeline.nodes)} steps")
+        await self.tx(fn)
+
+    def run(self, run_id: str) -> RunInfo:
+        rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id = ?", (run_id,))
+        if not rows:
+            rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id LIKE ?"
+                              " ORDER BY created_ms DESC LIMIT 2", (run_id + "%",))
+            if len(rows) != 1:
+                raise PipelineError(f"No pipeline run {run_id}." if not rows else
+                                    f"{run_id} matches more than one run.",
+                                    "List runs with `relay-cli pipeline status`.")
+        return _run(rows[0])
+
+    def runs(self, limit: int = 50) -> list[RunInfo]:
+        return [_run(r) for r in self._read(
+            f"SELECT {_RUN_COLS} FROM pipeline_runs ORDER BY created_ms DESC LIMIT ?", (limit,))]
+
+    def unfinished(self) -> list[str]:
+        return [r[0] for r in self._read(
+            "SELECT id FROM pipeline_runs WHERE state IN ('running', 'cancelling')"
+            " ORDER BY created_ms", ())]
+
+    def steps(self, run_id: str, after_seq: int = 0) -> list[StepInfo]:
+        """Steps changed after ``after_seq`` (all of them with 0)."""
+        return [_step(r) for r in self._read(
+            f"SELECT {_STEP_COLS} FROM pipeline_steps WHERE run_id = ? AND seq > ?",
+            (run_id, after_seq))]
+
+    def log(self, run_id: str, after_id: int = 0) -> list[LogEntry]:
+        return [LogEntry(*r) for r in self._read(
+            "SELECT id, node_id, ts_ms, kind, owner, epoch, detail FROM pipeline_log"
+            " WHERE run_id = ? AND id > ? ORDER BY id", (run_id, after_id))]
+
+    async def set_run_state(self, run_id: str, state: RunState, reason: str | None = None,
+                            only_from: Iterable[str] = ("running", "cancelling"),
+                            result_commit: str | None = None) -> bool:
+        """Move the run to ``state`` if it is in one of ``only_from``; returns whether it moved."""
+        allowed = tuple(only_from)
+        ms = now_ms()
+
+        def fn(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                f"UPDATE pipeline_runs SET state=?, reason=coalesce(?, reason),"
+                f" result_commit=coalesce(?, result_commit), updated_ms=?, seq=seq+1,"
+                f" ended_ms=CASE WHEN ? IN ('succeeded','failed','cancelled') THEN ? END"
+                f" WHERE id=? AND state IN ({','.join('?' * len(allowed))})",
+                (state, reason, result_commit, ms, state, ms, run_id, *allowed))
+            if cur.rowcount:
+                _log(conn, run_id, None, f"run_{state}", ms, detail=reason)
+            return cur.rowcount > 0
+        return await self.tx(fn)
+
+    # -- leases ----------------------------------------------------------------------
+
+    async def claim(self, run_id: str, owner: str, node_ids: Sequence[str],
+                    lease_ms: int) -> list[Claim]:
+        """Take the lease of each step that is waiting (and due) or whose lease expired."""
+        if not node_ids:
+            return []
+
+        def fn(conn: sqlite3.Connection) -> list[Claim]:
+            return _claim(conn, run_id, owner, node_ids, lease_ms, now_ms())
+        return await self.tx(fn)
+
+    async def heartbeat(self, run_id: str, owner: str, held: Sequence[tuple[str, int]],
+                        lease_ms: int) -> list[str]:
+        """Renew the leases in ``held`` (node, epoch); returns the nodes whose lease is lost."""
+        if not held:
+            return []
+
+        def fn(conn: sqlite3.Connection) -> list[str]:
+            ms = now_ms()
+            lost = []
+            for node_id, epoch in held:
+                cur = conn.execute(
+                    "UPDATE pipeline_steps SET lease_until_ms=? WHERE run_id=? AND node_id=?"
+                    " AND epoch=? AND owner=? AND state='running'",
+                    (ms + lease_ms, run_id, node_id, epoch, owner))
+                if cur.rowcount == 0:
+                    lost.append(node_id)
+                    _log(conn, run_id, node_id, "lease_lost", ms, owner, epoch,
+                         "the heartbeat found another owner: this worker stops the step")
+            return lost
+        return await self.tx(fn)
+
+    async def attach_session(self, run_id: str, claim: Claim, owner: str, session_id: str) -> bool:
+        """Record the session a step runs in (fenced)."""
+        def fn(conn: sqlite3.Connection) -> bool:
+            ms = now_ms()
+            seq = _bump(conn, run_id, ms)
+            cur = conn.execute(
+                "UPDATE pipeline_steps SET session_id=?, seq=? WHERE run_id=? AND node_id=?"
+                " AND epoch=? AND state='running'", (session_id, seq, run_id, claim.node_id,
+                                                     claim.epoch))
+            _log(conn, run_id, claim.node_id, "session" if cur.rowcount else "fence_refused",
+                 ms, owner, claim.epoch, session_id if cur.rowcount else
+                 f"session {session_id} not recorded: the lease moved on")
+            return cur.rowcount > 0
+        return await self.tx(fn)
+
+    async def save(self, run_id: str, claim: Claim, owner: str, outputs: StepOutputs,
+                   cost_usd: float | None, then_claim: Sequence[str] = (),
+                   lease_ms: int = 0) -> tuple[bool, list[Claim]]:
+        """Save a successful result, fenced by the claim's epoch; in the same transaction
+        take the leases of ``then_claim`` (dependents this save makes ready).
+
+        Returns (saved, new claims). Not saved means the lease was lost: nothing changed
+        except the ``fence_refused`` line in the log.
+        """
+        def fn(conn: sqlite3.Connection) -> tuple[bool, list[Claim]]:
+            ms = now_ms()
+            seq = _bump(conn, run_id, ms)
+            cur = conn.execute(
+                "UPDATE pipeline_steps SET state='succeeded', output=?, files_json=?,"
+                " commit_sha=?, branch=?, session_id=coalesce(?, session_id), cost_usd=?,"
+                " error=NULL, saves=saves+1, ended_ms=?, owner=NULL, lease_until_ms=NULL, seq=?"
+                " WHERE run_id=? AND node_id=? AND epoch=? AND state='running'",
+                (outputs.output, json.dumps(list(outputs.files)), outputs.commit, outputs.branch,
+                 outputs.session, cost_usd, ms, seq, run_id, claim.node_id, claim.epoch))
+            if cur.rowcount == 0:
+                _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
+                     "result not saved: this worker's lease (epoch "
+                     f"{claim.epoch}) is no longer the step's")
+                return False, []
+            _log(conn, run_id, claim.node_id, "saved", ms, owner, claim.epoch,
+                 f"attempt {claim.attempt}")
+            return True, _claim(conn, run_id, owner, then_claim, lease_ms, ms, seq)
+        return await self.tx(fn)
+
+    async def fail(self, run_id: str, claim: Claim, owner: str, error: str,
+                   retry_at_ms: int | None, skip: Sequence[str] = (),
+                   state: StepState = "failed") -> bool:
+        """Record a failed attempt (fenced): back to ``waiting`` until ``retry_at_ms`` when a
+        retry is left, else ``state`` and its dependents ``skipped``."""
+        def fn(conn: sqlite3.Connection) -> bool:
+            ms = now_ms()
+            seq = _bump(conn, run_id, ms)
+            final = retry_at_ms is None
+            cur = conn.execute(
+                "UPDATE pipeline_steps SET state=?, error=?, not_before_ms=?, owner=NULL,"
+                " lease_until_ms=NULL, ended_ms=?, seq=? WHERE run_id=? AND node_id=?"
+                " AND epoch=? AND state='running'",
+                (state if final else "waiting", error, retry_at_ms or 0,
+                 ms if final else None, seq, run_id, claim.node_id, claim.epoch))
+            if cur.rowcount == 0:
+                _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
+                     f"failure not recorded: the lease moved on ({error})")
+                return False
+            _log(conn, run_id, claim.node_id, state if final else "retry", ms, owner,
+                 claim.epoch, error)
+            if final:
+                _skip(conn, run_id, skip, f"{claim.node_id} {state}", ms, seq,
+                      "cancelled" if state == "cancelled" else "skipped")
+            return True
+        return await self.tx(fn)
+
+    async def settle_waiting(self, run_id: str, node_ids: Sequence[str], state: StepState,
+                             reason: str) -> None:
+        """Mark steps that never started (cancelled run, spent budget) with ``state``."""
+        if not node_ids:
+            return
+
+        def fn(conn: sqlite3.Connection) -> None:
+            ms = now_ms()
+            seq = _bump(conn, run_id, ms)
+            for node_id in node_ids:
+                cur = conn.execute(
+                    "UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq=?"
+                    " WHERE run_id=? AND node_id=? AND state='waiting'",
+                    (state, reason, ms, seq, run_id, node_id))
+                if cur.rowcount:
+                    _log(conn, run_id, node_id, state, ms, detail=reason)
+        await self.tx(fn)
+
+    async def release(self, run_id: str, gone: Callable[[str], str | None]) -> list[str]:
+        """End the leases of running steps whose owner ``gone`` says has stopped (it returns
+        why, or None): a restarted Relay takes them over at once instead of after expiry."""
+        def fn(conn: sqlite3.Connection) -> list[str]:
+            ms = now_ms()
+            out = []
+            for node_id, owner, epoch in conn.execute(
+                    "SELECT node_id, owner, epoch FROM pipeline_steps WHERE run_id=?"
+                    " AND state='running' AND lease_until_ms >= ?", (run_id, ms)).fetchall():
+                why = gone(owner or "")
+                if why is None:
+                    continue
+                conn.execute("UPDATE pipeline_steps SET lease_until_ms=? WHERE run_id=?"
+                             " AND node_id=? AND epoch=?", (ms - 1, run_id, node_id, epoch))
+                _log(conn, run_id, node_id, "lease_released", ms, owner, epoch, why)
+                out.append(node_id)
+            return out
+        return await self.tx(fn)
+
+    async def note(self, run_id: str, node_id: str | None, kind: str, detail: str,
+                   owner: str | None = None) -> None:
+        def fn(conn: sqlite3.Connection) -> None:
+            _log(conn, run_id, node_id, kind, now_ms(), owner, None, detail)
+        await self.tx(fn)
+
+
+def _claim(conn: sqlite3.Connection, run_id: str, owner: str, node_ids: Iterable[str],
+           lease_ms: int, ms: int, seq: int | None = None) -> list[Claim]:
+    """Inside a write transaction (the lock is held, so look-then-update is atomic)."""
+    out: list[Claim] = []
+    for node_id in node_ids:
+        row = conn.execute("SELECT state, not_before_ms, lease_until_ms FROM pipeline_steps"
+                           " WHERE run_id=? AND node_id=?", (run_id, node_id)).fetchone()
+        if row is None:
+            continue
+        state, not_before, lease_until = row
+        if state == "waiting" and not_before <= ms:
+            takeover = False
+        elif state == "running" and lease_until is not None and lease_until < ms:
+            takeover = True
+        else:
+            continue
+        if seq is None:
+            seq = _bump(conn, run_id, ms)
+        epoch, attempt = conn.execute(
+            "UPDATE pipeline_steps SET state='running', owner=?, epoch=epoch+1,"
+            " attempt=attempt+1, lease_until_ms=?, started_ms=?, ended_ms=NULL, seq=?"
+            " WHERE run_id=? AND node_id=? RETURNING epoch, attempt",
+            (owner, ms + lease_ms, ms, seq, run_id, node_id)).fetchone()
+        claim = Claim(node_id, int(epoch), int(attempt), takeover)
+        _log(conn, run_id, node_id, "takeover" if takeover else "claimed", ms, owner, claim.epoch,
+             f"attempt {claim.attempt}" + (f" (the lease of epoch {claim.epoch - 1} expired)"
+                                           if takeover else ""))
+        out.append(claim)
+    return out
+
+
+def _skip(conn: sqlite3.Connection, run_id: str, node_ids: Iterable[str], why: str, ms: int,
+          seq: int, state: str = "skipped") -> None:
+    for node_id in node_ids:
+        cur = conn.execute("UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq=?"
+                           " WHERE run_id=? AND node_id=? AND state='waiting'",
+                           (state, f"{state}: {why}", ms, seq, run_id, node_id))
+        if cur.rowcount:
+            _log(conn, run_id, node_id, state, ms, detail=why)
+
+
+def _store_error(exc: sqlite3.Error) -> StoreError:
+    hint = ("Free disk space, then retry." if "full" in str(exc)
+            else "Check the data folder (RELAY_HOME) and relay-cli doctor.")
+    return StoreError(f"Could not update the pipeline records: {exc}.", hint)

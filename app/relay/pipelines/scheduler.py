@@ -1,0 +1,332 @@
+"""The durable scheduler: one :class:`Scheduler` drives one run from one engine.
+
+It launches every ready step up to the run's concurrency (and each group's), saves
+each result (fenced) before any dependent reads it, and checks readiness again as
+soon as a step settles, so a slow branch never holds back an independent one. Several
+engines — other processes, possibly started later — may drive the same run: the
+ledger's leases decide who runs what, a heartbeat keeps a lease, and a lease that
+expires is taken over. Execution is at-least-once; a saved success is never re-run.
+
+What a step *does* is the :class:`Executor`'s business (a full Relay session in
+production — :mod:`relay.pipelines.executor`; a no-op in the benchmark).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from relay.pipelines.graph import Graph
+from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, StepInfo
+from relay.pipelines.model import Node
+from relay.pipelines.templates import StepOutputs, render
+
+log = logging.getLogger(__name__)
+
+
+class StepFailure(Exception):
+    """A step's attempt failed; ``retryable`` False skips the node's retries."""
+
+    def __init__(self, reason: str, retryable: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """Everything an executor needs for one attempt of one step."""
+
+    run: RunInfo
+    node: Node
+    claim: Claim
+    prompt: str
+    #: saved results of the node's dependencies (direct and indirect), by node id
+    inputs: dict[str, StepOutputs]
+    #: record the Relay session the step runs in (fenced; False: the lease moved on)
+    attach: Callable[[str], Awaitable[bool]]
+
+
+class Executor(Protocol):
+    async def execute(self, work: StepWork) -> tuple[StepOutputs, float | None]:
+        """Do the step; return its outputs and cost (USD, None unknown) or raise StepFailure."""
+        ...
+
+
+@dataclass
+class Settings:
+    lease_s: float = 30.0
+    #: how often held leases are renewed (default a third of the lease)
+    heartbeat_s: float | None = None
+    #: how often an engine with nothing to do looks at the ledger again
+    poll_s: float = 1.0
+
+    @property
+    def heartbeat(self) -> float:
+        return self.heartbeat_s if self.heartbeat_s is not None else self.lease_s / 3
+
+    @property
+    def lease_ms(self) -> int:
+        return int(self.lease_s * 1000)
+
+
+@dataclass
+class Scheduler:
+    ledger: Ledger
+    executor: Executor
+    owner: str
+    settings: Settings = field(default_factory=Settings)
+    #: called after each change this scheduler makes (the window refreshes its canvas)
+    on_change: Callable[[str], None] | None = None
+    _view: dict[str, StepInfo] = field(default_factory=dict, init=False)
+    _seq: int = field(default=0, init=False)
+    _tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict, init=False)
+    _held: dict[str, Claim] = field(default_factory=dict, init=False)
+    _lost: set[str] = field(default_factory=set, init=False)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _cancelling: bool = field(default=False, init=False)
+
+    async def drive(self, run_id: str) -> RunInfo:
+        """Run steps of ``run_id`` until the run is finished; returns its final record."""
+        run = self.ledger.run(run_id)
+        graph = Graph.of(run.pipeline)
+        beat = asyncio.create_task(self._heartbeats(run.id), name=f"relay-heartbeat-{run.id}")
+        try:
+            while True:
+                self._wake.clear()  # whatever settles from here on wakes the sleep below
+                run = self.ledger.run(run.id)
+                self._refresh(run.id)
+                if run.finished:
+                    return run
+                if run.state == "cancelling":
+                    await self._cancel_all(run)
+                elif self._over_budget(run):
+                    await self._stop_for_budget(run, graph)
+                else:
+                    await self._launch(run, graph, self._candidates(run, graph))
+                if all(s.state in TERMINAL_STEP for s in self._view.values()):
+                    await self._finish(run, graph)
+                    continue
+                await self._sleep(run)
+        finally:
+            beat.cancel()
+            for task in self._tasks.values():
+                task.cancel()
+            await asyncio.gather(beat, *self._tasks.values(), return_exceptions=True)
+
+    # -- the view ----------------------------------------------------------------------
+
+    def _refresh(self, run_id: str) -> None:
+        for step in self.ledger.steps(run_id, self._seq):
+            self._view[step.node_id] = step
+            self._seq = max(self._seq, step.seq)
+
+    def _states(self) -> dict[str, str]:
+        return {k: v.state for k, v in self._view.items()}
+
+    def _candidates(self, run: RunInfo, graph: Graph) -> list[str]:
+        now = int(time.time() * 1000)
+        states = self._states()
+        out = []
+        for node_id in graph.order:
+            step = self._view[node_id]
+            if node_id in self._tasks:
+                continue
+            if step.state == "waiting" and step.not_before_ms <= now and graph.ready(node_id, states):
+                out.append(node_id)
+            elif step.state == "running" and (step.lease_until_ms or 0) < now:
+                out.append(node_id)  # its worker stopped renewing: take it over
+        return out
+
+    def _fits(self, run: RunInfo, node_ids: list[str], extra: int = 0) -> list[str]:
+        """The prefix of ``node_ids`` the run's and groups' limits allow to start now."""
+        now = int(time.time() * 1000)
+        running = [s for s in self._view.values() if s.state == "running"
+                   and ((s.lease_until_ms or 0) >= now or s.node_id in self._tasks)]
+        slots = run.concurrency - len(running) - extra
+        groups: dict[str, int] = {}
+        for s in running:
+            group = run.pipeline.node(s.node_id).group
+            if group:
+                groups[group] = groups.get(group, 0) + 1
+        out = []
+        for node_id in node_ids:
+            if slots <= 0:
+                break
+            group = run.pipeline.node(node_id).group
+            if group and group in run.pipeline.groups:
+                if groups.get(group, 0) >= run.pipeline.groups[group]:
+                    continue
+                groups[group] = groups.get(group, 0) + 1
+            out.append(node_id)
+            slots -= 1
+        return out
+
+    # -- launching -----------------------------------------------------------------------
+
+    async def _launch(self, run: RunInfo, graph: Graph, candidates: list[str]) -> None:
+        chosen = self._fits(run, candidates)
+        if not chosen:
+            return
+        claims = await self.ledger.claim(run.id, self.owner, chosen, self.settings.lease_ms)
+        self._refresh(run.id)
+        for claim in claims:
+            self._start(run, graph, claim)
+        if claims:
+            self._changed(run.id)
+
+    def _start(self, run: RunInfo, graph: Graph, claim: Claim) -> None:
+        self._held[claim.node_id] = claim
+        self._lost.discard(claim.node_id)
+        self._tasks[claim.node_id] = asyncio.create_task(
+            self._work(run, graph, claim), name=f"relay-step-{run.id}-{claim.node_id}")
+
+    async def _work(self, run: RunInfo, graph: Graph, claim: Claim) -> None:
+        node = run.pipeline.node(claim.node_id)
+        inputs = {d: self._view[d].outputs for d in graph.upstream(node.id)}
+        work = StepWork(run, node, claim, render(node.task, inputs), inputs,
+                        lambda sid: self.ledger.attach_session(run.id, claim, self.owner, sid))
+        try:
+            try:
+                outputs, cost = await asyncio.wait_for(self.executor.execute(work), node.timeout)
+            except TimeoutError:
+                await self._failed(run, graph, claim, node, StepFailure(
+                    f"timed out after {node.timeout:g} s"))
+            except StepFailure as failure:
+                await self._failed(run, graph, claim, node, failure)
+            except asyncio.CancelledError:
+                if self._cancelling and claim.node_id not in self._lost:
+                    await asyncio.shield(self.ledger.fail(
+                        run.id, claim, self.owner, "cancelled with the run", None,
+                        graph.downstream(node.id), state="cancelled"))
+                raise  # closing: the lease expires and another engine takes the step over
+            except Exception as exc:  # an executor bug must not stall the run
+                log.exception("step %s of run %s crashed", node.id, run.id)
+                await self._failed(run, graph, claim, node, StepFailure(f"internal error: {exc!r}"))
+            else:
+                await self._saved(run, graph, claim, outputs, cost)
+        finally:
+            self._held.pop(claim.node_id, None)
+            if self._tasks.get(claim.node_id) is asyncio.current_task():
+                del self._tasks[claim.node_id]
+            self._changed(run.id)
+            self._wake.set()
+
+    async def _saved(self, run: RunInfo, graph: Graph, claim: Claim, outputs: StepOutputs,
+                     cost: float | None) -> None:
+        # Claim the dependents this result makes ready in the same transaction: a chain
+        # costs one commit per step.
+        states = self._states()
+        states[claim.node_id] = "succeeded"
+        nxt = [d for d in graph.dependents[claim.node_id]
+               if self._view[d].state == "waiting" and graph.ready(d, states)
+               and d not in self._tasks]
+        nxt = [] if self._over_budget(run, extra=cost or 0.0) else self._fits(run, nxt, extra=-1)
+        saved, claims = await self.ledger.save(run.id, claim, self.owner, outputs, cost, nxt,
+                                               self.settings.lease_ms)
+        if not saved:
+            log.warning("step %s of run %s: result refused, the lease moved on", claim.node_id, run.id)
+            return
+        self._refresh(run.id)
+        for new in claims:
+            self._start(run, graph, new)
+
+    async def _failed(self, run: RunInfo, graph: Graph, claim: Claim, node: Node,
+                      failure: StepFailure) -> None:
+        retry_at = None
+        if failure.retryable and claim.attempt <= node.retries:
+            delay = run.pipeline.backoff * 2 ** (claim.attempt - 1)
+            retry_at = int((time.time() + delay) * 1000)
+        await self.ledger.fail(run.id, claim, self.owner, failure.reason, retry_at,
+                               graph.downstream(node.id))
+
+    # -- leases ---------------------------------------------------------------------------
+
+    async def _heartbeats(self, run_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.settings.heartbeat)
+            held = [(c.node_id, c.epoch) for c in self._held.values()]
+            try:
+                lost = await self.ledger.heartbeat(run_id, self.owner, held, self.settings.lease_ms)
+            except Exception:  # a locked or full database: try again at the next beat
+                log.exception("heartbeat of run %s failed", run_id)
+                continue
+            for node_id in lost:
+                self._lost.add(node_id)
+                task = self._tasks.get(node_id)
+                if task is not None:
+                    task.cancel()  # another engine owns it now: stop working on it
+
+    # -- cancel, budget, finish -------------------------------------------------------------
+
+    async def _cancel_all(self, run: RunInfo) -> None:
+        self._cancelling = True
+        for task in list(self._tasks.values()):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._refresh(run.id)
+        waiting = [s.node_id for s in self._view.values() if s.state == "waiting"]
+        await self.ledger.settle_waiting(run.id, waiting, "cancelled", "the run was cancelled")
+        self._refresh(run.id)
+        if not any(s.state == "running" for s in self._view.values()):
+            await self.ledger.set_run_state(run.id, "cancelled", "cancelled by the user")
+
+    def _spent(self) -> float:
+        return sum(s.cost_usd or 0.0 for s in self._view.values())
+
+    def _over_budget(self, run: RunInfo, extra: float = 0.0) -> bool:
+        return run.budget_usd is not None and self._spent() + extra >= run.budget_usd
+
+    async def _stop_for_budget(self, run: RunInfo, graph: Graph) -> None:
+        if any(s.state == "running" for s in self._view.values()):
+            return  # in-flight steps finish (and may exceed the budget)
+        waiting = [s.node_id for s in self._view.values() if s.state == "waiting"]
+        await self.ledger.settle_waiting(
+            run.id, waiting, "skipped",
+            f"the run's budget of ${run.budget_usd:.2f} is spent (${self._spent():.2f})")
+        self._refresh(run.id)
+
+    async def _finish(self, run: RunInfo, graph: Graph) -> None:
+        bad = [s for s in self._view.values() if s.state != "succeeded"]
+        if run.state == "cancelling":
+            await self.ledger.set_run_state(run.id, "cancelled", "cancelled by the user")
+        elif not bad:
+            commit = await self._result_commit(run, graph)
+            await self.ledger.set_run_state(run.id, "succeeded", "every step succeeded",
+                                            result_commit=commit)
+        else:
+            failed = [s.node_id for s in bad if s.state == "failed"]
+            budget = [s for s in bad if s.state == "skipped" and s.error and "budget" in s.error]
+            reason = (f"step {', '.join(failed)} failed" if failed else
+                      budget[0].error if budget and budget[0].error else "steps were skipped")
+            await self.ledger.set_run_state(run.id, "failed", reason)
+        self._changed(run.id)
+
+    async def _result_commit(self, run: RunInfo, graph: Graph) -> str | None:
+        finisher = getattr(self.executor, "finish_run", None)
+        if finisher is None:
+            return None
+        sinks = {n: self._view[n].outputs for n in graph.sinks()}
+        result: str | None = await finisher(run, sinks)
+        return result
+
+    async def _sleep(self, run: RunInfo) -> None:
+        now = int(time.time() * 1000)
+        timeout = self.settings.poll_s
+        for step in self._view.values():  # wake for a retry that falls due, a lease that expires
+            if step.state == "waiting" and step.not_before_ms > now:
+                timeout = min(timeout, (step.not_before_ms - now) / 1000 + 0.01)
+            elif step.state == "running" and step.node_id not in self._tasks and step.lease_until_ms:
+                timeout = min(timeout, max(0.0, (step.lease_until_ms - now) / 1000) + 0.01)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _changed(self, run_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(run_id)

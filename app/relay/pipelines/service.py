@@ -1,0 +1,168 @@
+"""``engine.pipelines``: start, drive, resume, cancel and read pipeline runs.
+
+One :class:`Pipelines` per engine. Runs live in the database, so any engine — the
+window, ``relay-cli pipeline run``, a later ``relay-cli pipeline resume`` — can drive
+any unfinished run; the ledger's leases decide which engine runs which step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import psutil
+
+from relay.core.errors import PipelineError
+from relay.pipelines import git_ops
+from relay.pipelines.executor import SessionExecutor
+from relay.pipelines.ledger import Ledger, LogEntry, RunInfo, StepInfo
+from relay.pipelines.model import Pipeline
+from relay.pipelines.scheduler import Executor, Scheduler, Settings
+from relay.pipelines.validate import check
+
+if TYPE_CHECKING:
+    from relay.core.engine import Engine
+
+
+def owner_id() -> str:
+    """``host:pid:start:nonce`` — who holds a lease, and whether that process still lives."""
+    pid = os.getpid()
+    started = int(psutil.Process(pid).create_time())
+    return f"{socket.gethostname()}:{pid}:{started}:{secrets.token_hex(3)}"
+
+
+def gone(owner: str) -> str | None:
+    """Why the process that holds a lease has stopped, or None if it may still run."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, rest = rest.partition(":")
+    started_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return None  # another machine's worker: only the lease's expiry can tell
+    pid = int(pid_text)
+    try:
+        alive = int(psutil.Process(pid).create_time()) == int(started_text or 0)
+    except (psutil.NoSuchProcess, ValueError):
+        alive = False
+    return None if alive else f"its worker (pid {pid}) is no longer running"
+
+
+class Pipelines:
+    """Pipeline runs of one engine."""
+
+    def __init__(self, engine: Engine, executor: Executor | None = None) -> None:
+        self.engine = engine
+        self.ledger = Ledger.open(engine.config.db_path)
+        self.owner = owner_id()
+        self.settings = Settings(lease_s=engine.config.pipeline_lease,
+                                 poll_s=engine.config.pipeline_poll)
+        self.executor = executor or SessionExecutor(engine)
+        self._drivers: dict[str, asyncio.Task[RunInfo]] = {}
+        #: called with a run id after each change this engine makes to it
+        self.listeners: list[Callable[[str], None]] = []
+
+    async def close(self) -> None:
+        if isinstance(self.executor, SessionExecutor):
+            self.executor.closing = True  # its sessions end interrupted, not cancelled
+        for task in self._drivers.values():
+            task.cancel()
+        await asyncio.gather(*self._drivers.values(), return_exceptions=True)
+        self._drivers.clear()
+        self.ledger.close()
+
+    # -- runs ------------------------------------------------------------------------
+
+    async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None = None,
+                    budget_usd: float | None = None) -> str:
+        """Validate ``pipeline``, record a run from the repository's HEAD, and drive it."""
+        check(pipeline)
+        repo = Path(repo).expanduser().resolve()
+        base = await asyncio.to_thread(git_ops.head_commit, repo)
+        run_id = uuid.uuid4().hex[:12]
+        await self.ledger.create_run(run_id, pipeline, repo, concurrency or pipeline.concurrency,
+                                     budget_usd if budget_usd is not None else pipeline.budget_usd,
+                                     base)
+        self.drive(run_id)
+        return run_id
+
+    def drive(self, run_id: str) -> asyncio.Task[RunInfo]:
+        """Drive ``run_id`` from this engine (once; calling again returns the same task)."""
+        task = self._drivers.get(run_id)
+        if task is None or task.done():
+            scheduler = Scheduler(self.ledger, self.executor, self.owner, self.settings,
+                                  on_change=self._changed)
+            task = asyncio.create_task(scheduler.drive(run_id), name=f"relay-pipeline-{run_id}")
+            self._drivers[run_id] = task
+        return task
+
+    async def resume(self, run_id: str) -> str:
+        """Take up an unfinished run: the steps of workers that stopped start again now."""
+        run = self.ledger.run(run_id)
+        if run.finished:
+            raise PipelineError(f"Run {run.id} has already {run.state}.",
+                                "Start the pipeline again for a new run.")
+        released = await self.ledger.release(run.id, gone)
+        if released:
+            self._changed(run.id)
+        self.drive(run.id)
+        return run.id
+
+    async def resume_all(self) -> list[str]:
+        """Take up every unfinished run (a window or ``relay-cli recover`` opening)."""
+        return [await self.resume(run_id) for run_id in self.ledger.unfinished()]
+
+    async def cancel(self, run_id: str) -> RunInfo:
+        run = self.ledger.run(run_id)
+        if run.finished:
+            raise PipelineError(f"Run {run.id} has already {run.state}.", None)
+        await self.ledger.set_run_state(run.id, "cancelling", "cancelled by the user",
+                                        only_from=("running",))
+        if run.id not in self._drivers:  # no engine may be driving it: settle it here
+            self.drive(run.id)
+        return self.ledger.run(run.id)
+
+    async def wait(self, run_id: str, poll_s: float = 0.5) -> RunInfo:
+        """Until the run is finished — driven here, or by another process."""
+        task = self._drivers.get(run_id)
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                return await asyncio.shield(task)
+        while True:  # another process drives it: its rows are all we can watch
+            run = self.ledger.run(run_id)
+            if run.finished:
+                return run
+            await asyncio.sleep(poll_s)
+
+    def is_driving(self, run_id: str) -> bool:
+        task = self._drivers.get(run_id)
+        return task is not None and not task.done()
+
+    # -- reading ---------------------------------------------------------------------
+
+    def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+        run = self.ledger.run(run_id)
+        order = {n.id: i for i, n in enumerate(run.pipeline.nodes)}
+        steps = sorted(self.ledger.steps(run.id), key=lambda s: order.get(s.node_id, 0))
+        return run, steps
+
+    def runs(self, limit: int = 50) -> list[RunInfo]:
+        return self.ledger.runs(limit)
+
+    def log(self, run_id: str, after_id: int = 0) -> list[LogEntry]:
+        return self.ledger.log(self.ledger.run(run_id).id, after_id)
+
+    def _changed(self, run_id: str) -> None:
+        for listener in list(self.listeners):
+            listener(run_id)
+
+
+def elapsed(run: RunInfo) -> float:
+    end = run.ended_ms or int(time.time() * 1000)
+    return (end - run.created_ms) / 1000
