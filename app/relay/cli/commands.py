@@ -65,10 +65,14 @@ async def recover(config: Config, console: Console, as_json: bool) -> int:
     engine = await Engine.open(config, passphrase_provider=tty_passphrase, recover=True)
     try:
         sub = engine.bus.subscribe()  # may miss the first records: `show` replays them
+        if engine.recovered_runs:
+            sub.close()
+            return await _recover_runs(engine, console, as_json)
         if not engine.recovered:
             sub.close()
             if not as_json:
-                console.print("Nothing to recover: no handoff was left unfinished.")
+                console.print("Nothing to recover: no handoff or pipeline run was left "
+                              "unfinished.")
             return 0
         printer = StreamPrinter(console, as_json)
         pending = set(engine.recovered)
@@ -93,6 +97,20 @@ async def recover(config: Config, console: Console, as_json: bool) -> int:
         return 0 if all(r.state == "completed" for r in rows) else 1
     finally:
         await engine.close()
+
+
+async def _recover_runs(engine: Engine, console: Console, as_json: bool) -> int:
+    """Follow the pipeline runs (and any handoffs) a recovering engine took up."""
+    if not as_json:
+        console.print(f"[bold]Relay[/] taking up {len(engine.recovered_runs)} pipeline run(s): "
+                      f"{', '.join(engine.recovered_runs)}")
+    runs = [await engine.pipelines.wait(run_id) for run_id in engine.recovered_runs]
+    rows = [await engine.wait_session(sid) for sid in engine.recovered]
+    if not as_json:
+        for run in runs:
+            console.print(f"Run {run.id} {run.state}" + (f": {run.reason}" if run.reason else ""))
+    ok = all(r.state == "succeeded" for r in runs) and all(r.state == "completed" for r in rows)
+    return 0 if ok else 1
 
 
 async def _cancel(engine: Engine, session_id: str) -> None:

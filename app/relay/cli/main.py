@@ -27,6 +27,7 @@ from relay.cli import (
     contract_cmd,
     detect_cmd,
     handoff_cmd,
+    pipeline_cmd,
     wallet_cmd,
 )
 from relay.core.config import load_config
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     budget_cmd.register(sub, _chain_entry)
     wallet_cmd.register(sub)
     detect_cmd.register(sub, _chain_entry)
+    pipeline_cmd.register(sub)
     return parser
 
 
@@ -172,6 +174,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await accounts_cmd.run(config, args, console)
         case "detect":
             return await detect_cmd.detect(config, args, console)
+        case "pipeline":
+            return await pipeline_cmd.dispatch(config, args, console)
         case "adopt":
             return await detect_cmd.adopt(config, args, console)
         case "daemon":

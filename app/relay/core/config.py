@@ -58,6 +58,10 @@ class Config(BaseModel):
     pipeline_lease: float = Field(default=30.0, gt=0)
     #: how often an engine with nothing to run looks at a pipeline run again
     pipeline_poll: float = Field(default=1.0, gt=0)
+    #: how often a worker renews its leases (default: a third of the lease). Longer than
+    #: the lease lets other engines take steps over from a live worker — only for tests
+    #: and demonstrations of the fence.
+    pipeline_heartbeat: float | None = Field(default=None, gt=0)
 
     @property
     def db_path(self) -> Path:
@@ -99,6 +103,7 @@ _ENV_KEYS = {
     "RELAY_WALLET_DEFAULT_FOLDERS": "wallet_default_folders",
     "RELAY_PIPELINE_LEASE": "pipeline_lease",
     "RELAY_PIPELINE_POLL": "pipeline_poll",
+    "RELAY_PIPELINE_HEARTBEAT": "pipeline_heartbeat",
 }
 
 

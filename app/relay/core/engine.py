@@ -75,6 +75,8 @@ class Engine:
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
+        #: unfinished pipeline runs a recovering engine took up
+        self.recovered_runs: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._control: asyncio.Task[None] | None = None
@@ -122,6 +124,21 @@ class Engine:
         await self.audit.aclose()
         await self.store.close()
 
+    async def reap_session(self, session_id: str) -> bool:
+        """Mark a session interrupted (stopping its agents) when the Relay process that ran
+        it has gone; returns whether it did. A live owner's session is left alone."""
+        async with self.store.conn.execute(
+                f"SELECT owner_pid FROM sessions WHERE id=? AND state IN"
+                f" ({','.join('?' * len(_ACTIVE))})", (session_id, *_ACTIVE)) as cur:
+            row = await cur.fetchone()
+        if row is None or session_id in self._runners or (
+                row[0] is not None and row[0] != os.getpid() and psutil.pid_exists(row[0])):
+            return False
+        await stop_orphan_agents(self.store, session_id)
+        await self.writer.write(WriteOp(session_id, None, StateChanged(
+            state="interrupted", reason="the Relay process running this session stopped")))
+        return True
+
     async def _recover_orphans(self, recover: bool) -> None:
         async with self.store.conn.execute(
                 f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
@@ -150,7 +167,7 @@ class Engine:
                 "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling')"
                 " LIMIT 1") as cur:
             if await cur.fetchone() is not None:
-                await self.pipelines.resume_all()
+                self.recovered_runs = await self.pipelines.resume_all()
 
     async def _carry_on(self, handoff: HandoffRecord) -> None:
         """Restart a session's runner from the handoff step a stopped Relay left."""

@@ -40,6 +40,8 @@ class SessionSpec(BaseModel):
     fallback_on_failure: bool = False
     #: the pipeline step this session runs (``<run-id>/<node-id>``)
     pipeline_step: str | None = None
+    #: ``plan``: the session answers the pipeline planner (relay.pipelines.planner)
+    purpose: Literal["task", "plan"] = "task"
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.

@@ -57,6 +57,8 @@ class SessionExecutor:
                                            [(d, c) for d, c in results if c])
         except RelayError as exc:
             raise StepFailure(exc.message, retryable=False) from exc
+        if work.claim.takeover and work.previous_session:  # its Relay died mid-step
+            await self.engine.reap_session(work.previous_session)
         prompt = (conflict_note(base.conflicts) if base.conflicts else "") + work.prompt
         spec = SessionSpec(repo=repo, task=prompt, runtime=node.provider.partition(":")[0],
                            model=node.model, chain=node.chain, verify=node.verify_argv(),
@@ -76,7 +78,8 @@ class SessionExecutor:
             raise
         cost = (await self.engine.wallet.costs.session(session_id)).value
         if row.state != "completed":
-            raise StepFailure(f"session {session_id} {row.state}: {row.reason or 'no reason given'}")
+            raise StepFailure(f"session {session_id} {row.state}: {row.reason or 'no reason given'}",
+                              cost_usd=cost)
         if row.workdir is None:
             raise StepFailure(f"session {session_id} has no worktree", retryable=False)
         try:

@@ -12,8 +12,8 @@ Seed 001's rules, in SQL (migration 5: ``pipeline_runs``, ``pipeline_steps``,
 * Every write of a result is **fenced** by the epoch: ``... WHERE epoch = ? AND state =
   'running'``. A worker that lost its lease changes nothing, and the refusal is logged.
   A saved successful step is never run again (``state = 'succeeded'`` is never claimed).
-* Each transaction bumps the run's ``seq`` and stamps the steps it changed, so an engine
-  refreshes its view by reading only what changed since it last looked.
+* Each change stamps the step with the run's next ``seq``, so an engine refreshes its
+  view by reading only what changed since it last looked.
 
 Decision: the ledger has its own small ``sqlite3`` connection instead of the event
 writer's queue — a lease operation must know at once whether its conditional write
@@ -112,7 +112,7 @@ class LogEntry:
 _STEP_COLS = ("node_id, state, attempt, epoch, owner, lease_until_ms, not_before_ms, session_id,"
               " output, files_json, commit_sha, branch, error, cost_usd, saves, started_ms,"
               " ended_ms, seq")
-_RUN_COLS = ("id, name, repo, graph_json, state, reason, concurrency, budget_usd, base_commit,"
+_RUN_COLS = ("id, name, repo, state, reason, concurrency, budget_usd, base_commit,"
              " result_commit, seq, created_ms, updated_ms, ended_ms")
 
 
@@ -123,17 +123,14 @@ def _step(row: Sequence[Any]) -> StepInfo:
                     row[12], row[13], row[14], row[15], row[16], row[17])
 
 
-def _run(row: Sequence[Any]) -> RunInfo:
-    return RunInfo(row[0], row[1], row[2], Pipeline.model_validate_json(row[3]), row[4], row[5],
-                   row[6], row[7], row[8], row[9], row[10], row[11], row[12], row[13])
+def _run(row: Sequence[Any], pipeline: Pipeline) -> RunInfo:
+    return RunInfo(row[0], row[1], row[2], pipeline, row[3], row[4], row[5], row[6], row[7],
+                   row[8], row[9], row[10], row[11], row[12])
 
 
-def _bump(conn: sqlite3.Connection, run_id: str, ms: int) -> int:
-    row = conn.execute("UPDATE pipeline_runs SET seq = seq + 1, updated_ms = ? WHERE id = ?"
-                       " RETURNING seq", (ms, run_id)).fetchone()
-    if row is None:
-        raise PipelineError(f"No pipeline run {run_id}.", "List runs with `relay-cli pipeline status`.")
-    return int(row[0])
+#: a changed step's ``seq``: one more than the run's highest (under the write lock, so
+#: increasing across engines); an engine reads only the steps above what it last saw
+_NEXT = "(SELECT max(s.seq) + 1 FROM pipeline_steps AS s WHERE s.run_id = pipeline_steps.run_id)"
 
 
 def _log(conn: sqlite3.Connection, run_id: str, node_id: str | None, kind: str, ms: int,
@@ -151,6 +148,8 @@ class Ledger:
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
         self._busy_ms = 0
+        #: each run's graph, parsed once (it never changes after the run is created)
+        self._graphs: dict[str, Pipeline] = {}
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
@@ -226,9 +225,11 @@ class Ledger:
 
         def fn(conn: sqlite3.Connection) -> None:
             conn.execute(f"INSERT INTO pipeline_runs ({_RUN_COLS}) VALUES"
-                         " (?,?,?,?,'running',NULL,?,?,?,NULL,1,?,?,NULL)",
-                         (run_id, pipeline.name, str(repo), pipeline.model_dump_json(),
-                          concurrency, budget_usd, base_commit, ms, ms))
+                         " (?,?,?,'running',NULL,?,?,?,NULL,1,?,?,NULL)",
+                         (run_id, pipeline.name, str(repo), concurrency, budget_usd,
+                          base_commit, ms, ms))
+            conn.execute("INSERT INTO pipeline_graphs (run_id, graph_json) VALUES (?, ?)",
+                         (run_id, pipeline.model_dump_json()))
             conn.executemany("INSERT INTO pipeline_steps (run_id, node_id, state, seq)"
                              " VALUES (?, ?, 'waiting', 1)",
                              [(run_id, n.id) for n in pipeline.nodes])
@@ -236,6 +237,7 @@ class Ledger:
         await self.tx(fn)
 
     def run(self, run_id: str) -> RunInfo:
+        """A run by id (or a unique prefix of one)."""
         rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id = ?", (run_id,))
         if not rows:
             rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id LIKE ?"
@@ -244,10 +246,20 @@ class Ledger:
                 raise PipelineError(f"No pipeline run {run_id}." if not rows else
                                     f"{run_id} matches more than one run.",
                                     "List runs with `relay-cli pipeline status`.")
-        return _run(rows[0])
+        return _run(rows[0], self._graph(rows[0][0]))
+
+    def _graph(self, run_id: str) -> Pipeline:
+        graph = self._graphs.get(run_id)
+        if graph is None:
+            rows = self._read("SELECT graph_json FROM pipeline_graphs WHERE run_id = ?", (run_id,))
+            if not rows:
+                raise PipelineError(f"The graph of run {run_id} is missing.",
+                                    "The database was changed by hand; start the run again.")
+            graph = self._graphs[run_id] = Pipeline.model_validate_json(rows[0][0])
+        return graph
 
     def runs(self, limit: int = 50) -> list[RunInfo]:
-        return [_run(r) for r in self._read(
+        return [_run(r, self._graph(r[0])) for r in self._read(
             f"SELECT {_RUN_COLS} FROM pipeline_runs ORDER BY created_ms DESC LIMIT ?", (limit,))]
 
     def unfinished(self) -> list[str]:
@@ -322,10 +334,9 @@ class Ledger:
         """Record the session a step runs in (fenced)."""
         def fn(conn: sqlite3.Connection) -> bool:
             ms = now_ms()
-            seq = _bump(conn, run_id, ms)
             cur = conn.execute(
-                "UPDATE pipeline_steps SET session_id=?, seq=? WHERE run_id=? AND node_id=?"
-                " AND epoch=? AND state='running'", (session_id, seq, run_id, claim.node_id,
+                f"UPDATE pipeline_steps SET session_id=?, seq={_NEXT} WHERE run_id=? AND node_id=?"
+                " AND epoch=? AND state='running'", (session_id, run_id, claim.node_id,
                                                      claim.epoch))
             _log(conn, run_id, claim.node_id, "session" if cur.rowcount else "fence_refused",
                  ms, owner, claim.epoch, session_id if cur.rowcount else
@@ -344,14 +355,15 @@ class Ledger:
         """
         def fn(conn: sqlite3.Connection) -> tuple[bool, list[Claim]]:
             ms = now_ms()
-            seq = _bump(conn, run_id, ms)
             cur = conn.execute(
                 "UPDATE pipeline_steps SET state='succeeded', output=?, files_json=?,"
-                " commit_sha=?, branch=?, session_id=coalesce(?, session_id), cost_usd=?,"
-                " error=NULL, saves=saves+1, ended_ms=?, owner=NULL, lease_until_ms=NULL, seq=?"
+                " commit_sha=?, branch=?, session_id=coalesce(?, session_id),"
+                " cost_usd=CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END,"
+                " error=NULL, saves=saves+1, ended_ms=?, owner=NULL, lease_until_ms=NULL,"
+                f" seq={_NEXT}"
                 " WHERE run_id=? AND node_id=? AND epoch=? AND state='running'",
                 (outputs.output, json.dumps(list(outputs.files)), outputs.commit, outputs.branch,
-                 outputs.session, cost_usd, ms, seq, run_id, claim.node_id, claim.epoch))
+                 outputs.session, cost_usd, cost_usd, ms, run_id, claim.node_id, claim.epoch))
             if cur.rowcount == 0:
                 _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
                      "result not saved: this worker's lease (epoch "
@@ -359,24 +371,25 @@ class Ledger:
                 return False, []
             _log(conn, run_id, claim.node_id, "saved", ms, owner, claim.epoch,
                  f"attempt {claim.attempt}")
-            return True, _claim(conn, run_id, owner, then_claim, lease_ms, ms, seq)
+            return True, _claim(conn, run_id, owner, then_claim, lease_ms, ms)
         return await self.tx(fn)
 
     async def fail(self, run_id: str, claim: Claim, owner: str, error: str,
                    retry_at_ms: int | None, skip: Sequence[str] = (),
-                   state: StepState = "failed") -> bool:
+                   state: StepState = "failed", cost_usd: float | None = None) -> bool:
         """Record a failed attempt (fenced): back to ``waiting`` until ``retry_at_ms`` when a
         retry is left, else ``state`` and its dependents ``skipped``."""
         def fn(conn: sqlite3.Connection) -> bool:
             ms = now_ms()
-            seq = _bump(conn, run_id, ms)
             final = retry_at_ms is None
             cur = conn.execute(
                 "UPDATE pipeline_steps SET state=?, error=?, not_before_ms=?, owner=NULL,"
-                " lease_until_ms=NULL, ended_ms=?, seq=? WHERE run_id=? AND node_id=?"
-                " AND epoch=? AND state='running'",
+                f" lease_until_ms=NULL, ended_ms=?, seq={_NEXT},"
+                " cost_usd=CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END"
+                " WHERE run_id=? AND node_id=? AND epoch=? AND state='running'",
                 (state if final else "waiting", error, retry_at_ms or 0,
-                 ms if final else None, seq, run_id, claim.node_id, claim.epoch))
+                 ms if final else None, cost_usd, cost_usd, run_id, claim.node_id,
+                 claim.epoch))
             if cur.rowcount == 0:
                 _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
                      f"failure not recorded: the lease moved on ({error})")
@@ -384,7 +397,7 @@ class Ledger:
             _log(conn, run_id, claim.node_id, state if final else "retry", ms, owner,
                  claim.epoch, error)
             if final:
-                _skip(conn, run_id, skip, f"{claim.node_id} {state}", ms, seq,
+                _skip(conn, run_id, skip, f"{claim.node_id} {state}", ms,
                       "cancelled" if state == "cancelled" else "skipped")
             return True
         return await self.tx(fn)
@@ -397,12 +410,11 @@ class Ledger:
 
         def fn(conn: sqlite3.Connection) -> None:
             ms = now_ms()
-            seq = _bump(conn, run_id, ms)
             for node_id in node_ids:
                 cur = conn.execute(
-                    "UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq=?"
+                    f"UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq={_NEXT}"
                     " WHERE run_id=? AND node_id=? AND state='waiting'",
-                    (state, reason, ms, seq, run_id, node_id))
+                    (state, reason, ms, run_id, node_id))
                 if cur.rowcount:
                     _log(conn, run_id, node_id, state, ms, detail=reason)
         await self.tx(fn)
@@ -433,30 +445,28 @@ class Ledger:
         await self.tx(fn)
 
 
+_CLAIM = ("UPDATE pipeline_steps SET state='running', owner=?, epoch=epoch+1,"
+          f" attempt=attempt+1, lease_until_ms=?, started_ms=?, ended_ms=NULL, seq={_NEXT}"
+          " WHERE run_id=? AND node_id=? AND ")
+
+
 def _claim(conn: sqlite3.Connection, run_id: str, owner: str, node_ids: Iterable[str],
-           lease_ms: int, ms: int, seq: int | None = None) -> list[Claim]:
-    """Inside a write transaction (the lock is held, so look-then-update is atomic)."""
+           lease_ms: int, ms: int) -> list[Claim]:
+    """Inside a write transaction: one conditional UPDATE per step — a waiting step that is
+    due, else (a takeover) a running one whose lease has expired."""
     out: list[Claim] = []
     for node_id in node_ids:
-        row = conn.execute("SELECT state, not_before_ms, lease_until_ms FROM pipeline_steps"
-                           " WHERE run_id=? AND node_id=?", (run_id, node_id)).fetchone()
+        args = (owner, ms + lease_ms, ms, run_id, node_id, ms)
+        takeover = False
+        row = conn.execute(_CLAIM + "state='waiting' AND not_before_ms<=? RETURNING epoch, attempt",
+                           args).fetchone()
         if row is None:
-            continue
-        state, not_before, lease_until = row
-        if state == "waiting" and not_before <= ms:
-            takeover = False
-        elif state == "running" and lease_until is not None and lease_until < ms:
             takeover = True
-        else:
-            continue
-        if seq is None:
-            seq = _bump(conn, run_id, ms)
-        epoch, attempt = conn.execute(
-            "UPDATE pipeline_steps SET state='running', owner=?, epoch=epoch+1,"
-            " attempt=attempt+1, lease_until_ms=?, started_ms=?, ended_ms=NULL, seq=?"
-            " WHERE run_id=? AND node_id=? RETURNING epoch, attempt",
-            (owner, ms + lease_ms, ms, seq, run_id, node_id)).fetchone()
-        claim = Claim(node_id, int(epoch), int(attempt), takeover)
+            row = conn.execute(_CLAIM + "state='running' AND lease_until_ms<?"
+                                        " RETURNING epoch, attempt", args).fetchone()
+            if row is None:
+                continue
+        claim = Claim(node_id, int(row[0]), int(row[1]), takeover)
         _log(conn, run_id, node_id, "takeover" if takeover else "claimed", ms, owner, claim.epoch,
              f"attempt {claim.attempt}" + (f" (the lease of epoch {claim.epoch - 1} expired)"
                                            if takeover else ""))
@@ -465,11 +475,11 @@ def _claim(conn: sqlite3.Connection, run_id: str, owner: str, node_ids: Iterable
 
 
 def _skip(conn: sqlite3.Connection, run_id: str, node_ids: Iterable[str], why: str, ms: int,
-          seq: int, state: str = "skipped") -> None:
+          state: str = "skipped") -> None:
     for node_id in node_ids:
-        cur = conn.execute("UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq=?"
+        cur = conn.execute(f"UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq={_NEXT}"
                            " WHERE run_id=? AND node_id=? AND state='waiting'",
-                           (state, f"{state}: {why}", ms, seq, run_id, node_id))
+                           (state, f"{state}: {why}", ms, run_id, node_id))
         if cur.rowcount:
             _log(conn, run_id, node_id, state, ms, detail=why)
 

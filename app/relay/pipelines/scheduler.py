@@ -24,7 +24,7 @@ from typing import Protocol
 from relay.pipelines.graph import Graph
 from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, StepInfo
 from relay.pipelines.model import Node
-from relay.pipelines.templates import StepOutputs, render
+from relay.pipelines.templates import StepOutputs, references, render
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +32,13 @@ log = logging.getLogger(__name__)
 class StepFailure(Exception):
     """A step's attempt failed; ``retryable`` False skips the node's retries."""
 
-    def __init__(self, reason: str, retryable: bool = True) -> None:
+    def __init__(self, reason: str, retryable: bool = True,
+                 cost_usd: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        #: what the failed attempt cost (USD; None unknown) — it counts against the budget
+        self.cost_usd = cost_usd
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class StepWork:
     inputs: dict[str, StepOutputs]
     #: record the Relay session the step runs in (fenced; False: the lease moved on)
     attach: Callable[[str], Awaitable[bool]]
+    #: the session of the attempt before this one (a takeover: its worker stopped)
+    previous_session: str | None = None
 
 
 class Executor(Protocol):
@@ -90,11 +95,25 @@ class Scheduler:
     _lost: set[str] = field(default_factory=set, init=False)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _cancelling: bool = field(default=False, init=False)
+    # Kept up to date by _refresh, so each step costs work in proportion to its own edges,
+    # never to the size of the graph: every state, each node's count of dependencies not
+    # yet succeeded, the steps that are ready or running, and how many are finished.
+    _graph: Graph | None = field(default=None, init=False)
+    _nodes: dict[str, Node] = field(default_factory=dict, init=False)
+    _pos: dict[str, int] = field(default_factory=dict, init=False)
+    _state: dict[str, str] = field(default_factory=dict, init=False)
+    _unmet: dict[str, int] = field(default_factory=dict, init=False)
+    _ready: set[str] = field(default_factory=set, init=False)
+    _running: set[str] = field(default_factory=set, init=False)
+    _terminal: int = field(default=0, init=False)
 
     async def drive(self, run_id: str) -> RunInfo:
         """Run steps of ``run_id`` until the run is finished; returns its final record."""
         run = self.ledger.run(run_id)
-        graph = Graph.of(run.pipeline)
+        graph = self._graph = Graph.of(run.pipeline)
+        self._nodes = {n.id: n for n in run.pipeline.nodes}
+        self._pos = {n: i for i, n in enumerate(graph.order)}
+        self._unmet = {n: len(d) for n, d in graph.deps.items()}
         beat = asyncio.create_task(self._heartbeats(run.id), name=f"relay-heartbeat-{run.id}")
         try:
             while True:
@@ -109,7 +128,7 @@ class Scheduler:
                     await self._stop_for_budget(run, graph)
                 else:
                     await self._launch(run, graph, self._candidates(run, graph))
-                if all(s.state in TERMINAL_STEP for s in self._view.values()):
+                if self._terminal == len(self._nodes):
                     await self._finish(run, graph)
                     continue
                 await self._sleep(run)
@@ -123,42 +142,55 @@ class Scheduler:
 
     def _refresh(self, run_id: str) -> None:
         for step in self.ledger.steps(run_id, self._seq):
+            old = self._view.get(step.node_id)
             self._view[step.node_id] = step
             self._seq = max(self._seq, step.seq)
+            self._note(step.node_id, old.state if old else None, step.state)
 
-    def _states(self) -> dict[str, str]:
-        return {k: v.state for k, v in self._view.items()}
+    def _note(self, node_id: str, was: str | None, now: str) -> None:
+        if was == now:
+            return
+        assert self._graph is not None
+        self._state[node_id] = now
+        self._terminal += (now in TERMINAL_STEP) - (was in TERMINAL_STEP)
+        if now == "succeeded":  # a success is final: each dependent counts it once
+            for dependent in self._graph.dependents[node_id]:
+                self._unmet[dependent] -= 1
+                if self._unmet[dependent] == 0 and self._state.get(dependent) == "waiting":
+                    self._ready.add(dependent)
+        if now == "waiting" and self._unmet[node_id] == 0:
+            self._ready.add(node_id)
+        else:
+            self._ready.discard(node_id)
+        if now == "running":
+            self._running.add(node_id)
+        else:
+            self._running.discard(node_id)
 
     def _candidates(self, run: RunInfo, graph: Graph) -> list[str]:
         now = int(time.time() * 1000)
-        states = self._states()
-        out = []
-        for node_id in graph.order:
-            step = self._view[node_id]
-            if node_id in self._tasks:
-                continue
-            if step.state == "waiting" and step.not_before_ms <= now and graph.ready(node_id, states):
-                out.append(node_id)
-            elif step.state == "running" and (step.lease_until_ms or 0) < now:
-                out.append(node_id)  # its worker stopped renewing: take it over
+        out = [n for n in self._ready if n not in self._tasks and self._view[n].not_before_ms <= now]
+        out += [n for n in self._running  # their workers stopped renewing: take them over
+                if n not in self._tasks and (self._view[n].lease_until_ms or 0) < now]
+        out.sort(key=self._pos.__getitem__)
         return out
 
     def _fits(self, run: RunInfo, node_ids: list[str], extra: int = 0) -> list[str]:
         """The prefix of ``node_ids`` the run's and groups' limits allow to start now."""
         now = int(time.time() * 1000)
-        running = [s for s in self._view.values() if s.state == "running"
-                   and ((s.lease_until_ms or 0) >= now or s.node_id in self._tasks)]
+        running = [self._view[n] for n in self._running
+                   if (self._view[n].lease_until_ms or 0) >= now or n in self._tasks]
         slots = run.concurrency - len(running) - extra
         groups: dict[str, int] = {}
         for s in running:
-            group = run.pipeline.node(s.node_id).group
+            group = self._nodes[s.node_id].group
             if group:
                 groups[group] = groups.get(group, 0) + 1
         out = []
         for node_id in node_ids:
             if slots <= 0:
                 break
-            group = run.pipeline.node(node_id).group
+            group = self._nodes[node_id].group
             if group and group in run.pipeline.groups:
                 if groups.get(group, 0) >= run.pipeline.groups[group]:
                     continue
@@ -187,10 +219,15 @@ class Scheduler:
             self._work(run, graph, claim), name=f"relay-step-{run.id}-{claim.node_id}")
 
     async def _work(self, run: RunInfo, graph: Graph, claim: Claim) -> None:
-        node = run.pipeline.node(claim.node_id)
-        inputs = {d: self._view[d].outputs for d in graph.upstream(node.id)}
+        node = self._nodes[claim.node_id]
+        # what the executor and the task's references read: the direct dependencies and
+        # any earlier step the task names (validation made those ancestors)
+        wanted = dict.fromkeys([*node.depends_on, *(r.node for r in references(node.task)[0])])
+        inputs = {d: self._view[d].outputs for d in wanted if d in self._view}
         work = StepWork(run, node, claim, render(node.task, inputs), inputs,
-                        lambda sid: self.ledger.attach_session(run.id, claim, self.owner, sid))
+                        lambda sid: self.ledger.attach_session(run.id, claim, self.owner, sid),
+                        self._view[node.id].session_id)
+        handed_on = False
         try:
             try:
                 outputs, cost = await asyncio.wait_for(self.executor.execute(work), node.timeout)
@@ -209,32 +246,32 @@ class Scheduler:
                 log.exception("step %s of run %s crashed", node.id, run.id)
                 await self._failed(run, graph, claim, node, StepFailure(f"internal error: {exc!r}"))
             else:
-                await self._saved(run, graph, claim, outputs, cost)
+                handed_on = await self._saved(run, graph, claim, outputs, cost)
         finally:
             self._held.pop(claim.node_id, None)
             if self._tasks.get(claim.node_id) is asyncio.current_task():
                 del self._tasks[claim.node_id]
             self._changed(run.id)
-            self._wake.set()
+            if not handed_on:  # the loop has work to look at (a chain's next step is started)
+                self._wake.set()
 
     async def _saved(self, run: RunInfo, graph: Graph, claim: Claim, outputs: StepOutputs,
-                     cost: float | None) -> None:
+                     cost: float | None) -> bool:
+        """Save the result; True when every step it made ready was started with it."""
         # Claim the dependents this result makes ready in the same transaction: a chain
         # costs one commit per step.
-        states = self._states()
-        states[claim.node_id] = "succeeded"
-        nxt = [d for d in graph.dependents[claim.node_id]
-               if self._view[d].state == "waiting" and graph.ready(d, states)
-               and d not in self._tasks]
-        nxt = [] if self._over_budget(run, extra=cost or 0.0) else self._fits(run, nxt, extra=-1)
+        ready = [d for d in graph.dependents[claim.node_id]  # this save is their last input
+                 if self._state[d] == "waiting" and self._unmet[d] == 1 and d not in self._tasks]
+        nxt = [] if self._over_budget(run, extra=cost or 0.0) else self._fits(run, ready, extra=-1)
         saved, claims = await self.ledger.save(run.id, claim, self.owner, outputs, cost, nxt,
                                                self.settings.lease_ms)
         if not saved:
             log.warning("step %s of run %s: result refused, the lease moved on", claim.node_id, run.id)
-            return
+            return False
         self._refresh(run.id)
         for new in claims:
             self._start(run, graph, new)
+        return bool(claims) and len(claims) == len(ready)
 
     async def _failed(self, run: RunInfo, graph: Graph, claim: Claim, node: Node,
                       failure: StepFailure) -> None:
@@ -243,7 +280,7 @@ class Scheduler:
             delay = run.pipeline.backoff * 2 ** (claim.attempt - 1)
             retry_at = int((time.time() + delay) * 1000)
         await self.ledger.fail(run.id, claim, self.owner, failure.reason, retry_at,
-                               graph.downstream(node.id))
+                               graph.downstream(node.id), cost_usd=failure.cost_usd)
 
     # -- leases ---------------------------------------------------------------------------
 
@@ -274,7 +311,7 @@ class Scheduler:
         waiting = [s.node_id for s in self._view.values() if s.state == "waiting"]
         await self.ledger.settle_waiting(run.id, waiting, "cancelled", "the run was cancelled")
         self._refresh(run.id)
-        if not any(s.state == "running" for s in self._view.values()):
+        if not self._running:
             await self.ledger.set_run_state(run.id, "cancelled", "cancelled by the user")
 
     def _spent(self) -> float:
@@ -284,7 +321,7 @@ class Scheduler:
         return run.budget_usd is not None and self._spent() + extra >= run.budget_usd
 
     async def _stop_for_budget(self, run: RunInfo, graph: Graph) -> None:
-        if any(s.state == "running" for s in self._view.values()):
+        if self._running:
             return  # in-flight steps finish (and may exceed the budget)
         waiting = [s.node_id for s in self._view.values() if s.state == "waiting"]
         await self.ledger.settle_waiting(
@@ -319,7 +356,8 @@ class Scheduler:
     async def _sleep(self, run: RunInfo) -> None:
         now = int(time.time() * 1000)
         timeout = self.settings.poll_s
-        for step in self._view.values():  # wake for a retry that falls due, a lease that expires
+        for node_id in (*self._ready, *self._running):  # a retry falls due, a lease expires
+            step = self._view[node_id]
             if step.state == "waiting" and step.not_before_ms > now:
                 timeout = min(timeout, (step.not_before_ms - now) / 1000 + 0.01)
             elif step.state == "running" and step.node_id not in self._tasks and step.lease_until_ms:

@@ -62,6 +62,7 @@ class Pipelines:
         self.ledger = Ledger.open(engine.config.db_path)
         self.owner = owner_id()
         self.settings = Settings(lease_s=engine.config.pipeline_lease,
+                                 heartbeat_s=engine.config.pipeline_heartbeat,
                                  poll_s=engine.config.pipeline_poll)
         self.executor = executor or SessionExecutor(engine)
         self._drivers: dict[str, asyncio.Task[RunInfo]] = {}

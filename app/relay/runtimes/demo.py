@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import re
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
 from datetime import timedelta
@@ -72,6 +74,11 @@ class DemoAdapter(RuntimeAdapter):
         yield self._ev(SessionStarted(agent_session_id=sid, model=request.model or DEMO_MODEL,
                                       cwd=str(request.cwd), tools=["list_files", "write_file", "edit_file"],
                                       permission_mode=request.permission.value, version="demo"))
+        if request.options.get("purpose") == "plan":
+            for event in _plan(request):
+                yield self._ev(event)
+                await _pause(delay, self._stop)
+            return
         # A resumed conversation, or a task handed over with a continuation contract,
         # picks up where the work stopped instead of starting over.
         taken_over = "Continuation contract" in request.prompt
@@ -137,6 +144,31 @@ def _limit_events(reset_after: float) -> list[AgentEvent]:
             LimitHit(limit="usage_limit", message=msg, resets_at=resets, scope="five_hour"),
             AgentError(category="usage_limit", message=msg, http_status=429),
             SessionEnded(outcome="failed", reason="simulated usage limit", exit_code=1)]
+
+
+def demo_plan(goal: str) -> dict[str, object]:
+    """The demo planner's scripted graph for ``goal``: plan → implement → review."""
+    words = re.findall(r"[a-z0-9]+", goal.lower())[:5]
+    return {"name": "-".join(words) or "demo-plan", "nodes": [
+        {"id": "plan", "provider": "demo", "task": f"Write a short plan for: {goal}"},
+        {"id": "implement", "provider": "demo", "dependsOn": ["plan"],
+         "task": f"Implement: {goal}\n\nFollow the plan:\n{{{{plan.output}}}}"},
+        {"id": "review", "provider": "demo", "dependsOn": ["implement"],
+         "task": f"Review the change ({{{{implement.files}}}}) made for: {goal}"}]}
+
+
+def _plan(req: RunRequest) -> list[AgentEvent]:
+    goal = next((line.partition("Goal: ")[2] for line in req.prompt.splitlines()
+                 if line.startswith("Goal: ")), req.prompt[:200])
+    answer = "```json\n" + json.dumps(demo_plan(goal), indent=2) + "\n```"
+    return [SessionStarted(agent_session_id=str(uuid.uuid4()), model=req.model or DEMO_MODEL,
+                           cwd=str(req.cwd), tools=[], permission_mode=req.permission.value,
+                           version="demo"),
+            AssistantText(text="(simulated) Planning: plan, implement, then review.",
+                          reasoning=True),
+            AssistantText(text=answer),
+            TurnCompleted(usage=_usage(1500, 220, 0), model=DEMO_MODEL),
+            SessionEnded(outcome="completed", exit_code=0, result_text=answer)]
 
 
 def _steps(resumed: bool) -> list[Step]:

@@ -27,7 +27,8 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
     """The request for ``step``: a registered account brings its folder and key, and no
     other credential in the user's environment overrides them."""
     options: dict[str, object] = {"step_delay": config.demo_step_delay,
-                                  "reset_after": config.demo_reset_after}
+                                  "reset_after": config.demo_reset_after,
+                                  "purpose": spec.purpose}
     first_of_task = step.handoff is None and not step.resume_id
     if spec.demo_limit_after is not None and first_of_task:
         options["limit_after"] = spec.demo_limit_after

@@ -130,11 +130,14 @@ MIGRATIONS: dict[int, str] = {
     );
     """,
     5: """
+    CREATE TABLE pipeline_graphs (
+        run_id TEXT PRIMARY KEY,
+        graph_json TEXT NOT NULL
+    );
     CREATE TABLE pipeline_runs (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
         repo TEXT NOT NULL,
-        graph_json TEXT NOT NULL,
         state TEXT NOT NULL,
         reason TEXT,
         concurrency INTEGER NOT NULL,

@@ -1,0 +1,257 @@
+"""relay-cli pipeline: validate, list, run, status, resume, cancel, plan, import, export,
+crash-demo.
+
+``run`` drives a pipeline from this process and prints each step's progress from the
+run's lease log (so it shows the work of other engines on the same run too); Ctrl-C
+leaves the run unfinished — ``pipeline resume RUN`` takes it up again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from relay.cli import pipeline_view as view
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.errors import PipelineError, PipelineInvalidError
+from relay.pipelines import files, planner
+from relay.pipelines.ledger import RunInfo
+from relay.pipelines.validate import problems
+from relay.runtimes.registry import available_runtimes
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= number <= 64:
+        raise argparse.ArgumentTypeError("between 1 and 64")
+    return number
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pipe = sub.add_parser("pipeline", help="multi-agent pipelines: DAGs of Relay sessions")
+    act = pipe.add_subparsers(dest="pipeline_command", required=True, metavar="ACTION")
+    validate = act.add_parser("validate", help="check a pipeline file (every problem, by node)")
+    validate.add_argument("file", type=Path)
+    listing = act.add_parser("list", help="the pipelines in the repository's .relay/pipelines.json")
+    listing.add_argument("--repo", type=Path, default=Path.cwd())
+    listing.add_argument("--json", action="store_true")
+    run = act.add_parser("run", help="run a pipeline (by name, or a JSON file) to the end")
+    run.add_argument("pipeline", metavar="NAME|FILE")
+    run.add_argument("--repo", type=Path, default=Path.cwd())
+    run.add_argument("--concurrency", type=_positive, metavar="N", help="steps at once (1–64)")
+    run.add_argument("--budget", type=float, metavar="USD", help="stop starting steps at this cost")
+    run.add_argument("--json", action="store_true", help="print the lease log as JSON lines")
+    status = act.add_parser("status", help="recent runs, or one run's steps")
+    status.add_argument("run", nargs="?", help="a run id (a unique prefix is enough)")
+    status.add_argument("--log", action="store_true", help="also the run's lease log")
+    status.add_argument("--json", action="store_true")
+    resume = act.add_parser("resume", help="take up an unfinished run (after a crash or Ctrl-C)")
+    resume.add_argument("run")
+    resume.add_argument("--json", action="store_true")
+    cancel = act.add_parser("cancel", help="cancel a run: running steps stop, the rest never start")
+    cancel.add_argument("run")
+    plan = act.add_parser("plan", help="turn a goal into a pipeline through an agent (reviewed, "
+                                       "not run)")
+    plan.add_argument("goal")
+    plan.add_argument("--provider", default="demo", choices=available_runtimes(),
+                      help="the runtime that plans (default: the scripted demo)")
+    plan.add_argument("--model")
+    plan.add_argument("--repo", type=Path, default=Path.cwd())
+    plan.add_argument("--use", action="append", metavar="RUNTIME",
+                      help="runtimes the graph may use (default: the planner's own)")
+    plan.add_argument("--save", action="store_true", help="store it in .relay/pipelines.json")
+    plan.add_argument("--out", type=Path, help="write it to this JSON file")
+    plan.add_argument("--json", action="store_true")
+    imp = act.add_parser("import", help="add the pipelines of a JSON file to the repository's")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--repo", type=Path, default=Path.cwd())
+    exp = act.add_parser("export", help="write one of the repository's pipelines to a file")
+    exp.add_argument("name")
+    exp.add_argument("file", type=Path)
+    exp.add_argument("--repo", type=Path, default=Path.cwd())
+    demo = act.add_parser("crash-demo", help="two engines, one database: the first is killed "
+                                             "mid-step and the second takes over")
+    demo.add_argument("--lease", type=float, default=3.0, help="the lease in seconds (default 3)")
+    demo.add_argument("--step-delay", type=float, default=0.25,
+                      help="seconds between the demo agent's events (default 0.25)")
+
+
+async def dispatch(config: Config, args: argparse.Namespace, console: Console) -> int:
+    command = args.pipeline_command
+    if command == "validate":
+        return _validate(args.file, console)
+    if command == "list":
+        return _list(args.repo, console, args.json)
+    if command == "import":
+        return _import(args.file, args.repo, console)
+    if command == "export":
+        pipeline = files.resolve(args.name, args.repo.resolve())
+        files.export(pipeline, args.file)
+        console.print(f"Wrote {pipeline.name} to {args.file}.")
+        return 0
+    if command == "crash-demo":
+        from relay.pipelines.crash_demo import run_demo
+
+        return await run_demo(console.print, lease_s=args.lease, step_delay=args.step_delay)
+    engine = await Engine.open(config)
+    try:
+        if command == "run":
+            pipeline = files.resolve(args.pipeline, args.repo.resolve())
+            run_id = await engine.pipelines.start(pipeline, args.repo, args.concurrency, args.budget)
+            return await _follow(engine, run_id, console, args.json)
+        if command == "resume":
+            run_id = await engine.pipelines.resume(args.run)
+            return await _follow(engine, run_id, console, args.json)
+        if command == "status":
+            return _status(engine, args.run, args.log, args.json, console)
+        if command == "cancel":
+            run = await engine.pipelines.cancel(args.run)
+            final = await engine.pipelines.wait(run.id)
+            console.print(f"Run {final.id}: {final.state}.")
+            return 0
+        if command == "plan":
+            return await _plan(engine, args, console)
+        raise PipelineError(f"Unknown action {command!r}.")
+    finally:
+        await engine.close()
+
+
+def _validate(path: Path, console: Console) -> int:
+    found = files.read_file(path)
+    bad = 0
+    for pipeline in found:
+        issues = problems(pipeline)
+        if issues:
+            bad += 1
+            console.print(f"[red]✗[/] {escape(pipeline.name)}: {len(issues)} problem(s)")
+            for issue in issues:
+                console.print(f"  - {escape(str(issue))}")
+        else:
+            console.print(f"[green]✓[/] {escape(pipeline.name)}: {len(pipeline.nodes)} steps, valid")
+    if bad:
+        raise PipelineInvalidError(f"{bad} of {len(found)} pipeline(s) in {path} are not valid.",
+                                   [], "Fix the problems listed above.")
+    return 0
+
+
+def _list(repo: Path, console: Console, as_json: bool) -> int:
+    found = files.list_pipelines(repo.resolve())
+    if as_json:
+        print(json.dumps([{"name": p.name, "nodes": len(p.nodes),
+                           "problems": [str(x) for x in problems(p)]} for p in found]))
+        return 0
+    if not found:
+        console.print(f"No pipelines in {files.pipelines_path(repo.resolve())}. Draw one in the "
+                      "window's designer, `relay-cli pipeline import FILE`, or `pipeline plan`.")
+        return 0
+    table = Table("name", "steps", "valid", "description")
+    for p in found:
+        issues = problems(p)
+        table.add_row(escape(p.name), str(len(p.nodes)),
+                      "yes" if not issues else f"[red]{len(issues)} problem(s)[/]",
+                      escape(p.description))
+    console.print(table)
+    return 0
+
+
+def _import(path: Path, repo: Path, console: Console) -> int:
+    for pipeline in files.read_file(path):
+        target = files.save(repo.resolve(), pipeline)
+        console.print(f"Imported {escape(pipeline.name)} into {target}.")
+    return 0
+
+
+async def _follow(engine: Engine, run_id: str, console: Console, as_json: bool) -> int:
+    run = engine.pipelines.ledger.run(run_id)
+    if not as_json:
+        console.print(f"[bold]Relay[/] pipeline {escape(run.name)} · run {run.id} · "
+                      f"{len(run.pipeline.nodes)} steps · up to {run.concurrency} at once")
+    done = asyncio.ensure_future(engine.pipelines.wait(run_id))
+    after = 0
+    while True:
+        for entry in engine.pipelines.log(run_id, after):
+            after = entry.id
+            if as_json:
+                print(json.dumps(view.log_json(entry)), flush=True)
+            else:
+                line = view.log_line(entry, engine.pipelines.owner)
+                if line:
+                    console.print(line)
+        if done.done():
+            break
+        await asyncio.wait([done], timeout=0.2)
+    final: RunInfo = done.result()
+    if not as_json:
+        _, steps = engine.pipelines.status(run_id)
+        console.print(view.steps_table(final, steps))
+        console.print(view.run_footer(final))
+    return 0 if final.state == "succeeded" else 1
+
+
+def _status(engine: Engine, run_id: str | None, with_log: bool, as_json: bool,
+            console: Console) -> int:
+    if run_id is None:
+        runs = engine.pipelines.runs()
+        if as_json:
+            print(json.dumps([view.run_json(r, engine.pipelines.status(r.id)[1]) for r in runs]))
+        elif not runs:
+            console.print("No pipeline runs yet. Start one with `relay-cli pipeline run NAME`.")
+        else:
+            console.print(view.runs_table([(r, engine.pipelines.status(r.id)[1]) for r in runs]))
+        return 0
+    run, steps = engine.pipelines.status(run_id)
+    log = engine.pipelines.log(run.id) if with_log or as_json else []
+    if as_json:
+        out: dict[str, Any] = view.run_json(run, steps)
+        out["log"] = [view.log_json(e) for e in log]
+        print(json.dumps(out))
+        return 0
+    console.print(view.steps_table(run, steps))
+    console.print(view.run_footer(run))
+    for entry in log:
+        console.print(view.log_line(entry, None, verbose=True) or "")
+    return 0
+
+
+async def _plan(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    repo = args.repo.resolve()
+    started = time.monotonic()
+    result = await planner.plan(engine, args.goal, repo, args.provider, args.model,
+                                runtimes=args.use or [args.provider])
+    if result.pipeline is None:
+        raise PipelineInvalidError(
+            f"The planner's answer is not a valid pipeline (session {result.session_id}, "
+            f"{result.attempts} attempt(s)).", result.problems,
+            f"See the answer with `relay-cli show {result.session_id}`, or try another provider.")
+    pipeline = result.pipeline
+    if args.json:
+        print(json.dumps(pipeline.to_json_obj()))
+    else:
+        console.print(f"[bold]Plan[/] from {args.provider} in {time.monotonic() - started:.1f} s "
+                      f"(session {result.session_id}) — review it before running:")
+        console.print(view.graph_table(pipeline))
+    if args.out:
+        files.export(pipeline, args.out)
+        console.print(f"Wrote {args.out}.", highlight=False)
+    if args.save:
+        target = files.save(repo, pipeline)
+        console.print(f"Saved as {escape(pipeline.name)} in {target}. Run it with "
+                      f"`relay-cli pipeline run {pipeline.name}`.", highlight=False)
+    elif not args.json and not args.out:
+        console.print("Not saved: add --save (or --out FILE), then `relay-cli pipeline run`.",
+                      highlight=False)
+    sys.stdout.flush()
+    return 0
