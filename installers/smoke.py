@@ -12,9 +12,10 @@ RELAY_VAULT_PASSPHRASE (PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring, so
 prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
 
   relay-cli --version · relay-cli doctor · relay-cli demo · relay-cli sessions ·
-  relay-cli audit verify · relay-cli wallet · relay-cli detect · relay-cli --usage-worker (the usage scan's
-  worker: a bundle has no interpreter to start) · relay --version · relay --smoke-test (the window: every dock,
-  the demo for a few seconds, exit 0 only if nothing failed)
+  relay-cli audit verify · relay-cli wallet · relay-cli detect · relay-cli pipeline crash-demo
+  (two engines of the bundle on one database) · relay-cli --usage-worker (the usage scan's
+  worker: a bundle has no interpreter to start) · relay --version · relay --smoke-test (the
+  window: every dock, the demo for a few seconds, exit 0 only if nothing failed)
 
 ``relay --smoke-test`` is required: a build whose window lacks it fails. --real-keyring also checks
 that the OS keyring (Secret Service / Keychain / Credential Manager) is the backend
@@ -97,6 +98,10 @@ class Smoke:
         self.run("relay-cli wallet", [self.relay_cli, "wallet"], contains=("demo · a simulation",))
         self.run("relay-cli detect", [self.relay_cli, "detect", "--all", "--json"],
                  contains=('"sessions"',))
+        # two engines of the bundle on one database (the demo starts its own relay-cli twice)
+        self.run("relay-cli pipeline crash-demo",
+                 [self.relay_cli, "pipeline", "crash-demo", "--lease", "1.5", "--step-delay", "0.3"],
+                 contains=("engine A's late write was refused",), timeout=180)
         # the usage scan's worker in a bundle (no interpreter): empty input, clean exit
         out = self.run("relay-cli --usage-worker", [self.relay_cli, "--usage-worker"],
                        timeout=60)

@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import CLI, cli
 from tests.conftest import make_repo, wait_until
 
@@ -64,8 +66,12 @@ def test_crash_demo_kills_engine_a_and_engine_b_finishes() -> None:
         assert f"✓ {check}" in text
 
 
+@pytest.mark.parametrize("again", [("pipeline", "resume", "{run}"), ("recover",)],
+                         ids=["pipeline-resume", "recover"])
 def test_killed_relay_started_again_finishes_the_run_with_every_step_once(
-        tmp_path: Path, relay_home: Path) -> None:
+        tmp_path: Path, relay_home: Path, again: tuple[str, ...]) -> None:
+    """A Relay killed mid-step, started again (``recover`` is what the window does when it
+    opens): the step's lease is released at once, since its worker is gone."""
     repo = _repo_with_pipeline(tmp_path)
     env = {"RELAY_DEMO_STEP_DELAY": "0.3"}  # the default 30 s lease: only the release helps
     first = _start("pipeline", "run", str(repo / "p.json"), "--repo", str(repo), env_extra=env)
@@ -76,9 +82,8 @@ def test_killed_relay_started_again_finishes_the_run_with_every_step_once(
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
     run_id = str(_db(relay_home, "SELECT id FROM pipeline_runs")[0][0])
-    again = cli("pipeline", "resume", run_id, env_extra=env, timeout=120)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "lease of" in again.stdout
+    proc = cli(*(a.format(run=run_id) for a in again), env_extra=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     steps = _steps(relay_home)
     assert steps == {"plan": ("succeeded", 1, 1, 1), "implement": ("succeeded", 2, 1, 2),
                      "review": ("succeeded", 1, 1, 1)}

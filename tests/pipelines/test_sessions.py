@@ -123,3 +123,26 @@ async def test_a_red_verify_with_no_fallback_fails_the_run_and_skips_dependents(
     assert states == {"build": "failed", "ship": "skipped", "docs": "succeeded"}
     build = next(s for s in steps if s.node_id == "build")
     assert "false" in (build.error or "")
+
+
+async def test_plan_implement_on_claude_with_codex_fallback_review(
+        engine: Engine, git_repo: Path, fakes_on_path: Path, vault_env: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's pipeline: Claude hits its usage limit in implement, Codex takes over."""
+    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit")
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "b_tool_shell_and_patch")
+    p = _pipeline([
+        {"id": "plan", "provider": "demo", "task": "plan the greeting"},
+        {"id": "implement", "provider": "claude", "fallback": ["codex"], "dependsOn": ["plan"],
+         "task": "implement: {{plan.output}}"},
+        {"id": "review", "provider": "demo", "dependsOn": ["implement"],
+         "task": "review {{implement.files}}"}])
+    run = await engine.pipelines.wait(await engine.pipelines.start(p, git_repo))
+    assert run.state == "succeeded", run.reason
+    _, steps = engine.pipelines.status(run.id)
+    assert [s.saves for s in steps] == [1, 1, 1]
+    implement = steps[1]
+    runs = await engine.runs(implement.session_id or "")
+    assert [(r.runtime, r.outcome) for r in runs] == [("claude", "failed"), ("codex", "completed")]
+    handoffs = await engine.handoffs(implement.session_id or "")
+    assert [(h.from_entry, h.to_entry, h.state) for h in handoffs] == [("claude", "codex", "done")]

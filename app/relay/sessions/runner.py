@@ -57,10 +57,8 @@ from relay.sessions.verifier import run_checks
 from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
 
-_FINAL: dict[str, SessionState] = {
-    "completed": "completed", "failed": "failed",
-    "cancelled": "cancelled", "interrupted": "interrupted",
-}
+_FINAL: dict[str, SessionState] = {"completed": "completed", "failed": "failed",
+                                   "cancelled": "cancelled", "interrupted": "interrupted"}
 
 
 CANCELLED_WAITING = "cancelled by the user while waiting"
@@ -322,15 +320,12 @@ class SessionRunner:
                     return "failed", failed
                 step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "verify_failed")
                 continue
-            if self._snag(outcome, ws):  # a pipeline node's fallback takes over a failure
-                nxt = await self._next_index()
-                if nxt is not None:
-                    await self._emit(Notice(message=(
-                        f"{step.entry} failed ({outcome.reason or 'no reason given'}); the "
-                        f"fallback {self._chain[nxt]} takes the task over.")))
-                    step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "failed")
-                    retries = 0
-                    continue
+            if self._snag(outcome, ws) and (nxt := await self._next_index()) is not None:
+                await self._emit(Notice(message=(  # a pipeline node's fallback takes over
+                    f"{step.entry} failed ({outcome.reason or 'no reason given'}); the "
+                    f"fallback {self._chain[nxt]} takes the task over.")))
+                step, retries = await self._prepare_handoff(ws, outcome, step.entry, nxt, "failed"), 0
+                continue
             if (outcome.state != "failed" or outcome.limit is None or self._cancel.is_set()
                     or self.coordinator is None):
                 return outcome.state, outcome.reason
