@@ -125,3 +125,36 @@ def test_a_worker_whose_lease_expired_has_its_own_late_write_refused(
         ("claimed", 1), ("session", 1), ("fence_refused", 1)]
     assert [k for k, o, _ in log if o != a_owner] == ["takeover", "session", "saved"]
     assert "implement: write by this process with epoch 1 REFUSED" in " ".join(out.split())
+
+
+async def test_a_long_lived_engine_takes_up_a_run_whose_engine_was_killed(
+        tmp_path: Path, relay_home: Path) -> None:
+    """The window (an engine opened with recover) adopts a run a killed relay-cli left."""
+    import asyncio
+
+    from relay.core.config import load_config
+    from relay.core.engine import Engine
+
+    repo = _repo_with_pipeline(tmp_path)
+    engine = await Engine.open(load_config(demo_step_delay=0.05, pipeline_poll=0.05),
+                               recover=True)
+    try:
+        first = _start("pipeline", "run", str(repo / "p.json"), "--repo", str(repo),
+                       env_extra={"RELAY_DEMO_STEP_DELAY": "0.3"})
+        try:
+            deadline = asyncio.get_running_loop().time() + 60
+            while not _running_with_session(relay_home, "implement"):  # another process's rows
+                assert asyncio.get_running_loop().time() < deadline, "implement never started"
+                await asyncio.sleep(0.02)
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(10)
+        run_id = str(_db(relay_home, "SELECT id FROM pipeline_runs")[0][0])
+        # nobody else is left to finish it: only the engine's watch can
+        run = await asyncio.wait_for(engine.pipelines.wait(run_id, poll_s=0.05), 60)
+        takeover = _db(relay_home, "SELECT owner FROM pipeline_log WHERE kind='takeover'")
+        assert [str(o).split(":")[1] for (o,) in takeover] == [str(os.getpid())]
+        assert run.state == "succeeded", run.reason
+    finally:
+        await engine.close()
+    assert _steps(relay_home)["implement"][:3] == ("succeeded", 2, 1)

@@ -80,6 +80,7 @@ class Engine:
         self._runners: dict[str, SessionRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._control: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, config: Config | None = None,
@@ -106,13 +107,16 @@ class Engine:
         engine = cls(config, store, bus, writer, trail, passphrase_provider)
         await engine._recover_orphans(recover)
         engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
+        if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
+            engine._watch = asyncio.create_task(engine._watch_pipelines(), name="relay-pipelines")
         return engine
 
     async def close(self) -> None:
         """Stop what this process runs (they end as interrupted) and close the store."""
-        if self._control is not None:
-            self._control.cancel()
-            await asyncio.gather(self._control, return_exceptions=True)
+        for loop_task in (self._control, self._watch):
+            if loop_task is not None:
+                loop_task.cancel()
+                await asyncio.gather(loop_task, return_exceptions=True)
         if self._pipelines is not None:  # before the sessions: their steps stay leased
             await self._pipelines.close()
         for task in list(self._tasks.values()):
@@ -163,11 +167,23 @@ class Engine:
         for handoff in await self.coordinator.journal.unfinished():
             if handoff.session_id not in running_elsewhere:
                 await self._carry_on(handoff)
+        if await self._has_unfinished_runs():
+            self.recovered_runs = await self.pipelines.resume_all()
+
+    async def _has_unfinished_runs(self) -> bool:
         async with self.store.conn.execute(
-                "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling')"
-                " LIMIT 1") as cur:
-            if await cur.fetchone() is not None:
-                self.recovered_runs = await self.pipelines.resume_all()
+                "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling') LIMIT 1") as cur:
+            return await cur.fetchone() is not None
+
+    async def _watch_pipelines(self) -> None:
+        """Now and then, take up pipeline runs whose engine stopped (a killed relay-cli)."""
+        while True:
+            await asyncio.sleep(self.config.pipeline_poll * 5)
+            try:
+                if await self._has_unfinished_runs():
+                    await self.pipelines.adopt_abandoned()
+            except RelayError as exc:
+                log.warning("cannot look at pipeline runs: %s", exc)
 
     async def _carry_on(self, handoff: HandoffRecord) -> None:
         """Restart a session's runner from the handoff step a stopped Relay left."""

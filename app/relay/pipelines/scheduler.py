@@ -18,8 +18,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from relay.pipelines.graph import Graph
 from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, StepInfo
@@ -147,6 +147,18 @@ class Scheduler:
             self._seq = max(self._seq, step.seq)
             self._note(step.node_id, old.state if old else None, step.state)
 
+    def _local(self, node_id: str, **changes: Any) -> None:
+        """Apply what this engine just committed to its view without reading it back (the
+        next refresh reads the row again; the same state twice changes nothing)."""
+        old = self._view[node_id]
+        self._view[node_id] = replace(old, **changes)
+        self._note(node_id, old.state, self._view[node_id].state)
+
+    def _claimed(self, claim: Claim) -> None:
+        self._local(claim.node_id, state="running", epoch=claim.epoch, attempt=claim.attempt,
+                    owner=self.owner,
+                    lease_until_ms=int(time.time() * 1000) + self.settings.lease_ms)
+
     def _note(self, node_id: str, was: str | None, now: str) -> None:
         if was == now:
             return
@@ -206,8 +218,8 @@ class Scheduler:
         if not chosen:
             return
         claims = await self.ledger.claim(run.id, self.owner, chosen, self.settings.lease_ms)
-        self._refresh(run.id)
         for claim in claims:
+            self._claimed(claim)
             self._start(run, graph, claim)
         if claims:
             self._changed(run.id)
@@ -268,8 +280,13 @@ class Scheduler:
         if not saved:
             log.warning("step %s of run %s: result refused, the lease moved on", claim.node_id, run.id)
             return False
-        self._refresh(run.id)
+        old = self._view[claim.node_id]
+        spent = None if cost is None else (old.cost_usd or 0.0) + cost
+        self._local(claim.node_id, state="succeeded", outputs=outputs, saves=old.saves + 1,
+                    cost_usd=old.cost_usd if spent is None else spent, owner=None,
+                    lease_until_ms=None, session_id=outputs.session or old.session_id)
         for new in claims:
+            self._claimed(new)
             self._start(run, graph, new)
         return bool(claims) and len(claims) == len(ready)
 

@@ -119,6 +119,25 @@ class Pipelines:
         """Take up every unfinished run (a window or ``relay-cli recover`` opening)."""
         return [await self.resume(run_id) for run_id in self.ledger.unfinished()]
 
+    def abandoned(self, run_id: str) -> bool:
+        """Whether nobody seems to drive ``run_id``: a running step's worker is gone or its
+        lease expired, or nothing has run for a lease's length while steps wait."""
+        now = int(time.time() * 1000)
+        steps = self.ledger.steps(run_id)
+        running = [s for s in steps if s.state == "running"]
+        if any((s.lease_until_ms or 0) < now or gone(s.owner or "") for s in running):
+            return True
+        last = max((max(s.started_ms or 0, s.ended_ms or 0) for s in steps), default=0)
+        return not running and now - last > self.settings.lease_ms
+
+    async def adopt_abandoned(self) -> list[str]:
+        """Take up the unfinished runs nobody drives (a long-lived engine asks now and then)."""
+        adopted = []
+        for run_id in self.ledger.unfinished():
+            if not self.is_driving(run_id) and self.abandoned(run_id):
+                adopted.append(await self.resume(run_id))
+        return adopted
+
     async def cancel(self, run_id: str) -> RunInfo:
         run = self.ledger.run(run_id)
         if run.finished:
