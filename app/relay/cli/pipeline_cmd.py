@@ -27,7 +27,7 @@ from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.pipelines import files, planner
 from relay.pipelines.ledger import RunInfo
 from relay.pipelines.validate import problems
-from relay.runtimes.registry import available_runtimes
+from relay.runtimes.registry import adapter_class, available_runtimes
 
 
 def _positive(value: str) -> int:
@@ -179,6 +179,11 @@ async def _follow(engine: Engine, run_id: str, console: Console, as_json: bool) 
     if not as_json:
         console.print(f"[bold]Relay[/] pipeline {escape(run.name)} · run {run.id} · "
                       f"{len(run.pipeline.nodes)} steps · up to {run.concurrency} at once")
+        simulated = [n.id for n in run.pipeline.nodes
+                     if any(adapter_class(e.partition(":")[0]).simulated for e in n.chain)]
+        if simulated:
+            console.print(f"[reverse] SIMULATION [/] steps {', '.join(simulated)} run on the "
+                          "scripted demo runtime: their agents' work is simulated.")
     done = asyncio.ensure_future(engine.pipelines.wait(run_id))
     after = 0
     while True:
@@ -240,8 +245,10 @@ async def _plan(engine: Engine, args: argparse.Namespace, console: Console) -> i
     if args.json:
         print(json.dumps(pipeline.to_json_obj()))
     else:
-        console.print(f"[bold]Plan[/] from {args.provider} in {time.monotonic() - started:.1f} s "
-                      f"(session {result.session_id}) — review it before running:")
+        sim = " (the scripted demo: a SIMULATION)" if adapter_class(args.provider).simulated else ""
+        console.print(f"[bold]Plan[/] from {args.provider}{sim} in "
+                      f"{time.monotonic() - started:.1f} s (session {result.session_id}) — "
+                      "review it before running:")
         console.print(view.graph_table(pipeline))
     if args.out:
         files.export(pipeline, args.out)
