@@ -68,7 +68,10 @@ class SessionExecutor:
             session_id = await self.engine.start_session(spec)
         except RelayError as exc:
             raise StepFailure(exc.message, retryable=False) from exc
-        await work.attach(session_id)
+        if not await work.attach(session_id):  # another engine owns the step now
+            with contextlib.suppress(RelayError):
+                await self.engine.cancel_session(session_id)
+            raise StepFailure("the step's lease moved to another engine", retryable=False)
         try:
             row = await self.engine.wait_session(session_id)
         except asyncio.CancelledError:  # timeout, lost lease, cancelled run, closing engine
