@@ -1,0 +1,108 @@
+"""What the pipeline designer needs from the engine, as one small interface.
+
+:class:`PipelineBackend` is the seam between the designer's view-model and the Qt-free
+core: the repository's ``.relay/pipelines.json`` (:mod:`relay.pipelines.files`, read and
+written in a worker thread), and ``engine.pipelines`` (start, cancel, status, runs, and
+its listeners). :class:`EnginePipelineBackend` is the real one. No Qt here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from relay.core.engine import Engine
+from relay.pipelines import files
+from relay.pipelines.ledger import RunInfo, StepInfo
+from relay.pipelines.model import Pipeline
+
+
+class PipelineBackend(Protocol):
+    """Pipeline files and runs as the designer calls them."""
+
+    async def pipelines_in(self, repo: Path) -> list[Pipeline]:
+        """The pipelines in ``repo``'s ``.relay/pipelines.json`` (none without the file)."""
+        ...
+
+    async def save(self, repo: Path, pipeline: Pipeline, replace: str | None) -> Path:
+        """Store ``pipeline`` in the repository's file (in place of ``replace``)."""
+        ...
+
+    async def read(self, path: Path) -> list[Pipeline]:
+        """Every pipeline in a file to import."""
+        ...
+
+    async def export(self, pipeline: Pipeline, path: Path) -> None:
+        ...
+
+    async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
+        """Validate and start a run; its id."""
+        ...
+
+    async def cancel(self, run_id: str) -> None:
+        ...
+
+    def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+        """The run and its steps as last committed (cheap: the window polls it)."""
+        ...
+
+    def runs(self) -> list[RunInfo]:
+        """The latest runs, newest first."""
+        ...
+
+    def subscribe(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """``listener(run_id)`` after each change this engine makes; returns unsubscribe."""
+        ...
+
+    async def default_repo(self) -> Path | None:
+        """The repository the user most obviously works in (the latest run's or session's)."""
+        ...
+
+
+class EnginePipelineBackend:
+    """The real :class:`PipelineBackend`: the repository's file and ``engine.pipelines``."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    async def pipelines_in(self, repo: Path) -> list[Pipeline]:
+        return await asyncio.to_thread(files.list_pipelines, repo)
+
+    async def save(self, repo: Path, pipeline: Pipeline, replace: str | None) -> Path:
+        return await asyncio.to_thread(files.save, repo, pipeline, replace)
+
+    async def read(self, path: Path) -> list[Pipeline]:
+        return await asyncio.to_thread(files.read_file, path)
+
+    async def export(self, pipeline: Pipeline, path: Path) -> None:
+        await asyncio.to_thread(files.export, pipeline, path)
+
+    async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
+        return await self._engine.pipelines.start(pipeline, repo, concurrency)
+
+    async def cancel(self, run_id: str) -> None:
+        await self._engine.pipelines.cancel(run_id)
+
+    def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+        return self._engine.pipelines.status(run_id)
+
+    def runs(self) -> list[RunInfo]:
+        return self._engine.pipelines.runs()
+
+    def subscribe(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        listeners = self._engine.pipelines.listeners
+        listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+        return unsubscribe
+
+    async def default_repo(self) -> Path | None:
+        runs = self._engine.pipelines.runs(limit=1)
+        if runs:
+            return Path(runs[0].repo)
+        sessions = await self._engine.list_sessions(limit=1)
+        return Path(sessions[0].repo) if sessions else None
