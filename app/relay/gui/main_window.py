@@ -17,7 +17,8 @@ _ERROR_MS = 15_000
 
 
 class MainWindow(QMainWindow):
-    """Sessions on the left with the Handoff panel (and future panels) below, the stream right.
+    """Sessions on the left with the Handoff panel (and other panels) below, the stream right
+    (tabbed with the panels that need room, e.g. the pipeline designer's canvas).
 
     Signals:
         newSessionRequested(), stopRequested(), handoffRequested(), quitRequested().
@@ -30,7 +31,8 @@ class MainWindow(QMainWindow):
 
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *,
+                 beside_stream: Sequence[QDockWidget] = ()) -> None:
         super().__init__(parent)
         self.setObjectName("relayMainWindow")
         self.setWindowTitle("Relay")
@@ -52,7 +54,11 @@ class MainWindow(QMainWindow):
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.quitRequested)
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
-        self._menus(sessions, stream, lower)
+        for dock in beside_stream:  # tabbed behind the stream, which stays raised
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(stream, dock)
+        stream.raise_()
+        self._menus(sessions, stream, [*lower, *beside_stream])
         self.error_label = QLabel()
         self.error_label.setObjectName("statusError")
         self.error_label.setStyleSheet(f"color: {theme.ERROR};")

@@ -13,6 +13,7 @@ from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
+from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.placeholders import placeholder_docks
@@ -22,9 +23,11 @@ from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.main_window import MainWindow
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
+from relay.gui.pipeline_backend import EnginePipelineBackend, PipelineBackend
 from relay.gui.resources import app_icon
 from relay.gui.tray import RelayTray
 from relay.gui.viewmodels.contract import ContractViewModel
+from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.detect import DetectViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
@@ -49,7 +52,8 @@ class RelayShell(QObject):
     def __init__(self, engine: Engine, parent: QObject | None = None,
                  prompter: PassphrasePrompter | None = None,
                  wallet: WalletBackend | None = None,
-                 detect: DetectBackend | None = None) -> None:
+                 detect: DetectBackend | None = None,
+                 pipelines: PipelineBackend | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
@@ -63,14 +67,18 @@ class RelayShell(QObject):
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
         self.wallet_vm = WalletViewModel(self.bridge, wallet or EngineWalletBackend(engine), self)
         self.detect_vm = DetectViewModel(self.bridge, detect or EngineDetectBackend(engine), self)
+        self.designer_vm = DesignerViewModel(
+            self.bridge, pipelines or EnginePipelineBackend(engine), self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
+        self.designer_dock = DesignerDock(self.designer_vm)
         self.placeholders = placeholder_docks()
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 [self.wallet_dock, self.detect_dock, *self.placeholders], icon)
+                                 [self.wallet_dock, self.detect_dock, *self.placeholders], icon,
+                                 beside_stream=[self.designer_dock])
         if prompter is not None:
             prompter.set_parent_widget(self.window)
         self.window.set_home(f"Data folder: {engine.config.home}")
@@ -103,6 +111,7 @@ class RelayShell(QObject):
         self.detect_vm.announced.connect(self.notifier.on_announcement)
         self.detect_vm.adopted.connect(self._on_started)
         self.notifier.sessionRequested.connect(self.show_detected)
+        self.designer_vm.run.sessionRequested.connect(self.show_pipeline_session)
         t.messageClicked.connect(self.notifier.clicked)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
@@ -123,6 +132,7 @@ class RelayShell(QObject):
         self.wallet_vm.start()
         self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
         self.detect_vm.start()  # ambient mode: the agent sessions on this machine, watched
+        self.designer_vm.start()  # the repository's pipelines; runs followed live
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
         if self.prompter is not None:  # ask for the vault passphrase now if it will be needed
@@ -137,6 +147,7 @@ class RelayShell(QObject):
         """Stop listening and cancel GUI tasks (the engine is closed by its owner)."""
         self.wallet_vm.stop()
         self.detect_vm.stop()
+        self.designer_vm.stop()
         if self.prompter is not None:
             self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()
@@ -162,12 +173,21 @@ class RelayShell(QObject):
 
     def start_session(self, spec: SessionSpec) -> None:
         self.last_repo = str(spec.repo)
+        if self.designer_vm.repo is None:  # the designer opens where the user works
+            self.designer_vm.set_repo(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
     def show_session(self, session_id: str) -> None:
         """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
         self.sessions_dock.select(session_id)
         self.stream_vm.load(session_id)
+
+    def show_pipeline_session(self, session_id: str) -> None:
+        """A pipeline step's session, from a click on its node: the stream shows it."""
+        self.sessions_vm.refresh()
+        self.show_session(session_id)
+        self.stream_dock.show()
+        self.stream_dock.raise_()
 
     def show_detected(self, detected_id: str) -> None:
         """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""
@@ -235,3 +255,5 @@ class RelayShell(QObject):
             self.wallet_dock.show_error(message, hint)
         elif context == "detect":
             self.detect_dock.show_error(message, hint)
+        elif context == "pipelines":
+            self.designer_dock.show_error(message, hint)

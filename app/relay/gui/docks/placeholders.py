@@ -9,7 +9,6 @@ from relay.gui import theme
 
 #: (object name, title) of every placeholder panel.
 PLACEHOLDERS = (
-    ("pipelinesDock", "Pipelines"),
     ("historyDock", "History"),
 )
 

@@ -1,0 +1,296 @@
+"""DesignerDock ("Pipelines"): draw a pipeline, save it in the repository, run it, watch it.
+
+Top, the tool rows (:mod:`designer_toolbar`); an error (message and hint) and the answer
+to the last action in place. Below, left to right: the palette of runtimes (drag one onto
+the canvas, or double-click it), the canvas (:mod:`designer_canvas`) over the list of
+problems (click one to select its node), and the side panel (:mod:`designer_panel`).
+Everything the widgets show comes from :class:`DesignerViewModel`; file dialogs and the
+"drop unsaved changes?" question are opened without a nested event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QByteArray, QMimeData, QSize, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.gui import theme
+from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, DesignerView
+from relay.gui.docks.designer_panel import DesignerPanel
+from relay.gui.docks.designer_toolbar import DesignerToolbar
+from relay.gui.viewmodels.designer import DesignerViewModel
+from relay.runtimes.registry import available_runtimes
+
+NOTE_CSS = {
+    "ok": f"QLabel {{ color: {theme.OK}; }}",
+    "warning": f"QLabel {{ color: {theme.WARNING}; font-weight: bold; }}",
+    "info": f"QLabel {{ color: {theme.TEXT}; }}",
+}
+READY_TEXT = "No problems: ready to save and run."
+PALETTE_CSS = ("QListWidget { background: transparent; }"
+               " QListWidget::item { border: 1px solid #d0d7de; border-radius: 10px;"
+               " margin: 2px 3px; background: #f6f8fa; }"
+               " QListWidget::item:hover { border-color: #0969da; }"
+               " QListWidget::item:selected { background: #ddf4ff; color: #1f2328; }")
+
+
+class RuntimePalette(QListWidget):
+    """The runtimes Relay drives; each drags onto the canvas as a new node."""
+
+    def __init__(self, runtimes: Sequence[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("designerPalette")
+        self.setDragEnabled(True)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        self.setFlow(QListView.Flow.LeftToRight)
+        self.setWrapping(False)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QListWidget.Shape.NoFrame)
+        self.setStyleSheet(PALETTE_CSS)
+        metrics = self.fontMetrics()
+        width = 0
+        for runtime in runtimes:
+            item = QListWidgetItem(runtime)
+            item.setToolTip(f"Drag onto the canvas (or double-click) for a step on {runtime}")
+            item.setSizeHint(QSize(metrics.horizontalAdvance(runtime) + 34, 26))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.addItem(item)
+            width += item.sizeHint().width() + 2
+        self.setFixedHeight(30)
+        self.setMinimumWidth(min(width + 8, 420))
+
+    def mimeTypes(self) -> list[str]:
+        return [RUNTIME_MIME]
+
+    def mimeData(self, items: Sequence[QListWidgetItem]) -> QMimeData:
+        data = QMimeData()
+        if items:
+            data.setData(RUNTIME_MIME, QByteArray(items[0].text().encode("utf-8")))
+        return data
+
+
+class DesignerDock(QDockWidget):
+    """Binds a :class:`DesignerViewModel`: tool rows, palette, canvas, problems, panel."""
+
+    def __init__(self, vm: DesignerViewModel, runtimes: Sequence[str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__("Pipelines", parent)
+        self.setObjectName("pipelinesDock")
+        self.vm = vm
+        names = list(runtimes if runtimes is not None else available_runtimes())
+        self.toolbar = DesignerToolbar(vm)
+        self.error = QLabel()
+        self.error.setObjectName("designerError")
+        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+        self.note = QLabel()
+        self.note.setObjectName("designerNote")
+        self.note.setWordWrap(True)
+        self.note.hide()
+        self.runtime_list = RuntimePalette(names)
+        self.runtime_list.itemDoubleClicked.connect(self._add_from_palette)
+        self.scene = DesignerScene(vm, self)
+        self.view = DesignerView(self.scene)
+        self.problems_title = QLabel()
+        self.problems_title.setObjectName("designerProblemsTitle")
+        self.problems = QListWidget()
+        self.problems.setObjectName("designerProblems")
+        self.problems.setMaximumHeight(96)
+        self.problems.itemClicked.connect(self._problem_clicked)
+        self.panel = DesignerPanel(vm, names)
+        self.dialog: QFileDialog | None = None
+        self.question: QMessageBox | None = None
+        self._fit_pending = True
+        self.setWidget(self._content())
+        self._shortcuts()
+        self._wire()
+        self.refresh_problems()
+
+    def _content(self) -> QWidget:
+        palette = QHBoxLayout()
+        palette.setContentsMargins(0, 0, 0, 0)
+        palette.addWidget(QLabel("Add a step:"))
+        palette.addWidget(self.runtime_list, 1)
+        hint = QLabel("drag onto the canvas or double-click")
+        hint.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        palette.addWidget(hint)
+        center = QWidget()
+        column = QVBoxLayout(center)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addLayout(palette)
+        column.addWidget(self.view, 1)
+        column.addWidget(self.problems_title)
+        column.addWidget(self.problems)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("designerSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(center)
+        self.splitter.addWidget(self.panel)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setSizes([800, 270])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.error)
+        layout.addWidget(self.note)
+        layout.addWidget(self.splitter, 1)
+        return page
+
+    def _shortcuts(self) -> None:
+        self.save_action = QAction("Save pipeline", self)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.triggered.connect(lambda: self.vm.save())
+        for action in (self.toolbar.undo_action, self.toolbar.redo_action, self.save_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.addAction(action)
+
+    def _wire(self) -> None:
+        vm, bar = self.vm, self.toolbar
+        bar.repoChosen.connect(self._set_repo)
+        bar.browseRequested.connect(self.browse_repo)
+        bar.pipelineChosen.connect(lambda name: self.confirm_discard(lambda: vm.open(name)))
+        bar.newRequested.connect(lambda: self.confirm_discard(vm.new))
+        bar.importRequested.connect(self.import_dialog)
+        bar.exportRequested.connect(self.export_dialog)
+        bar.fitRequested.connect(self.view.fit)
+        self.scene.nodeClicked.connect(vm.activate)
+        vm.notice.connect(self.show_note)
+        vm.changed.connect(self.refresh_problems)
+        vm.loaded.connect(self._loaded)
+        self.visibilityChanged.connect(self._visible)
+
+    # -- intents --------------------------------------------------------------------
+
+    def _set_repo(self, path: str) -> None:
+        self.error.hide()
+        self.vm.set_repo(path)
+
+    def _add_from_palette(self, item: QListWidgetItem) -> None:
+        node_id = self.vm.add_node(item.text())
+        if node_id is not None and node_id in self.scene.nodes:
+            self.view.ensureVisible(self.scene.nodes[node_id])
+
+    def _problem_clicked(self, item: QListWidgetItem) -> None:
+        node_id = item.data(Qt.ItemDataRole.UserRole)
+        if isinstance(node_id, str):
+            self.vm.select([node_id])
+            if node_id in self.scene.nodes:
+                self.view.ensureVisible(self.scene.nodes[node_id])
+
+    def confirm_discard(self, then: Callable[[], None]) -> None:
+        """Run ``then`` — after asking, when it would drop unsaved edits (non-modal)."""
+        if not self.vm.unsaved_work:
+            self.error.hide()
+            then()
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved pipeline",
+                          f"{self.vm.pipeline.name!r} has changes that are not saved.",
+                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                          self)
+        box.setInformativeText("Drop them?")
+
+        def answered(button: object) -> None:
+            if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Discard:
+                self.error.hide()
+                then()
+
+        box.buttonClicked.connect(answered)
+        self.question = box
+        box.open()
+
+    def browse_repo(self) -> QFileDialog:
+        dialog = self._dialog("Repository folder", QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly)
+        dialog.fileSelected.connect(self._set_repo)
+        dialog.open()
+        return dialog
+
+    def import_dialog(self) -> QFileDialog:
+        dialog = self._dialog("Import a pipeline", QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(
+            lambda path: self.confirm_discard(lambda: self.vm.import_file(path)))
+        dialog.open()
+        return dialog
+
+    def export_dialog(self) -> QFileDialog:
+        dialog = self._dialog("Export the pipeline", QFileDialog.FileMode.AnyFile)
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("json")
+        dialog.selectFile(f"{self.vm.pipeline.name}.json")
+        dialog.fileSelected.connect(self.vm.export_file)
+        dialog.open()
+        return dialog
+
+    def _dialog(self, title: str, mode: QFileDialog.FileMode) -> QFileDialog:
+        if self.dialog is not None:
+            self.dialog.close()
+        dialog = QFileDialog(self, title, str(self.vm.repo or ""))
+        dialog.setFileMode(mode)
+        if mode != QFileDialog.FileMode.Directory:
+            dialog.setNameFilter("Pipelines (*.json)")
+        self.dialog = dialog
+        return dialog
+
+    # -- showing --------------------------------------------------------------------
+
+    def show_error(self, message: str, hint: str = "") -> None:
+        """Show a pipelines error (message and hint) in place."""
+        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
+        self.error.show()
+
+    def show_note(self, text: str, tone: str) -> None:
+        self.note.setText(text)
+        self.note.setStyleSheet(NOTE_CSS.get(tone, NOTE_CSS["info"]))
+        self.note.setVisible(bool(text))
+        if text and tone != "warning":
+            self.error.hide()
+
+    def refresh_problems(self) -> None:
+        found = self.vm.problems()
+        self.problems.clear()
+        for problem in found:
+            item = QListWidgetItem(str(problem))
+            item.setData(Qt.ItemDataRole.UserRole, problem.node)
+            item.setForeground(Qt.GlobalColor.darkRed)
+            self.problems.addItem(item)
+        self.problems.setVisible(bool(found))
+        if found:
+            self.problems_title.setText(f"{len(found)} problem{'s' if len(found) != 1 else ''} "
+                                        "to fix before saving or running:")
+            self.problems_title.setStyleSheet(f"QLabel {{ color: {theme.ERROR}; }}")
+        else:
+            self.problems_title.setText(READY_TEXT if self.vm.pipeline.nodes else "")
+            self.problems_title.setStyleSheet(f"QLabel {{ color: {theme.OK}; }}")
+
+    def _loaded(self) -> None:
+        if self.view.isVisible() and self.view.viewport().width() > 50:
+            self.view.fit()
+        else:
+            self._fit_pending = True
+
+    def _visible(self, visible: bool) -> None:
+        if visible and self._fit_pending:
+            self._fit_pending = False
+            self.view.fit()
