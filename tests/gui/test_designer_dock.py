@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from relay.core.engine import Engine
@@ -173,6 +174,9 @@ def test_the_side_panel_edits_the_selected_node(dock: DesignerDock, git_repo: Pa
     assert vm.undo_stack.undoText() == "edit codex task"  # typing is one step
 
     vm.select(["claude"])
+    assert panel.depends.item(0).text() == "codex"
+    assert not panel.depends.item(0).flags() & Qt.ItemFlag.ItemIsEnabled  # it would be a cycle
+    assert panel.depends.item(0).toolTip() == "codex already depends on claude (codex → claude)"
     assert panel.task.toPlainText() == ""
     assert "task: is empty" in panel.node_problems.text()
     panel.task.setPlainText("Plan it")
@@ -264,7 +268,10 @@ def test_a_cycle_in_a_loaded_file_is_highlighted_and_blocks_saving(
     assert scene.edges[("b", "a")].colour() == QColor(theme.ERROR)
     assert not scene.edges[("start", "a")].on_cycle
     assert scene.nodes["a"].problems
+    assert scene.nodes["b"].problems  # every node of the cycle is outlined
     assert "cycle: a → b → a" in scene.nodes["a"].toolTip()
+    back = scene.edges[("b", "a")].path()  # b is right of a: the arrow loops under them
+    assert back.boundingRect().bottom() > scene.nodes["a"].sceneBoundingRect().bottom()
     assert not scene.nodes["start"].problems
     assert dock.problems.isVisible()
     assert dock.problems.count() == 1
@@ -397,3 +404,38 @@ def test_the_repository_defaults_to_the_latest_sessions(
     dock = make_dock()
     assert dock.vm.repo == repo
     assert dock.toolbar.repo.text() == str(repo)
+
+
+def test_opening_another_pipeline_asks_before_dropping_unsaved_edits(
+        dock: DesignerDock, git_repo: Path, tmp_path: Path, qtbot: QtBot) -> None:
+    write_pipelines(git_repo, {"name": "one", "nodes": [
+        {"id": "a", "provider": "demo", "task": "a"}]}, {"name": "two", "nodes": [
+            {"id": "b", "provider": "demo", "task": "b"}]})
+    open_repo(dock, git_repo, qtbot)
+    vm, bar = dock.vm, dock.toolbar
+    assert [bar.pipelines.itemText(i) for i in range(bar.pipelines.count())] == ["one", "two"]
+    bar.pipelines.activated.emit(1)  # nothing changed yet: opened at once
+    assert vm.pipeline.name == "two"
+    vm.edit_node("b", "task", "b, changed")
+    bar.pipelines.activated.emit(0)
+    assert vm.pipeline.name == "two"
+    assert bar.pipelines.currentText() == "two"  # the open one until the answer
+    box = dock.question
+    assert box is not None
+    assert box.isVisible()
+    assert box.text() == "'two' has changes that are not saved."
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert vm.pipeline.name == "two"
+    bar.pipelines.activated.emit(0)
+    assert dock.question is not None
+    dock.question.button(QMessageBox.StandardButton.Discard).click()
+    assert vm.pipeline.name == "one"
+    assert not vm.dirty
+    assert vm.undo_stack.count() == 0
+
+    vm.edit_node("a", "task", "a, changed")  # another repository: the edits stay, as new
+    other = make_repo(tmp_path / "other")
+    open_repo(dock, other, qtbot)
+    assert vm.pipeline.name == "one"
+    assert vm.draft.node("a").task == "a, changed"
+    assert bar.pipelines.currentText() == "one (not saved)"

@@ -91,7 +91,7 @@ def test_a_drawn_pipeline_runs_and_each_node_turns_green(designer: DesignerDock,
     states = {n: item.step.state if item.step else None for n, item in dock.scene.nodes.items()}
     assert states == {"plan": "succeeded", "implement": "succeeded", "review": "succeeded"}
     assert all(step.saves == 1 for step in vm.run.steps.values())
-    assert dock.toolbar.status.text() == f"Run {run.id[:6]} succeeded · 3 of 3 steps done"
+    assert dock.toolbar.status.text() == f"Run {run.id[:6]} succeeded · 3/3 steps done"
     assert dock.toolbar.runs.currentData() == run.id
     assert not dock.toolbar.cancel.isEnabled()
     assert "Session " in dock.scene.nodes["implement"].toolTip()
@@ -161,3 +161,30 @@ def test_a_run_left_by_a_stopped_relay_finishes_in_the_next_window(
         arun(bridge.aclose())
     finally:
         arun(second.close())
+
+
+def test_cancel_stops_the_run_and_dims_what_never_ran(
+        open_engine: Callable[..., Engine], arun: Runner, git_repo: Path, qtbot: QtBot) -> None:
+    slow = open_engine(demo_step_delay=0.3, pipeline_poll=0.05)
+    write_pipelines(git_repo, three_steps())
+    dock, bridge = designer_on(slow, qtbot)
+    try:
+        open_repo(dock, git_repo, qtbot)
+        bar = dock.toolbar
+        bar.run_button.click()
+        qtbot.waitUntil(lambda: bar.cancel.isEnabled(), timeout=RUN_TIMEOUT_MS)
+        assert not bar.run_button.isEnabled()  # one run of it at a time
+        assert "still going" in bar.run_button.toolTip()
+        bar.cancel.click()
+        qtbot.waitUntil(lambda: finished(dock), timeout=RUN_TIMEOUT_MS)
+        run = dock.vm.run.run
+        assert run is not None
+        assert run.state == "cancelled"
+        review = dock.scene.nodes["review"]
+        assert review.step is not None
+        assert review.step.state in ("cancelled", "skipped")
+        assert review.opacity() < 1
+        assert bar.run_button.isEnabled()
+    finally:
+        dock.vm.stop()
+        arun(bridge.aclose())

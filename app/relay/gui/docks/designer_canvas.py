@@ -95,9 +95,9 @@ class DesignerScene(QGraphicsScene):
     def sync(self) -> None:
         """Place, update, add and remove items to match the draft and its problems."""
         by_node: dict[str, list[Problem]] = {}
-        for problem in self.vm.problems():
-            if problem.node is not None:
-                by_node.setdefault(problem.node, []).append(problem)
+        for problem in self.vm.problems():  # a cycle's problem is on each node of it
+            for node_id in dict.fromkeys(problem.cycle or ((problem.node,) if problem.node else ())):
+                by_node.setdefault(node_id, []).append(problem)
         self._syncing = True
         try:
             wanted = self.vm.pipeline.nodes
@@ -123,8 +123,9 @@ class DesignerScene(QGraphicsScene):
             -MARGIN, -MARGIN, MARGIN, MARGIN)))
 
     def nodes_rect(self) -> QRectF:
+        """What the drawing covers: its nodes and arrows (a loop goes under them)."""
         rect = QRectF()
-        for item in self.nodes.values():
+        for item in [*self.nodes.values(), *self.edges.values()]:
             rect = rect.united(item.sceneBoundingRect())
         return rect
 

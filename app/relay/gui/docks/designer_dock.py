@@ -113,7 +113,8 @@ class DesignerDock(QDockWidget):
         self.problems_title.setObjectName("designerProblemsTitle")
         self.problems = QListWidget()
         self.problems.setObjectName("designerProblems")
-        self.problems.setMaximumHeight(96)
+        self.problems.setTextElideMode(Qt.TextElideMode.ElideRight)  # whole in the tooltip
+        self.problems.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.problems.itemClicked.connect(self._problem_clicked)
         self.panel = DesignerPanel(vm, names)
         self.dialog: QFileDialog | None = None
@@ -272,10 +273,13 @@ class DesignerDock(QDockWidget):
         self.problems.clear()
         for problem in found:
             item = QListWidgetItem(str(problem))
+            item.setToolTip(str(problem))
             item.setData(Qt.ItemDataRole.UserRole, problem.node)
             item.setForeground(Qt.GlobalColor.darkRed)
             self.problems.addItem(item)
         self.problems.setVisible(bool(found))
+        row = self.problems.sizeHintForRow(0) if found else 0
+        self.problems.setFixedHeight(row * min(len(found), 4) + 2 * self.problems.frameWidth() + 2)
         if found:
             self.problems_title.setText(f"{len(found)} problem{'s' if len(found) != 1 else ''} "
                                         "to fix before saving or running:")

@@ -36,6 +36,7 @@ from relay.pipelines.model import Node
 from relay.pipelines.validate import Problem
 
 PORT_RADIUS = 6.0
+BADGE_HEIGHT = 16.0
 BORDER = QColor("#8c959f")
 EDGE = QColor("#57606a")
 #: (card fill, badge text colour) per step state
@@ -51,9 +52,9 @@ DIM_STATES = frozenset({"skipped", "cancelled"})
 
 
 def step_badge(step: StepInfo) -> str:
-    """``running · try 2``, ``succeeded``… (the attempt only once there was a retry)."""
-    if step.state == "running":
-        return f"running · try {step.attempt}" if step.attempt > 1 else "running"
+    """``running · try 2``, ``failed · try 3``, ``succeeded``…"""
+    if step.state == "running" or (step.state == "failed" and step.attempt > 1):
+        return f"{step.state} · try {max(step.attempt, 1)}"
     return step.state
 
 
@@ -115,7 +116,8 @@ class NodeItem(QGraphicsItem):
         self._retip()
 
     def boundingRect(self) -> QRectF:
-        return QRectF(-3, -3, NODE_WIDTH + 6, NODE_HEIGHT + 6)
+        return QRectF(-5, -BADGE_HEIGHT / 2 - 5, NODE_WIDTH + 10,
+                      NODE_HEIGHT + BADGE_HEIGHT / 2 + 10)
 
     def set_node(self, node: Node, problems: list[Problem]) -> None:
         if node == self.node and problems == self.problems:
@@ -180,30 +182,37 @@ class NodeItem(QGraphicsItem):
         bold = QFont(painter.font())
         bold.setPointSizeF(10.5)
         bold.setBold(True)
-        badge = step_badge(self.step) if self.step is not None else ""
         small = QFont(painter.font())
         small.setPointSizeF(9)
-        badge_w = QFontMetricsF(small).horizontalAdvance(badge) + (8 if badge else 0)
-        head = QRectF(pad, 6, rect.width() - 2 * pad - badge_w, 22)
+        head = QRectF(pad, 8, rect.width() - 2 * pad, 22)
         painter.setFont(bold)
         painter.setPen(QColor(theme.ERROR if self.problems else theme.TEXT))
         painter.drawText(head, Qt.AlignmentFlag.AlignVCenter,
                          QFontMetricsF(bold).elidedText(self.node_id, Qt.TextElideMode.ElideRight,
                                                         head.width()))
-        if badge:
-            painter.setFont(small)
-            painter.setPen(QColor(badge_colour))
-            painter.drawText(QRectF(rect.width() - pad - badge_w, 6, badge_w, 22),
-                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, badge)
+        if self.step is not None:
+            self._paint_badge(painter, rect, small, step_badge(self.step), badge_colour)
         painter.setFont(small)
         metrics = QFontMetricsF(small)
-        top = 30.0
+        top = 32.0
         for i, line in enumerate(self.lines()):
             painter.setPen(QColor(theme.TEXT if i == 0 else theme.MUTED))
             box = QRectF(pad, top, rect.width() - 2 * pad, 18)
             painter.drawText(box, Qt.AlignmentFlag.AlignVCenter,
                              metrics.elidedText(line, Qt.TextElideMode.ElideRight, box.width()))
             top += 18
+
+    @staticmethod
+    def _paint_badge(painter: QPainter, rect: QRectF, font: QFont, text: str,
+                     colour: str) -> None:
+        """The step's state as a pill on the card's top border (the id keeps its width)."""
+        width = QFontMetricsF(font).horizontalAdvance(text) + 14
+        pill = QRectF(rect.width() - width - 10, -BADGE_HEIGHT / 2, width, BADGE_HEIGHT)
+        painter.setPen(QPen(QColor(colour), 1))
+        painter.setBrush(QBrush(QColor("#ffffff")))
+        painter.drawRoundedRect(pill, BADGE_HEIGHT / 2, BADGE_HEIGHT / 2)
+        painter.setFont(font)
+        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
 
 
 class EdgeItem(QGraphicsPathItem):
@@ -257,10 +266,17 @@ class EdgeItem(QGraphicsPathItem):
 
 
 def curve(start: QPointF, end: QPointF) -> QPainterPath:
-    """A horizontal S-curve from an output port to an input port."""
-    bend = max(40.0, abs(end.x() - start.x()) / 2)
+    """A horizontal S-curve from an output port to an input port; an arrow going back
+    (its target left of its source) loops under both nodes instead of through them."""
     path = QPainterPath(start)
-    path.cubicTo(QPointF(start.x() + bend, start.y()), QPointF(end.x() - bend, end.y()), end)
+    if end.x() >= start.x() + 20:
+        bend = max(40.0, (end.x() - start.x()) / 2)
+        path.cubicTo(QPointF(start.x() + bend, start.y()), QPointF(end.x() - bend, end.y()), end)
+        return path
+    low = max(start.y(), end.y()) + NODE_HEIGHT / 2 + 36
+    middle = QPointF((start.x() + end.x()) / 2, low)
+    path.cubicTo(QPointF(start.x() + 70, start.y()), QPointF(start.x() + 70, low), middle)
+    path.cubicTo(QPointF(end.x() - 70, low), QPointF(end.x() - 70, end.y()), end)
     return path
 
 

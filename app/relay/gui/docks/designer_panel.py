@@ -118,25 +118,25 @@ class DesignerPanel(QStackedWidget):
         self.provider.addItems(self.runtimes)
         self.provider.currentTextChanged.connect(lambda t: self._field("provider", t))
         self.account = self._line("designerAccount", lambda t: self._field("account", t or None))
-        self.account.setPlaceholderText("the provider's default login")
+        self.account.setPlaceholderText("default login")
         self.model = self._line("designerModel", lambda t: self._field("model", t or None))
-        self.model.setPlaceholderText("the CLI's default")
+        self.model.setPlaceholderText("CLI default")
         self.task = QPlainTextEdit()
         self.task.setObjectName("designerTask")
         self.task.setPlaceholderText("What this step should do")
-        self.task.setMinimumHeight(90)
+        self.task.setMinimumHeight(80)
+        self.task.setMaximumHeight(130)
         self.task.textChanged.connect(lambda: self._field("task", self.task.toPlainText()))
         self.depends = QListWidget()
         self.depends.setObjectName("designerDependsOn")
-        self.depends.setMaximumHeight(90)
         self.depends.itemChanged.connect(self._dependency_toggled)
         self.fallback = self._line("designerFallback",
                                    lambda t: self._field("fallback", _split(t, ",")))
         self.fallback.setPlaceholderText("e.g. codex, claude:work")
         self.verify = QPlainTextEdit()
         self.verify.setObjectName("designerVerify")
-        self.verify.setPlaceholderText("one command per line, e.g. pytest -q")
-        self.verify.setMaximumHeight(70)
+        self.verify.setPlaceholderText("one command per line,\ne.g. pytest -q")
+        self.verify.setMaximumHeight(64)
         self.verify.textChanged.connect(
             lambda: self._field("verify", _split(self.verify.toPlainText(), "\n")))
         self.group = self._line("designerGroup", lambda t: self._field("group", t or None))
@@ -271,19 +271,28 @@ class DesignerPanel(QStackedWidget):
         self.node_problems.setVisible(bool(mine))
 
     def _show_dependencies(self, node: Node) -> None:
-        others = [n for n in self.vm.draft.ids() if n != node.id]
+        """Every other node, checked when this one depends on it; a node that already
+        depends on this one is greyed out (checking it would close a cycle)."""
+        draft = self.vm.draft
+        others = [n for n in draft.ids() if n != node.id]
         if [self.depends.item(i).text() for i in range(self.depends.count())] != others:
             self.depends.clear()
             for other in others:
-                item = QListWidgetItem(other)
-                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
-                self.depends.addItem(item)
+                self.depends.addItem(QListWidgetItem(other))
         for i in range(self.depends.count()):
             item = self.depends.item(i)
-            state = (Qt.CheckState.Checked if item.text() in node.depends_on
-                     else Qt.CheckState.Unchecked)
-            if item.checkState() != state:
+            back = draft.path(item.text(), node.id)
+            checked = item.text() in node.depends_on
+            flags = Qt.ItemFlag.ItemIsUserCheckable | (
+                Qt.ItemFlag.ItemIsEnabled if back is None or checked else Qt.ItemFlag.NoItemFlags)
+            if item.flags() != flags:
+                item.setFlags(flags)
+            item.setToolTip("" if back is None or checked else
+                            f"{item.text()} already depends on {node.id} ({' → '.join(back)})")
+            state = Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked
+            if item.data(Qt.ItemDataRole.CheckStateRole) is None or item.checkState() != state:
                 item.setCheckState(state)
+        self.depends.setMaximumHeight(min(90, 8 + 20 * max(1, len(others))))
         self.depends.setVisible(bool(others))
 
 

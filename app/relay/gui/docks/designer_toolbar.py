@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -124,9 +125,14 @@ class DesignerToolbar(QWidget):
         self.runs = QComboBox()
         self.runs.setObjectName("designerRuns")
         self.runs.setToolTip("Show a recent run of this pipeline on the canvas")
+        self.runs.setMinimumContentsLength(20)
+        self.runs.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.runs.activated.connect(self._run_picked)
         self.status = QLabel()
         self.status.setObjectName("designerRunStatus")
+        # a long reason must not widen the dock: it is cut, and whole in the tooltip
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._layout()
         vm.changed.connect(self.refresh)
         vm.pipelinesChanged.connect(self.refresh)
@@ -229,8 +235,10 @@ class DesignerToolbar(QWidget):
         self.status.setText(run.summary())
         colour = RUN_COLOURS.get(shown.state, theme.TEXT) if shown is not None else theme.MUTED
         self.status.setStyleSheet(f"QLabel {{ color: {colour}; }}")
-        self.status.setToolTip((shown.reason or "") if shown is not None else "")
-        reason = vm.run_problem()
+        self.status.setToolTip(run.summary())
+        reason = vm.run_problem() or (
+            "This pipeline's run is still going: cancel it or wait for it to finish."
+            if shown is not None and not shown.finished else None)
         self.run_button.setEnabled(reason is None and not run.starting)
         self.run_button.setToolTip(reason or ("Save the pipeline if it changed, then run it; "
                                               "each node's state shows on the canvas"))

@@ -149,8 +149,15 @@ class DesignerViewModel(QObject):
     # -- the repository and its file ----------------------------------------------------
 
     def set_repo(self, repo: Path | str) -> None:
-        """Work in ``repo``: read its pipelines; open the first if nothing is drawn yet."""
-        self.repo = Path(repo).expanduser()
+        """Work in ``repo``: read its pipelines and open the first — unless the drawing has
+        unsaved edits: it stays, as a pipeline new to this repository."""
+        path = Path(repo).expanduser()
+        if path != self.repo and self.repo is not None:
+            if self.unsaved_work:
+                self.source_name = None  # saving adds it here (never over a namesake)
+            else:
+                self._load(new_pipeline("pipeline"), None)
+        self.repo = path
         self.saved = []
         self.pipelinesChanged.emit()
         self.reload(open_first=True)

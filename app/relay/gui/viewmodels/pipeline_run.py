@@ -26,9 +26,12 @@ from relay.pipelines.model import Pipeline
 CONTEXT = "pipelines"
 
 
-def run_label(run: RunInfo) -> str:
-    """``14:03 · running · 3f2a1c`` for the run picker."""
-    when = time.strftime("%b %d %H:%M", time.localtime(run.created_ms / 1000))
+def run_label(run: RunInfo, now_s: float | None = None) -> str:
+    """``14:03 · running · 3f2a1c`` for the run picker (with the day when not today)."""
+    created = time.localtime(run.created_ms / 1000)
+    today = time.localtime(time.time() if now_s is None else now_s)
+    same_day = created[:3] == today[:3]
+    when = time.strftime("%H:%M" if same_day else "%b %d %H:%M", created)
     return f"{when} · {run.state} · {run.id[:6]}"
 
 
@@ -182,14 +185,14 @@ class PipelineRunViewModel(QObject):
         return self.run is not None and self.run.state == "running"
 
     def summary(self) -> str:
-        """``Run 3f2a1c running · 1 of 3 steps done`` (empty when no run is shown)."""
+        """``Run 3f2a1c running · 1/3 steps done`` (empty when no run is shown)."""
         if self.starting:
             return "Starting the run…"
         run = self.run
         if run is None:
             return ""
         done = sum(1 for s in self.steps.values() if s.state == "succeeded")
-        text = f"Run {run.id[:6]} {run.state} · {done} of {len(self.steps)} steps done"
+        text = f"Run {run.id[:6]} {run.state} · {done}/{len(self.steps)} steps done"
         return f"{text} · {run.reason}" if run.reason and run.state != "succeeded" else text
 
 
