@@ -142,8 +142,9 @@ def _log(conn: sqlite3.Connection, run_id: str, node_id: str | None, kind: str, 
 class Ledger:
     """Run and step rows of one database file. Open with :meth:`open`; :meth:`close` it."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, reader: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
+        self._reader = reader
         self.path = path
         self._lock = asyncio.Lock()
         self._thread_lock = threading.Lock()
@@ -159,14 +160,18 @@ class Ledger:
                                    timeout=0)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=0")
+            # reads get their own connection: a busy timeout for the rare WAL recovery
+            reader = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                                     timeout=BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open {path} for pipelines: {exc}.",
                              "Check the data folder (RELAY_HOME).") from exc
-        return cls(conn, path)
+        return cls(conn, reader, path)
 
     def close(self) -> None:
         with self._thread_lock:
             self._conn.close()
+        self._reader.close()
 
     # -- transactions --------------------------------------------------------------
 
@@ -203,19 +208,12 @@ class Ledger:
                 raise _store_error(exc) from exc
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        with self._thread_lock:
-            try:
-                return self._conn.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise _store_error(exc) from exc
-            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            try:
-                return self._conn.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise _store_error(exc) from exc
-            finally:
-                self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+        """A read on the reading connection (the caller's thread): in WAL mode it never
+        waits for a writer, and never for this ledger's own transaction in a thread."""
+        try:
+            return self._reader.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from exc
 
     # -- runs ------------------------------------------------------------------------
 

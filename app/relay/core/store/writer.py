@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 Statement = tuple[str, Sequence[Any]]
 MAX_BATCH = 2000
+#: pauses before writing again when the database is locked at once (about 5 s in all)
+LOCKED_RETRIES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.2, 2.0)
 
 
 # One statement inserts a whole batch: SQLite unpacks the rows from a JSON array in C
@@ -177,7 +179,7 @@ class EventWriter:
             self._fail(batch, self.failure)
             return
         try:
-            records = await self._commit(batch)
+            records = await self._commit_retrying(batch)
         except Exception as exc:  # any failure stops the writer cleanly: never a hang
             failure = exc if isinstance(exc, StoreError) else StoreError(
                 f"Could not store events: {exc!r}.", "This is a bug in Relay; see the log.")
@@ -197,6 +199,23 @@ class EventWriter:
         for op in batch:
             if op.done is not None and not op.done.done():
                 op.done.set_exception(exc)
+
+    async def _commit_retrying(self, batch: list[WriteOp]) -> list[EventRecord]:
+        """:meth:`_commit`, again after a moment when SQLite says the database is locked at
+        once: a read on this connection still holds an older snapshot while another
+        connection (another process, the pipeline ledger) committed, and SQLite refuses to
+        upgrade a stale snapshot to a write without waiting for the busy timeout. Nothing
+        was written; the read ends within milliseconds."""
+        for delay in LOCKED_RETRIES:
+            try:
+                return await self._commit(batch)
+            except StoreError as exc:
+                if not isinstance(exc.__cause__, sqlite3.OperationalError) or \
+                        "locked" not in str(exc.__cause__):
+                    raise
+                log.debug("database locked; writing again in %.3f s", delay)
+                await asyncio.sleep(delay)
+        return await self._commit(batch)
 
     async def _commit(self, batch: list[WriteOp]) -> list[EventRecord]:
         """Commit a batch; returns the records of its events, in op order.
