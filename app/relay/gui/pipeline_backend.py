@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Protocol
 
 from relay.core.engine import Engine
-from relay.pipelines import files
+from relay.pipelines import files, planner
 from relay.pipelines.ledger import RunInfo, StepInfo
 from relay.pipelines.model import Pipeline
+from relay.runtimes.registry import adapter_class
 
 
 class PipelineBackend(Protocol):
@@ -58,6 +59,10 @@ class PipelineBackend(Protocol):
 
     async def default_repo(self) -> Path | None:
         """The repository the user most obviously works in (the latest run's or session's)."""
+        ...
+
+    async def plan(self, goal: str, repo: Path, runtime: str) -> planner.Plan:
+        """A graph for ``goal`` from the ``runtime`` planner (validated, not saved or run)."""
         ...
 
 
@@ -106,3 +111,16 @@ class EnginePipelineBackend:
             return Path(runs[0].repo)
         sessions = await self._engine.list_sessions(limit=1)
         return Path(sessions[0].repo) if sessions else None
+
+    async def plan(self, goal: str, repo: Path, runtime: str) -> planner.Plan:
+        usable = await asyncio.to_thread(usable_runtimes, self._engine, runtime)  # runs --version
+        return await planner.plan(self._engine, goal, repo, runtime, runtimes=usable)
+
+
+def usable_runtimes(engine: Engine, planner_runtime: str) -> list[str]:
+    """What a planned graph may use: the installed runtimes (the simulated demo only when it
+    is the demo that plans), the planner's own first."""
+    simulated = adapter_class(planner_runtime).simulated
+    found = [i.runtime for i in engine.runtime_infos()
+             if i.problem is None and adapter_class(i.runtime).simulated == simulated]
+    return [planner_runtime, *(r for r in found if r != planner_runtime)]

@@ -75,6 +75,7 @@ class RelayShell(QObject):
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
         self.designer_dock = DesignerDock(self.designer_vm)
+        self.designer_dock.runtimes = lambda: self.runtime_infos
         self.placeholders = placeholder_docks()
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
                                  [self.wallet_dock, self.detect_dock, *self.placeholders], icon,

@@ -18,7 +18,9 @@ class Graph:
 
     @classmethod
     def of(cls, pipeline: Pipeline) -> Graph:
-        deps = {n.id: tuple(dict.fromkeys(n.depends_on)) for n in pipeline.nodes}
+        ids = {n.id for n in pipeline.nodes}  # an unknown dependency is validation's to report
+        deps = {n.id: tuple(d for d in dict.fromkeys(n.depends_on) if d in ids)
+                for n in pipeline.nodes}
         out: dict[str, list[str]] = {n: [] for n in deps}
         for node, before in deps.items():
             for dep in before:

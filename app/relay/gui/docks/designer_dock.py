@@ -33,7 +33,9 @@ from relay.gui import theme
 from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, DesignerView
 from relay.gui.docks.designer_panel import DesignerPanel
 from relay.gui.docks.designer_toolbar import DesignerToolbar
+from relay.gui.plan_dialog import PlanDialog
 from relay.gui.viewmodels.designer import DesignerViewModel
+from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 
 NOTE_CSS = {
@@ -119,6 +121,10 @@ class DesignerDock(QDockWidget):
         self.panel = DesignerPanel(vm, names)
         self.dialog: QFileDialog | None = None
         self.question: QMessageBox | None = None
+        self.planner: PlanDialog | None = None
+        #: the runtimes the Plan… dialog offers (the shell gives its doctor's findings)
+        self.runtimes: Callable[[], list[RuntimeInfo]] = lambda: [
+            RuntimeInfo(name, None, None) for name in available_runtimes()]
         self._fit_pending = True
         self.setWidget(self._content())
         self._shortcuts()
@@ -174,6 +180,7 @@ class DesignerDock(QDockWidget):
         bar.pipelineChosen.connect(lambda name: self.confirm_discard(lambda: vm.open(name)))
         bar.newRequested.connect(lambda: self.confirm_discard(vm.new))
         bar.importRequested.connect(self.import_dialog)
+        bar.planRequested.connect(self.plan_dialog)
         bar.exportRequested.connect(self.export_dialog)
         bar.fitRequested.connect(self.view.fit)
         self.scene.nodeClicked.connect(vm.activate)
@@ -232,6 +239,21 @@ class DesignerDock(QDockWidget):
         dialog = self._dialog("Import a pipeline", QFileDialog.FileMode.ExistingFile)
         dialog.fileSelected.connect(
             lambda path: self.confirm_discard(lambda: self.vm.import_file(path)))
+        dialog.open()
+        return dialog
+
+    def plan_dialog(self) -> PlanDialog:
+        """Plan…: a goal and a planner; the graph opens as an unsaved draft."""
+        if self.planner is not None:
+            self.planner.close()
+        dialog = PlanDialog([(i.runtime, i.problem is None) for i in self.runtimes()], self)
+
+        def plan(goal: str, runtime: str) -> None:
+            def go() -> None:
+                self.vm.plan(goal, runtime)
+            self.confirm_discard(go)
+        dialog.planRequested.connect(plan)
+        self.planner = dialog
         dialog.open()
         return dialog
 

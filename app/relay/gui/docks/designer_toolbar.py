@@ -58,7 +58,7 @@ class DesignerToolbar(QWidget):
 
     Signals:
         repoChosen(str), browseRequested(), pipelineChosen(str), newRequested(),
-        importRequested(), exportRequested(), fitRequested().
+        importRequested(), planRequested(), exportRequested(), fitRequested().
     """
 
     repoChosen = Signal(str)
@@ -66,6 +66,7 @@ class DesignerToolbar(QWidget):
     pipelineChosen = Signal(str)
     newRequested = Signal()
     importRequested = Signal()
+    planRequested = Signal()
     exportRequested = Signal()
     fitRequested = Signal()
 
@@ -89,6 +90,9 @@ class DesignerToolbar(QWidget):
         self.unsaved = QLabel()
         self.unsaved.setObjectName("designerUnsaved")
         self.unsaved.setStyleSheet(f"QLabel {{ color: {theme.WARNING}; }}")
+        self.plan = _button("Plan…", "designerPlan",
+                            "Describe a goal; an agent drafts the pipeline for you to review")
+        self.plan.clicked.connect(self.planRequested)
         self.import_ = _button("Import…", "designerImport", "Open a pipeline from a JSON file")
         self.import_.clicked.connect(self.importRequested)
         self.export = _button("Export…", "designerExport", "Write this pipeline to a JSON file")
@@ -151,7 +155,7 @@ class DesignerToolbar(QWidget):
     def _layout(self) -> None:
         where = _row(QLabel("Repository"), self.repo, self.browse)
         where.setStretch(1, 1)
-        what = _row(QLabel("Pipeline"), self.pipelines, self.new, self.save, self.unsaved,
+        what = _row(QLabel("Pipeline"), self.pipelines, self.new, self.plan, self.save, self.unsaved,
                     self.import_, self.export, None, self.undo, self.redo, self.layout_button,
                     self.fit)
         what.setStretch(1, 1)
@@ -195,6 +199,8 @@ class DesignerToolbar(QWidget):
                                         if vm.dirty else "Saved"))
         self.unsaved.setText("● unsaved" if vm.dirty and vm.pipeline.nodes else "")
         self.export.setEnabled(not vm.problems())
+        self.plan.setEnabled(not vm.planning and vm.repo is not None)
+        self.plan.setText("Planning…" if vm.planning else "Plan…")
         self.refresh_run()
 
     def _fill_pipelines(self) -> None:

@@ -28,6 +28,7 @@ from relay.gui.designer_draft import Draft, Edit, EditRefused, new_pipeline, pla
 from relay.gui.pipeline_backend import PipelineBackend
 from relay.gui.viewmodels.pipeline_run import CONTEXT, PipelineRunViewModel
 from relay.pipelines.model import Pipeline
+from relay.pipelines.planner import Plan
 from relay.pipelines.validate import Problem
 
 #: QUndoCommand.id() of edits that may merge (their Edit.merge keys must also match)
@@ -92,6 +93,8 @@ class DesignerViewModel(QObject):
         self.saved: list[Pipeline] = []
         #: the name the draft has in the file (None: never saved there)
         self.source_name: str | None = None
+        #: a planner session is working on a graph
+        self.planning = False
         self.selected: tuple[str, ...] = ()
         self._gestures = itertools.count(1)
 
@@ -246,6 +249,45 @@ class DesignerViewModel(QObject):
         others = f" (the file holds {len(found)}: the first is open)" if len(found) > 1 else ""
         self.notice.emit(f"Imported {first.name!r} from {path}{others}; Save stores it in the "
                          "repository.", "info")
+
+    def plan(self, goal: str, runtime: str) -> bool:
+        """Ask ``runtime`` for a graph reaching ``goal``; it opens as an unsaved draft to review."""
+        repo = self.repo
+        if repo is None or not goal.strip():
+            self.notice.emit("Choose the repository and say what the pipeline should achieve.",
+                             "warning")
+            return False
+        self.planning = True
+        self.notice.emit(f"Planning with {runtime}… (a read-only session; it shows in Sessions)",
+                         "info")
+        self.changed.emit()
+
+        async def planned() -> Plan:
+            try:
+                return await self._backend.plan(goal, repo, runtime)
+            finally:  # a failure is the bridge's to show (with its hint)
+                self.planning = False
+                self.changed.emit()
+        self._bridge.tasks.start(planned(), context=CONTEXT,
+                                 on_done=lambda result: self._planned(result, runtime))
+        return True
+
+    def _planned(self, result: Plan, runtime: str) -> None:
+        if result.pipeline is None:
+            first = result.problems[0] if result.problems else "no answer"
+            self.notice.emit(f"{runtime}'s plan is not a valid pipeline ({first}); see session "
+                             f"{result.session_id}.", "warning")
+            self.changed.emit()
+            return
+        planned = result.pipeline
+        replaces = any(p.name == planned.name for p in self.saved)
+        self._load(planned, None)
+        if replaces:  # saving replaces the repository's pipeline of that name
+            self.source_name = planned.name
+            self.undo_stack.resetClean()
+            self.changed.emit()
+        self.notice.emit(f"Planned by {runtime} (session {result.session_id}): review the "
+                         f"{len(planned.nodes)} steps, then Save and Run.", "ok")
 
     def export_file(self, path: Path | str) -> bool:
         found = self.problems()
