@@ -54,12 +54,12 @@ class Plan:
 
 
 def prompt(goal: str, runtimes: list[str]) -> str:
-    """The planning instruction (the goal on its own line, which the demo runtime reads)."""
-    return (
-        "You are Relay's pipeline planner. Split the goal below into a small graph of steps "
+    """The planning instruction (the goal on its own first line, which the demo runtime reads)."""
+    return (  # the goal first: it is what the session's task column shows
+        f"{GOAL_MARKER}{' '.join(goal.split())}\n\n"
+        "You are Relay's pipeline planner. Split the goal above into a small graph of steps "
         "that coding agents will run, each in its own git worktree starting from the results "
         "of the steps it depends on. Look at the repository if that helps; do not change it.\n\n"
-        f"{GOAL_MARKER}{' '.join(goal.split())}\n\n"
         f"Runtimes you may use as provider or fallback: {', '.join(runtimes)}.\n"
         "Rules: ids are short (letters, digits, '-' or '_', starting with a letter) and unique; "
         "dependsOn lists only ids in the graph and never forms a cycle; a task may quote a "
