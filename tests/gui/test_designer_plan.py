@@ -12,7 +12,7 @@ from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.plan_dialog import PlanDialog
 from relay.pipelines import files
 from relay.runtimes.base import RuntimeInfo
-from tests.gui.designer_helpers import idle
+from tests.gui.designer_helpers import idle, three_steps, write_pipelines
 from tests.gui.test_designer_run import designer, engine, open_repo, shell  # noqa: F401
 
 
@@ -47,3 +47,24 @@ def test_plan_opens_the_demo_planners_graph_unsaved_for_review(
     qtbot.waitUntil(lambda: idle(designer) and not vm.dirty)
     saved = json.loads(files.pipelines_path(git_repo).read_text())["pipelines"]
     assert [p["name"] for p in saved] == ["add-a-farewell-function"]
+
+
+def test_an_imported_pipeline_with_a_saved_name_is_unsaved_until_saved(
+        designer: DesignerDock, git_repo: Path, tmp_path: Path, qtbot: QtBot) -> None:  # noqa: F811
+    write_pipelines(git_repo, three_steps())
+    open_repo(designer, git_repo, qtbot)
+    vm = designer.vm
+    assert vm.pipeline.name == "feature"
+    assert not designer.toolbar.save.isEnabled()  # as saved
+    other = three_steps()
+    other["description"] = "from the file"
+    source = tmp_path / "feature.json"
+    source.write_text(json.dumps(other))
+    vm.import_file(source)
+    qtbot.waitUntil(lambda: idle(designer) and vm.pipeline.description == "from the file")
+    assert vm.dirty  # the repository still holds the old one
+    assert designer.toolbar.save.isEnabled()
+    assert vm.save()
+    qtbot.waitUntil(lambda: idle(designer) and not vm.dirty)
+    saved = json.loads(files.pipelines_path(git_repo).read_text())["pipelines"]
+    assert [(p["name"], p.get("description")) for p in saved] == [("feature", "from the file")]

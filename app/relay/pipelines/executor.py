@@ -37,6 +37,20 @@ def conflict_note(paths: tuple[str, ...]) -> str:
             f"where two of them changed the same lines. Resolve them first:\n{listed}\n\n")
 
 
+async def final_answer(engine: Engine, session_id: str) -> str:
+    """A session's final answer: its last assistant message (not reasoning, not a
+    subagent's), else the CLI's result text."""
+    result = ""
+    for record in reversed(await engine.session_events(session_id)):
+        event = record.event
+        if isinstance(event, AssistantText) and not event.reasoning \
+                and event.parent_call_id is None and event.text.strip():
+            return event.text
+        if isinstance(event, SessionEnded) and event.result_text and not result:
+            result = event.result_text
+    return result
+
+
 class SessionExecutor:
     """Runs a step as a Relay session of ``engine``."""
 
@@ -91,21 +105,8 @@ class SessionExecutor:
             files = await asyncio.to_thread(git_ops.changed_files, repo, base.commit, commit)
         except RelayError as exc:
             raise StepFailure(exc.message) from exc
-        output = await self._answer(session_id)
+        output = (await final_answer(self.engine, session_id))[:OUTPUT_LIMIT]
         return StepOutputs(output, files, commit, row.branch, session_id), cost
-
-    async def _answer(self, session_id: str) -> str:
-        """The session's final answer: its last assistant message, else the CLI's result."""
-        events = await self.engine.session_events(session_id)
-        result = ""
-        for record in reversed(events):
-            event = record.event
-            if isinstance(event, AssistantText) and not event.reasoning \
-                    and event.parent_call_id is None and event.text.strip():
-                return event.text[:OUTPUT_LIMIT]
-            if isinstance(event, SessionEnded) and event.result_text and not result:
-                result = event.result_text
-        return result[:OUTPUT_LIMIT]
 
     async def finish_run(self, run: RunInfo, sinks: dict[str, StepOutputs]) -> str | None:
         """A finished run's branch at the merge of its final steps' results."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from relay.pipelines.model import Pipeline
@@ -33,23 +33,14 @@ class Graph:
 
     def downstream(self, node: str) -> list[str]:
         """Every node that depends on ``node``, directly or not (topological order)."""
-        seen: set[str] = set()
-        todo = list(self.dependents[node])
-        while todo:
-            cur = todo.pop()
-            if cur not in seen:
-                seen.add(cur)
-                todo.extend(self.dependents[cur])
-        return [n for n in self.order if n in seen]
+        return self._reach(node, self.dependents)
 
     def upstream(self, node: str) -> list[str]:
-        seen: set[str] = set()
-        todo = list(self.deps[node])
-        while todo:
-            cur = todo.pop()
-            if cur not in seen:
-                seen.add(cur)
-                todo.extend(self.deps[cur])
+        """Every node ``node`` depends on, directly or not (topological order)."""
+        return self._reach(node, self.deps)
+
+    def _reach(self, node: str, edges: Mapping[str, Sequence[str]]) -> list[str]:
+        seen = reach(node, edges)
         return [n for n in self.order if n in seen]
 
     def sinks(self) -> list[str]:
@@ -64,6 +55,18 @@ class Graph:
         for node in self.order:
             out[depth[node]].append(node)
         return out
+
+
+def reach(node: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
+    """Every node reachable from ``node`` along ``edges`` (names not in ``edges`` ignored)."""
+    seen: set[str] = set()
+    todo = [n for n in edges.get(node, ()) if n in edges]
+    while todo:
+        cur = todo.pop()
+        if cur not in seen:
+            seen.add(cur)
+            todo.extend(n for n in edges[cur] if n in edges)
+    return seen
 
 
 def topological(deps: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from relay.core.errors import PipelineError, PipelineInvalidError, RelayError
-from relay.core.events import AssistantText, SessionEnded
 from relay.core.models import SessionSpec
+from relay.pipelines.executor import final_answer
 from relay.pipelines.model import Pipeline, parse_pipeline
 from relay.pipelines.validate import problems
 from relay.runtimes.base import PermissionPolicy
@@ -97,17 +97,6 @@ def _check(answer: str, runtimes: list[str]) -> tuple[Pipeline | None, list[str]
     return (None if found else pipeline), found
 
 
-async def _answer(engine: Engine, session_id: str) -> str:
-    events = await engine.session_events(session_id)
-    for record in reversed(events):
-        event = record.event
-        if isinstance(event, AssistantText) and not event.reasoning and event.parent_call_id is None:
-            return event.text
-        if isinstance(event, SessionEnded) and event.result_text:
-            return event.result_text
-    return ""
-
-
 async def plan(engine: Engine, goal: str, repo: Path, runtime: str, model: str | None = None,
                runtimes: list[str] | None = None) -> Plan:
     """Ask ``runtime`` for a graph that reaches ``goal``; validated, never run."""
@@ -121,7 +110,7 @@ async def plan(engine: Engine, goal: str, repo: Path, runtime: str, model: str |
     if row.state != "completed":
         raise PipelineError(f"The planner session {session_id} {row.state}: {row.reason}.",
                             f"See `relay-cli show {session_id}`.")
-    answer = await _answer(engine, session_id)
+    answer = await final_answer(engine, session_id)
     pipeline, found = _check(answer, usable)
     attempts = 1
     resumable = adapter_class(runtime)(None).capabilities.supports(Cap.RESUME)
@@ -132,6 +121,6 @@ async def plan(engine: Engine, goal: str, repo: Path, runtime: str, model: str |
         except RelayError:
             return Plan(None, session_id, answer, found, attempts=1)
         await engine.wait_session(session_id)
-        answer = await _answer(engine, session_id)
+        answer = await final_answer(engine, session_id)
         pipeline, found = _check(answer, usable)
     return Plan(pipeline, session_id, answer, found, attempts)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from relay.core.errors import PipelineInvalidError
+from relay.pipelines.graph import reach
 from relay.pipelines.model import Pipeline
 from relay.pipelines.templates import references
 from relay.runtimes.registry import available_runtimes
@@ -71,18 +72,6 @@ def find_cycles(deps: Mapping[str, Sequence[str]]) -> list[tuple[str, ...]]:
     return cycles
 
 
-def ancestors(deps: Mapping[str, Sequence[str]], node: str) -> set[str]:
-    """Every node ``node`` depends on, directly or not."""
-    out: set[str] = set()
-    todo = [d for d in deps.get(node, ()) if d in deps]
-    while todo:
-        cur = todo.pop()
-        if cur not in out:
-            out.add(cur)
-            todo.extend(d for d in deps.get(cur, ()) if d in deps)
-    return out
-
-
 def problems(pipeline: Pipeline, runtimes: Sequence[str] | None = None) -> list[Problem]:
     """Everything wrong with ``pipeline`` (empty: it may run)."""
     runtimes = list(runtimes if runtimes is not None else available_runtimes())
@@ -134,7 +123,7 @@ def _node_problems(pipeline: Pipeline, node_id: str, ids: dict[str, int],
     refs, template_problems = references(node.task)
     for message in template_problems:
         bad("task", message)
-    reachable = ancestors(deps, node.id)
+    reachable = reach(node.id, deps)
     for ref in refs:
         if ref.node not in ids:
             bad("task", f"{{{{{ref.node}.{ref.field}}}}} refers to unknown node {ref.node!r}"

@@ -93,6 +93,8 @@ class DesignerViewModel(QObject):
         self.saved: list[Pipeline] = []
         #: the name the draft has in the file (None: never saved there)
         self.source_name: str | None = None
+        #: an imported or planned draft that will replace the saved pipeline of its name
+        self._replacing = False
         #: a planner session is working on a graph
         self.planning = False
         self.selected: tuple[str, ...] = ()
@@ -123,7 +125,7 @@ class DesignerViewModel(QObject):
     @property
     def dirty(self) -> bool:
         """The draft differs from the repository's file (or was never saved there)."""
-        return self.source_name is None or not self.undo_stack.isClean()
+        return self.source_name is None or not self.undo_stack.isClean() or self._replacing
 
     def save_problem(self) -> str | None:
         """Why the draft cannot be saved now, or None."""
@@ -200,6 +202,7 @@ class DesignerViewModel(QObject):
     def _load(self, pipeline: Pipeline, source: str | None) -> None:
         self.draft.set(placed(pipeline))  # nodes without a position are laid out
         self.source_name = source
+        self._replacing = False
         self.selected = ()
         self.undo_stack.clear()
         self.notice.emit("", "info")
@@ -224,6 +227,7 @@ class DesignerViewModel(QObject):
         self.source_name = pipeline.name
         if pipeline == self.pipeline:
             self.undo_stack.setClean()
+            self._replacing = False
         self.notice.emit(f"Saved {pipeline.name!r} in {path}.", "ok")
         self.changed.emit()
         self.reload()
@@ -240,15 +244,19 @@ class DesignerViewModel(QObject):
             self.notice.emit(f"{path} holds no pipelines.", "warning")
             return
         first = found[0]
-        replaces = any(p.name == first.name for p in self.saved)
-        self._load(first, None)
-        if replaces:  # saving replaces the repository's pipeline of that name
-            self.source_name = first.name
-            self.undo_stack.resetClean()
-            self.changed.emit()
+        self._open_draft(first)
         others = f" (the file holds {len(found)}: the first is open)" if len(found) > 1 else ""
         self.notice.emit(f"Imported {first.name!r} from {path}{others}; Save stores it in the "
                          "repository.", "info")
+
+    def _open_draft(self, pipeline: Pipeline) -> None:
+        """Open a pipeline that is not in the repository's file yet (imported, planned); one
+        with a saved pipeline's name replaces that one when saved."""
+        self._load(pipeline, None)
+        if any(p.name == pipeline.name for p in self.saved):
+            self.source_name = pipeline.name
+            self._replacing = True
+            self.changed.emit()
 
     def plan(self, goal: str, runtime: str) -> bool:
         """Ask ``runtime`` for a graph reaching ``goal``; it opens as an unsaved draft to review."""
@@ -280,12 +288,7 @@ class DesignerViewModel(QObject):
             self.changed.emit()
             return
         planned = result.pipeline
-        replaces = any(p.name == planned.name for p in self.saved)
-        self._load(planned, None)
-        if replaces:  # saving replaces the repository's pipeline of that name
-            self.source_name = planned.name
-            self.undo_stack.resetClean()
-            self.changed.emit()
+        self._open_draft(planned)
         self.notice.emit(f"Planned by {runtime} (session {result.session_id}): review the "
                          f"{len(planned.nodes)} steps, then Save and Run.", "ok")
 
