@@ -25,6 +25,7 @@ outputs = {
     "audit": "audit log: ok",
     "wallet": "demo demo · a simulation",
     "detect": '{"sessions": []}',
+    "pipeline": "engine A's late write was refused",
     "--usage-worker": "",
 }
 os.makedirs(os.environ["RELAY_HOME"], exist_ok=True)
