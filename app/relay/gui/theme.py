@@ -75,3 +75,10 @@ SIGNATURE_CSS = {
     "unchecked": f"QLabel {{ color: {WARNING}; font-weight: bold; }}",
 }
 PLACEHOLDER_CSS = f"QLabel {{ color: {MUTED}; font-size: 15px; }}"
+#: a dock's one-line note, by tone
+NOTE_CSS = {
+    "ok": f"QLabel {{ color: {OK}; }}",
+    "warning": f"QLabel {{ color: {WARNING}; font-weight: bold; }}",
+    "error": f"QLabel {{ color: {ERROR}; }}",
+    "info": f"QLabel {{ color: {TEXT}; }}",
+}

@@ -27,10 +27,6 @@ class Graph:
                 out[dep].append(node)
         return cls(deps, {k: tuple(v) for k, v in out.items()}, topological(deps))
 
-    def ready(self, node: str, states: Mapping[str, str]) -> bool:
-        """Every dependency of ``node`` has its result saved."""
-        return all(states.get(d) == "succeeded" for d in self.deps[node])
-
     def downstream(self, node: str) -> list[str]:
         """Every node that depends on ``node``, directly or not (topological order)."""
         return self._reach(node, self.dependents)

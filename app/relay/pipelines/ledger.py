@@ -436,12 +436,6 @@ class Ledger:
             return out
         return await self.tx(fn)
 
-    async def note(self, run_id: str, node_id: str | None, kind: str, detail: str,
-                   owner: str | None = None) -> None:
-        def fn(conn: sqlite3.Connection) -> None:
-            _log(conn, run_id, node_id, kind, now_ms(), owner, None, detail)
-        await self.tx(fn)
-
 
 _CLAIM = ("UPDATE pipeline_steps SET state='running', owner=?, epoch=epoch+1,"
           f" attempt=attempt+1, lease_until_ms=?, started_ms=?, ended_ms=NULL, seq={_NEXT}"

@@ -182,7 +182,3 @@ class Pipelines:
         for listener in list(self.listeners):
             listener(run_id)
 
-
-def elapsed(run: RunInfo) -> float:
-    end = run.ended_ms or int(time.time() * 1000)
-    return (end - run.created_ms) / 1000

@@ -26,11 +26,10 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import orjson
-
 from relay.core.events import AgentError, AgentEvent, LimitHit
 from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
 from relay.sessions.signals import classify, error_category, limit_kind
+from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
 #: lines longer than this are skipped and counted (a huge tool result never blows memory)
 LINE_LIMIT = 64 * 1024 * 1024
@@ -68,7 +67,7 @@ def records(path: Path, problems: list[str], limit: int = LINE_LIMIT) -> Iterato
                     if not _blank_at(peek, offset):
                         counts["too_long"] += 1
                     continue
-                obj = load_object(line, counts)
+                obj = load_json(line, counts)
                 if obj is not None:
                     yield obj
             if _partial_tail(peek):
@@ -78,31 +77,13 @@ def records(path: Path, problems: list[str], limit: int = LINE_LIMIT) -> Iterato
     problems.extend(describe(counts, limit))
 
 
-def load_object(data: bytes, counts: Counter[str]) -> dict[str, Any] | None:
-    """The JSON object in ``data``, or None (counted as ``corrupt`` or ``not_utf8``)."""
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            counts["not_utf8"] += 1
-            return None
-        counts["corrupt"] += 1
-        return None
-    if not isinstance(obj, dict):
-        counts["corrupt"] += 1
-        return None
-    return obj
-
-
 def describe(counts: Counter[str], limit: int = LINE_LIMIT) -> list[str]:
     """Problem sentences for the counted lines."""
     out = []
-    if counts["corrupt"]:
-        out.append(_plural(counts["corrupt"], "unreadable line") + " (corrupt or truncated)")
-    if counts["not_utf8"]:
-        out.append(_plural(counts["not_utf8"], "line") + " not UTF-8")
+    if counts[CORRUPT]:
+        out.append(_plural(counts[CORRUPT], "unreadable line") + " (corrupt or truncated)")
+    if counts[NOT_UTF8]:
+        out.append(_plural(counts[NOT_UTF8], "line") + " not UTF-8")
     if counts["too_long"]:
         out.append(_plural(counts["too_long"], "line") + f" over {_size(limit)} skipped")
     if counts["partial"]:

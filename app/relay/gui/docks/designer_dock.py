@@ -38,11 +38,6 @@ from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 
-NOTE_CSS = {
-    "ok": f"QLabel {{ color: {theme.OK}; }}",
-    "warning": f"QLabel {{ color: {theme.WARNING}; font-weight: bold; }}",
-    "info": f"QLabel {{ color: {theme.TEXT}; }}",
-}
 READY_TEXT = "No problems: ready to save and run."
 PALETTE_CSS = ("QListWidget { background: transparent; }"
                " QListWidget::item { border: 1px solid #d0d7de; border-radius: 10px;"
@@ -285,7 +280,7 @@ class DesignerDock(QDockWidget):
 
     def show_note(self, text: str, tone: str) -> None:
         self.note.setText(text)
-        self.note.setStyleSheet(NOTE_CSS.get(tone, NOTE_CSS["info"]))
+        self.note.setStyleSheet(theme.NOTE_CSS.get(tone, theme.NOTE_CSS["info"]))
         self.note.setVisible(bool(text))
         if text and tone != "warning":
             self.error.hide()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
@@ -38,7 +36,7 @@ from relay.detect import present as text
 from relay.detect.model import DetectedSession
 from relay.gui import theme
 from relay.gui.detect_text import detail_html
-from relay.gui.docks.parts import empty_or_content
+from relay.gui.docks.parts import empty_or_content, row_table
 from relay.gui.viewmodels.detect import STATE_COLOURS, DetectViewModel, Note
 
 EMPTY_TEXT = ("No agent sessions live or active in the last 24 hours.\n"
@@ -48,11 +46,6 @@ EMPTY_ALL_TEXT = "No agent sessions found on this machine."
 LOADING_TEXT = "Looking for agent sessions…"
 NO_SELECTION_TEXT = "Select a session to see what it was doing."
 
-NOTE_CSS = {
-    "ok": f"QLabel {{ color: {theme.OK}; }}",
-    "error": f"QLabel {{ color: {theme.ERROR}; }}",
-    "info": f"QLabel {{ color: {theme.TEXT}; }}",
-}
 PATH_CSS = ("QLabel { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 4px;"
             " padding: 4px 6px; font-family: monospace; }")
 BADGE_CSS = ("QLabel {{ background: {bg}; color: {fg}; border-radius: 8px; padding: 1px 8px;"
@@ -179,20 +172,8 @@ class DetectDock(QDockWidget):
         self.problems.hide()
 
     def _make_table(self) -> QTableView:
-        table = QTableView()
-        table.setObjectName("detectTable")
-        table.setModel(self.vm)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table = row_table("detectTable", self.vm, stretch=1)
         table.setAlternatingRowColors(True)
-        table.setShowGrid(False)
-        table.setWordWrap(False)
-        table.verticalHeader().hide()
-        table.verticalHeader().setDefaultSectionSize(26)
-        header = table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         table.selectionModel().selectionChanged.connect(self._on_selection)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         table.customContextMenuRequested.connect(self._on_context_menu)
@@ -403,7 +384,7 @@ class DetectDock(QDockWidget):
         self.path.setVisible(note is not None and bool(note.path))
         if note is not None:
             self.note.setText(note.text)
-            self.note.setStyleSheet(NOTE_CSS[note.tone])
+            self.note.setStyleSheet(theme.NOTE_CSS[note.tone])
             self.path.setText(note.path)
 
 

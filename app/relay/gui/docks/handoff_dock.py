@@ -14,10 +14,8 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QPainter, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -32,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
-from relay.gui.docks.parts import detail_view, empty_or_content
+from relay.gui.docks.parts import detail_view, empty_or_content, row_table
 from relay.gui.handoff_text import parse_target
 from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
@@ -121,20 +119,8 @@ class HandoffDock(QDockWidget):
         self.error.hide()
 
     def _make_table(self) -> QTableView:
-        table = QTableView()
-        table.setObjectName("handoffTable")
-        table.setModel(self.vm)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        table.setShowGrid(False)
-        table.setWordWrap(False)
+        table = row_table("handoffTable", self.vm, stretch=0, row_height=_ROW_HEIGHT)
         table.setItemDelegate(_StepCellDelegate(table))
-        table.verticalHeader().hide()
-        table.verticalHeader().setDefaultSectionSize(_ROW_HEIGHT)
-        header = table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         table.selectionModel().selectionChanged.connect(self._on_selection)
         return table
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QAbstractItemModel, Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QStackedWidget, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QStackedWidget,
+    QTableView,
+    QWidget,
+)
 
 from relay.gui import theme
 
@@ -29,3 +37,22 @@ def empty_or_content(text: str, name: str, content: QWidget) -> tuple[QStackedWi
     pages.addWidget(empty)
     pages.addWidget(content)
     return pages, empty
+
+
+def row_table(name: str, model: QAbstractItemModel, stretch: int, row_height: int = 26) -> QTableView:
+    """A table of whole-row, single selection, no grid, columns sized to their contents
+    except ``stretch``, which takes the rest."""
+    table = QTableView()
+    table.setObjectName(name)
+    table.setModel(model)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    table.verticalHeader().hide()
+    table.verticalHeader().setDefaultSectionSize(row_height)
+    header = table.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    return table

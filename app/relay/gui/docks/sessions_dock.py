@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
@@ -21,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
+from relay.gui.docks.parts import row_table
 from relay.gui.viewmodels.sessions import SessionsViewModel
 
 
@@ -73,20 +72,8 @@ class SessionsDock(QDockWidget):
         self._on_refreshed()
 
     def _make_table(self) -> QTableView:
-        table = QTableView()
-        table.setObjectName("sessionsTable")
-        table.setModel(self.vm)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table = row_table("sessionsTable", self.vm, stretch=1)
         table.setAlternatingRowColors(True)
-        table.setShowGrid(False)
-        table.setWordWrap(False)
-        table.verticalHeader().hide()
-        table.verticalHeader().setDefaultSectionSize(26)
-        header = table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         table.selectionModel().selectionChanged.connect(self._on_selection)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         table.customContextMenuRequested.connect(self._on_context_menu)

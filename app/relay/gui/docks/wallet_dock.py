@@ -54,11 +54,6 @@ BAR_COLOURS = {
     "over": ("#cf222e", "#ffcecb"), "unknown": ("#d0d7de", "#eaeef2"),
 }
 BUDGET_COLOURS = {"ok": theme.OK, "warn": theme.WARNING, "over": theme.ERROR}
-NOTE_CSS = {
-    "ok": f"QLabel {{ color: {theme.OK}; }}",
-    "error": f"QLabel {{ color: {theme.ERROR}; }}",
-    "info": f"QLabel {{ color: {theme.TEXT}; }}",
-}
 CARD_CSS = ("QFrame#walletCard { background: #ffffff; border: 1px solid #d0d7de;"
             " border-radius: 6px; }")
 BADGE_CSS = ("QLabel {{ background: {bg}; color: {fg}; border-radius: 8px;"
@@ -295,7 +290,7 @@ class AccountCard(QFrame):
         self.command.setVisible(note is not None and bool(note.command))
         if note is not None:
             self.note.setText(note.text)
-            self.note.setStyleSheet(NOTE_CSS[note.tone])
+            self.note.setStyleSheet(theme.NOTE_CSS[note.tone])
             self.command.setText(note.command)
 
 
