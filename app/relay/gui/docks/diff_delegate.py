@@ -1,0 +1,284 @@
+"""Paints one diff row: gutters, the line with its highlighting, headers and comments.
+
+Every row has the same height (:func:`row_height`), so the view never measures
+rows; the painter is asked only for the rows in sight. Highlighting is computed
+here, on first paint of a line, through a :class:`~relay.gui.syntax.TokenCache`
+(``painted`` and ``tokens.computed`` say how much work painting did, for the
+laziness test).
+
+Unified row: ``[mark][old no][new no][±][text]``. Side-by-side row: the same per
+half, ``[mark][old no][−][text] │ [mark][new no][+][text]``; an empty half is
+grey. ``mark`` is a dot on a line that has review comments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from relay.gui import theme
+from relay.gui.diff_rows import DiffLayout, DiffRow, Side, shown
+from relay.gui.syntax import Language, Token, TokenCache, language_for
+from relay.gui.viewmodels.diff import STATUS_MARKS, DiffRowsModel
+from relay.history.diffmodel import DiffLine
+
+Index = QModelIndex | QPersistentModelIndex
+
+PAD = 6
+MARK_W = 12
+
+#: the colour of each token kind
+TOKEN_COLOURS = {"keyword": "#cf222e", "string": "#0a3069", "comment": "#6e7781",
+                 "number": "#0550ae"}
+#: (text background, gutter background) per line kind
+LINE_BG = {"add": ("#e6ffec", "#ccffd8"), "del": ("#ffebe9", "#ffd7d5"),
+           "context": ("#ffffff", "#ffffff")}
+EMPTY_HALF_BG = "#f6f8fa"
+FILE_BG = "#eaeef2"
+HUNK_BG = "#ddf4ff"
+HUNK_FG = "#57606a"
+COMMENT_BG = "#fff8c5"
+COMMENT_STATE = {"queued": theme.WARNING, "sent": theme.OK, "failed": theme.ERROR}
+CURRENT_BG = QColor(9, 105, 218, 40)
+CURRENT_EDGE = theme.ACCENT
+SIGN = {"add": "+", "del": "−", "context": " "}
+
+
+def row_height(font: QFont) -> int:
+    return QFontMetrics(font).height() + 4
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Widths in pixels of one half's parts (the whole row in unified mode)."""
+
+    number: int
+    sign: int
+    char: int
+
+    @classmethod
+    def of(cls, font: QFont, max_line_no: int) -> Columns:
+        metrics = QFontMetrics(font)
+        char = max(metrics.horizontalAdvance("0"), 1)
+        return cls(len(str(max(max_line_no, 99))) * char + 2 * PAD, char + PAD, char)
+
+    def gutter(self, mode: str) -> int:
+        """From a half's left edge to its text."""
+        return MARK_W + self.number * (2 if mode == "unified" else 1) + self.sign
+
+    def content_width(self, layout: DiffLayout) -> int:
+        half = self.gutter(layout.mode) + layout.max_chars * self.char + 2 * PAD
+        return half * (2 if layout.mode == "split" else 1)
+
+
+class DiffDelegate(QStyledItemDelegate):
+    """Row painter for :class:`~relay.gui.viewmodels.diff.DiffRowsModel`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tokens = TokenCache()
+        #: how many rows were painted (the laziness check reads it)
+        self.painted = 0
+        self._languages: dict[str, Language | None] = {}
+        self._columns: tuple[QFont, int, Columns] | None = None
+
+    def columns(self, font: QFont, max_line_no: int) -> Columns:
+        cached = self._columns
+        if cached is None or cached[0] != font or cached[1] != max_line_no:
+            cached = (QFont(font), max_line_no, Columns.of(font, max_line_no))
+            self._columns = cached
+        return cached[2]
+
+    def language(self, path: str) -> Language | None:
+        if path not in self._languages:
+            self._languages[path] = language_for(path)
+        return self._languages[path]
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        return QSize(200, row_height(option.font))
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        model = index.model()
+        if not isinstance(model, DiffRowsModel):
+            return
+        self.painted += 1
+        row = model.row(index.row())
+        layout = model.layout
+        rect: QRect = option.rect
+        font = QFont(option.font)
+        cols = self.columns(font, layout.max_line_no)
+        painter.save()
+        painter.setFont(font)
+        if row.kind == "line":
+            self._paint_line(painter, rect, row, model, cols)
+        elif row.kind == "comment":
+            self._paint_comment(painter, rect, row, layout.mode, cols)
+        else:
+            self._paint_banner(painter, rect, row, layout, cols)
+        if option.state & QStyle.StateFlag.State_Selected:
+            self._paint_current(painter, rect, model, row)
+        painter.restore()
+
+    # -- lines --------------------------------------------------------------------------
+
+    def _paint_line(self, painter: QPainter, rect: QRect, row: DiffRow, model: DiffRowsModel,
+                    cols: Columns) -> None:
+        layout = model.layout
+        language = self.language(layout.files[row.file].path)
+        if layout.mode == "unified":
+            line = row.new or row.old
+            assert line is not None
+            self._paint_half(painter, rect, line, (row.old, row.new), line.kind, language, cols,
+                             bool(row.marks), "unified")
+            return
+        left, right = _halves(rect)
+        for half, line, side in ((left, row.old, "old"), (right, row.new, "new")):
+            if line is None:
+                painter.fillRect(half, QColor(EMPTY_HALF_BG))
+                continue
+            numbers = (line, None) if side == "old" else (None, line)
+            self._paint_half(painter, half, line, numbers, line.kind, language, cols,
+                             side in row.marks, "split")
+        painter.setPen(QColor("#d0d7de"))
+        painter.drawLine(right.left(), rect.top(), right.left(), rect.bottom())
+
+    def _paint_half(self, painter: QPainter, rect: QRect, line: DiffLine,
+                    numbers: tuple[DiffLine | None, DiffLine | None], kind: str,
+                    language: Language | None, cols: Columns, marked: bool, mode: str) -> None:
+        text_bg, gutter_bg = LINE_BG.get(kind, LINE_BG["context"])
+        gutter = cols.gutter(mode)
+        painter.fillRect(QRect(rect.left(), rect.top(), gutter, rect.height()), QColor(gutter_bg))
+        painter.fillRect(QRect(rect.left() + gutter, rect.top(), rect.width() - gutter,
+                               rect.height()), QColor(text_bg))
+        metrics = painter.fontMetrics()
+        baseline = rect.top() + (rect.height() - metrics.height()) // 2 + metrics.ascent()
+        if marked:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(theme.ACCENT))
+            d = min(MARK_W - 4, rect.height() - 6)
+            painter.drawEllipse(rect.left() + 3, rect.center().y() - d // 2, d, d)
+        painter.setPen(QColor(theme.MUTED))
+        x = rect.left() + MARK_W
+        old, new = numbers
+        for number in ((old.old_no if old else None), (new.new_no if new else None)):
+            if mode == "split" and number is None and (old is None) != (new is None):
+                continue  # a split half has one number column
+            if number is not None:
+                painter.drawText(QRect(x, rect.top(), cols.number - PAD, rect.height()),
+                                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                                 str(number))
+            x += cols.number
+        painter.setPen(QColor(theme.TEXT))
+        painter.drawText(x + PAD // 2, baseline, SIGN.get(kind, " "))
+        text = shown(line.text)
+        area = QRect(rect.left() + gutter, rect.top(), rect.width() - gutter, rect.height())
+        self._paint_code(painter, area, baseline, text, self.tokens.tokens(language, text))
+
+    def _paint_code(self, painter: QPainter, area: QRect, baseline: int, text: str,
+                    tokens: tuple[Token, ...]) -> None:
+        painter.setClipRect(area)
+        metrics = painter.fontMetrics()
+        x, at = area.left(), 0
+        plain = QColor(theme.TEXT)
+        for start, end, kind in tokens:
+            if start > at:
+                painter.setPen(plain)
+                painter.drawText(x, baseline, text[at:start])
+                x += metrics.horizontalAdvance(text[at:start])
+            painter.setPen(QColor(TOKEN_COLOURS[kind]))
+            painter.drawText(x, baseline, text[start:end])
+            x += metrics.horizontalAdvance(text[start:end])
+            at = end
+        if at < len(text):
+            painter.setPen(plain)
+            painter.drawText(x, baseline, text[at:])
+        painter.setClipping(False)
+
+    # -- other rows ---------------------------------------------------------------------
+
+    def _paint_banner(self, painter: QPainter, rect: QRect, row: DiffRow, layout: DiffLayout,
+                      cols: Columns) -> None:
+        if row.kind == "file":
+            self._paint_file(painter, rect, row, layout)
+            return
+        if row.kind == "hunk":
+            painter.fillRect(rect, QColor(HUNK_BG))
+            painter.setPen(QColor(HUNK_FG))
+        else:  # binary, empty, note
+            painter.fillRect(rect, QColor(EMPTY_HALF_BG))
+            painter.setPen(QColor(theme.MUTED))
+            font = painter.font()
+            font.setItalic(True)
+            painter.setFont(font)
+        x = rect.left() + (MARK_W if row.kind == "hunk" else cols.gutter(layout.mode))
+        painter.drawText(QRect(x, rect.top(), max(rect.width() - x + rect.left(), 0),
+                               rect.height()), Qt.AlignmentFlag.AlignVCenter, row.text)
+
+    def _paint_file(self, painter: QPainter, rect: QRect, row: DiffRow,
+                    layout: DiffLayout) -> None:
+        diff = layout.files[row.file]
+        painter.fillRect(rect, QColor(FILE_BG))
+        painter.setPen(QColor("#d0d7de"))
+        painter.drawLine(rect.left(), rect.top(), rect.right(), rect.top())
+        mark, colour = STATUS_MARKS.get(diff.status, ("?", theme.MUTED))
+        font = painter.font()
+        font.setBold(True)
+        painter.setFont(font)
+        metrics = QFontMetrics(font)
+        x = rect.left() + PAD
+        for text, pen in ((mark, colour), (diff.label, theme.TEXT),
+                          (f"+{diff.additions}", theme.OK), (f"−{diff.deletions}", theme.ERROR)):
+            painter.setPen(QColor(pen))
+            painter.drawText(QRect(x, rect.top(), metrics.horizontalAdvance(text) + 1,
+                                   rect.height()), Qt.AlignmentFlag.AlignVCenter, text)
+            x += metrics.horizontalAdvance(text) + 2 * PAD
+
+    def _paint_comment(self, painter: QPainter, rect: QRect, row: DiffRow, mode: str,
+                       cols: Columns) -> None:
+        comment = row.comment
+        assert comment is not None
+        painter.fillRect(rect, QColor(COMMENT_BG))
+        left = rect
+        if mode == "split":
+            left = _halves(rect)[0 if comment.side == "old" else 1]
+        x = left.left() + cols.gutter(mode)
+        state = f"{comment.state}"
+        font = painter.font()
+        bold = QFont(font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(QColor(COMMENT_STATE.get(comment.state, theme.MUTED)))
+        width = QFontMetrics(bold).horizontalAdvance(state)
+        painter.drawText(QRect(x, rect.top(), width + 1, rect.height()),
+                         Qt.AlignmentFlag.AlignVCenter, state)
+        painter.setFont(font)
+        painter.setPen(QColor(theme.TEXT))
+        body = comment.body.splitlines()[0] if comment.body.strip() else ""
+        x += width + 2 * PAD
+        room = max(left.right() - x, 0)
+        painter.drawText(QRect(x, rect.top(), room, rect.height()), Qt.AlignmentFlag.AlignVCenter,
+                         QFontMetrics(font).elidedText(body, Qt.TextElideMode.ElideRight, room))
+
+    def _paint_current(self, painter: QPainter, rect: QRect, model: DiffRowsModel,
+                       row: DiffRow) -> None:
+        area = rect
+        if model.mode == "split" and row.kind == "line":
+            area = _halves(rect)[0 if model.side == "old" else 1]
+        painter.setClipping(False)
+        painter.fillRect(area, CURRENT_BG)
+        painter.setPen(QColor(CURRENT_EDGE))
+        painter.drawRect(area.adjusted(0, 0, -1, -1))
+
+
+def _halves(rect: QRect) -> tuple[QRect, QRect]:
+    half = rect.width() // 2
+    return (QRect(rect.left(), rect.top(), half, rect.height()),
+            QRect(rect.left() + half, rect.top(), rect.width() - half, rect.height()))
+
+
+def side_at(rect: QRect, x: int) -> Side:
+    """The half of a split row under ``x``."""
+    return "old" if x < rect.left() + rect.width() // 2 else "new"
