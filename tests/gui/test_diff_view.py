@@ -287,3 +287,18 @@ def test_a_10000_line_diff_paints_only_what_is_in_sight(qtbot: QtBot, tmp_path: 
     view.set_mode("split")
     QApplication.processEvents()
     assert delegate.tokens.computed <= 4 * screenful
+
+
+def test_no_files_says_so_and_navigation_is_off(qtbot: QtBot, view: DiffView) -> None:
+    assert view.pages.currentIndex() == 1
+    view.show_message("Loading the diff…")
+    assert view.pages.currentIndex() == 0
+    assert view.empty.text() == "Loading the diff…"
+    assert view.rows.rowCount() == 0
+    assert view.files.rowCount() == 0
+    assert view.summary.text() == ""
+    assert not view.next_file_action.isEnabled()
+    assert not view.next_hunk_action.isEnabled()
+    assert not view.comment_action.isEnabled()
+    with qtbot.assertNotEmitted(view.commentRequested):
+        view.request_comment()
