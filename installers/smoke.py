@@ -14,8 +14,9 @@ prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
   relay-cli --version · relay-cli doctor · relay-cli demo · relay-cli sessions ·
   relay-cli audit verify · relay-cli wallet · relay-cli detect · relay-cli pipeline crash-demo
   (two engines of the bundle on one database) · relay-cli --usage-worker (the usage scan's
-  worker: a bundle has no interpreter to start) · relay --version · relay --smoke-test (the
-  window: every dock, the demo for a few seconds, exit 0 only if nothing failed)
+  worker: a bundle has no interpreter to start) · relay-cli mcp (the MCP handshake and the
+  tool list over stdio, as Claude Desktop starts it) · relay --version · relay --smoke-test
+  (the window: every dock, the demo for a few seconds, exit 0 only if nothing failed)
 
 ``relay --smoke-test`` is required: a build whose window lacks it fails. --real-keyring also checks
 that the OS keyring (Secret Service / Keychain / Credential Manager) is the backend
@@ -27,15 +28,21 @@ Exit status: 0 when every step passed, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 EXE = ".exe" if os.name == "nt" else ""
+#: tools ``relay-cli mcp`` must list (a bundle missing the SDK or relay.mcp lists none)
+MCP_TOOLS = ("relay_start_session", "relay_list_sessions", "relay_session_events",
+             "relay_wallet_summary", "relay_run_pipeline")
 
 
 class Smoke:
@@ -107,6 +114,32 @@ class Smoke:
                        timeout=60)
         if out.strip():
             self.fail("relay-cli --usage-worker", f"a worker given nothing said {out!r}")
+        self.mcp_step()
+
+    def mcp_step(self, timeout: float = 60) -> None:
+        """``relay-cli mcp`` answers initialize and tools/list, then exits 0 when stdin closes."""
+        title = "relay-cli mcp (initialize, tools/list)"
+        started = time.monotonic()
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+            try:
+                proc = subprocess.Popen([self.relay_cli, "mcp"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=log, text=True,
+                                        encoding="utf-8", errors="replace", env=self.env)
+            except OSError as exc:
+                self.fail(title, f"{type(exc).__name__}: {exc}")
+                return
+            try:
+                problem = _mcp_session(proc, timeout)
+            finally:
+                _close(proc)
+            log.seek(0)
+            out = log.read()
+        if problem is None and proc.returncode != 0:
+            problem = f"exit status {proc.returncode} after stdin closed, expected 0"
+        if problem:
+            self.fail(title, problem + "\n" + _indent(out[-4000:]))
+        else:
+            print(f"ok    {title}  ({time.monotonic() - started:.1f} s)")
 
     def real_keyring_step(self) -> None:
         env = {k: v for k, v in self.env.items() if k != "PYTHON_KEYRING_BACKEND"}
@@ -120,6 +153,63 @@ class Smoke:
             self.fail("relay --version", f"expected version {expect_version}, got {out!r}")
         self.run("relay --smoke-test (window, offscreen)", [self.relay, "--smoke-test"],
                  timeout=300)
+
+def _mcp_session(proc: subprocess.Popen, timeout: float) -> str | None:
+    """Speak JSON-RPC to a server on stdio: what is wrong, or None."""
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in proc.stdout or ():
+            lines.put(line)
+        lines.put(None)  # end of output: the server exited
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(frame: dict) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(frame) + "\n")
+        proc.stdin.flush()
+
+    def reply(request_id: int) -> dict:
+        line = lines.get(timeout=timeout)
+        if line is None:
+            raise ValueError(f"the server ended its output before answering request {request_id}")
+        frame = json.loads(line)
+        if frame.get("id") != request_id or "result" not in frame:
+            raise ValueError(f"unexpected answer to request {request_id}: {line.strip()[:300]}")
+        return frame["result"]
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "relay-smoke", "version": "1"}}})
+        hello = reply(1)
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+        names = [tool.get("name") for tool in reply(2).get("tools", [])]
+    except queue.Empty:
+        return f"no answer within {timeout:g} s"
+    except (OSError, ValueError) as exc:  # a dead server, or not JSON on stdout
+        return f"{type(exc).__name__}: {exc}"
+    if hello.get("serverInfo", {}).get("name") != "relay":
+        return f"the server calls itself {hello.get('serverInfo')!r}, expected relay"
+    missing = [name for name in MCP_TOOLS if name not in names]
+    return f"tools/list lacks {', '.join(missing)} (listed: {names})" if missing else None
+
+
+def _close(proc: subprocess.Popen, grace: float = 30) -> None:
+    """Close stdin (how an MCP client ends its server); kill it if it does not exit."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
 
 def _indent(text: str) -> str:
     return "\n".join("      | " + line for line in text.rstrip().splitlines())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.installers.helpers import INSTALLERS
+from tests.installers.helpers import INSTALLERS, load
 
 FAKE_CLI = """
 import os, sys
@@ -29,6 +29,19 @@ outputs = {
     "--usage-worker": "",
 }
 os.makedirs(os.environ["RELAY_HOME"], exist_ok=True)
+if args[0] == "mcp":  # a minimal MCP server on stdio, until stdin closes
+    import json
+    tools = [{"name": n} for n in os.environ.get("FAKE_MCP_TOOLS", "relay_start_session "
+             "relay_list_sessions relay_session_events relay_wallet_summary relay_run_pipeline").split()]
+    answers = {"initialize": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "serverInfo": {"name": "relay", "version": "1.2.3"}},
+               "tools/list": {"tools": tools}}
+    for line in sys.stdin:
+        frame = json.loads(line)
+        if "id" in frame:
+            print(json.dumps({"jsonrpc": "2.0", "id": frame["id"],
+                              "result": answers[frame["method"]]}), flush=True)
+    sys.exit(int(os.environ.get("FAKE_MCP_RC", "0")))
 print(outputs[args[0]])
 sys.exit(int(os.environ.get("FAKE_CLI_RC", "0")))
 """
@@ -79,7 +92,33 @@ def test_flag_present_runs_it_and_never_skips(bundle: Path) -> None:
     proc = smoke(bundle, FAKE_HAS_FLAG="1")
     assert proc.returncode == 0, proc.stdout
     assert "ok    relay --smoke-test" in proc.stdout
+    assert "ok    relay-cli mcp (initialize, tools/list)" in proc.stdout
     assert "SKIPPED" not in proc.stdout
+
+
+def test_an_mcp_server_missing_tools_fails(bundle: Path) -> None:
+    proc = smoke(bundle, "--no-window", FAKE_MCP_TOOLS="relay_start_session")
+    assert proc.returncode == 1
+    assert "FAIL  relay-cli mcp (initialize, tools/list): tools/list lacks relay_list_sessions" \
+        in proc.stdout
+
+
+def test_an_mcp_server_that_exits_badly_fails(bundle: Path) -> None:
+    proc = smoke(bundle, "--no-window", FAKE_MCP_RC="1")
+    assert proc.returncode == 1
+    assert "FAIL  relay-cli mcp (initialize, tools/list): exit status 1 after stdin closed" \
+        in proc.stdout
+
+
+def test_the_mcp_step_against_the_real_relay_cli(tmp_path: Path) -> None:
+    """The smoke test's own stdlib MCP client against this checkout's relay-cli mcp."""
+    real = Path(sys.executable).with_name("relay-cli")
+    if not real.exists():
+        pytest.skip("relay-cli is not installed beside this interpreter")
+    module = load("smoke")
+    checker = module.Smoke("unused", str(real), tmp_path / "home")
+    checker.mcp_step()
+    assert checker.failures == []
 
 
 def test_a_failing_window_smoke_test_fails(bundle: Path) -> None:
