@@ -26,6 +26,7 @@ from relay.detect.model import DetectedSession
 from relay.detect.stores.base import StoreRead
 from relay.sessions.briefing import continuation_prompt
 from relay.sessions.contract import ContractV2, read_envelope, render_markdown, write_envelope
+from relay.sessions.snapshot import trailers_of
 from relay.sessions.worktree import carry_uncommitted, create_worktree
 from tests.conftest import make_repo
 
@@ -148,20 +149,22 @@ async def test_a_claude_session_blocked_by_quota_continues_on_codex(
     assert workdir.is_relative_to(engine.config.worktrees_dir)
     assert row.branch == f"relay/{row.id}"
     worktree = pygit2.Repository(str(workdir))
-    assert str(worktree.head.target) == head
-    # … holding the user's uncommitted state, unstaged; the ignored file stays behind
+    tip = worktree.head.peel(pygit2.Commit)
+    # the run ended with a snapshot commit on top of the user's HEAD …
+    assert [str(p) for p in tip.parent_ids] == [head]
+    assert trailers_of(tip)["Relay-Kind"] == "run-end"
+    # … holding the user's uncommitted state; the ignored file stays behind
     assert (workdir / "app.py").read_text() == "print('v2: uncommitted')\n"
     assert (workdir / "README.md").read_text() == "# demo, staged\n"
     assert (workdir / "hello.txt").read_text() == "hello world\n"
     assert (workdir / "data" / "blob.bin").read_bytes() == BINARY
     assert not (workdir / "old.txt").exists()
     assert not (workdir / "debug.log").exists()
-    assert worktree.status() == {
-        "app.py": pygit2.enums.FileStatus.WT_MODIFIED,
-        "README.md": pygit2.enums.FileStatus.WT_MODIFIED,
-        "old.txt": pygit2.enums.FileStatus.WT_DELETED,
-        "hello.txt": pygit2.enums.FileStatus.WT_NEW,
-        "data/blob.bin": pygit2.enums.FileStatus.WT_NEW}
+    changed = {d.old_file.path if d.status_char() == "D" else d.new_file.path: d.status_char()
+               for d in worktree.diff(worktree[head].peel(pygit2.Commit), tip).deltas}
+    assert changed == {"app.py": "M", "README.md": "M", "old.txt": "D", "hello.txt": "A",
+                       "data/blob.bin": "A"}
+    assert worktree.status() == {}
     # the user's checkout is byte for byte as it was: files, index, HEAD, status
     assert repo_state(repo) == before
     # the codex agent ran there, told the continuation prompt

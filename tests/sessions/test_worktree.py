@@ -37,7 +37,8 @@ async def test_create_worktree_on_its_own_branch_at_head(git_repo: Path, tmp_pat
 
     ws = await create_worktree(git_repo, root, "sess01")
 
-    assert ws == Workspace(path=root / "sess01", branch="relay/sess01", is_worktree=True)
+    assert ws == Workspace(path=root / "sess01", branch="relay/sess01", is_worktree=True,
+                           base_sha=str(head), base_branch=repo.head.shorthand)
     assert (ws.path / "README.md").read_text() == "# demo\n"
     assert (ws.path / "src" / "app.py").read_text() == "print('hi')\n"
     branch = repo.branches.local["relay/sess01"]

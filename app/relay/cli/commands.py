@@ -44,7 +44,7 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
             console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
                           f" · permissions {row.permission.value}")
         try:
-            await _follow(sub, session_id, printer)
+            await follow(sub, session_id, printer)
         except asyncio.CancelledError:
             await asyncio.shield(_cancel(engine, session_id))
             raise
@@ -130,7 +130,7 @@ def continued_session(session_id: str, prompt: str) -> Starter:
     return start
 
 
-async def _follow(sub: Subscription, session_id: str, printer: StreamPrinter) -> None:
+async def follow(sub: Subscription, session_id: str, printer: StreamPrinter) -> None:
     async for record in sub:
         if record.session_id != session_id:
             continue

@@ -27,6 +27,7 @@ from relay.cli import (
     contract_cmd,
     detect_cmd,
     handoff_cmd,
+    history_cmd,
     mcp_cmd,
     pipeline_cmd,
     wallet_cmd,
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     wallet_cmd.register(sub)
     detect_cmd.register(sub, _chain_entry)
     pipeline_cmd.register(sub)
+    history_cmd.register(sub)
     mcp_cmd.register(sub)
     return parser
 
@@ -190,6 +192,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await wallet_cmd.statusline(config, console)
         case "budget":
             return await budget_cmd.budget(config, args, console)
+        case "history" | "diff" | "rewind" | "review" | "finish":
+            return await history_cmd.dispatch(config, args, console)
         case "prices":
             return await budget_cmd.prices(config, args, console)
         case "mcp":

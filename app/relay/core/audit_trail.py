@@ -23,7 +23,7 @@ from relay.core.events import EventRecord
 log = logging.getLogger(__name__)
 
 #: the event kinds that tell the story of a session and its handoffs.
-AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step"})
+AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step", "verify_result"})
 
 
 def audit_entry(record: EventRecord) -> tuple[str, dict[str, Any]]:

@@ -29,6 +29,8 @@ from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
+from relay.history.review import Review
+from relay.history.service import History
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -72,6 +74,10 @@ class Engine:
         self.wallet = Wallet(config, store, writer, self.accounts)
         self._detector: Detector | None = None
         self._pipelines: Pipelines | None = None
+        #: review comments on diffs, sent to a session's agent when it is free
+        self.review = Review(store, writer, self.continue_session, self.is_running_here)
+        #: the time machine: timelines, diffs, rewind, finishing a session
+        self.history = History(config, store, self.review, self.start_session)
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
@@ -108,6 +114,7 @@ class Engine:
         await engine._recover_orphans(recover)
         engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
         if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
+            await engine.review.deliver_all()
             engine._watch = asyncio.create_task(engine._watch_pipelines(), name="relay-pipelines")
         return engine
 
@@ -290,6 +297,18 @@ class Engine:
         self._tasks[runner.session_id] = task
 
     async def _drive(self, runner: SessionRunner) -> None:
+        sid = runner.session_id
+        try:
+            await self._run(runner)
+            try:  # review comments that waited for this run are its next instruction
+                await self.review.deliver(sid)
+            except RelayError as exc:
+                log.warning("review comments of %s not sent: %s", sid, exc.message)
+        finally:  # (a delivered comment registered the session's next task already)
+            if self._tasks.get(sid) is asyncio.current_task():
+                del self._tasks[sid]
+
+    async def _run(self, runner: SessionRunner) -> None:
         try:
             await runner.run()
         except asyncio.CancelledError:
@@ -303,12 +322,10 @@ class Engine:
                 state="failed", reason="internal error (see the log)")))
         finally:
             self._runners.pop(runner.session_id, None)
-            self._tasks.pop(runner.session_id, None)
 
     async def wait_session(self, session_id: str) -> SessionRow:
         """Wait until a session this process runs is finished; return its row."""
-        task = self._tasks.get(session_id)
-        if task is not None:
+        while (task := self._tasks.get(session_id)) is not None:  # and its continuations
             await asyncio.shield(task)
         await self.writer.flush()
         return await self.store.get_session(session_id)

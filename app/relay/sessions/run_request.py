@@ -3,15 +3,18 @@ account's environment."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from relay.core.config import Config
+from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
 from relay.core.models import SessionSpec, entry_runtime
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
 from relay.sessions.run_types import Continuation, Services, Step
+from relay.sessions.snapshot import snapshot_run_end
 from relay.sessions.worktree import (
     Workspace,
     carry_uncommitted,
@@ -67,7 +70,21 @@ async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,
     else:
         ws = await in_place(spec.repo)
     await writer.write(WriteOp(session_id, statements=[(
-        "UPDATE sessions SET workdir=?, branch=? WHERE id=?", (str(ws.path), ws.branch, session_id))]))
+        "UPDATE sessions SET workdir=?, branch=?, base_sha=?, base_branch=? WHERE id=?",
+        (str(ws.path), ws.branch, ws.base_sha, ws.base_branch, session_id))]))
     if ws.is_worktree and spec.setup_command:
         await run_setup(spec.setup_command, ws.path)
     return ws
+
+
+async def snapshot_run(ws: Workspace, session_id: str, run_id: str, entry: str, outcome: str,
+                       emit: Callable[[AgentEvent], Awaitable[None]]) -> None:
+    """Commit what a run left in the session's worktree (never on the user's branch); a
+    failure is a warning, never the session's end."""
+    if not ws.is_worktree or ws.branch is None:
+        return
+    try:
+        await asyncio.to_thread(snapshot_run_end, ws.path, session_id, run_id, entry, outcome)
+    except RelayError as exc:
+        await emit(Notice(category="warning", message=f"The run's snapshot was not taken: "
+                                                      f"{exc.message}"))

@@ -42,7 +42,7 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import process_start_time
 from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
-from relay.sessions.run_request import build_request, prepare_workspace
+from relay.sessions.run_request import build_request, prepare_workspace, snapshot_run
 from relay.sessions.run_types import (
     Continuation,
     Outcome,
@@ -488,6 +488,7 @@ class SessionRunner:
         if step.handoff is not None and self.coordinator is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
         ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
+        await snapshot_run(ws, self.session_id, run_id, step.entry, ended.outcome, self._emit)
         if self._cancel.is_set():
             return Outcome("cancelled", "cancelled by the user", run_id)
         return Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit, agent_sid)

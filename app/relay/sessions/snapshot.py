@@ -128,3 +128,30 @@ def take_snapshot(req: SnapshotRequest) -> SnapshotInfo:
         raise WorktreeError(f"Could not commit the snapshot in {req.worktree}: {exc}.",
                             "Check the worktree with `git status`; free disk space if it is full.") from exc
     return SnapshotInfo(sha=str(oid), branch=branch, changed=changed)
+
+
+def snapshot_run_end(worktree: Path, session_id: str, run_id: str, entry: str,
+                     outcome: str) -> str | None:
+    """Commit what one agent run left in the worktree (the time machine's trail).
+
+    Returns the new commit's sha, or None when the run changed nothing (no marker
+    commit: a stint with no changes needs no point to rewind to). Idempotent per run.
+    """
+    repo, branch = open_session_worktree(worktree, session_id)
+    tip = repo.head.peel(pygit2.Commit)
+    seen = trailers_of(tip)
+    if seen.get("Relay-Kind") == "run-end" and seen.get("Relay-Run") == run_id:
+        return str(tip.id)
+    try:
+        if not stage_everything(repo):
+            return None
+        tree = repo.index.write_tree()
+        if tree == tip.tree.id:  # staged back to what the tip already has
+            return None
+        message = (f"relay: {entry}'s run ended ({outcome})\n\nRelay-Session: {session_id}\n"
+                   f"Relay-Run: {run_id}\nRelay-Entry: {entry}\nRelay-Kind: run-end\n")
+        return str(repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id]))
+    except (pygit2.GitError, OSError) as exc:
+        raise WorktreeError(f"Could not commit the end of run {run_id} in {worktree}: {exc}.",
+                            "Check the worktree with `git status`; free disk space if it is "
+                            "full.") from exc

@@ -38,6 +38,10 @@ class Workspace:
     path: Path
     branch: str | None
     is_worktree: bool
+    #: the commit the session branch starts from, and the branch that was checked out
+    #: there (the one "merge into the base branch" means); None when not known
+    base_sha: str | None = None
+    base_branch: str | None = None
 
 
 def open_repo(path: Path) -> pygit2.Repository:
@@ -74,6 +78,7 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
     if target.exists():
         raise WorktreeError(f"A worktree already exists at {target}.", "Remove it or pick another session.")
     root.mkdir(parents=True, exist_ok=True)
+    base_branch = None if base is not None or repo.head_is_detached else repo.head.shorthand
     try:
         commit = _start_point(repo, base)
         branch = repo.branches.local.create(branch_name, commit)
@@ -82,7 +87,8 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
         raise WorktreeError(f"Could not create a worktree for {session_id}: {exc}.",
                             "Check the repository with `git worktree list`.") from exc
     _copy_included(repo, Path(repo.workdir), target)
-    return Workspace(path=target, branch=branch_name, is_worktree=True)
+    return Workspace(path=target, branch=branch_name, is_worktree=True, base_sha=str(commit.id),
+                     base_branch=base_branch)
 
 
 def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[Path]:

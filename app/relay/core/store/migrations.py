@@ -184,6 +184,28 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX pipeline_log_run ON pipeline_log(run_id, id);
     """,
+    6: """
+    ALTER TABLE sessions ADD COLUMN base_sha TEXT;
+    ALTER TABLE sessions ADD COLUMN base_branch TEXT;
+    CREATE TABLE review_comments (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        sha TEXT NOT NULL,
+        path TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        side TEXT NOT NULL,
+        body TEXT NOT NULL,
+        excerpt TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        sent_ms INTEGER,
+        run_id TEXT,
+        error TEXT,
+        claim TEXT,
+        claimed_ms INTEGER
+    );
+    CREATE INDEX review_comments_session ON review_comments(session_id, state);
+    """,
 }
 
 LATEST = max(MIGRATIONS)

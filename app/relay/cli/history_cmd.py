@@ -1,0 +1,203 @@
+"""relay-cli history, diff, rewind, review, finish: the time machine from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+
+from relay.cli import commands
+from relay.cli.render import StreamPrinter, session_footer
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.errors import RelayError, SessionNotFoundError
+from relay.history import present
+from relay.history.diffmodel import FileDiff
+
+_SPOT = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    history = sub.add_parser("history", help="a session's timeline: who ran, handoffs, checks, commits")
+    history.add_argument("session")
+    history.add_argument("--json", action="store_true")
+    diff = sub.add_parser("diff", help="what a commit, a session or one agent's stint changed")
+    diff.add_argument("target", metavar="SHA|SESSION")
+    diff.add_argument("--stint", type=int, metavar="N", help="only stint N of the session (1 = first)")
+    diff.add_argument("--session", help="the session whose repository holds SHA")
+    diff.add_argument("--stat", action="store_true", help="files and line counts only")
+    diff.add_argument("--json", action="store_true")
+    rewind = sub.add_parser("rewind", help="a new branch at a snapshot (nothing is moved or lost)")
+    rewind.add_argument("sha")
+    rewind.add_argument("--session", help="the session the commit belongs to")
+    rewind.add_argument("--continue", dest="cont", action="store_true",
+                        help="and start a new session that goes on from there")
+    rewind.add_argument("--prompt", help="what the new session should do (default: the task)")
+    rewind.add_argument("--json", action="store_true")
+    review = sub.add_parser("review", help="review comments of a session (and add one)")
+    review.add_argument("session")
+    review.add_argument("--sha", help="only comments on this commit (with --add: the commit)")
+    review.add_argument("--add", nargs=2, metavar=("PATH:LINE", "TEXT"),
+                        help="comment on a line; the agent gets it as its next instruction")
+    review.add_argument("--old", action="store_true", help="the line number is in the old version")
+    review.add_argument("--json", action="store_true")
+    finish = sub.add_parser("finish", help="what a session changed; merge it into its base or keep it")
+    finish.add_argument("session")
+    how = finish.add_mutually_exclusive_group()
+    how.add_argument("--merge", action="store_true", help="merge the branch into the base branch")
+    how.add_argument("--keep", action="store_true", help="keep the branch as it is")
+    finish.add_argument("--json", action="store_true")
+
+
+async def dispatch(config: Config, args: argparse.Namespace, console: Console) -> int:
+    if args.command == "rewind" and args.cont:
+        return await _rewind_and_continue(config, args, console)
+    if args.command == "review" and args.add:
+        return await _add_comment(config, args, console)
+    engine = await Engine.open(config)
+    try:
+        match args.command:
+            case "history":
+                return await _history(engine, args, console)
+            case "diff":
+                return await _diff(engine, args, console)
+            case "rewind":
+                result = await engine.history.rewind(args.sha, session_id=args.session)
+                _print(console, args.json, present.jsonable(result),
+                       f"Created branch {result.branch} at {result.sha[:10]}; every existing "
+                       "branch is as it was.")
+                return 0
+            case "review":
+                comments = await engine.review.comments(args.session, args.sha)
+                _print(console, args.json, present.jsonable(comments),
+                       "\n".join(present.comment_lines(comments)) or "No review comments.")
+                return 0
+            case "finish":
+                return await _finish(engine, args, console)
+    finally:
+        await engine.close()
+    return 2
+
+
+def _print(console: Console, as_json: bool, data: object, text: str) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        console.print(escape(text), soft_wrap=True)
+
+
+async def _history(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    line = await engine.history.timeline(args.session)
+    _print(console, args.json, present.jsonable(line), "\n".join(present.timeline_lines(line)))
+    return 0
+
+
+async def _diff(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    files: list[FileDiff]
+    try:
+        row = None if args.session else await engine.store.get_session(args.target)
+    except SessionNotFoundError:
+        row = None
+    if row is not None:
+        files = (await engine.history.stint_diff(row.id, args.stint - 1) if args.stint
+                 else await engine.history.session_diff(row.id))
+    elif args.stint:
+        raise RelayError("--stint needs a session, not a commit.", "relay-cli diff SESSION --stint N")
+    else:
+        files = await engine.history.commit_diff(args.target, args.session)
+    if args.json:
+        sys.stdout.write(json.dumps(present.jsonable(files)) + "\n")
+        return 0
+    if args.stat or not files:
+        console.print(escape("\n".join(present.diff_stat(files))))
+        return 0
+    for text in present.diff_text(files):
+        style = ("green" if text.startswith("+") and not text.startswith("+++") else
+                 "red" if text.startswith("-") and not text.startswith("---") else
+                 "cyan" if text.startswith("@@") else "bold" if text.startswith("diff ") else "")
+        console.print(escape(text), style=style or None, soft_wrap=True)
+    return 0
+
+
+async def _finish(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    summary = await engine.history.summary(args.session)
+    if not (args.merge or args.keep):
+        if args.json:
+            _print(console, True, present.jsonable(summary), "")
+            return 0
+        console.print(escape(f"Session {summary.session_id} on {summary.branch}: "
+                             f"{summary.commits} commit(s), {len(summary.files)} file(s)"))
+        for path, status, added, deleted in summary.files:
+            console.print(escape(f"  {status:<9} {path}  +{added} -{deleted}"))
+        for stint in summary.stints:
+            console.print(escape(f"  {stint}"))
+        verdict = (f"`relay-cli finish {summary.session_id} --merge` merges it into "
+                   f"{summary.base_branch}" if summary.can_merge
+                   else f"It cannot be merged: {summary.why_not}")
+        console.print(escape(f"{verdict}; `--keep` keeps the branch."))
+        return 0
+    result = await engine.history.finish(args.session, "merge" if args.merge else "keep")
+    _print(console, args.json, present.jsonable(result), result.message)
+    return 0
+
+
+async def _rewind_and_continue(config: Config, args: argparse.Namespace, console: Console) -> int:
+    made: list[str] = []
+
+    async def start(engine: Engine) -> str:
+        result = await engine.history.rewind(args.sha, session_id=args.session, continue_=True,
+                                             prompt=args.prompt)
+        made.append(result.branch)
+        if not args.json:
+            console.print(escape(f"Created branch {result.branch} at {result.sha[:10]}; a new "
+                                 "session continues from there."))
+        if result.session_id is None:
+            raise RelayError("The rewind started no session.")
+        return result.session_id
+
+    row = await commands.run_session(config, start, console, args.json)
+    return 0 if row.state == "completed" else 1
+
+
+async def _add_comment(config: Config, args: argparse.Namespace, console: Console) -> int:
+    spot, text = args.add
+    match = _SPOT.match(spot)
+    if match is None:
+        raise RelayError(f"{spot!r} is not PATH:LINE.", "For example: src/app.py:12")
+    engine = await Engine.open(config)
+    try:
+        row = await engine.get_session(args.session)
+        sha = args.sha or await _tip(engine, row.id)
+        sub = engine.bus.subscribe()
+        comment = await engine.review.comment(row.id, sha, match["path"], int(match["line"]), text,
+                                              "old" if args.old else "new")
+        if comment.state != "sent":
+            sub.close()
+            _print(console, args.json, present.jsonable(comment),
+                   f"Comment queued: {row.id} is {row.state}; the agent gets it when its "
+                   "current run ends.")
+            return 0
+        if not args.json:
+            console.print(escape(f"Comment sent to {row.id}'s agent as its next instruction."))
+        printer = StreamPrinter(console, args.json)
+        try:
+            await commands.follow(sub, row.id, printer)
+        finally:
+            sub.close()
+        final = await engine.wait_session(row.id)
+        if not args.json:
+            session_footer(console, final)
+        return 0 if final.state == "completed" else 1
+    finally:
+        await engine.close()
+
+
+async def _tip(engine: Engine, session_id: str) -> str:
+    line = await engine.history.timeline(session_id)
+    if line.commits:
+        return line.commits[-1].sha
+    raise RelayError(f"Session {session_id} has no commits to comment on.", "Pass --sha.")
