@@ -8,6 +8,7 @@ from pathlib import Path
 import pygit2
 
 from tests.cli.test_cli import assert_no_traceback, cli
+from tests.conftest import make_repo
 
 SIGNING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
            "RELAY_VAULT_PASSPHRASE": "demo-passphrase"}
@@ -119,3 +120,29 @@ def test_finish_summarises_then_merges(git_repo: Path) -> None:
     repo = pygit2.Repository(str(git_repo))
     assert str(repo.branches.local["main"].target) == result["sha"]
     assert (git_repo / "RELAY_DEMO_NOTES.md").is_file()
+
+
+def test_history_of_a_pipeline_run_joins_its_lease_log_and_steps(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    source = tmp_path / "two.json"
+    source.write_text(json.dumps({"name": "two", "nodes": [
+        {"id": "write", "provider": "demo", "task": "write notes"},
+        {"id": "check", "provider": "demo", "dependsOn": ["write"], "task": "check them"}]}))
+    run = cli("pipeline", "run", str(source), "--repo", str(repo))
+    assert run.returncode == 0, run.stdout + run.stderr
+    run_id = json.loads(cli("pipeline", "status", "--json").stdout)[0]["id"]
+
+    text = cli("history", run_id[:8])
+    data = json.loads(cli("history", run_id, "--json").stdout)
+
+    assert text.returncode == 0, text.stderr
+    assert f"Pipeline run {run_id} (two) · succeeded" in text.stdout
+    assert "step write: succeeded" in text.stdout
+    assert [s["node_id"] for s in data["steps"]] == ["write", "check"]
+    titles = [e["title"] for e in data["entries"]]
+    assert "write: claimed" in titles
+    assert any(t.startswith("[check] demo started") for t in titles)
+    assert data["result_branch"] == f"relay/pipeline-{run_id}"
+    missing = cli("history", "nosuchthing")
+    assert missing.returncode == 2
+    assert "No session 'nosuchthing'" in missing.stderr

@@ -14,7 +14,7 @@ from relay.cli import commands
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
 from relay.core.engine import Engine
-from relay.core.errors import RelayError, SessionNotFoundError
+from relay.core.errors import PipelineError, RelayError, SessionNotFoundError
 from relay.history import present
 from relay.history.diffmodel import FileDiff
 
@@ -22,8 +22,9 @@ _SPOT = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    history = sub.add_parser("history", help="a session's timeline: who ran, handoffs, checks, commits")
-    history.add_argument("session")
+    history = sub.add_parser("history", help="a session's (or a pipeline run's) timeline: who ran, "
+                                             "handoffs, checks, commits")
+    history.add_argument("session", metavar="SESSION|RUN")
     history.add_argument("--json", action="store_true")
     diff = sub.add_parser("diff", help="what a commit, a session or one agent's stint changed")
     diff.add_argument("target", metavar="SHA|SESSION")
@@ -91,7 +92,15 @@ def _print(console: Console, as_json: bool, data: object, text: str) -> None:
 
 
 async def _history(engine: Engine, args: argparse.Namespace, console: Console) -> int:
-    line = await engine.history.timeline(args.session)
+    try:
+        line = await engine.history.timeline(args.session)
+    except SessionNotFoundError as missing:
+        try:
+            run = await engine.history.run_timeline(args.session)
+        except PipelineError:
+            raise missing from None
+        _print(console, args.json, present.jsonable(run), "\n".join(present.run_lines(run)))
+        return 0
     _print(console, args.json, present.jsonable(line), "\n".join(present.timeline_lines(line)))
     return 0
 

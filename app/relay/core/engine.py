@@ -77,7 +77,8 @@ class Engine:
         #: review comments on diffs, sent to a session's agent when it is free
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
         #: the time machine: timelines, diffs, rewind, finishing a session
-        self.history = History(config, store, self.review, self.start_session)
+        self.history = History(config, store, self.review, self.start_session,
+                               lambda: self.pipelines)
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from relay.history.diffmodel import FileDiff, totals
-from relay.history.model import ReviewComment, Timeline
+from relay.history.model import ReviewComment, Timeline, TimelineEntry
+from relay.history.runs import RunTimeline
 
 _MARK = {"context": " ", "add": "+", "del": "-"}
 
@@ -69,12 +70,29 @@ def timeline_lines(line: Timeline) -> list[str]:
                    f"{s.outcome or 'running'} · {span}")
     if line.uncommitted:
         out.append(f"{line.uncommitted} file(s) changed in the worktree and not committed yet")
-    for e in line.entries:
-        when = e.at.astimezone().strftime("%H:%M:%S")
-        sha = f" [{e.sha[:10]}]" if e.sha else ""
-        who = f" ({e.entry})" if e.entry and e.kind in ("commit", "verify") else ""
-        detail = f" — {e.detail.splitlines()[0][:100]}" if e.detail.strip() else ""
-        out.append(f"{when}  {e.kind:<8} {e.title}{who}{sha}{detail}")
+    out.extend(_entry_line(e) for e in line.entries)
+    return out
+
+
+def _entry_line(e: TimelineEntry) -> str:
+    when = e.at.astimezone().strftime("%H:%M:%S")
+    sha = f" [{e.sha[:10]}]" if e.sha else ""
+    who = f" ({e.entry})" if e.entry and e.kind in ("commit", "verify") else ""
+    detail = f" — {e.detail.splitlines()[0][:100]}" if e.detail.strip() else ""
+    return f"{when}  {e.kind:<8} {e.title}{who}{sha}{detail}"
+
+
+def run_lines(run: RunTimeline) -> list[str]:
+    """A pipeline run: its steps, then the lease log and the steps' sessions in time order."""
+    out = [f"Pipeline run {run.run_id} ({run.name}) · {run.state}"
+           + (f": {run.reason}" if run.reason else "")
+           + (f" · result on {run.result_branch}" if run.result_branch else "")]
+    for step in run.steps:
+        session = f" · session {step.session_id}" if step.session_id else ""
+        commit = f" · {step.commit[:10]}" if step.commit else ""
+        out.append(f"step {step.node_id}: {step.state} (attempt {step.attempt}){session}{commit}"
+                   + (f" — {step.error}" if step.error else ""))
+    out.extend(_entry_line(e) for e in run.entries)
     return out
 
 

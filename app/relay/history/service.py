@@ -28,6 +28,7 @@ from relay.history import merge, records
 from relay.history.diffmodel import FileDiff, totals
 from relay.history.model import FinishResult, FinishSummary, RewindResult, Timeline
 from relay.history.review import Review
+from relay.history.runs import RunSource, RunTimeline, run_timeline
 from relay.history.timeline import build
 from relay.sessions.briefing import session_base
 from relay.sessions.snapshot import snapshot_run_end
@@ -37,9 +38,9 @@ StartSession = Callable[[SessionSpec], Awaitable[str]]
 
 class History:
     def __init__(self, config: Config, store: Store, review: Review,
-                 start_session: StartSession) -> None:
+                 start_session: StartSession, pipelines: Callable[[], RunSource]) -> None:
         self.config, self.store, self.review = config, store, review
-        self._start = start_session
+        self._start, self._pipelines = start_session, pipelines
 
     async def _base(self, row: SessionRow) -> tuple[str | None, str | None]:
         base_sha, base_branch = await records.base_of(self.store, row.id)
@@ -59,6 +60,10 @@ class History:
                  if row.branch and row.workdir else 0)
         comments = await self.review.comments(row.id)
         return build(row, base, runs, story, audit_view, commits, comments, dirty)
+
+    async def run_timeline(self, run_id: str) -> RunTimeline:
+        """A pipeline run's lease log joined with the timelines of its steps' sessions."""
+        return await run_timeline(self._pipelines(), run_id, self.timeline)
 
     async def commit_diff(self, sha: str, session_id: str | None = None) -> list[FileDiff]:
         repo = await self._repo_of(sha, session_id)
