@@ -46,6 +46,7 @@ from relay.wallet.service import Wallet, WalletGuard
 
 if TYPE_CHECKING:
     from relay.detect.service import Detector
+    from relay.knowledge.service import Knowledge
     from relay.pipelines.service import Pipelines
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ class Engine:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._control: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._knowledge: Knowledge | None = None
+        self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
 
     @classmethod
     async def open(cls, config: Config | None = None,
@@ -131,6 +134,8 @@ class Engine:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        if self._knowledge is not None:  # after the sessions: their activity gets indexed
+            await self._knowledge.close()
         await self.wallet.close()
         await self.writer.close()
         await self.audit.aclose()
@@ -254,6 +259,7 @@ class Engine:
                  spec.model_dump_json(), ms, ms))]))
         self._launch(SessionRunner(session_id, spec, self.config, self.writer,
                                    services=self.services))
+        self.knowledge.scan_soon(repo)  # in the background: never delays or fails the session
         return session_id
 
     async def continue_session(self, session_id: str, prompt: str) -> str:
@@ -296,6 +302,7 @@ class Engine:
         self._runners[runner.session_id] = runner
         task = asyncio.create_task(self._drive(runner), name=f"relay-session-{runner.session_id}")
         self._tasks[runner.session_id] = task
+        task.add_done_callback(lambda _: self.knowledge.ingest_soon(self.store))
 
     async def _drive(self, runner: SessionRunner) -> None:
         sid = runner.session_id
@@ -414,6 +421,15 @@ class Engine:
 
             self._pipelines = Built(self)
         return self._pipelines
+
+    @property
+    def knowledge(self) -> Knowledge:
+        """The knowledge graph: code and session activity, searchable (built on first use)."""
+        if self._knowledge is None:
+            from relay.knowledge.service import Knowledge as Built
+
+            self._knowledge = Built(self.config)
+        return self._knowledge
 
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
         """A session's handoffs, oldest first, as last committed."""

@@ -6,12 +6,20 @@ events), its own plan and any write it was cut off in (:mod:`relay.sessions.inte
 the last result of each acceptance check Relay's verifier ran, and the files that
 differ from where the session started (from git). A failing check comes first in
 the next action: the contract never presents red work as done.
+
+Decisions and constraints the knowledge graph lifted from the session (what the agent
+said it chose, what the user or the agent said must hold — :mod:`relay.knowledge.facts`)
+are added to the contract's own when the caller passes them (:class:`KnownFacts`), each
+once: an item already there — equal to, or part of, one of the contract's items
+(``Earlier agent: <its message>``), ignoring case, spacing and end punctuation — is left
+out.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -88,6 +96,11 @@ def _done_items(events: Sequence[AgentEvent], worktree: Path, checks: frozenset[
             items.pop(item, None)
             items[item] = None
     return list(items)[-MAX_ITEMS:]
+
+
+def done_items(events: Sequence[AgentEvent], worktree: Path) -> list[str]:
+    """The work a contract lists as done: files written, commands run successfully."""
+    return _done_items(events, worktree, frozenset())
 
 
 def _done_item(call: ToolCall, worktree: Path, checks: frozenset[str]) -> str | None:
@@ -205,14 +218,41 @@ def _next_action(*, reason: str | None, failing: list[VerifyResult], in_flight: 
     return " ".join(parts)
 
 
+@dataclass(frozen=True)
+class KnownFacts:
+    """Decisions and constraints the knowledge graph holds for a session, oldest first."""
+
+    decisions: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+
+
+def _merged(own: list[str], known: Iterable[str]) -> list[str]:
+    """``own`` followed by each ``known`` item not already there (see the module docstring)."""
+    seen = [_comparable(item) for item in own]
+    out = list(own)
+    for item in known:
+        key = _comparable(item)
+        if key and not any(key in there for there in seen):
+            seen.append(key)
+            out.append(item)
+    return out
+
+
+def _comparable(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .!;:")
+
+
 def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord], worktree: Path,
                    branch: str | None, snapshot_sha: str, reason: str | None,
-                   acceptance: Sequence[Sequence[str]] = ()) -> ContractV2:
+                   acceptance: Sequence[Sequence[str]] = (),
+                   facts: KnownFacts | None = None) -> ContractV2:
     """A v2 contract for the next agent (unsigned).
 
     ``acceptance`` is the task's verify commands (argument arrays); a failing last
-    verifier result for one of them comes first in the next action.
+    verifier result for one of them comes first in the next action. ``facts`` adds the
+    knowledge graph's decisions and constraints for the session.
     """
+    facts = facts or KnownFacts()
     events = [r.event for r in records]
     last = _last_messages(events)
     plan, remaining = plan_lists(events)
@@ -229,13 +269,13 @@ def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord]
         do_not_redo=_done_items(events, worktree, frozenset(checks)),
         acceptance_assertions=[f"{_quoted(c)} exits 0" for c in checks],
         file_manifest=file_manifest(worktree, paths),
-        decisions=[f"Earlier agent: {m}" for m in last[:-1]] + passed,
-        constraints=[
+        decisions=_merged([f"Earlier agent: {m}" for m in last[:-1]] + passed, facts.decisions),
+        constraints=_merged([
             f"Work only in this git worktree{f' (branch {branch})' if branch else ''}; "
             "the work so far is committed there.",
             "Do not undo or redo the previous agent's work unless it is wrong.",
             *(_failure_constraint(r) for r in failing),
-        ],
+        ], facts.constraints),
         snapshot_commit_sha=snapshot_sha, initial_prompt=task, plan=plan,
         tasks_remaining=remaining, in_flight_code=in_flight)
 

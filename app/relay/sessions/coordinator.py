@@ -5,14 +5,20 @@ session runner calls :meth:`HandoffCoordinator.prepare` when a run ended on a
 limit and the chain has a next entry; it returns the verified prompt for the
 next agent. The runner then starts that run and reports its id
 (:meth:`dispatched`) and its first event (:meth:`confirmed`).
+
+The contract also carries the session's decisions and constraints from the knowledge
+graph when :attr:`HandoffCoordinator.facts_source` is set (the engine sets it); if that
+fails, the handoff goes on without them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,14 +30,18 @@ from relay.core.redact import scrub_obj
 from relay.core.store.db import Store
 from relay.core.store.writer import EventWriter
 from relay.core.vault import PassphraseProvider, Vault
-from relay.sessions.briefing import build_contract
+from relay.sessions.briefing import KnownFacts, build_contract
 from relay.sessions.contract import read_envelope, render_markdown, write_envelope
 from relay.sessions.handoff import HandoffJournal, HandoffRecord
 from relay.sessions.snapshot import SnapshotRequest, take_snapshot
 from relay.sessions.worktree import Workspace
 
+log = logging.getLogger(__name__)
+
 #: the verified contract rendered for the receiving agent (rewritten at every resume)
 BRIEF_FILE = "brief.md"
+#: a session's decisions and constraints from the knowledge graph
+FactsSource = Callable[[str], Awaitable[KnownFacts]]
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,7 @@ class HandoffCoordinator:
         self.passphrase_provider = passphrase_provider
         self._simulated: set[str] = set()  # handoff ids of demo sessions (labelled)
         self._key: bytes | None = None
+        self.facts_source: FactsSource | None = None
 
     def _folder(self, record: HandoffRecord) -> Path:
         return self.config.home / "handoffs" / record.session_id / record.id
@@ -145,11 +156,12 @@ class HandoffCoordinator:
         folder = self._folder(record)
         if record.state == "snapshotted":
             records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
+            facts = await self._known_facts(req.session_id)
             contract = await asyncio.to_thread(
                 build_contract, session_id=req.session_id, task=req.task, records=records,
                 worktree=req.workspace.path, branch=req.workspace.branch,
                 snapshot_sha=record.snapshot_sha or "", reason=req.reason,
-                acceptance=req.acceptance)
+                acceptance=req.acceptance, facts=facts)
             await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
             record = await self._advance(record, "envelope_built", contract_dir=str(folder),
                                          detail=f"contract signed in {folder}")
@@ -157,6 +169,18 @@ class HandoffCoordinator:
         brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
         await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
         return record, brief
+
+    async def _known_facts(self, session_id: str) -> KnownFacts:
+        if self.facts_source is None:
+            return KnownFacts()
+        try:
+            return await self.facts_source(session_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the knowledge graph is an aid: the handoff goes on without it
+            log.exception("knowledge: no decisions/constraints for session %s's contract",
+                          session_id)
+            return KnownFacts()
 
     async def _signing_key(self) -> bytes:
         """The contract signing key, unlocked once per process (the file vault's key
