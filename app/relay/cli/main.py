@@ -28,6 +28,7 @@ from relay.cli import (
     detect_cmd,
     handoff_cmd,
     history_cmd,
+    knowledge_cmd,
     mcp_cmd,
     pipeline_cmd,
     wallet_cmd,
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     budget_cmd.register(sub, _chain_entry)
     wallet_cmd.register(sub)
     detect_cmd.register(sub, _chain_entry)
+    knowledge_cmd.register(sub)
     pipeline_cmd.register(sub)
     history_cmd.register(sub)
     mcp_cmd.register(sub)
@@ -180,6 +182,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await detect_cmd.detect(config, args, console)
         case "pipeline":
             return await pipeline_cmd.dispatch(config, args, console)
+        case "retrieve" | "knowledge":
+            return await knowledge_cmd.dispatch(config, args, console)
         case "adopt":
             return await detect_cmd.adopt(config, args, console)
         case "daemon":
