@@ -34,6 +34,7 @@ from mcp.server.mcpserver import MCPServer
 from relay import __version__
 from relay.core.config import Config
 from relay.core.engine import Engine
+from relay.mcp.history_tools import HistoryTools
 from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
 from relay.mcp.session_tools import SessionTools
@@ -50,7 +51,10 @@ relay_session_events (poll with after_id) or relay_wait_session, and check
 relay_list_sessions. relay_handoff moves a running session to another agent now.
 relay_wallet_summary says how much each account has left; relay_detected_agents lists the
 agent sessions on this machine. Pipelines (graphs of sessions) run with relay_run_pipeline
-and relay_pipeline_status. The 'demo' runtime is a SIMULATION, not a real agent.
+and relay_pipeline_status. relay_session_history shows who did what (agent stints,
+handoffs, checks, snapshot commits); relay_diff shows what changed; relay_review_comment
+sends the agent a comment on a line; relay_rewind makes a new branch at a snapshot (nothing
+is lost). The 'demo' runtime is a SIMULATION, not a real agent.
 """
 
 
@@ -58,7 +62,8 @@ def build_server(engine: Engine) -> MCPServer:
     """An ``MCPServer`` whose tools act on ``engine`` (which the caller opens and closes)."""
     server: MCPServer = MCPServer("relay", title="Relay", version=__version__,
                                   instructions=INSTRUCTIONS, log_level="WARNING")
-    for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine)):
+    for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine),
+                  HistoryTools(engine)):
         tools.register(server)
     return server
 
