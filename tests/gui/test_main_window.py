@@ -10,8 +10,6 @@ from relay.core.errors import WorktreeError
 from relay.gui.docks.stream_dock import EMPTY_TEXT
 from relay.gui.shell import RelayShell
 
-PLACEHOLDERS = ("History",)
-
 
 def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -> None:
     window = shell.window
@@ -19,24 +17,24 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     qtbot.waitExposed(window)
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
     assert set(docks) == {"Sessions", "Live stream", "Handoff", "Wallet", "Detect", "Pipelines",
-                          *PLACEHOLDERS}
+                          "History"}
     for dock in docks.values():
         assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
         assert not dock.isFloating()
-    for title in PLACEHOLDERS:
-        label = docks[title].findChild(QLabel, "placeholderLabel")
-        assert label is not None
-        assert label.text() == f"{title} — coming soon"
     assert docks["Sessions"].isVisible()
     assert docks["Live stream"].isVisible()
     assert docks["Handoff"].isVisible()  # raised above the panels it is tabbed with
     assert window.dockWidgetArea(docks["Handoff"]) == window.dockWidgetArea(docks["Sessions"])
     assert {d.windowTitle() for d in window.tabifiedDockWidgets(docks["Handoff"])} == {
-        "Wallet", "Detect", *PLACEHOLDERS}
-    # the designer's canvas needs room: it is tabbed behind the stream, which stays raised
+        "Wallet", "Detect"}
+    # the designer's canvas and the History dock's diff need room: they are tabbed behind
+    # the stream, which stays raised
     assert docks["Pipelines"].objectName() == "pipelinesDock"
-    assert window.tabifiedDockWidgets(docks["Live stream"]) == [docks["Pipelines"]]
-    assert docks["Pipelines"].findChild(QLabel, "placeholderLabel") is None
+    assert docks["History"].objectName() == "historyDock"
+    assert window.tabifiedDockWidgets(docks["Live stream"]) == [docks["Pipelines"],
+                                                                docks["History"]]
+    for title in ("Pipelines", "History"):
+        assert docks[title].findChild(QLabel, "placeholderLabel") is None
     assert shell.stream_dock.empty.text() == EMPTY_TEXT
     assert shell.stream_dock.empty.isVisible()
 

@@ -16,10 +16,11 @@ from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
 from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
-from relay.gui.docks.placeholders import placeholder_docks
+from relay.gui.docks.history_dock import HistoryDock
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
+from relay.gui.history_backend import EngineHistoryBackend, HistoryBackend
 from relay.gui.main_window import MainWindow
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
@@ -30,6 +31,7 @@ from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.detect import DetectViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
+from relay.gui.viewmodels.history import HistoryViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
@@ -53,7 +55,8 @@ class RelayShell(QObject):
                  prompter: PassphrasePrompter | None = None,
                  wallet: WalletBackend | None = None,
                  detect: DetectBackend | None = None,
-                 pipelines: PipelineBackend | None = None) -> None:
+                 pipelines: PipelineBackend | None = None,
+                 history: HistoryBackend | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
@@ -69,6 +72,8 @@ class RelayShell(QObject):
         self.detect_vm = DetectViewModel(self.bridge, detect or EngineDetectBackend(engine), self)
         self.designer_vm = DesignerViewModel(
             self.bridge, pipelines or EnginePipelineBackend(engine), self)
+        self.history_vm = HistoryViewModel(
+            self.bridge, history or EngineHistoryBackend(engine), self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
@@ -76,10 +81,10 @@ class RelayShell(QObject):
         self.detect_dock = DetectDock(self.detect_vm)
         self.designer_dock = DesignerDock(self.designer_vm)
         self.designer_dock.runtimes = lambda: self.runtime_infos
-        self.placeholders = placeholder_docks()
+        self.history_dock = HistoryDock(self.history_vm)
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 [self.wallet_dock, self.detect_dock, *self.placeholders], icon,
-                                 beside_stream=[self.designer_dock])
+                                 [self.wallet_dock, self.detect_dock], icon,
+                                 beside_stream=[self.designer_dock, self.history_dock])
         if prompter is not None:
             prompter.set_parent_widget(self.window)
         self.window.set_home(f"Data folder: {engine.config.home}")
@@ -113,6 +118,10 @@ class RelayShell(QObject):
         self.detect_vm.adopted.connect(self._on_started)
         self.notifier.sessionRequested.connect(self.show_detected)
         self.designer_vm.run.sessionRequested.connect(self.show_pipeline_session)
+        # the History dock follows the session the stream shows
+        self.stream_vm.modelReset.connect(
+            lambda: self.history_vm.follow(self.stream_vm.session_id))
+        self.history_vm.sessionRequested.connect(self.show_continued)
         t.messageClicked.connect(self.notifier.clicked)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
@@ -149,6 +158,7 @@ class RelayShell(QObject):
         self.wallet_vm.stop()
         self.detect_vm.stop()
         self.designer_vm.stop()
+        self.history_vm.stop()
         if self.prompter is not None:
             self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()
@@ -189,6 +199,11 @@ class RelayShell(QObject):
         self.show_session(session_id)
         self.stream_dock.show()
         self.stream_dock.raise_()
+
+    def show_continued(self, session_id: str) -> None:
+        """A session "Continue from here" started: select it; History keeps showing."""
+        self.sessions_vm.refresh()
+        self.show_session(session_id)
 
     def show_detected(self, detected_id: str) -> None:
         """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""
@@ -258,3 +273,5 @@ class RelayShell(QObject):
             self.detect_dock.show_error(message, hint)
         elif context == "pipelines":
             self.designer_dock.show_error(message, hint)
+        elif context == "history":
+            self.history_dock.show_error(message, hint)

@@ -1,0 +1,232 @@
+"""HistoryDock: the shown session's timeline on the left, the diff picked in it on the right.
+
+The timeline is a tree (:class:`~relay.gui.viewmodels.history.HistoryViewModel`'s
+model): "Whole session", then each agent's stint with its runs, commits, checks and
+handoffs. Picking a node shows its diff in a :class:`DiffView`. "Rewind here" and
+"Continue from here" work on the picked commit (a stint's last commit, the
+session's tip); "Comment…" on a diff line asks for the comment
+(:class:`CommentDialog`); "Finish…" shows what the session changed
+(:class:`FinishDialog`). The widgets only show and forward: the view-model acts.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.gui import theme
+from relay.gui.docks.diff_view import DiffView
+from relay.gui.docks.parts import empty_or_content
+from relay.gui.history_dialogs import CommentDialog, FinishDialog
+from relay.gui.history_text import audit_text, header_text, short
+from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
+from relay.history.model import FinishSummary
+
+EMPTY_TEXT = "Select a session to see what each agent did."
+
+
+class HistoryDock(QDockWidget):
+    """See the module documentation."""
+
+    def __init__(self, vm: HistoryViewModel, parent: QWidget | None = None) -> None:
+        super().__init__("History", parent)
+        self.setObjectName("historyDock")
+        self.vm = vm
+        self.comment_dialog: CommentDialog | None = None
+        self.finish_dialog: FinishDialog | None = None
+        self._syncing = False
+        self._build()
+        vm.timelineChanged.connect(self._on_timeline)
+        vm.diffChanged.connect(lambda: self.diff.set_files(vm.files, "No changes here"))
+        vm.commentsChanged.connect(lambda: self.diff.set_comments(vm.comments))
+        vm.changed.connect(self.refresh)
+        vm.summaryReady.connect(self.open_finish_dialog)
+        self.diff.commentRequested.connect(self.open_comment_dialog)
+        self.tree.selectionModel().selectionChanged.connect(self._on_picked)
+        self.visibilityChanged.connect(vm.set_active)
+        self.refresh()
+
+    # -- building -----------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.title = QLabel()
+        self.title.setObjectName("historyTitle")
+        self.title.setStyleSheet("font-weight: bold;")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.audit = QLabel()
+        self.audit.setObjectName("historyAudit")
+        self.rewind_button = self._button("Rewind here", "historyRewind",
+                                          lambda: self.vm.rewind(False))
+        self.continue_button = self._button("Continue from here", "historyContinue",
+                                            lambda: self.vm.rewind(True))
+        self.finish_button = self._button("Finish…", "historyFinish", self.vm.ask_finish)
+        self.refresh_button = self._button("Refresh", "historyRefresh", self.vm.refresh)
+        self.message = QLabel()
+        self.message.setObjectName("historyMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error = QLabel()
+        self.error.setObjectName("historyError")
+        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
+        self.error.setWordWrap(True)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error.hide()
+        self.tree = QTreeView()
+        self.tree.setObjectName("historyTimeline")
+        self.tree.setModel(self.vm.model)
+        self.tree.setHeaderHidden(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.detail = QLabel()
+        self.detail.setObjectName("historyDetail")
+        self.detail.setWordWrap(True)
+        self.detail.setStyleSheet(f"color: {theme.MUTED};")
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.diff_title = QLabel()
+        self.diff_title.setObjectName("historyDiffTitle")
+        self.diff = DiffView()
+        self.setWidget(self._content())
+
+    def _button(self, text: str, name: str, slot: object) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.clicked.connect(slot)
+        return button
+
+    def _content(self) -> QWidget:
+        left = QWidget()
+        left_box = QVBoxLayout(left)
+        left_box.setContentsMargins(0, 0, 0, 0)
+        left_box.addWidget(self.tree, 1)
+        left_box.addWidget(self.detail)
+        right = QWidget()
+        right_box = QVBoxLayout(right)
+        right_box.setContentsMargins(0, 0, 0, 0)
+        right_box.addWidget(self.diff_title)
+        right_box.addWidget(self.diff, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([300, 700])
+        actions = QHBoxLayout()
+        for button in (self.rewind_button, self.continue_button, self.finish_button):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        actions.addWidget(self.audit)
+        actions.addWidget(self.refresh_button)
+        body = QWidget()
+        box = QVBoxLayout(body)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.title)
+        box.addLayout(actions)
+        box.addWidget(self.message)
+        box.addWidget(self.error)
+        box.addWidget(split, 1)
+        self.pages, self.empty = empty_or_content(EMPTY_TEXT, "historyEmpty", body)
+        outer = QWidget()
+        layout = QVBoxLayout(outer)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.pages)
+        return outer
+
+    # -- showing ------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Header, message and what the buttons may do, from the view-model."""
+        vm, line = self.vm, self.vm.timeline
+        self.pages.setCurrentIndex(1 if vm.session_id else 0)
+        self.title.setText(header_text(line) if line else
+                           f"Reading session {vm.session_id}…" if vm.session_id else "")
+        text, tone = audit_text(line) if line else ("", "")
+        self.audit.setText(text)
+        self.audit.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.MUTED)};")
+        sha = vm.rewind_sha
+        for button, what in ((self.rewind_button, "Make a new branch at"),
+                             (self.continue_button, "Start a new session from")):
+            button.setEnabled(sha is not None)
+            button.setToolTip(f"{what} commit {short(sha)}; nothing existing moves" if sha
+                              else "Pick a commit (or a stint) in the timeline first")
+        self.finish_button.setEnabled(vm.can_finish)
+        self.finish_button.setToolTip("Merge the session's branch into its base, or keep it"
+                                      if vm.can_finish else
+                                      "The session has to finish first (and have a branch)")
+        message, tone = vm.message
+        self.message.setText(message)
+        self.message.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.TEXT)};")
+        self.message.setVisible(bool(message))
+        self.diff_title.setText(vm.diff_title)
+        node = vm.node(vm.selected_key)
+        self.detail.setText(node.detail if node else "")
+
+    def show_error(self, message: str, hint: str = "") -> None:
+        """Show an error about this panel's session in place."""
+        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
+        self.error.show()
+
+    def select_key(self, key: str) -> bool:
+        """Pick the timeline node ``key``; whether it exists."""
+        found = self._index_of(key)
+        if found is None:
+            return False
+        self.tree.setCurrentIndex(found)
+        self.tree.scrollTo(found)
+        return True
+
+    def _index_of(self, key: str) -> QModelIndex | None:
+        model = self.vm.model
+        hits = model.match(model.index(0, 0), HistoryViewModel.KeyRole, key, 1,
+                           Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+        return hits[0] if hits else None
+
+    def _on_timeline(self) -> None:
+        self.error.hide()
+        self.tree.expandAll()
+        found = self._index_of(self.vm.selected_key)
+        if found is not None:  # the pick stays picked (the view-model knows it already)
+            self._syncing = True
+            try:
+                self.tree.setCurrentIndex(found)
+            finally:
+                self._syncing = False
+        self.refresh()
+
+    def _on_picked(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        indexes = selected.indexes()
+        if indexes and not self._syncing:
+            self.error.hide()
+            self.vm.select(str(indexes[0].data(HistoryViewModel.KeyRole)))
+
+    # -- dialogs ------------------------------------------------------------------------
+
+    def open_comment_dialog(self, path: str, line: int, side: str, text: str) -> CommentDialog:
+        if self.comment_dialog is not None:
+            self.comment_dialog.close()
+        dialog = CommentDialog(path, line, side, text, self)
+        dialog.commentAccepted.connect(
+            lambda p, n, s, body: self.vm.comment(p, n, "old" if s == "old" else "new", body))
+        self.comment_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def open_finish_dialog(self, summary: FinishSummary) -> FinishDialog:
+        if self.finish_dialog is not None:
+            self.finish_dialog.close()
+        dialog = FinishDialog(summary, self)
+        dialog.actionChosen.connect(
+            lambda action: self.vm.finish("merge" if action == "merge" else "keep"))
+        self.finish_dialog = dialog
+        dialog.open()
+        return dialog

@@ -1,0 +1,201 @@
+"""The History dock in the window, after a real handoff (the demo runtime, a simulated limit).
+
+The session runs on the window's engine in a real git worktree; the dock reads it
+through the real time machine (``engine.history``, ``engine.review``): two stints,
+what each agent changed, Rewind here (a new branch, no ref moved), Continue from
+here (a new session, selected), a review comment sent to the agent, Finish….
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+from pytestqt.qtbot import QtBot
+
+from relay.core.models import SessionSpec
+from relay.gui.shell import RelayShell
+from relay.gui.viewmodels.history import HistoryViewModel
+
+
+def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
+    """A demo session that hits its limit after two steps and is handed to a backup."""
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
+        shell.start_session(SessionSpec(repo=repo, task="add a greeting",
+                                        chain=["demo:primary", "demo:backup"],
+                                        demo_limit_after=2))
+    assert started.args is not None
+    session_id = str(started.args[0])
+    vm = shell.stream_vm
+    qtbot.waitUntil(lambda: vm.session is not None and vm.session.id == session_id
+                    and vm.session.state == "completed", timeout=30_000)
+    return session_id
+
+
+def open_history(shell: RelayShell, qtbot: QtBot, stints: int = 2) -> HistoryViewModel:
+    shell.window.show()
+    qtbot.waitExposed(shell.window)
+    shell.history_dock.raise_()
+    vm = shell.history_vm
+    qtbot.waitUntil(lambda: vm.timeline is not None and vm.timeline.state == "completed"
+                    and len(vm.timeline.stints) == stints, timeout=15_000)
+    return vm
+
+
+def top_titles(vm: HistoryViewModel) -> list[str]:
+    return [vm.model.item(r).text() for r in range(vm.model.rowCount())]
+
+
+def pick(shell: RelayShell, qtbot: QtBot, key: str) -> None:
+    vm = shell.history_vm
+    assert shell.history_dock.select_key(key), key
+    assert vm.selected_key == key
+    node = vm.node(key)
+    assert node is not None
+    qtbot.waitUntil(lambda: vm.diff_title != "" and node.source == vm._source
+                    and not shell.bridge.tasks.pending, timeout=10_000)
+
+
+def added_lines(shell: RelayShell) -> set[str]:
+    return {ln.text for f in shell.history_dock.diff.rows.files for h in f.hunks
+            for ln in h.lines if ln.kind == "add"}
+
+
+def refs(repo: Path) -> dict[str, str]:
+    git = pygit2.Repository(str(repo))
+    return {name: str(git.references[name].target) for name in git.references
+            if not name.startswith("refs/remotes")}
+
+
+def test_the_dock_shows_each_agents_stint_and_what_it_changed(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    assert vm.session_id == session_id
+    titles = top_titles(vm)
+    assert titles[:3] == ["Whole session", "1 · demo:primary — failed",
+                          "2 · demo:backup — completed"]
+    first, second = vm.model.item(1), vm.model.item(2)
+    kids = [first.child(r).text() for r in range(first.rowCount())]
+    assert any("demo:primary started" in k for k in kids)
+    assert any("Handoff demo:primary → demo:backup: done" in k for k in kids)
+    assert any("●" in k for k in kids)  # its commits
+    assert second.rowCount() > 0
+    dock = shell.history_dock
+    assert dock.title.text().startswith("add a greeting — completed · relay/")
+
+    pick(shell, qtbot, "stint:0")
+    files = dock.diff.rows.files
+    assert [(f.path, f.status) for f in files] == [("RELAY_DEMO_NOTES.md", "added")]
+    assert dock.diff_title.text().startswith("What demo:primary changed (stint 1:")
+    by_primary = added_lines(shell)
+    pick(shell, qtbot, "stint:1")
+    assert [(f.path, f.status) for f in dock.diff.rows.files] == [
+        ("RELAY_DEMO_NOTES.md", "modified")]
+    by_backup = added_lines(shell)
+    assert by_primary
+    assert by_backup
+    assert not by_primary & by_backup  # each stint shows its own agent's work
+    pick(shell, qtbot, "session")
+    assert added_lines(shell) == by_primary | by_backup
+    assert dock.diff.summary.text().startswith("1 file · +")
+    commit = next(k for k in vm._nodes if k.startswith("commit:"))
+    pick(shell, qtbot, commit)
+    assert dock.diff_title.text().startswith(f"Commit {commit[7:17]}")
+
+
+def test_rewind_here_makes_a_branch_and_moves_nothing(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    first_commit = next(e for e in vm.timeline.entries if e.kind == "commit" and e.stint == 0) \
+        if vm.timeline else None
+    assert first_commit is not None
+    assert first_commit.sha is not None
+    pick(shell, qtbot, f"commit:{first_commit.sha}")
+    dock = shell.history_dock
+    assert dock.rewind_button.isEnabled()
+    before = refs(git_repo)
+    dock.rewind_button.click()
+    qtbot.waitUntil(lambda: vm.message[0].startswith("Made branch"), timeout=10_000)
+    after = refs(git_repo)
+    new = set(after) - set(before)
+    assert new == {f"refs/heads/relay/rewind-{first_commit.sha[:10]}"}
+    assert after[new.pop()] == first_commit.sha
+    assert {k: after[k] for k in before} == before  # every existing ref where it was
+    assert f"relay/rewind-{first_commit.sha[:10]}" in dock.message.text()
+    assert dock.message.isVisible()
+
+
+def test_continue_from_here_starts_a_session_and_shows_it(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    pick(shell, qtbot, "stint:0")
+    assert vm.rewind_sha is not None
+    shell.history_dock.continue_button.click()
+    qtbot.waitUntil(lambda: shell.stream_vm.session_id not in (None, session_id),
+                    timeout=10_000)
+    new_id = shell.stream_vm.session_id
+    assert "Started session" in vm.message[0]
+    assert new_id is not None
+    assert new_id in vm.message[0] or vm.session_id == new_id
+    qtbot.waitUntil(lambda: shell.sessions_dock.selected_id() == new_id, timeout=10_000)
+    qtbot.waitUntil(lambda: vm.session_id == new_id, timeout=5_000)  # the dock follows it
+    qtbot.waitUntil(lambda: shell.stream_vm.session is not None
+                    and shell.stream_vm.session.finished, timeout=30_000)
+
+
+def test_a_comment_on_a_line_is_sent_and_shown(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    pick(shell, qtbot, "stint:1")
+    diff = shell.history_dock.diff
+    layout = diff.rows.layout
+    line = next(i for i, r in enumerate(layout.rows) if r.kind == "line"
+                and r.new is not None and r.new.kind == "add")
+    diff.table.go_to(line)
+    diff.request_comment()
+    dialog = shell.history_dock.comment_dialog
+    assert dialog is not None
+    assert dialog.path == "RELAY_DEMO_NOTES.md"
+    assert not dialog.send.isEnabled()
+    dialog.body.setPlainText("Say who wrote this line.")
+    dialog.send.click()
+    # the session had finished: the comment goes to its agent at once (a new run)
+    qtbot.waitUntil(lambda: any(c.state == "sent" for c in vm.comments), timeout=15_000)
+    comment = vm.comments[0]
+    assert (comment.session_id, comment.body) == (session_id, "Say who wrote this line.")
+    assert comment.line == layout.rows[line].new.new_no  # type: ignore[union-attr]
+    at = next(i for i, r in enumerate(diff.rows.layout.rows) if r.comment is not None)
+    assert diff.rows.index(at, 0).data() == "[sent] Say who wrote this line."
+    assert "sent to the agent" in vm.message[0]
+    qtbot.waitUntil(lambda: shell.stream_vm.session is not None
+                    and shell.stream_vm.session.state == "completed"
+                    and not shell.bridge.is_running_here(session_id), timeout=30_000)
+
+
+def test_finish_shows_the_summary_and_merges(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    dock = shell.history_dock
+    qtbot.waitUntil(dock.finish_button.isEnabled)
+    with qtbot.waitSignal(vm.summaryReady, timeout=10_000):
+        dock.finish_button.click()
+    dialog = dock.finish_dialog
+    assert dialog is not None
+    assert dialog.files.rowCount() == 1
+    assert dialog.files.item(0, 0).text() == "RELAY_DEMO_NOTES.md"
+    assert dialog.files.item(0, 2).text().startswith("+")
+    assert dialog.merge.text() == "Merge into main"
+    assert dialog.merge.isEnabled(), dialog.why_not.text()
+    text = dialog.findChild(type(dock.title), "finishSummary")
+    assert text is not None
+    assert "demo:primary —" in text.text()
+    assert "demo:backup —" in text.text()
+    dialog.merge.click()
+    qtbot.waitUntil(lambda: vm.message[0].startswith("Merged"), timeout=10_000)
+    main = pygit2.Repository(str(git_repo)).revparse_single("main").peel(pygit2.Commit)
+    assert "RELAY_DEMO_NOTES.md" in main.tree
