@@ -72,6 +72,9 @@ def session_footer(console: Console, row: SessionRow) -> None:
     if row.workdir:
         where = f" (branch {row.branch})" if row.branch else ""
         console.print(f"worktree: {row.workdir}{where}")
+    if row.branch and row.finished:
+        console.print(f"next: relay-cli history {row.id} · diff {row.id} · "
+                      f"finish {row.id} --merge|--keep", markup=False)
 
 
 def sessions_table(rows: list[SessionRow]) -> Table:
