@@ -18,7 +18,7 @@ TOOLS = {"relay_start_session", "relay_list_sessions", "relay_session_events",
          "relay_wait_session", "relay_handoff", "relay_stop_session", "relay_detected_agents",
          "relay_wallet_summary", "relay_list_pipelines", "relay_run_pipeline",
          "relay_pipeline_status", "relay_session_history", "relay_diff", "relay_rewind",
-         "relay_review_comment"}
+         "relay_review_comment", "relay_retrieve"}
 
 
 async def test_every_tool_is_listed_with_a_description_and_typed_schemas(relay_mcp: Server) -> None:

@@ -35,6 +35,7 @@ from relay import __version__
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.mcp.history_tools import HistoryTools
+from relay.mcp.knowledge_tools import KnowledgeTools
 from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
 from relay.mcp.session_tools import SessionTools
@@ -54,7 +55,8 @@ agent sessions on this machine. Pipelines (graphs of sessions) run with relay_ru
 and relay_pipeline_status. relay_session_history shows who did what (agent stints,
 handoffs, checks, snapshot commits); relay_diff shows what changed; relay_review_comment
 sends the agent a comment on a line; relay_rewind makes a new branch at a snapshot (nothing
-is lost). The 'demo' runtime is a SIMULATION, not a real agent.
+is lost); relay_retrieve searches the project's code and what agents decided before. The
+'demo' runtime is a SIMULATION, not a real agent.
 """
 
 
@@ -63,7 +65,7 @@ def build_server(engine: Engine) -> MCPServer:
     server: MCPServer = MCPServer("relay", title="Relay", version=__version__,
                                   instructions=INSTRUCTIONS, log_level="WARNING")
     for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine),
-                  HistoryTools(engine)):
+                  HistoryTools(engine), KnowledgeTools(engine)):
         tools.register(server)
     return server
 
