@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -40,8 +41,8 @@ class RunInfo:
 class AuditView:
     ok: bool | None
     problem: str | None
-    #: event id → the time the audit log recorded for it
-    times: dict[int, datetime]
+    #: the ids of the session's events the audit log holds
+    audited: frozenset[int]
 
 
 async def base_of(store: Store, session_id: str) -> tuple[str | None, str | None]:
@@ -77,22 +78,54 @@ async def sessions_with_branches(store: Store, limit: int = 500) -> list[tuple[s
         return [(r[0], r[1], r[2]) for r in await cur.fetchall()]
 
 
-def read_audit(path: Path, session_id: str) -> AuditView:
-    """The session's entries in the audit log and whether the chain is intact (blocking)."""
-    if not path.exists():
-        return AuditView(None, None, {})
+@dataclass(frozen=True)
+class _AuditScan:
+    ok: bool
+    problem: str | None
+    #: session id → the ids of its events the log holds
+    audited: dict[str, frozenset[int]]
+
+
+#: the last scan of each audit file, keyed by (size, mtime): the log only changes when a
+#: session's story moves, while a History view asks on every refresh
+_SCANS: dict[Path, tuple[tuple[int, int], _AuditScan]] = {}
+_SCANS_LOCK = threading.Lock()
+
+
+def _scan(path: Path) -> _AuditScan:
     try:
         report = audit.verify(path)
     except AuditError as exc:
-        return AuditView(False, exc.message, {})
+        return _AuditScan(False, exc.message, {})
     problem = None if report.ok else (f"line {report.broken_line}: "
                                       f"{report.detail or report.kind or 'the chain is broken'}")
-    times: dict[int, datetime] = {}
+    found: dict[str, set[int]] = {}
     try:
         for entry in audit.iter_entries(path):
             data: dict[str, Any] = entry.data
-            if data.get("session_id") == session_id and isinstance(data.get("event_id"), int):
-                times[data["event_id"]] = datetime.fromisoformat(entry.ts.replace("Z", "+00:00"))
-    except (AuditError, ValueError):
+            sid, event_id = data.get("session_id"), data.get("event_id")
+            if isinstance(sid, str) and isinstance(event_id, int):
+                found.setdefault(sid, set()).add(event_id)
+    except AuditError:
         pass  # a damaged line ends what can be read; verify already said where
-    return AuditView(report.ok, problem, times)
+    return _AuditScan(report.ok, problem, {k: frozenset(v) for k, v in found.items()})
+
+
+def read_audit(path: Path, session_id: str) -> AuditView:
+    """Whether the audit log's chain is intact and which of the session's events it holds
+    (blocking; the whole file is read again only when it changed)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return AuditView(None, None, frozenset())
+    except OSError as exc:
+        return AuditView(False, f"the audit log cannot be read: {exc.strerror}", frozenset())
+    key = (st.st_size, st.st_mtime_ns)
+    with _SCANS_LOCK:
+        cached = _SCANS.get(path)
+    if cached is None or cached[0] != key:
+        cached = (key, _scan(path))
+        with _SCANS_LOCK:
+            _SCANS[path] = cached
+    scan = cached[1]
+    return AuditView(scan.ok, scan.problem, scan.audited.get(session_id, frozenset()))

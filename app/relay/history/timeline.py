@@ -76,7 +76,7 @@ def _story_entry(item: StoryEvent, entry_of_run: dict[str, str], stint_of_run: d
                  audit: AuditView) -> TimelineEntry | None:
     event = item.event
     at = item.at  # the store's clock, like the runs' (the audit log appends later)
-    audited = item.id in audit.times if audit.ok is not None else None
+    audited = item.id in audit.audited if audit.ok is not None else None
     run = item.run_id
     entry = entry_of_run.get(run or "")
 
