@@ -76,16 +76,8 @@ class History:
         if not 0 <= stint < len(line.stints):
             raise RelayError(f"Session {line.session_id} has no stint {stint + 1}.",
                              f"It has {len(line.stints)}; see `relay-cli history {session_id}`.")
-        s = line.stints[stint]
-        last = stint == len(line.stints) - 1
-        if s.start_sha is None:
-            return []
-        if last and line.uncommitted and line.workdir and Path(line.workdir).is_dir():
-            return await asyncio.to_thread(gh.diff_to_worktree, Path(line.workdir), s.start_sha)
-        if s.end_sha is None:
-            return []
         row = await self.store.get_session(session_id)
-        return await asyncio.to_thread(gh.diff_range, Path(row.repo), s.start_sha, s.end_sha)
+        return await asyncio.to_thread(_stint_files, line, Path(row.repo), stint)
 
     async def session_diff(self, session_id: str) -> list[FileDiff]:
         """Everything the session changed: its base to its branch, uncommitted work included."""
@@ -161,7 +153,8 @@ class History:
             why_not = f"the session is still {row.state}"
         stints = []
         for s in line.stints:
-            changed = len({f.path for f in await self.stint_diff(row.id, s.index)})
+            files = await asyncio.to_thread(_stint_files, line, Path(row.repo), s.index)
+            changed = len({f.path for f in files})
             stints.append(f"{s.entry} — {len(s.run_ids)} run{'s' * (len(s.run_ids) != 1)}, "
                           f"{changed} file{'s' * (changed != 1)} changed, {s.outcome or 'running'}")
         return FinishSummary(
@@ -193,6 +186,17 @@ class History:
         return FinishResult("merge", row.branch, base_branch, sha,
                             f"Merged {row.branch} into {base_branch} (+{added} −{deleted}) "
                             f"at {sha[:10]}.")
+
+
+def _stint_files(line: Timeline, repo: Path, index: int) -> list[FileDiff]:
+    """What stint ``index`` changed (to the worktree for the last one with uncommitted work)."""
+    s = line.stints[index]
+    if s.start_sha is None:
+        return []
+    last = index == len(line.stints) - 1
+    if last and line.uncommitted and line.workdir and Path(line.workdir).is_dir():
+        return gh.diff_to_worktree(Path(line.workdir), s.start_sha)
+    return [] if s.end_sha is None else gh.diff_range(repo, s.start_sha, s.end_sha)
 
 
 def _reflog_base(worktree: Path) -> str | None:
