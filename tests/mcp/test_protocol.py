@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from mcp import Client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from relay.runtimes.registry import available_runtimes
 from tests.conftest import make_repo
@@ -83,6 +84,7 @@ async def test_bad_requests_are_error_results_and_the_server_keeps_serving(
 async def test_a_modern_client_discovers_the_server_too(relay_home: Path, tmp_path: Path) -> None:
     """The SDK's ``Client`` negotiates (server/discover, else the initialize handshake)."""
     async with Client(server_params(relay_home, tmp_path), read_timeout_seconds=120) as client:
+        assert client.session.protocol_version in MODERN_PROTOCOL_VERSIONS  # not the fallback
         names = {t.name for t in (await client.list_tools()).tools}
         assert names >= TOOLS
         result = await client.call_tool("relay_list_sessions", {"limit": 3})
