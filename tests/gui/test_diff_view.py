@@ -11,14 +11,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from relay.gui.docks.diff_delegate import TOKEN_COLOURS
+from relay.gui.docks.diff_delegate import LINE_BG, TOKEN_COLOURS
 from relay.gui.docks.diff_view import DiffView
+from relay.history.diffmodel import DiffLine, FileDiff, Hunk
 from relay.history.model import ReviewComment
 from tests.gui.diff_helpers import Recorded, diff_of, long_repo, recorded_repo
 
@@ -57,7 +58,8 @@ def display(view: DiffView, row: int) -> str:
 
 def test_unified_rows_show_text_and_both_numbers(view: DiffView) -> None:
     assert view.mode == "unified"
-    assert view.summary.text() == "5 files · +9 −6"
+    assert view.files.summary == "5 files · +9 −6"
+    assert view.files.headerData(1, Qt.Orientation.Horizontal) == "5 files · +9 −6"
     deleted = row_where(view, "app.py", 6, None)
     added = row_where(view, "app.py", None, 6)
     assert added == deleted + 1
@@ -296,9 +298,36 @@ def test_no_files_says_so_and_navigation_is_off(qtbot: QtBot, view: DiffView) ->
     assert view.empty.text() == "Loading the diff…"
     assert view.rows.rowCount() == 0
     assert view.files.rowCount() == 0
-    assert view.summary.text() == ""
+    assert view.files.summary == ""
+    assert view.files.headerData(1, Qt.Orientation.Horizontal) == "File"
     assert not view.next_file_action.isEnabled()
     assert not view.next_hunk_action.isEnabled()
     assert not view.comment_action.isEnabled()
     with qtbot.assertNotEmitted(view.commentRequested):
         view.request_comment()
+
+
+def test_scrolling_sideways_moves_the_text_not_the_halves(qtbot: QtBot) -> None:
+    long_old = "old = " + "x" * 400
+    long_new = "new = " + "y" * 400
+    hunk = Hunk("@@ -1 +1 @@", 1, 1, 1, 1, (DiffLine("del", 1, None, long_old),
+                                            DiffLine("add", None, 1, long_new)))
+    view = DiffView()
+    qtbot.addWidget(view)
+    view.resize(800, 400)
+    view.set_files([FileDiff("a.py", "a.py", "modified", False, 1, 1, (hunk,))])
+    view.set_mode("split")
+    view.show()
+    qtbot.waitExposed(view)
+    bar = view.table.horizontalScrollBar()
+    assert bar.maximum() > 0  # 400 characters do not fit in half of 800 pixels
+    bar.setValue(bar.maximum())
+    pair = view.rows.layout.hunk_rows[0] + 1
+    width = view.table.viewport().width()
+    rect = view.table.visualRect(view.rows.index(pair, 0))
+    image = view.table.viewport().grab(QRect(0, rect.top(), width, rect.height())).toImage()
+    left = image.copy(0, 0, width // 2, image.height())
+    right = image.copy(width // 2, 0, width - width // 2, image.height())
+    assert colour_pixels(left, LINE_BG["del"][0], 0) > 100  # both halves still in sight
+    assert colour_pixels(right, LINE_BG["add"][0], 0) > 100
+    assert colour_pixels(left, LINE_BG["add"][0], 0) == 0

@@ -98,7 +98,7 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     assert not by_primary & by_backup  # each stint shows its own agent's work
     pick(shell, qtbot, "session")
     assert added_lines(shell) == by_primary | by_backup
-    assert dock.diff.summary.text().startswith("1 file · +")
+    assert dock.diff.files.summary.startswith("1 file · +")
     commit = next(k for k in vm._nodes if k.startswith("commit:"))
     pick(shell, qtbot, commit)
     assert dock.diff_title.text().startswith(f"Commit {commit[7:17]}")

@@ -32,6 +32,8 @@ def timeline(uncommitted: int = 0, audit_ok: bool | None = True) -> Timeline:
         TimelineEntry(at(0), "run", "claude:work started", entry="claude:work", run_id="r1",
                       stint=0),
         TimelineEntry(at(50), "commit", "notes", sha=A, stint=0, detail="agent · claude"),
+        TimelineEntry(at(55), "handoff", "Handoff claude:work → codex: pausing", stint=0,
+                      audited=True, detail="usage limit"),
         TimelineEntry(at(60), "handoff", "Handoff claude:work → codex: done", stint=0,
                       audited=True),
         TimelineEntry(at(90), "verify", "Check pytest -q failed (exit 1)", stint=1,
@@ -54,17 +56,29 @@ def test_the_tree_groups_entries_by_stint() -> None:
                                             "2 · codex — completed"]
     assert nodes[0].detail == "completed · 2 commits · 2 files not committed"
     assert (nodes[1].tone, nodes[2].tone) == ("error", "ok")
-    first = [c.title.split("  ", 1)[1] for c in nodes[1].children]
+    first = [c.title for c in nodes[1].children]
     assert first == ["▶ claude:work started", "● notes  [aaaaaaa]",
                      "⇄ Handoff claude:work → codex: done"]
     second = nodes[2].children
-    assert second[0].title.endswith("✗ Check pytest -q failed (exit 1)")
+    assert second[0].title == "✗ Check pytest -q failed (exit 1)"
     assert second[0].tone == "error"
-    assert second[0].detail == "1 failed\nin the audit log"
+    when = at(90).astimezone().strftime("%H:%M:%S")
+    assert second[0].detail == f"{when}\n1 failed\nin the audit log"
     # an entry of no stint comes last, at the top level
-    assert nodes[-1].title.endswith("■ Session completed")
-    assert nodes[-1].detail == "not in the audit log"
+    assert nodes[-1].title == "■ Session completed"
+    assert nodes[-1].detail.endswith("\nnot in the audit log")
     assert len(nodes) == 4
+
+
+def test_a_handoffs_steps_fold_into_one_node() -> None:
+    first = timeline_nodes(timeline())[1]
+    handoff = first.children[2]
+    assert handoff.title == "⇄ Handoff claude:work → codex: done"
+    steps = [at(55).astimezone().strftime("%H:%M:%S"), at(60).astimezone().strftime("%H:%M:%S")]
+    assert handoff.detail == (f"{steps[0]}  pausing — usage limit\n{steps[1]}  done\n"
+                              "in the audit log")
+    assert handoff.source == DiffSource("stint", stint=0)
+    assert handoff.rewind_sha is None
 
 
 def test_what_each_node_shows_and_where_it_rewinds_to() -> None:
@@ -83,7 +97,7 @@ def test_what_each_node_shows_and_where_it_rewinds_to() -> None:
     review = second.children[2]
     assert review.source == DiffSource("commit", 1, B)  # a comment shows its commit
     every = [*nodes, *first.children, *second.children]
-    assert len(every) == 10
+    assert len(every) == 10  # two handoff steps, one node
     assert len({n.key for n in every}) == len(every)  # the dock finds a node by its key
 
 

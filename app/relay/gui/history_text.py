@@ -60,12 +60,46 @@ def timeline_nodes(line: Timeline) -> list[Node]:
     """The tree the dock shows; see the module documentation."""
     nodes = [_session_node(line)]
     for stint in line.stints:
-        entries = tuple(_entry_node(e, i) for i, e in enumerate(line.entries)
-                        if e.stint == stint.index)
-        nodes.append(_stint_node(stint, entries))
-    nodes.extend(_entry_node(e, i) for i, e in enumerate(line.entries)
-                 if e.stint is None or not 0 <= e.stint < len(line.stints))
+        nodes.append(_stint_node(stint, _entry_nodes(
+            [(i, e) for i, e in enumerate(line.entries) if e.stint == stint.index])))
+    nodes.extend(_entry_nodes([(i, e) for i, e in enumerate(line.entries)
+                               if e.stint is None or not 0 <= e.stint < len(line.stints)]))
     return nodes
+
+
+def _entry_nodes(entries: list[tuple[int, TimelineEntry]]) -> tuple[Node, ...]:
+    """One node per entry, but one per handoff: its consecutive steps fold into the last."""
+    nodes: list[Node] = []
+    steps: list[tuple[int, TimelineEntry]] = []
+    for index, entry in entries:
+        if steps and (entry.kind != "handoff" or _route(steps[-1][1]) != _route(entry)):
+            nodes.append(_handoff_node(steps))
+            steps = []
+        if entry.kind == "handoff":
+            steps.append((index, entry))
+        else:
+            nodes.append(_entry_node(entry, index))
+    if steps:
+        nodes.append(_handoff_node(steps))
+    return tuple(nodes)
+
+
+def _route(entry: TimelineEntry) -> str:
+    return entry.title.rsplit(":", 1)[0]
+
+
+def _handoff_node(steps: list[tuple[int, TimelineEntry]]) -> Node:
+    """A handoff's steps as one node: the last step's title, every step in the detail."""
+    last = steps[-1][1]
+    node = _entry_node(last, steps[0][0])
+    lines = [f"{e.at.astimezone().strftime('%H:%M:%S')}  {e.title.rsplit(': ', 1)[-1]}"
+             + (f" — {e.detail.strip()}" if e.detail.strip() else "") for _, e in steps]
+    audited = [e.audited for _, e in steps]
+    note = "not all in the audit log" if False in audited else (
+        "in the audit log" if all(audited) else "")
+    tone: Tone = "error" if any(_tone(e) == "error" for _, e in steps) else node.tone
+    return Node(node.key, "entry", node.title, "\n".join([*lines, note] if note else lines),
+                node.source, None, tone, last)
 
 
 def _session_node(line: Timeline) -> Node:
@@ -95,7 +129,7 @@ def _entry_node(entry: TimelineEntry, index: int) -> Node:
     if entry.kind == "verify" and "failed" in entry.title:
         icon = "✗"
     when = entry.at.astimezone().strftime("%H:%M:%S")
-    title = f"{when}  {icon} {entry.title}"
+    title = f"{icon} {entry.title}"
     if entry.kind == "commit" and entry.sha:
         title += f"  [{entry.sha[:7]}]"
     if entry.kind in ("commit", "review") and entry.sha:
@@ -106,7 +140,7 @@ def _entry_node(entry: TimelineEntry, index: int) -> Node:
         source = DiffSource("session")
     rewind = entry.sha if entry.kind == "commit" else None
     key = f"commit:{entry.sha}" if entry.kind == "commit" else f"entry:{entry.kind}:{index}"
-    detail = "\n".join(x for x in (entry.detail.strip(), _audit_note(entry)) if x)
+    detail = "\n".join(x for x in (when, entry.detail.strip(), _audit_note(entry)) if x)
     return Node(key, "entry", title, detail, source, rewind, _tone(entry), entry)
 
 

@@ -8,7 +8,10 @@ laziness test).
 
 Unified row: ``[mark][old no][new no][±][text]``. Side-by-side row: the same per
 half, ``[mark][old no][−][text] │ [mark][new no][+][text]``; an empty half is
-grey. ``mark`` is a dot on a line that has review comments.
+grey. ``mark`` is a dot on a line that has review comments. Rows are painted
+over the viewport, not the (wider) cell: scrolled sideways, the gutters and
+headers stay and only the text moves, so both halves of a side-by-side row stay
+in sight however long their lines are.
 """
 
 from __future__ import annotations
@@ -17,7 +20,13 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from relay.gui import theme
 from relay.gui.diff_rows import DiffLayout, DiffRow, Side, shown
@@ -69,9 +78,14 @@ class Columns:
         """From a half's left edge to its text."""
         return MARK_W + self.number * (2 if mode == "unified" else 1) + self.sign
 
-    def content_width(self, layout: DiffLayout) -> int:
-        half = self.gutter(layout.mode) + layout.max_chars * self.char + 2 * PAD
-        return half * (2 if layout.mode == "split" else 1)
+    def column_width(self, layout: DiffLayout, viewport: int) -> int:
+        """The row width that lets the widest line scroll into a ``viewport``-wide view.
+
+        Gutters and headers stay put (they are painted where the viewport is); only
+        the text moves sideways, in both halves at once in side-by-side mode.
+        """
+        room = viewport // (2 if layout.mode == "split" else 1) - self.gutter(layout.mode) - PAD
+        return viewport + max(0, layout.max_chars * self.char + PAD - room)
 
 
 class DiffDelegate(QStyledItemDelegate):
@@ -107,13 +121,18 @@ class DiffDelegate(QStyledItemDelegate):
         self.painted += 1
         row = model.row(index.row())
         layout = model.layout
-        rect: QRect = option.rect
+        cell: QRect = option.rect
+        view = option.widget
+        width = view.viewport().width() if isinstance(view, QAbstractScrollArea) else cell.width()
+        # paint where the viewport is; a view scrolled sideways moves only the text
+        rect = QRect(0, cell.top(), width, cell.height())
+        scroll = max(0, -cell.left())
         font = QFont(option.font)
         cols = self.columns(font, layout.max_line_no)
         painter.save()
         painter.setFont(font)
         if row.kind == "line":
-            self._paint_line(painter, rect, row, model, cols)
+            self._paint_line(painter, rect, row, model, cols, scroll)
         elif row.kind == "comment":
             self._paint_comment(painter, rect, row, layout.mode, cols)
         else:
@@ -125,14 +144,14 @@ class DiffDelegate(QStyledItemDelegate):
     # -- lines --------------------------------------------------------------------------
 
     def _paint_line(self, painter: QPainter, rect: QRect, row: DiffRow, model: DiffRowsModel,
-                    cols: Columns) -> None:
+                    cols: Columns, scroll: int) -> None:
         layout = model.layout
         language = self.language(layout.files[row.file].path)
         if layout.mode == "unified":
             line = row.new or row.old
             assert line is not None
             self._paint_half(painter, rect, line, (row.old, row.new), line.kind, language, cols,
-                             bool(row.marks), "unified")
+                             bool(row.marks), "unified", scroll)
             return
         left, right = _halves(rect)
         for half, line, side in ((left, row.old, "old"), (right, row.new, "new")):
@@ -141,13 +160,14 @@ class DiffDelegate(QStyledItemDelegate):
                 continue
             numbers = (line, None) if side == "old" else (None, line)
             self._paint_half(painter, half, line, numbers, line.kind, language, cols,
-                             side in row.marks, "split")
+                             side in row.marks, "split", scroll)
         painter.setPen(QColor("#d0d7de"))
         painter.drawLine(right.left(), rect.top(), right.left(), rect.bottom())
 
     def _paint_half(self, painter: QPainter, rect: QRect, line: DiffLine,
                     numbers: tuple[DiffLine | None, DiffLine | None], kind: str,
-                    language: Language | None, cols: Columns, marked: bool, mode: str) -> None:
+                    language: Language | None, cols: Columns, marked: bool, mode: str,
+                    scroll: int) -> None:
         text_bg, gutter_bg = LINE_BG.get(kind, LINE_BG["context"])
         gutter = cols.gutter(mode)
         painter.fillRect(QRect(rect.left(), rect.top(), gutter, rect.height()), QColor(gutter_bg))
@@ -175,13 +195,14 @@ class DiffDelegate(QStyledItemDelegate):
         painter.drawText(x + PAD // 2, baseline, SIGN.get(kind, " "))
         text = shown(line.text)
         area = QRect(rect.left() + gutter, rect.top(), rect.width() - gutter, rect.height())
-        self._paint_code(painter, area, baseline, text, self.tokens.tokens(language, text))
+        self._paint_code(painter, area, baseline, text, self.tokens.tokens(language, text),
+                         scroll)
 
     def _paint_code(self, painter: QPainter, area: QRect, baseline: int, text: str,
-                    tokens: tuple[Token, ...]) -> None:
+                    tokens: tuple[Token, ...], scroll: int) -> None:
         painter.setClipRect(area)
         metrics = painter.fontMetrics()
-        x, at = area.left(), 0
+        x, at = area.left() + PAD // 2 - scroll, 0
         plain = QColor(theme.TEXT)
         for start, end, kind in tokens:
             if start > at:
@@ -279,6 +300,6 @@ def _halves(rect: QRect) -> tuple[QRect, QRect]:
             QRect(rect.left() + half, rect.top(), rect.width() - half, rect.height()))
 
 
-def side_at(rect: QRect, x: int) -> Side:
-    """The half of a split row under ``x``."""
-    return "old" if x < rect.left() + rect.width() // 2 else "new"
+def side_at(viewport_width: int, x: int) -> Side:
+    """The half of a side-by-side row under ``x`` (viewport coordinates)."""
+    return "old" if x < viewport_width // 2 else "new"

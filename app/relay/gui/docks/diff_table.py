@@ -3,8 +3,10 @@
 Like the stream view: a one-column QTableView without headers whose rows all
 have one height, so Qt keeps row positions in its C++ header and asks the
 delegate to paint only the rows in sight — a 10,000-line diff lays out as fast
-as a 10-line one. The column is as wide as the widest line (or the viewport),
-so long lines scroll sideways instead of wrapping.
+as a 10-line one. The column is the viewport's width plus how far the widest
+line needs to scroll, so long lines scroll sideways instead of wrapping; the
+delegate keeps the gutters, the headers and the two halves in place and moves
+only the text.
 
 In side-by-side mode the current line has a side: a click picks the half under
 the pointer, ← and → move between the halves.
@@ -53,14 +55,15 @@ class DiffTable(QTableView):
         model.modelReset.connect(self.fit_width)
         model.sideChanged.connect(self.viewport().update)
 
-    def content_width(self) -> int:
-        """The width every line fits in (gutters included)."""
+    def column_width(self) -> int:
+        """The viewport's width plus how far the widest line needs to scroll."""
         layout = self.rows.layout
-        return self.delegate.columns(self.font(), layout.max_line_no).content_width(layout)
+        columns = self.delegate.columns(self.font(), layout.max_line_no)
+        return columns.column_width(layout, self.viewport().width())
 
     def fit_width(self) -> None:
         if self.horizontalHeader().count():
-            self.setColumnWidth(0, max(self.viewport().width(), self.content_width()))
+            self.setColumnWidth(0, self.column_width())
 
     def top_row(self) -> int:
         """The first row in sight (-1 with no rows)."""
@@ -82,7 +85,7 @@ class DiffTable(QTableView):
         point = event.position().toPoint()
         index = self.indexAt(point)
         if index.isValid() and self.rows.mode == "split":
-            self.rows.set_side(side_at(self.visualRect(index), point.x()))
+            self.rows.set_side(side_at(self.viewport().width(), point.x()))
         super().mousePressEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:

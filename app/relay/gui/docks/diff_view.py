@@ -1,8 +1,8 @@
 """DiffView: a list of file diffs, unified or side by side, with navigation and line comments.
 
 A reusable widget (the History dock shows one): a tool row (mode, previous/next
-file and hunk, Comment…, the totals), the file list (status, path, +/−) above the
-rows (:class:`~relay.gui.docks.diff_table.DiffTable`). Picking a file scrolls to
+file and hunk, Comment…), the file list (status, path, +/−; the totals in its
+header) above the rows (:class:`~relay.gui.docks.diff_table.DiffTable`). Picking a file scrolls to
 it; moving through the rows selects the file they belong to.
 
 Shortcuts (while the view has focus): ``]`` / ``[`` next / previous file,
@@ -34,7 +34,7 @@ from relay.gui.diff_rows import CommentTarget, Mode
 from relay.gui.docks.diff_table import DiffTable
 from relay.gui.docks.parts import empty_or_content, row_table
 from relay.gui.viewmodels.diff import DiffFilesModel, DiffRowsModel
-from relay.history.diffmodel import FileDiff, totals
+from relay.history.diffmodel import FileDiff
 from relay.history.model import ReviewComment
 
 
@@ -92,38 +92,45 @@ class DiffView(QWidget):
         self.unified_action.setChecked(True)
         self.toggle_action = self._action("Switch mode", "V", self.toggle_mode,
                                           "Switch between unified and side by side")
-        self.prev_file_action = self._action("◀ File", "[", self.previous_file, "Previous file")
-        self.next_file_action = self._action("File ▶", "]", self.next_file, "Next file")
-        self.prev_hunk_action = self._action("◀ Hunk", "P", self.previous_hunk, "Previous hunk")
-        self.next_hunk_action = self._action("Hunk ▶", "N", self.next_hunk, "Next hunk")
+        self.prev_file_action = self._action("Previous file", "[", self.previous_file,
+                                             "Previous file")
+        self.next_file_action = self._action("Next file", "]", self.next_file, "Next file")
+        self.prev_hunk_action = self._action("Previous hunk", "P", self.previous_hunk,
+                                             "Previous hunk")
+        self.next_hunk_action = self._action("Next hunk", "N", self.next_hunk, "Next hunk")
+        for action in (self.prev_file_action, self.prev_hunk_action):
+            action.setIconText("◀")  # the tool row is narrow; menus keep the words
+        for action in (self.next_file_action, self.next_hunk_action):
+            action.setIconText("▶")
         self.comment_action = self._action("Comment…", "C", self.request_comment,
                                            "Comment on the current line")
+        self.comment_action.setIconText("Comment…")  # Qt drops the "…" from button text
 
     def _build(self) -> None:
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
-        for action in (self.unified_action, self.split_action, None, self.prev_file_action,
-                       self.next_file_action, self.prev_hunk_action, self.next_hunk_action, None,
-                       self.comment_action):
-            if action is None:
-                tools.addSpacing(12)
-                continue
-            button = QToolButton()
-            button.setDefaultAction(action)
-            button.setAutoRaise(True)
-            tools.addWidget(button)
+        tools.setSpacing(2)
+        for item in (self.unified_action, self.split_action, 12, self.prev_file_action, "File",
+                     self.next_file_action, 6, self.prev_hunk_action, "Hunk",
+                     self.next_hunk_action, 12, self.comment_action):
+            if isinstance(item, int):
+                tools.addSpacing(item)
+            elif isinstance(item, str):
+                label = QLabel(item)
+                label.setStyleSheet(f"color: {theme.MUTED};")
+                tools.addWidget(label)
+            else:
+                button = QToolButton()
+                button.setDefaultAction(item)
+                button.setAutoRaise(True)
+                tools.addWidget(button)
         tools.addStretch(1)
-        self.summary = QLabel()
-        self.summary.setObjectName("diffSummary")
-        self.summary.setStyleSheet(f"color: {theme.MUTED};")
-        tools.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.setChildrenCollapsible(False)
-        split.addWidget(self.file_list)
-        split.addWidget(self.table)
-        split.setStretchFactor(1, 1)
-        split.setSizes([110, 400])
-        self.pages, self.empty = empty_or_content("No changes", "diffEmpty", split)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setChildrenCollapsible(False)
+        self.split.addWidget(self.file_list)
+        self.split.addWidget(self.table)
+        self.split.setStretchFactor(1, 1)
+        self.pages, self.empty = empty_or_content("No changes", "diffEmpty", self.split)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.addLayout(tools)
@@ -139,15 +146,21 @@ class DiffView(QWidget):
         """Show ``files`` (from the top); with none, say ``empty_text``."""
         self.rows.set_files(files)
         self.files.set_files(files)
-        added, deleted = totals(list(files))
-        count = len(files)
-        self.summary.setText(f"{count} file{'s' if count != 1 else ''} · +{added} −{deleted}"
-                             if count else "")
         self.empty.setText(empty_text)
         self.pages.setCurrentIndex(1 if files else 0)
+        self._fit_file_list(len(files))
         self._current_file = -1
         self.table.scrollToTop()
         self._update_actions()
+
+    def _fit_file_list(self, count: int) -> None:
+        """The file list as tall as its files (up to six), the rows below take the rest."""
+        rows = min(max(count, 1), 6)
+        height = (self.file_list.horizontalHeader().sizeHint().height()
+                  + rows * self.file_list.verticalHeader().defaultSectionSize()
+                  + 2 * self.file_list.frameWidth())
+        total = max(sum(self.split.sizes()), height + 200)
+        self.split.setSizes([height, total - height])
 
     def show_message(self, text: str) -> None:
         """Show ``text`` (loading, an error) instead of a diff."""

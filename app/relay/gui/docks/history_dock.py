@@ -88,6 +88,7 @@ class HistoryDock(QDockWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setMinimumWidth(220)
         self.detail = QLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
@@ -120,7 +121,7 @@ class HistoryDock(QDockWidget):
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([300, 700])
+        split.setSizes([340, 660])
         actions = QHBoxLayout()
         for button in (self.rewind_button, self.continue_button, self.finish_button):
             actions.addWidget(button)

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor
 from relay.gui import theme
 from relay.gui.diff_rows import CommentTarget, DiffLayout, DiffRow, Mode, Side, layout
 from relay.gui.viewmodels.table import ColumnsModel
-from relay.history.diffmodel import FileDiff
+from relay.history.diffmodel import FileDiff, totals
 from relay.history.model import ReviewComment
 
 Index = QModelIndex | QPersistentModelIndex
@@ -147,13 +147,17 @@ class DiffRowsModel(QAbstractListModel):
 
 
 class DiffFilesModel(ColumnsModel):
-    """The files of the diff shown: status, path (a rename as old → new), +added, −deleted."""
+    """The files of the diff shown: status, path (a rename as old → new), +added, −deleted.
+
+    The path column's header is the totals ("3 files · +12 −4").
+    """
 
     COLUMNS = ("", "File", "+", "−")
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._files: list[FileDiff] = []
+        self.summary = ""
 
     def row_total(self) -> int:
         return len(self._files)
@@ -161,7 +165,19 @@ class DiffFilesModel(ColumnsModel):
     def set_files(self, files: Sequence[FileDiff]) -> None:
         self.beginResetModel()
         self._files = list(files)
+        added, deleted = totals(self._files)
+        count = len(self._files)
+        self.summary = (f"{count} file{'s' if count != 1 else ''} · +{added} −{deleted}"
+                        if count else "")
         self.endResetModel()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, 1, 1)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if (section == 1 and orientation == Qt.Orientation.Horizontal
+                and role == Qt.ItemDataRole.DisplayRole and self.summary):
+            return self.summary
+        return super().headerData(section, orientation, role)
 
     def file(self, row: int) -> FileDiff:
         return self._files[row]
