@@ -27,7 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make tests/ and benchmarks/ importable
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from tests.gui.diff_helpers import diff_of, long_repo  # noqa: E402
@@ -69,6 +70,7 @@ def main() -> int:
     lines, runs = (3_000, 1) if args.smoke else (args.lines, args.runs)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
+    print(f"platform: {app.platformName()}")
     view = DiffView()
     view.resize(1280, 800)
     view.show()
