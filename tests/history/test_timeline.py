@@ -107,8 +107,12 @@ async def test_uncommitted_work_of_the_last_stint_is_shown(engine: Engine, git_r
     last = await engine.history.stint_diff(session_id, len(line.stints) - 1)
 
     assert line.uncommitted == 1
-    assert "later.txt" in [f.path for f in last]
-    assert "later.txt" in [f.path for f in await engine.history.session_diff(session_id)]
+    assert ("later.txt", "added") in [(f.path, f.status) for f in last]
+    whole = await engine.history.session_diff(session_id)
+    # against the worktree too, what the session created is "added", never "modified"
+    assert {(f.path, f.status) for f in whole} == {("later.txt", "added"),
+                                                   ("RELAY_DEMO_NOTES.md", "added")}
+    assert "--- /dev/null" in list(diff_text(whole))
 
 
 async def test_a_tampered_audit_log_shows_in_the_timeline(engine: Engine, git_repo: Path) -> None:

@@ -16,8 +16,9 @@ import pygit2
 LineKind = Literal["context", "add", "del", "note"]
 FileStatus = Literal["added", "deleted", "modified", "renamed", "copied", "typechange"]
 
-_STATUS: dict[str, FileStatus] = {"A": "added", "D": "deleted", "M": "modified", "R": "renamed",
-                                  "C": "copied", "T": "typechange"}
+#: "?": a file the commit does not have, against the worktree (untracked there or not)
+_STATUS: dict[str, FileStatus] = {"A": "added", "?": "added", "D": "deleted", "M": "modified",
+                                  "R": "renamed", "C": "copied", "T": "typechange"}
 _KIND: dict[str, LineKind] = {" ": "context", "+": "add", "-": "del"}
 
 
