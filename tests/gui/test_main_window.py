@@ -17,7 +17,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     qtbot.waitExposed(window)
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
     assert set(docks) == {"Sessions", "Live stream", "Handoff", "Wallet", "Detect", "Pipelines",
-                          "History"}
+                          "History", "Knowledge"}
     for dock in docks.values():
         assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
         assert not dock.isFloating()
@@ -26,7 +26,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     assert docks["Handoff"].isVisible()  # raised above the panels it is tabbed with
     assert window.dockWidgetArea(docks["Handoff"]) == window.dockWidgetArea(docks["Sessions"])
     assert {d.windowTitle() for d in window.tabifiedDockWidgets(docks["Handoff"])} == {
-        "Wallet", "Detect"}
+        "Wallet", "Detect", "Knowledge"}
     # the designer's canvas and the History dock's diff need room: they are tabbed behind
     # the stream, which stays raised
     assert docks["Pipelines"].objectName() == "pipelinesDock"
@@ -42,7 +42,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
              for menu in window.menuBar().findChildren(QMenu)}
     assert menus["&File"] == ["&New session…", "&Quit"]
     assert menus["&Session"] == ["&Stop session", "&Hand off now"]
-    assert len(menus["&View"]) == 7
+    assert len(menus["&View"]) == 8
     assert not window.stop_action.isEnabled()
     assert not window.handoff_action.isEnabled()
 

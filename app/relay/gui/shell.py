@@ -6,6 +6,7 @@ All wiring between them lives here, so each piece stays small and testable.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -17,10 +18,12 @@ from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.history_dock import HistoryDock
+from relay.gui.docks.knowledge_dock import KnowledgeDock
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.history_backend import EngineHistoryBackend, HistoryBackend
+from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
@@ -32,6 +35,7 @@ from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.detect import DetectViewModel
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.history import HistoryViewModel
+from relay.gui.viewmodels.knowledge import KnowledgeViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
@@ -74,6 +78,7 @@ class RelayShell(QObject):
             self.bridge, pipelines or EnginePipelineBackend(engine), self)
         self.history_vm = HistoryViewModel(
             self.bridge, history or EngineHistoryBackend(engine), self)
+        self.knowledge_vm = KnowledgeViewModel(self.bridge, KnowledgeBackend(engine), self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
@@ -82,8 +87,9 @@ class RelayShell(QObject):
         self.designer_dock = DesignerDock(self.designer_vm)
         self.designer_dock.runtimes = lambda: self.runtime_infos
         self.history_dock = HistoryDock(self.history_vm)
+        self.knowledge_dock = KnowledgeDock(self.knowledge_vm)
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 [self.wallet_dock, self.detect_dock], icon,
+                                 [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
                                  beside_stream=[self.designer_dock, self.history_dock])
         if prompter is not None:
             prompter.set_parent_widget(self.window)
@@ -122,6 +128,8 @@ class RelayShell(QObject):
         self.stream_vm.modelReset.connect(
             lambda: self.history_vm.follow(self.stream_vm.session_id))
         self.history_vm.sessionRequested.connect(self.show_continued)
+        # the Knowledge dock scopes to (and rescans) the shown session's repository
+        self.stream_vm.loaded.connect(self._follow_repo)
         t.messageClicked.connect(self.notifier.clicked)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
@@ -130,6 +138,10 @@ class RelayShell(QObject):
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
         t.quitRequested.connect(self.quitRequested)
+
+    def _follow_repo(self) -> None:
+        row = self.stream_vm.session
+        self.knowledge_dock.follow_repo(Path(row.repo) if row is not None else None)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -275,3 +287,5 @@ class RelayShell(QObject):
             self.designer_dock.show_error(message, hint)
         elif context == "history":
             self.history_dock.show_error(message, hint)
+        elif context == "knowledge":
+            self.knowledge_dock.show_error(message, hint)

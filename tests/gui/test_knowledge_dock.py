@@ -1,0 +1,107 @@
+"""The Knowledge dock over a real index: scan a repository, search it, preview a hit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from relay.core.engine import Engine
+from relay.core.models import SessionSpec
+from relay.gui.bridge import EngineBridge
+from relay.gui.docks.knowledge_dock import KnowledgeDock
+from relay.gui.knowledge_backend import KnowledgeBackend
+from relay.gui.shell import RelayShell
+from relay.gui.viewmodels.knowledge import KnowledgeViewModel
+from tests.conftest import make_repo
+from tests.gui.conftest import Runner
+
+GREETER = '''"""Greetings."""
+
+import os
+
+
+def greet(name: str) -> str:
+    """Say hello to someone by name."""
+    return f"Hello, {name}!"
+
+
+class Farewell:
+    def wave(self) -> str:
+        return "bye"
+'''
+
+
+@pytest.fixture
+def dock(engine: Engine, arun: Runner, qtbot: QtBot) -> Iterator[KnowledgeDock]:
+    bridge = EngineBridge(engine)
+    dock = KnowledgeDock(KnowledgeViewModel(bridge, KnowledgeBackend(engine)))
+    qtbot.addWidget(dock)
+    dock.show()
+    errors: list[tuple[str, str]] = []
+    bridge.tasks.failed.connect(lambda ctx, msg, hint: errors.append((msg, hint)))
+    bridge.tasks.failed.connect(lambda ctx, msg, hint: dock.show_error(msg, hint))
+    yield dock
+    arun(bridge.aclose())
+
+
+def test_rescan_search_and_preview_the_lines(dock: KnowledgeDock, tmp_path: Path,
+                                             qtbot: QtBot) -> None:
+    repo = make_repo(tmp_path / "proj", {"greeter.py": GREETER, "README.md": "# proj\n"})
+    dock.follow_repo(repo)
+    assert dock.rescan.isEnabled()
+
+    dock.rescan.click()
+    qtbot.waitUntil(lambda: dock.status.text().startswith("Scanned"), timeout=10_000)
+    assert "symbols" in dock.status.text()
+    dock.only_repo.setChecked(True)
+    dock.query.setText("greet name")
+    dock.query.returnPressed.emit()
+    qtbot.waitUntil(lambda: dock.vm.rowCount() > 0, timeout=10_000)
+
+    assert dock.pages.currentIndex() == 1
+    top = dock.vm.hits[0]
+    assert top.path == "greeter.py"
+    assert "greet" in top.title
+    assert "hit" in dock.status.text()
+    assert str(repo) in dock.status.text()
+    dock.table.selectRow(0)
+    qtbot.waitUntil(lambda: "def greet" in dock.preview.toPlainText(), timeout=10_000)
+    assert dock.preview_title.text().startswith(f"greeter.py:{top.start}")
+    shown = dock.preview.toPlainText().splitlines()
+    assert shown[0].split()[0] == str(max(1, (top.start or 1) - 3))  # numbered from the file
+
+
+def test_nothing_found_and_errors_show_in_place(dock: KnowledgeDock, tmp_path: Path,
+                                                qtbot: QtBot) -> None:
+    repo = make_repo(tmp_path / "never-scanned")
+    dock.follow_repo(repo)
+    dock.only_repo.setChecked(True)
+    dock.query.setText("anything")
+    dock.query.returnPressed.emit()
+    qtbot.waitUntil(dock.error.isVisible, timeout=10_000)
+    assert "nothing for" in dock.error.text()
+    assert "Scan it first" in dock.error.text()
+
+    dock.query.setText("   ")
+    dock.query.returnPressed.emit()
+    assert "Type words" in dock.status.text()
+
+
+def test_the_window_scopes_the_dock_to_the_shown_session(shell: RelayShell, arun: Runner,
+                                                          tmp_path: Path, qtbot: QtBot) -> None:
+    repo = make_repo(tmp_path / "shown", {"greeter.py": GREETER})
+    session_id = arun(shell.engine.start_session(SessionSpec(repo=repo, task="x", runtime="demo")))
+    dock = shell.knowledge_dock
+    assert not dock.rescan.isEnabled()
+
+    with qtbot.waitSignal(shell.stream_vm.loaded, timeout=5000):
+        shell.stream_vm.load(session_id)
+
+    assert dock.rescan.isEnabled()
+    dock.only_repo.setChecked(True)
+    assert dock.vm.scope == repo.resolve()
+    assert dock.vm.scan_repo == repo.resolve()
+    arun(shell.engine.wait_session(session_id))
