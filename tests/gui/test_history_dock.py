@@ -8,14 +8,19 @@ here (a new session, selected), a review comment sent to the agent, Finish….
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pygit2
 from pytestqt.qtbot import QtBot
 
+from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.history import HistoryViewModel
+
+Runner = Callable[..., Any]
 
 
 def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
@@ -52,7 +57,7 @@ def pick(shell: RelayShell, qtbot: QtBot, key: str) -> None:
     assert vm.selected_key == key
     node = vm.node(key)
     assert node is not None
-    qtbot.waitUntil(lambda: vm.diff_title != "" and node.source == vm._source
+    qtbot.waitUntil(lambda: vm.diff_title != "" and node.source == vm.source
                     and not shell.bridge.tasks.pending, timeout=10_000)
 
 
@@ -99,9 +104,10 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     pick(shell, qtbot, "session")
     assert added_lines(shell) == by_primary | by_backup
     assert dock.diff.files.summary.startswith("1 file · +")
-    commit = next(k for k in vm._nodes if k.startswith("commit:"))
-    pick(shell, qtbot, commit)
-    assert dock.diff_title.text().startswith(f"Commit {commit[7:17]}")
+    assert vm.timeline is not None
+    sha = next(e.sha for e in vm.timeline.entries if e.kind == "commit" and e.sha)
+    pick(shell, qtbot, f"commit:{sha}")
+    assert dock.diff_title.text().startswith(f"Commit {sha[:10]} — ")
 
 
 def test_rewind_here_makes_a_branch_and_moves_nothing(
@@ -199,3 +205,36 @@ def test_finish_shows_the_summary_and_merges(
     qtbot.waitUntil(lambda: vm.message[0].startswith("Merged"), timeout=10_000)
     main = pygit2.Repository(str(git_repo)).revparse_single("main").peel(pygit2.Commit)
     assert "RELAY_DEMO_NOTES.md" in main.tree
+
+
+def test_a_comment_while_the_agent_works_is_queued_then_sent(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None, arun: Runner) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    pick(shell, qtbot, "stint:1")
+    shell.engine.config = load_config(demo_step_delay=0.3)  # a slow next run: busy agent
+    arun(shell.engine.continue_session(session_id, "keep going"))
+    assert shell.bridge.is_running_here(session_id)
+    diff = shell.history_dock.diff
+    qtbot.waitUntil(lambda: not shell.bridge.tasks.pending, timeout=10_000)
+    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
+                and r.new is not None and r.new.kind == "add")
+    diff.table.go_to(line)
+    diff.request_comment()
+    dialog = shell.history_dock.comment_dialog
+    assert dialog is not None
+    dialog.body.setPlainText("Keep the list short.")
+    dialog.send.click()
+
+    def shown(state: str) -> bool:
+        rows = diff.rows
+        return any(rows.index(i, 0).data() == f"[{state}] Keep the list short."
+                   for i in range(rows.rowCount()))
+
+    # the agent is in a turn: the comment waits, and the dock says so
+    qtbot.waitUntil(lambda: shown("queued"), timeout=10_000)
+    assert "the agent gets it when its turn ends" in vm.message[0]
+    assert shell.bridge.is_running_here(session_id)
+    # the turn ends, the comment is the next instruction: the dock follows by itself
+    qtbot.waitUntil(lambda: shown("sent"), timeout=30_000)
+    qtbot.waitUntil(lambda: not shell.bridge.is_running_here(session_id), timeout=30_000)

@@ -129,6 +129,11 @@ class HistoryViewModel(QObject):
         return self._message
 
     @property
+    def source(self) -> DiffSource | None:
+        """Which diff is shown (or being read)."""
+        return self._source
+
+    @property
     def diff_title(self) -> str:
         if self._timeline is None or self._source is None:
             return ""
