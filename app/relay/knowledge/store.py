@@ -36,8 +36,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from relay.core.errors import SchemaTooNewError, StoreError
+from relay.core.errors import SchemaTooNewError
 from relay.core.redact import scrub, scrub_obj
+from relay.core.store import index_file
 from relay.core.store.db import now_ms
 from relay.knowledge.model import Fact, Graph, Hit, Node, RepoStats, Stats
 
@@ -87,12 +88,7 @@ _TABLES = ("chunks_fts", "chunks", "edges", "nodes", "files", "repos", "meta")
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA secure_delete=ON")
-    return conn
+    return index_file.connect(path, BUSY_TIMEOUT_MS, "secure_delete=ON")
 
 
 def open_store(path: Path) -> KnowledgeStore:
@@ -102,22 +98,8 @@ def open_store(path: Path) -> KnowledgeStore:
         SchemaTooNewError: a newer Relay wrote the file.
         StoreError: the folder or the file cannot be used.
     """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            return KnowledgeStore(path)
-        except SchemaTooNewError:
-            raise
-        except sqlite3.DatabaseError:
-            if not path.exists():
-                raise
-            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                stale.unlink(missing_ok=True)
-            return KnowledgeStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"The knowledge index {path} cannot be opened: {exc}.",
-                         "Check that the data folder is writable; the index is rebuilt from the "
-                         "repositories and the session history when it is deleted.") from exc
+    return index_file.open_rebuildable(path, KnowledgeStore, "the knowledge index",
+                                       "the repositories and the session history")
 
 
 class KnowledgeStore:

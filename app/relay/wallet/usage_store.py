@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from relay.core.errors import StoreError
+from relay.core.store import index_file
 from relay.wallet.usage_scan import LimitRow, Row
 
 SCHEMA_VERSION = 1
@@ -98,11 +98,7 @@ BUSY_TIMEOUT_MS = 60_000
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection with the index's pragmas (WAL: readers never wait for a refresh)."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    return conn
+    return index_file.connect(path, BUSY_TIMEOUT_MS)
 
 
 def open_store(path: Path) -> UsageStore:
@@ -111,20 +107,7 @@ def open_store(path: Path) -> UsageStore:
     Raises:
         StoreError: the folder cannot be created or the file cannot be opened.
     """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            return UsageStore(path)
-        except sqlite3.DatabaseError:
-            if not path.exists():
-                raise
-            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                stale.unlink(missing_ok=True)
-            return UsageStore(path)
-    except (OSError, sqlite3.Error) as exc:
-        raise StoreError(f"The usage index {path} cannot be opened: {exc}.",
-                         "Check that the data folder is writable; the index is rebuilt from the "
-                         "transcripts when it is deleted.") from exc
+    return index_file.open_rebuildable(path, UsageStore, "the usage index", "the transcripts")
 
 
 class UsageStore:

@@ -51,7 +51,7 @@ class KnowledgeViewModel(ColumnsModel):
             return None
         hit, column = self.hits[index.row()], index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (hit.title, hit.where, hit.kind.replace("_", " "), f"{hit.score:.2f}")[column]
+            return (hit.title, hit.where, hit.kind.replace("_", " "), f"{hit.score:.3g}")[column]
         if role == Qt.ItemDataRole.ToolTipRole:
             return hit.snippet
         if role == Qt.ItemDataRole.ForegroundRole and column == 2 and hit.kind in KIND_COLOURS:
