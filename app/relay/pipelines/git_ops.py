@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from relay.core.errors import WorktreeError
-from relay.sessions.snapshot import AUTHOR, open_session_worktree, stage_everything
+from relay.sessions.snapshot import AUTHOR, commit_everything
 from relay.sessions.worktree import open_repo
 
 
@@ -101,18 +101,9 @@ def _keep_markers(repo: pygit2.Repository, index: pygit2.Index) -> list[str]:
 
 def commit_result(worktree: Path, session_id: str, run_id: str, node_id: str) -> str:
     """Commit everything in the step's worktree on its session branch; returns the sha."""
-    repo, branch = open_session_worktree(worktree, session_id)
-    tip = repo.head.peel(pygit2.Commit)
-    try:
-        stage_everything(repo)
-        tree = repo.index.write_tree()
-        message = (f"relay: result of pipeline step {node_id}\n\nRelay-Session: {session_id}\n"
-                   f"Relay-Pipeline-Run: {run_id}\nRelay-Step: {node_id}\n")
-        return str(repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id]))
-    except (pygit2.GitError, OSError) as exc:
-        raise WorktreeError(f"Could not commit the result of step {node_id} in {worktree}: {exc}.",
-                            "Check the worktree with `git status`; free disk space if it is "
-                            "full.") from exc
+    message = (f"relay: result of pipeline step {node_id}\n\nRelay-Session: {session_id}\n"
+               f"Relay-Pipeline-Run: {run_id}\nRelay-Step: {node_id}\n")
+    return commit_everything(worktree, session_id, message, f"the result of step {node_id}")[0]
 
 
 def changed_files(repo_path: Path, base: str, head: str) -> tuple[str, ...]:

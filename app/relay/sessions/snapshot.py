@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 import pygit2
 
@@ -114,20 +115,48 @@ def stage_everything(repo: pygit2.Repository) -> bool:
     return changed
 
 
-def take_snapshot(req: SnapshotRequest) -> SnapshotInfo:
-    """Commit the worktree's state on the session branch (idempotent per handoff)."""
-    repo, branch = open_session_worktree(req.worktree, req.session_id)
+@overload
+def commit_everything(worktree: Path, session_id: str, message: str, what: str,
+                      allow_empty: Literal[True] = ...) -> tuple[str, bool]: ...
+@overload
+def commit_everything(worktree: Path, session_id: str, message: str, what: str,
+                      allow_empty: Literal[False]) -> tuple[str | None, bool]: ...
+def commit_everything(worktree: Path, session_id: str, message: str, what: str,
+                      allow_empty: bool = True) -> tuple[str | None, bool]:
+    """Stage everything in the session's worktree and commit it on its branch.
+
+    Returns (the commit's sha, whether anything changed); without ``allow_empty`` nothing
+    is committed (sha None) when the tree would be the tip's. ``what`` names the commit
+    in the error ("the snapshot", "the end of run …").
+    """
+    repo, branch = open_session_worktree(worktree, session_id)
     tip = repo.head.peel(pygit2.Commit)
-    if trailers_of(tip).get("Relay-Handoff") == req.handoff_id:
-        return SnapshotInfo(sha=str(tip.id), branch=branch, changed=False, reused=True)
     try:
         changed = stage_everything(repo)
         tree = repo.index.write_tree()
-        oid = repo.create_commit(branch, AUTHOR, AUTHOR, message(req), tree, [tip.id])
+        if not allow_empty and (not changed or tree == tip.tree.id):
+            return None, False
+        return str(repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id])), changed
     except (pygit2.GitError, OSError) as exc:
-        raise WorktreeError(f"Could not commit the snapshot in {req.worktree}: {exc}.",
-                            "Check the worktree with `git status`; free disk space if it is full.") from exc
-    return SnapshotInfo(sha=str(oid), branch=branch, changed=changed)
+        raise WorktreeError(f"Could not commit {what} in {worktree}: {exc}.",
+                            "Check the worktree with `git status`; free disk space if it is "
+                            "full.") from exc
+
+
+def _tip_trailers(worktree: Path, session_id: str) -> tuple[str, dict[str, str]]:
+    repo, _ = open_session_worktree(worktree, session_id)
+    tip = repo.head.peel(pygit2.Commit)
+    return str(tip.id), trailers_of(tip)
+
+
+def take_snapshot(req: SnapshotRequest) -> SnapshotInfo:
+    """Commit the worktree's state on the session branch (idempotent per handoff)."""
+    branch = f"refs/heads/relay/{req.session_id}"
+    tip, seen = _tip_trailers(req.worktree, req.session_id)
+    if seen.get("Relay-Handoff") == req.handoff_id:
+        return SnapshotInfo(sha=tip, branch=branch, changed=False, reused=True)
+    sha, changed = commit_everything(req.worktree, req.session_id, message(req), "the snapshot")
+    return SnapshotInfo(sha=sha, branch=branch, changed=changed)
 
 
 def snapshot_run_end(worktree: Path, session_id: str, run_id: str, entry: str,
@@ -137,21 +166,10 @@ def snapshot_run_end(worktree: Path, session_id: str, run_id: str, entry: str,
     Returns the new commit's sha, or None when the run changed nothing (no marker
     commit: a stint with no changes needs no point to rewind to). Idempotent per run.
     """
-    repo, branch = open_session_worktree(worktree, session_id)
-    tip = repo.head.peel(pygit2.Commit)
-    seen = trailers_of(tip)
+    tip, seen = _tip_trailers(worktree, session_id)
     if seen.get("Relay-Kind") == "run-end" and seen.get("Relay-Run") == run_id:
-        return str(tip.id)
-    try:
-        if not stage_everything(repo):
-            return None
-        tree = repo.index.write_tree()
-        if tree == tip.tree.id:  # staged back to what the tip already has
-            return None
-        message = (f"relay: {entry}'s run ended ({outcome})\n\nRelay-Session: {session_id}\n"
-                   f"Relay-Run: {run_id}\nRelay-Entry: {entry}\nRelay-Kind: run-end\n")
-        return str(repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id]))
-    except (pygit2.GitError, OSError) as exc:
-        raise WorktreeError(f"Could not commit the end of run {run_id} in {worktree}: {exc}.",
-                            "Check the worktree with `git status`; free disk space if it is "
-                            "full.") from exc
+        return tip
+    message = (f"relay: {entry}'s run ended ({outcome})\n\nRelay-Session: {session_id}\n"
+               f"Relay-Run: {run_id}\nRelay-Entry: {entry}\nRelay-Kind: run-end\n")
+    return commit_everything(worktree, session_id, message, f"the end of run {run_id}",
+                             allow_empty=False)[0]
