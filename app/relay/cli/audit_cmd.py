@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from relay.cli.argtypes import positive_int
 from relay.core.audit import VerifyReport, iter_entries, verify
 from relay.core.config import Config
 
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     show = actions.add_parser("show", help="the latest entries (not verified: use verify)")
     show.add_argument("--path", type=Path, help=path_help)
-    show.add_argument("--limit", type=_positive_int, default=20, help="how many entries (default 20)")
+    show.add_argument("--limit", type=positive_int, default=20, help="how many entries (default 20)")
     show.add_argument("--json", action="store_true", help="print the entries as JSON lines")
 
 
@@ -82,13 +83,3 @@ def show_log(path: Path, console: Console, limit: int, as_json: bool) -> int:
     console.print(table)
     console.print("Not verified here: run `relay-cli audit verify` to check the chain.", markup=False)
     return 0
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli import commands
+from relay.cli.argtypes import positive_int
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
 from relay.core.engine import Engine
@@ -28,7 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     history.add_argument("--json", action="store_true")
     diff = sub.add_parser("diff", help="what a commit, a session or one agent's stint changed")
     diff.add_argument("target", metavar="SHA|SESSION")
-    diff.add_argument("--stint", type=int, metavar="N", help="only stint N of the session (1 = first)")
+    diff.add_argument("--stint", type=positive_int, metavar="N",
+                      help="only stint N of the session (1 = first)")
     diff.add_argument("--session", help="the session whose repository holds SHA")
     diff.add_argument("--stat", action="store_true", help="files and line counts only")
     diff.add_argument("--json", action="store_true")

@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from relay.cli.argtypes import positive_int
 from relay.core.config import Config
 from relay.core.store.db import Store
 from relay.knowledge.model import Hit, Stats
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                                "agents decided")
     retrieve.add_argument("query", help="words or names to look for (any of them; the best "
                                         "matches first)")
-    retrieve.add_argument("--limit", type=_positive_int, default=DEFAULT_LIMIT,
+    retrieve.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT,
                           help=f"how many results (default {DEFAULT_LIMIT})")
     retrieve.add_argument("--repo", type=Path, help="only this repository's code and sessions")
     retrieve.add_argument("--json", action="store_true", help="print the results as a JSON list")
@@ -131,13 +132,3 @@ def _print_stats(console: Console, stats: Stats) -> None:
     for repo in stats.repos:
         console.print(f"  repository {repo.repo}: {repo.files} files, {repo.symbols} symbols",
                       markup=False)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value

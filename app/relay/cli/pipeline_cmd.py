@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from relay.cli import pipeline_view as view
+from relay.cli.argtypes import int_between
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import PipelineError, PipelineInvalidError
@@ -28,16 +29,6 @@ from relay.pipelines import files, planner
 from relay.pipelines.ledger import RunInfo
 from relay.pipelines.validate import problems
 from relay.runtimes.registry import adapter_class, available_runtimes
-
-
-def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if not 1 <= number <= 64:
-        raise argparse.ArgumentTypeError("between 1 and 64")
-    return number
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = act.add_parser("run", help="run a pipeline (by name, or a JSON file) to the end")
     run.add_argument("pipeline", metavar="NAME|FILE")
     run.add_argument("--repo", type=Path, default=Path.cwd())
-    run.add_argument("--concurrency", type=_positive, metavar="N", help="steps at once (1–64)")
+    run.add_argument("--concurrency", type=int_between(1, 64), metavar="N", help="steps at once (1–64)")
     run.add_argument("--budget", type=float, metavar="USD", help="stop starting steps at this cost")
     run.add_argument("--json", action="store_true", help="print the lease log as JSON lines")
     status = act.add_parser("status", help="recent runs, or one run's steps")
