@@ -19,6 +19,7 @@ from PySide6.QtGui import QFontDatabase, QKeyEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from relay.gui.docks.diff_delegate import DiffDelegate, row_height, side_at
+from relay.gui.docks.parts import painted_rows
 from relay.gui.viewmodels.diff import DiffRowsModel
 
 _SIDE_KEYS = {Qt.Key.Key_Left: "old", Qt.Key.Key_Right: "new"}
@@ -35,21 +36,9 @@ class DiffTable(QTableView):
         self.delegate = DiffDelegate(self)
         self.setItemDelegate(self.delegate)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.horizontalHeader().hide()
+        painted_rows(self)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows = self.verticalHeader()
-        rows.hide()
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setMinimumSectionSize(1)
         self._fit_row_height()
-        self.setShowGrid(False)
-        self.setWordWrap(False)
-        self.setCornerButtonEnabled(False)
-        self.setTabKeyNavigation(False)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setMouseTracking(False)
         model.modelReset.connect(self.fit_width)

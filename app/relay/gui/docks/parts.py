@@ -27,6 +27,25 @@ def detail_view(name: str, placeholder: str) -> QPlainTextEdit:
     return view
 
 
+def painted_rows(view: QTableView) -> None:
+    """A table whose delegate paints every row: no headers, fixed row heights (set by the
+    caller), no grid or wrapping, whole-row single selection, no editing, pixel scrolling —
+    only the rows in sight are ever painted."""
+    view.horizontalHeader().hide()
+    rows = view.verticalHeader()
+    rows.hide()
+    rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    rows.setMinimumSectionSize(1)
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    view.setCornerButtonEnabled(False)
+    view.setTabKeyNavigation(False)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+
+
 def empty_or_content(text: str, name: str, content: QWidget) -> tuple[QStackedWidget, QLabel]:
     """Pages: 0 a centred placeholder (``text``), 1 ``content``."""
     empty = QLabel(text)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt
 from PySide6.QtGui import QKeyEvent, QMouseEvent
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QTableView, QWidget
 
+from relay.gui.docks.parts import painted_rows
 from relay.gui.docks.stream_delegate import StreamDelegate, disclosure_rect, row_height
 from relay.gui.viewmodels.stream import StreamViewModel
 
@@ -34,21 +35,9 @@ class StreamView(QTableView):
         self.setObjectName("streamView")
         self.setModel(vm)
         self.setItemDelegate(StreamDelegate(self))
-        self.horizontalHeader().hide()
+        painted_rows(self)
         self.horizontalHeader().setStretchLastSection(True)
-        rows = self.verticalHeader()
-        rows.hide()
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setMinimumSectionSize(1)
         self._fit_row_height()
-        self.setShowGrid(False)
-        self.setWordWrap(False)
-        self.setCornerButtonEnabled(False)
-        self.setTabKeyNavigation(False)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._follow = True
         bar = self.verticalScrollBar()
