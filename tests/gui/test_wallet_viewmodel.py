@@ -146,13 +146,15 @@ def test_the_scan_runs_off_the_gui_thread_and_its_progress_arrives_on_it(
         (vm.scan.running, vm.scan.done, vm.scan.total,
          threading.get_ident() == threading.main_thread().ident)))
     vm.rescan()
-    assert vm.scan.running
-    qtbot.waitUntil(lambda: vm.scan.done == 4, timeout=5000)
-    assert vm.scan.total == 8
-    vm.rescan()  # already running: ignored
-    wallet.scan_gate.set()
-    qtbot.waitUntil(lambda: not vm.scan.running, timeout=5000)
-    qtbot.waitUntil(lambda: bridge.tasks.pending == 0, timeout=5000)
+    try:  # a failure must not leave the scan's thread waiting (it would outlive the test)
+        assert vm.scan.running
+        qtbot.waitUntil(lambda: vm.scan.done == 4, timeout=20_000)
+        assert vm.scan.total == 8
+        vm.rescan()  # already running: ignored
+    finally:
+        wallet.scan_gate.set()
+    qtbot.waitUntil(lambda: not vm.scan.running, timeout=20_000)
+    qtbot.waitUntil(lambda: bridge.tasks.pending == 0, timeout=20_000)
 
     assert len(wallet.scan_threads) == 1
     assert wallet.scan_threads[0] != threading.main_thread().ident
