@@ -9,7 +9,8 @@
 installed_version() {
     local exe="$1" out
     [[ -x "$exe" ]] || return 0
-    out="$("$exe" --version 2>/dev/null)" || return 0
+    # stderr too: pi prints its version there
+    out="$("$exe" --version 2>&1)" || return 0
     # "2.1.197 (Claude Code)" / "codex-cli 0.171.0" / "20.0.24"
     grep -Eo '[0-9]+\.[0-9]+\.[0-9]+' <<<"$out" | head -n1 || true
 }
