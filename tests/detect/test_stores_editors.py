@@ -122,8 +122,9 @@ def test_cline_unanswered_asks_wait_for_the_user(cline_root: Path) -> None:
 
     question = reads["followup"].events[-1]
     assert isinstance(question, NeedsInput)
-    assert (question.prompt, question.options) == ("Keep the old INI file as a fallback?",
-                                                  ["Yes", "No"])
+    assert question.prompt == "Keep the old INI file as a fallback?"
+    assert [(o.label, o.kind) for o in question.options] == [("Yes", "answer"), ("No", "answer")]
+    assert question.about == "question"
     approval = reads["command"].events[-1]
     assert isinstance(approval, NeedsInput)
     assert approval.prompt == "Approve the command: npm run build -- --prod"

@@ -137,13 +137,37 @@ class TurnCompleted(_Event):
     result_text: str | None = None
 
 
+InputOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always",
+                          "answer", "other"]
+
+
+class InputOption(BaseModel):
+    """One answer a :class:`NeedsInput` offers (ACP's permission options, a question's
+    choices). ``kind`` says what it means, so a policy can pick without reading labels."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    label: str
+    kind: InputOptionKind = "other"
+
+
 class NeedsInput(_Event):
-    """The agent waits for an answer; reply through the runtime's send_input."""
+    """The agent waits for an answer; reply with ``RuntimeAdapter.answer_input`` (the
+    adapter maps the option onto its own vocabulary: a JSON-RPC response, a tool result).
+
+    ``about``: ``permission`` (approve a tool call) or ``question`` (free text or a
+    choice). ``read_only``: the action asked about only reads (None: unknown) — the
+    ``read_only`` approval policy answers those by itself.
+    """
 
     kind: Literal["needs_input"] = "needs_input"
     request_id: str
     prompt: str
-    options: list[str] = Field(default_factory=list)
+    options: list[InputOption] = Field(default_factory=list)
+    about: Literal["permission", "question"] = "permission"
+    tool: str | None = None
+    read_only: bool | None = None
 
 
 class InputWithdrawn(_Event):

@@ -62,7 +62,8 @@ def summary(event: AgentEvent) -> str:
         case "turn_completed":
             return f"turn done · {usage_line(event.usage)}"
         case "needs_input":
-            return f"needs input: {event.prompt}"
+            choices = " / ".join(f"[{o.id}] {o.label}" for o in event.options)
+            return f"needs input: {event.prompt}" + (f" — {choices}" if choices else "")
         case "input_withdrawn":
             return f"input no longer needed ({event.reason})"
         case "limit_hit":

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from relay.core.events import AgentEvent
 from relay.core.redact import scrub, scrub_obj
 
@@ -19,7 +21,7 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "tool_result": ("output",),
     "permission_denied": ("detail",),
     "turn_completed": ("result_text",),
-    "needs_input": ("prompt", "options"),
+    "needs_input": ("prompt", "options", "tool"),
     "input_withdrawn": ("reason",),
     "limit_hit": ("message",),
     "notice": ("message",),
@@ -34,7 +36,13 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
 def _clean(value: Any) -> Any:
     if value is None:
         return None
-    return scrub(value) if isinstance(value, str) else scrub_obj(value)
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        # e.g. a question's options: their text fields
+        return [v.model_copy(update={k: scrub(x) for k, x in v.__dict__.items()
+                                     if isinstance(x, str)}) for v in value]
+    return scrub_obj(value)
 
 
 def scrub_event(event: AgentEvent) -> AgentEvent:

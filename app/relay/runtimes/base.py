@@ -7,7 +7,7 @@ native output into :mod:`relay.core.events`. Contract, after ert's drivers:
   :class:`~relay.core.events.SessionEnded` — also on cancellation, a crash, a
   stalled agent or malformed output;
 * ``stop()`` ends the run (whole process tree); ``wait_safe_point()`` returns
-  when the agent is between turns; ``send_input()`` answers a NeedsInput or
+  when the agent is between turns; ``answer_input()`` answers a NeedsInput or
   raises :class:`~relay.core.errors.UnsupportedCapabilityError`;
 * ``capabilities`` is data (see :mod:`relay.runtimes.capabilities`).
 
@@ -125,8 +125,11 @@ class RuntimeAdapter(ABC):
         """Return when the agent is at a point where stopping loses no work."""
         self.capabilities.require(Cap.SAFE_PAUSE)
 
-    async def send_input(self, request_id: str, reply: str) -> None:
-        """Answer a NeedsInput event."""
+    async def answer_input(self, request_id: str, option_id: str | None = None, *,
+                           text: str | None = None) -> None:
+        """Answer a :class:`~relay.core.events.NeedsInput`: one of its options' ids, or
+        free ``text`` for a question; neither cancels the question (the turn unwinds).
+        An unknown or already answered ``request_id`` raises a RelayError."""
         self.capabilities.require(Cap.SEND_INPUT)
         raise UnsupportedCapabilityError(self.name, Cap.SEND_INPUT.value, "no")
 

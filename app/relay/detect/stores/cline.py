@@ -35,6 +35,7 @@ from typing import Any
 from relay.core.events import (
     AgentEvent,
     AssistantText,
+    InputOption,
     NeedsInput,
     Notice,
     ToolCall,
@@ -391,11 +392,12 @@ class _UiTimeline:
         kind = as_str(last.get("ask"))
         if last.get("type") == "ask" and kind not in _NOT_INPUT_ASKS and not last.get("partial"):
             body = _json_object(as_str(last.get("text")) or "")
-            options = [o for o in as_list(body.get("options")) if isinstance(o, str)]
+            options = [InputOption(id=str(i), label=o, kind="answer")
+                       for i, o in enumerate(as_list(body.get("options"))) if isinstance(o, str)]
             self._emit(NeedsInput(runtime=RUNTIME, ts=self.ts, replay=True,
                                   request_id=str(last.get("ts")),
                                   prompt=_ask_prompt(kind or "", last.get("text"), body),
-                                  options=options))
+                                  options=options, about="question"))
             return
         if kind in ("completion_result", "api_req_failed"):
             return
