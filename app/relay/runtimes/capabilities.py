@@ -91,7 +91,7 @@ _TABLE: dict[str, dict[Cap, Level]] = {
     },
     "demo": {
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
-        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: Y,
         _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: N,
     },
