@@ -43,6 +43,12 @@ class Cap(StrEnum):
 Y, P, N, U = Level.YES, Level.PARTIAL, Level.NO, Level.UNKNOWN
 
 _C = Cap
+_ACP_ROW: dict[Cap, Level] = {
+    _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: N, _C.COST: N,
+    _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: Y,
+    _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: P,
+    _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: U,
+}
 _TABLE: dict[str, dict[Cap, Level]] = {
     "claude": {
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
@@ -83,12 +89,14 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: N,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: N,
     },
-    "acp": {
-        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: U, _C.COST: U,
-        _C.RESUME: U, _C.CHOOSE_SESSION_ID: N, _C.FORK: U, _C.SEND_INPUT: Y,
-        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: P,
-        _C.MODEL_CHOICE: U, _C.TRANSCRIPTS: U,
-    },
+    # ACP (relay.runtimes.acp): the protocol has no usage, cost or limit fields; resume
+    # is session/load, narrowed to no when the agent does not advertise loadSession; the
+    # policy is a session mode or a flag where the agent has one, else its permission
+    # requests come to Relay; the model is a per-agent flag or variable.
+    "acp": _ACP_ROW,
+    "gemini-acp": _ACP_ROW,
+    "claude-acp": _ACP_ROW,
+    "codex-acp": _ACP_ROW,
     "demo": {
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: Y,
