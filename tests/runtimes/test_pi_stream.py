@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,7 @@ def parse(scenario: str, run: str = "run1") -> list[AgentEvent]:
     return events
 
 
-def of(events: list[AgentEvent], kind: type) -> list:
+def of(events: list[AgentEvent], kind: type) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
 
 

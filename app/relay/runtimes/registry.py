@@ -12,6 +12,7 @@ _ADAPTERS: dict[str, str] = {
     "claude": "relay.runtimes.claude:ClaudeAdapter",
     "codex": "relay.runtimes.codex:CodexAdapter",
     "demo": "relay.runtimes.demo:DemoAdapter",
+    "pi": "relay.runtimes.pi:PiAdapter",
 }
 
 
