@@ -1,0 +1,111 @@
+"""The ACP agents Relay knows by name (all driven by :class:`~relay.runtimes.acp.AcpAdapter`).
+
+* ``gemini-acp`` — Gemini CLI 0.61.0 in ACP mode: ``gemini --acp`` (its ``--help``
+  lists ``--experimental-acp`` as the deprecated spelling). ``--skip-trust`` because
+  Relay picks the directory; the permission policy is Gemini's ``--approval-mode``
+  (read_only → ``plan``, workspace → ``auto_edit``, full → ``yolo``); ``-m`` picks the
+  model.
+* ``claude-acp`` — Zed's Claude Code bridge, npm ``@zed-industries/claude-code-acp``
+  (pinned 0.16.2); the model through ``ANTHROPIC_MODEL``; the policy through the
+  session mode it offers (``acceptEdits``, ``bypassPermissions``, ``plan``).
+* ``codex-acp`` — Zed's Codex bridge, npm ``@zed-industries/codex-acp`` (pinned
+  0.16.0, a native binary per platform); the model through ``-c model="…"``; the
+  policy through its session modes (``read-only``, ``auto``, ``full-access``).
+
+The bridges have no ``--version``: :meth:`NpmBridgeAdapter.info` reads the version
+from the package's ``package.json`` beside the executable npm linked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from relay.core.errors import CliNotFoundError
+from relay.runtimes.acp import AcpAdapter
+from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeInfo
+
+GEMINI_APPROVAL: Mapping[PermissionPolicy, str] = {
+    PermissionPolicy.READ_ONLY: "plan", PermissionPolicy.WORKSPACE: "auto_edit",
+    PermissionPolicy.FULL: "yolo"}
+
+
+class GeminiAcpAdapter(AcpAdapter):
+    """Gemini CLI's ACP mode."""
+
+    name: ClassVar[str] = "gemini-acp"
+    binary: ClassVar[str] = "gemini"
+    install_hint: ClassVar[str] = "Install Gemini CLI: npm install -g @google/gemini-cli@0.61.0"
+    acp_args: ClassVar[tuple[str, ...]] = ("--acp", "--skip-trust")
+
+    def build_argv(self, request: RunRequest) -> list[str]:
+        return [*super().build_argv(request),
+                "--approval-mode", GEMINI_APPROVAL[request.permission]]
+
+    def model_args(self, model: str | None) -> list[str]:
+        return ["-m", model] if model else []
+
+
+class NpmBridgeAdapter(AcpAdapter):
+    """An ACP bridge installed from npm (no ``--version`` flag)."""
+
+    package: ClassVar[str]
+
+    def info(self) -> RuntimeInfo:
+        try:
+            exe = self.executable()
+        except CliNotFoundError as exc:
+            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
+        version = package_version(Path(exe), self.package)
+        if version is None:
+            return RuntimeInfo(self.name, exe, None,
+                               problem=f"Cannot tell which {self.package} {exe} is.",
+                               hint="Reinstall it. " + self.install_hint)
+        return RuntimeInfo(self.name, exe, version)
+
+
+class ClaudeAcpAdapter(NpmBridgeAdapter):
+    """Claude Code through Zed's ACP bridge."""
+
+    name: ClassVar[str] = "claude-acp"
+    binary: ClassVar[str] = "claude-code-acp"
+    package: ClassVar[str] = "@zed-industries/claude-code-acp"
+    install_hint: ClassVar[str] = "Install it: npm install -g @zed-industries/claude-code-acp@0.16.2"
+
+    def build_env(self, request: RunRequest) -> dict[str, str]:
+        env = super().build_env(request)
+        if request.model:
+            env["ANTHROPIC_MODEL"] = request.model
+        return env
+
+
+class CodexAcpAdapter(NpmBridgeAdapter):
+    """Codex through Zed's ACP bridge."""
+
+    name: ClassVar[str] = "codex-acp"
+    binary: ClassVar[str] = "codex-acp"
+    package: ClassVar[str] = "@zed-industries/codex-acp"
+    install_hint: ClassVar[str] = "Install it: npm install -g @zed-industries/codex-acp@0.16.0"
+
+    def model_args(self, model: str | None) -> list[str]:
+        return ["-c", f"model={json.dumps(model)}"] if model else []
+
+
+def package_version(exe: Path, package: str) -> str | None:
+    """The version in ``package``'s package.json above the (symlink-resolved) ``exe``."""
+    here = Path(os.path.realpath(exe)).parent
+    for folder in (here, *here.parents):
+        manifest = folder / "package.json"
+        if not manifest.is_file():
+            continue
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if isinstance(data, dict) and data.get("name") == package:
+            version = data.get("version")
+            return str(version) if version else None
+    return None
