@@ -211,7 +211,7 @@ async def test_session_completes_with_usage_and_cost_then_continues(
     turns = [r.event for r in await engine.session_events(row.id)
              if r.event.kind == "turn_completed"]
     assert turns
-    assert turns[0].usage.cost_usd == pytest.approx(0.000725)  # type: ignore[union-attr]
+    assert turns[0].usage.cost_usd == pytest.approx(0.000725)
     await engine.continue_session(row.id, "What was the word?")
     row = await engine.wait_session(row.id)
     assert row.state == "completed", row.reason
@@ -237,5 +237,5 @@ async def test_exhausted_429_hands_off_to_the_next_entry(
     assert len(runs) == (2 if reason == "usage_limit" else len(runs))
     steps = [r.event for r in await engine.session_events(row.id)
              if r.event.kind == "handoff_step"]
-    assert steps[0].reason == reason  # type: ignore[union-attr]
+    assert steps[0].reason == reason
     assert all(c["argv"][1:3] == ["--mode", "json"] for c in calls(fake_pi))
