@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -33,9 +34,9 @@ SETTINGS = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification
 
 
 class _Handler(BaseHTTPRequestHandler):
-    paths: list[str] = []
+    paths: ClassVar[list[str]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.paths.append(self.path)
         if ":streamGenerateContent" not in self.path:
@@ -53,13 +54,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
 @pytest.fixture
 def mock_gemini() -> Iterator[tuple[str, list[str]]]:
-    paths: list[str] = []
+    paths: ClassVar[list[str]] = []
     handler = type("Handler", (_Handler,), {"paths": paths})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="mock-gemini-acp", daemon=True)
