@@ -27,7 +27,14 @@ import pygit2
 
 from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult, VerifyResult
 from relay.core.present import args_summary, clip
-from relay.sessions.contract import ContractV2, InFlightCode, file_manifest, new_contract_id
+from relay.sessions.contract import (
+    ContractV2,
+    InFlightCode,
+    InstructionInForce,
+    file_manifest,
+    new_contract_id,
+)
+from relay.sessions.instructions import discover, placements
 from relay.sessions.intent import IN_PROGRESS, WRITE_TOOLS, in_flight_code, plan_lists, written
 from relay.sessions.snapshot import trailers_of
 
@@ -242,6 +249,17 @@ def _comparable(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .!;:")
 
 
+def instructions_in_force(worktree: Path, events: Sequence[AgentEvent]) -> list[InstructionInForce]:
+    """The project instruction files in force for each runtime that ran in the session (in
+    the order they ran), and how each reached it, hashed as they are at the snapshot."""
+    runtimes = dict.fromkeys(e.runtime for e in events if e.kind == "session_started" and e.runtime)
+    if not runtimes:
+        return []
+    found = discover(worktree)
+    return [InstructionInForce(path=p.file.path, sha256=p.file.sha256, runtime=p.runtime, how=p.how)
+            for runtime in runtimes for p in placements(runtime, found)]
+
+
 def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord], worktree: Path,
                    branch: str | None, snapshot_sha: str, reason: str | None,
                    acceptance: Sequence[Sequence[str]] = (),
@@ -277,7 +295,8 @@ def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord]
             *(_failure_constraint(r) for r in failing),
         ], facts.constraints),
         snapshot_commit_sha=snapshot_sha, initial_prompt=task, plan=plan,
-        tasks_remaining=remaining, in_flight_code=in_flight)
+        tasks_remaining=remaining, in_flight_code=in_flight,
+        instructions=instructions_in_force(worktree, events))
 
 
 def continuation_prompt(contract_markdown: str) -> str:

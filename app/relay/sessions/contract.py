@@ -10,8 +10,13 @@ taskGoal, nextAction, doNotRedo, acceptanceAssertions, fileManifest [{path, sha2
 modified}], decisions, constraints, snapshotCommitSHA, signature. Version 2 adds the
 session-intent block: initialPrompt, plan, tasksRemaining, skillsLoaded, skillsInUse,
 skillsToUse, inFlightCode [{path, snippet}]. A v1 contract has no v2 key at all, so it
-serialises byte for byte as before. Every field is always written (``taskId`` as null
-when there is none); decisions and constraints are lists of strings.
+serialises byte for byte as before. A v2 contract may add ``instructions`` [{path, sha256,
+runtime, how}]: the project instruction files in force for each runtime that ran and how
+each reached it (``native``, ``passed_on`` by Relay, or a ``duplicate`` of one it got —
+:mod:`relay.sessions.instructions`). The key is written only when the list is not empty,
+so a contract from before it existed serialises, and verifies, as before. Every other
+field is always written (``taskId`` as null when there is none); decisions and
+constraints are lists of strings.
 
 **Canonical JSON** (what is signed and what envelope.json holds): UTF-8; object keys
 sorted by code point at every level; no whitespace outside strings (separators ``,`` and
@@ -40,7 +45,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 from relay.core.errors import ContractError, ContractTamperedError
 from relay.core.fsutil import write_atomic
@@ -55,7 +68,7 @@ Scrub = Callable[[Any], Any]
 _HEX64 = r"^[0-9a-f]{64}$"
 _SIGNATURE = re.compile(_HEX64)
 _NOT_SCRUBBED = frozenset({"contractId", "sessionId", "taskId", "version", "snapshotCommitSHA",
-                           "fileManifest", "signature"})
+                           "fileManifest", "instructions", "signature"})
 
 
 class _Model(BaseModel):
@@ -76,6 +89,15 @@ class InFlightCode(_Model):
 
     path: str = Field(min_length=1)
     snippet: str
+
+
+class InstructionInForce(_Model):
+    """A project instruction file in force for one runtime, and how it reached it."""
+
+    path: str = Field(min_length=1)
+    sha256: str = Field(pattern=_HEX64)
+    runtime: str = Field(min_length=1)
+    how: Literal["native", "passed_on", "duplicate"]
 
 
 class _ContractBase(_Model):
@@ -110,6 +132,15 @@ class ContractV2(_ContractBase):
     skills_in_use: list[str] = Field(default_factory=list, alias="skillsInUse")
     skills_to_use: list[str] = Field(default_factory=list, alias="skillsToUse")
     in_flight_code: list[InFlightCode] = Field(default_factory=list, alias="inFlightCode")
+    instructions: list[InstructionInForce] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_instructions(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """No ``instructions`` key when there are none (contracts from before it verify)."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.instructions:
+            data.pop("instructions", None)
+        return data
 
 
 Contract = ContractV1 | ContractV2
@@ -164,6 +195,9 @@ def _scrubbed(payload: dict[str, Any], scrub: Scrub) -> dict[str, Any]:
         raise ContractError("The scrubber did not return a mapping.")
     files = [{**entry, "path": scrub(entry["path"])} for entry in payload["fileManifest"]]
     kept = {k: v for k, v in payload.items() if k in _NOT_SCRUBBED}
+    if "instructions" in payload:
+        kept["instructions"] = [{**entry, "path": scrub(entry["path"])}
+                                for entry in payload["instructions"]]
     return {**free, **kept, "fileManifest": files}
 
 
@@ -312,6 +346,8 @@ def render_markdown(contract: Contract) -> str:
     _section(out, "Files at the snapshot", [
         f"- {_code(f.path)} {'modified' if f.modified else 'unchanged'} · sha256 {f.sha256}"
         for f in c.file_manifest])
+    if isinstance(c, ContractV2):
+        _render_instructions(out, c)
     _section(out, "Decisions already made", _bullets(c.decisions))
     _section(out, "Constraints", _bullets(c.constraints))
     out += ["", "---", f"Session {c.session_id} · task {c.task_id or '—'} · snapshot "
@@ -336,6 +372,16 @@ def _render_intent(out: list[str], c: ContractV2) -> None:
         fence = "`" * max(3, _longest_run(item.snippet, "`") + 1)
         code += [f"{_code(item.path)}:", fence, item.snippet.rstrip("\n"), fence]
     _section(out, "In-flight code (unfinished when the previous agent stopped)", code)
+
+
+_HOW = {"native": "read by {runtime} itself", "passed_on": "passed on to {runtime} by Relay",
+        "duplicate": "same content as a file {runtime} got, not passed on"}
+
+
+def _render_instructions(out: list[str], c: ContractV2) -> None:
+    _section(out, "Project instruction files in force (follow them too)", [
+        f"- {_code(i.path)} {_HOW[i.how].format(runtime=i.runtime)} · sha256 {i.sha256}"
+        for i in c.instructions])
 
 
 def _section(out: list[str], title: str, body: list[str]) -> None:
