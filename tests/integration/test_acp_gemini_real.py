@@ -60,7 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def mock_gemini() -> Iterator[tuple[str, list[str]]]:
-    paths: ClassVar[list[str]] = []
+    paths: list[str] = []
     handler = type("Handler", (_Handler,), {"paths": paths})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="mock-gemini-acp", daemon=True)
