@@ -12,13 +12,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from relay.cli.questions import Questions
 from relay.cli.render import StreamPrinter, session_footer, sessions_table
 from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
-from relay.core.models import SessionRow, SessionSpec
+from relay.core.events import NeedsInput
+from relay.core.models import SessionRow, SessionSpec, entry_runtime
 from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 
 FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
@@ -43,19 +45,32 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
             row = await engine.get_session(session_id)
             console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
                           f" · permissions {row.permission.value}")
+            await _print_instructions(console, row)
+        questions = Questions(engine, console, as_json)
         try:
-            await follow(sub, session_id, printer)
+            await follow(sub, session_id, printer, questions.asked)
         except asyncio.CancelledError:
             await asyncio.shield(_cancel(engine, session_id))
             raise
         finally:
             sub.close()
+            await questions.aclose()
         row = await engine.wait_session(session_id)
         if not as_json:
             session_footer(console, row)
         return row
     finally:
         await engine.close()
+
+
+async def _print_instructions(console: Console, row: SessionRow) -> None:
+    """The one line naming the repository's instruction files and how the first runtime
+    gets them (nothing when there are none)."""
+    from relay.sessions.instructions_delivery import cli_line
+
+    line = await asyncio.to_thread(cli_line, Path(row.repo), entry_runtime(row.runtime))
+    if line:
+        console.print(line, markup=False, highlight=False)
 
 
 async def recover(config: Config, console: Console, as_json: bool) -> int:
@@ -130,12 +145,15 @@ def continued_session(session_id: str, prompt: str) -> Starter:
     return start
 
 
-async def follow(sub: Subscription, session_id: str, printer: StreamPrinter) -> None:
+async def follow(sub: Subscription, session_id: str, printer: StreamPrinter,
+                 asked: Callable[[str, NeedsInput], None] | None = None) -> None:
     async for record in sub:
         if record.session_id != session_id:
             continue
         printer.print(record)
         ev = record.event
+        if asked is not None and isinstance(ev, NeedsInput):
+            asked(session_id, ev)
         if ev.kind == "state_changed" and ev.state in FINAL_STATES:
             return
 
@@ -176,7 +194,7 @@ async def list_sessions(config: Config, console: Console, limit: int) -> None:
 
 
 async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None,
-               quota: list[float] | None = None) -> SessionRow:
+               quota: list[float] | None = None, ask: bool = False) -> SessionRow:
     """A complete demo session in a temporary repository."""
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     repo = make_demo_repo(base / "demo-project")
@@ -186,7 +204,7 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     chain = ["demo:primary", "demo:backup"] if limit_after is not None or quota else []
     spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
                        runtime="demo", chain=chain, demo_limit_after=limit_after,
-                       demo_quota=quota or [])
+                       demo_quota=quota or [], demo_ask=ask)
     return await run_session(config, new_session(spec), console, as_json)
 
 

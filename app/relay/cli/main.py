@@ -31,6 +31,7 @@ from relay.cli import (
     knowledge_cmd,
     mcp_cmd,
     pipeline_cmd,
+    questions,
     wallet_cmd,
 )
 from relay.core.config import load_config
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop new work once this session has cost this much (warn at 80 %%)")
     run.add_argument("--task-budget", type=budget_cmd.usd_amount, metavar="USD",
                      help="the same for each agent run (one prompt on one provider)")
+    run.add_argument("--approvals", choices=["ask", "read_only", "deny"], default="ask",
+                     help="who answers the agent's permission requests: ask you (default), "
+                          "approve read-only actions by themselves, or deny them all")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -105,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quota", type=_percentages, metavar="P,P,…",
                       help="report these percentages of the five-hour window, one per turn "
                            "(e.g. 40,70,97: the wallet hands off before the limit)")
+    demo.add_argument("--ask", action="store_true",
+                      help="the demo asks permission before it writes (answer it here, in the "
+                           "window, or with relay-cli answer)")
 
     recover = sub.add_parser("recover", help="carry on handoffs a stopped Relay left unfinished")
     recover.add_argument("--json", action="store_true")
@@ -121,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     pipeline_cmd.register(sub)
     history_cmd.register(sub)
     mcp_cmd.register(sub)
+    questions.register(sub)
     return parser
 
 
@@ -144,7 +152,7 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            setup_command=shlex.split(args.setup) if args.setup else None,
                            verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
                            preempt=args.preempt, budget_usd=args.budget,
-                           task_budget_usd=args.task_budget)
+                           task_budget_usd=args.task_budget, approvals=args.approvals)
     except ValidationError as exc:
         raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
@@ -159,12 +167,14 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return 0 if row.state == "completed" else 1
         case "show":
             row = await commands.show_session(config, args.session, console, args.json, args.follow)
-            return 0 if row.state in ("completed", "pending", "starting", "running", "waiting") else 1
+            return 0 if row.state in ("completed", "pending", "starting", "running", "needs_input",
+                                      "waiting") else 1
         case "sessions":
             await commands.list_sessions(config, console, args.limit)
             return 0
         case "demo":
-            row = await commands.demo(config, console, args.json, args.limit_after, args.quota)
+            row = await commands.demo(config, console, args.json, args.limit_after, args.quota,
+                                      args.ask)
             return 0 if row.state == "completed" else 1
         case "recover":
             return await commands.recover(config, console, args.json)
@@ -202,6 +212,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return await budget_cmd.prices(config, args, console)
         case "mcp":
             return await mcp_cmd.serve(config, args)
+        case "answer":
+            return await questions.answer(config, args, console)
     return 2
 
 

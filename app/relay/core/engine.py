@@ -9,6 +9,7 @@ whose owning process died is marked interrupted when the next engine opens.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -23,7 +24,14 @@ from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.config import Config, load_config
 from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError, WorktreeError
-from relay.core.events import EventRecord, SessionEnded, StateChanged, Usage
+from relay.core.events import (
+    EventRecord,
+    InputWithdrawn,
+    NeedsInput,
+    SessionEnded,
+    StateChanged,
+    Usage,
+)
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.store.db import Store, now_ms
@@ -35,7 +43,7 @@ from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
-from relay.sessions.control import Answer, ControlRequest, ControlRequests
+from relay.sessions.control import Answer, ControlRequest, ControlRequests, RequestKind
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
@@ -51,7 +59,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_ACTIVE = ("pending", "starting", "running", "waiting")
+_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
+_QUESTION_KINDS = ("needs_input", "input_withdrawn")
 #: how often an engine looks for requests (hand off now) aimed at the sessions it runs
 CONTROL_POLL_S = 0.25
 #: how long ``request_handoff`` waits for the owning process to answer
@@ -371,17 +380,54 @@ class Engine:
             raise HandoffRefusedError(f"Session {row.id} has {row.state}; nothing is running to "
                                       "hand off.", "Continue it with `relay-cli run TASK --resume "
                                       f"{row.id} --provider P`.")
-        request_id = await self.requests.post(row.id, "handoff", to_entry)
+        return await self._ask_owner(row.id, "handoff", to_entry, HandoffRefusedError)
+
+    async def _ask_owner(self, session_id: str, kind: RequestKind, arg: str | None,
+                         refused: type[RelayError]) -> str:
+        """Post a request to the Relay process that runs ``session_id``; its answer."""
+        request_id = await self.requests.post(session_id, kind, arg)
         answer = await self.requests.wait_answer(request_id, ANSWER_TIMEOUT_S)
         if answer is None:
             await self.requests.withdraw(request_id)
-            raise HandoffRefusedError(f"The Relay process running session {row.id} did not "
-                                      f"answer within {ANSWER_TIMEOUT_S:g} s.",
-                                      "Is it still running? `relay-cli recover` takes over "
-                                      "sessions of a Relay that stopped.")
+            raise refused(f"The Relay process running session {session_id} did not "
+                          f"answer within {ANSWER_TIMEOUT_S:g} s.",
+                          "Is it still running? `relay-cli recover` takes over "
+                          "sessions of a Relay that stopped.")
         if not answer.ok:
-            raise HandoffRefusedError(answer.message, answer.hint)
+            raise refused(answer.message, answer.hint)
         return answer.message
+
+    # -- needs input -------------------------------------------------------------------
+
+    async def answer_input(self, session_id: str, request_id: str, option_id: str | None = None,
+                           text: str | None = None) -> str:
+        """Answer a question a session's agent asks (an option id, or free text), whichever
+        Relay process runs it; returns what was done."""
+        row = await self.store.get_session(session_id)
+        runner = self._runners.get(row.id)
+        if runner is not None:
+            return await runner.gate.answer(request_id, option_id, text)
+        if row.finished:
+            raise RelayError(f"Session {row.id} has {row.state}; its questions are closed.")
+        arg = json.dumps({"request_id": request_id, "option_id": option_id, "text": text})
+        return await self._ask_owner(row.id, "answer", arg, RelayError)
+
+    async def open_questions(self, session_id: str) -> list[NeedsInput]:
+        """The session's questions nobody has answered or withdrawn yet, oldest first."""
+        row = await self.store.get_session(session_id)
+        runner = self._runners.get(row.id)
+        if runner is not None:
+            return list(runner.gate.pending.values())
+        if row.state != "needs_input":
+            return []
+        asked: dict[str, NeedsInput] = {}
+        for record in await self.store.events_after(0, session_id=row.id, kinds=_QUESTION_KINDS):
+            event = record.event
+            if isinstance(event, NeedsInput):
+                asked[event.request_id] = event
+            elif isinstance(event, InputWithdrawn):
+                asked.pop(event.request_id, None)
+        return list(asked.values())
 
     async def _control_loop(self) -> None:
         """Answer requests other processes post for the sessions this one runs."""
@@ -391,15 +437,19 @@ class Engine:
                 continue
             try:
                 for request in await self.requests.pending(list(self._runners)):
-                    await self.requests.answer(request, self._carry_out(request))
+                    await self.requests.answer(request, await self._carry_out(request))
             except StoreError as exc:
                 log.error("cannot read requests: %s", exc)
 
-    def _carry_out(self, request: ControlRequest) -> Answer:
+    async def _carry_out(self, request: ControlRequest) -> Answer:
         runner = self._runners.get(request.session_id)
         if runner is None:
             return Answer(False, f"Session {request.session_id} is no longer running.")
         try:
+            if request.kind == "answer":
+                arg = json.loads(request.arg or "{}")
+                return Answer(True, await runner.gate.answer(
+                    str(arg.get("request_id")), arg.get("option_id"), arg.get("text")))
             return Answer(True, runner.request_handoff(request.arg))
         except RelayError as exc:
             return Answer(False, exc.message, exc.hint)

@@ -249,8 +249,8 @@ class SessionEnded(_Event):
 
 
 SessionState = Literal[
-    "pending", "starting", "running", "waiting", "completed", "failed", "cancelled",
-    "interrupted",
+    "pending", "starting", "running", "needs_input", "waiting", "completed", "failed",
+    "cancelled", "interrupted",
 ]
 
 

@@ -43,6 +43,11 @@ class SessionSpec(BaseModel):
     #: ``plan``: the session answers the pipeline planner (relay.pipelines.planner)
     purpose: Literal["task", "plan"] = "task"
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
+    #: who answers the agent's permission requests: ``ask`` the user, approve the
+    #: ``read_only`` ones by themselves (ask about the rest), or ``deny`` them all
+    approvals: Literal["ask", "read_only", "deny"] = "ask"
+    #: demo only: ask permission before writing (a simulated NeedsInput)
+    demo_ask: bool = False
     setup_command: list[str] | None = None
     #: demo only: hit a simulated usage limit after this many turns.
     demo_limit_after: int | None = None

@@ -14,7 +14,8 @@ SIMULATION_BORDER = "#d4a72c"
 SIMULATION_TEXT = "#7d4e00"
 
 STATE_COLOURS = {
-    "pending": MUTED, "starting": ACCENT, "running": ACCENT, "waiting": WARNING, "completed": OK,
+    "pending": MUTED, "starting": ACCENT, "running": ACCENT, "needs_input": WARNING,
+    "waiting": WARNING, "completed": OK,
     "failed": ERROR, "cancelled": MUTED, "interrupted": WARNING,
 }
 

@@ -4,8 +4,10 @@ It lets a newcomer see Relay work with no agent installed: it inspects the
 worktree, writes and edits real files there, reports realistic usage and
 cost, and can be told to hit a simulated usage limit after N turns
 (``options["limit_after"]``; it resets ``options["reset_after"]`` seconds later, five
-hours unless told; a turn earlier it warns that the limit is close). Every event it
-emits has ``simulated=True``.
+hours unless told; a turn earlier it warns that the limit is close). With
+``options["ask"]`` it asks permission before it writes (a NeedsInput with allow/reject
+options, answered through :meth:`DemoAdapter.answer_input`); rejected, it writes nothing.
+Every event it emits has ``simulated=True``.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
+from relay.core.errors import RelayError
 from relay.core.events import (
     AgentError,
     AgentEvent,
     AssistantText,
+    InputOption,
     LimitHit,
+    NeedsInput,
+    PermissionDenied,
     QuotaUpdate,
     SessionEnded,
     SessionStarted,
@@ -53,6 +59,30 @@ class DemoAdapter(RuntimeAdapter):
         self._stop = asyncio.Event()
         self._between_turns = asyncio.Event()
         self._between_turns.set()
+        #: questions waiting for answer_input: request id → the option picked
+        self._asked: dict[str, asyncio.Future[str | None]] = {}
+
+    async def answer_input(self, request_id: str, option_id: str | None = None, *,
+                           text: str | None = None) -> None:
+        waiting = self._asked.get(request_id)
+        if waiting is None or waiting.done():
+            raise RelayError(f"The demo is not waiting for an answer to {request_id}.",
+                             "It may have been answered already.")
+        waiting.set_result(option_id)
+
+    async def _ask(self, waiting: asyncio.Future[str | None]) -> str | None:
+        """Wait for the answer to the write permission (None: stopped)."""
+        stopped = asyncio.ensure_future(self._stop.wait())
+
+        def unblock(_: object) -> None:
+            if not waiting.done():
+                waiting.set_result(None)
+
+        stopped.add_done_callback(unblock)
+        try:
+            return await waiting
+        finally:
+            stopped.cancel()
 
     def info(self) -> RuntimeInfo:
         return RuntimeInfo(runtime=self.name, executable="(built in)", version="scripted demo")
@@ -85,6 +115,18 @@ class DemoAdapter(RuntimeAdapter):
         steps = _steps(resumed=request.resume_id is not None or taken_over)
         for turn, step in enumerate(steps, start=1):
             self._between_turns.clear()
+            if step is _write_notes and request.options.get("ask"):
+                # listening before asking: a policy may answer as soon as it sees the question
+                waiting = self._asked[f"{sid}-ask"] = asyncio.get_running_loop().create_future()
+                yield self._ev(_permission(sid))
+                answer = await self._ask(waiting)
+                if self._stop.is_set():
+                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    return
+                if answer != "allow":
+                    for event in _refused(sid):
+                        yield self._ev(event)
+                    return
             for event in step(request, sid):
                 if self._stop.is_set():
                     yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
@@ -105,6 +147,23 @@ class DemoAdapter(RuntimeAdapter):
                 return
         yield self._ev(SessionEnded(outcome="completed", exit_code=0,
                                     result_text="(simulated) Demo task finished."))
+
+
+def _permission(sid: str) -> NeedsInput:
+    return NeedsInput(request_id=f"{sid}-ask", about="permission", tool="write_file",
+                      read_only=False,
+                      prompt=f"(simulated) Allow write_file to create {NOTES_FILE}?",
+                      options=[InputOption(id="allow", label="Allow once", kind="allow_once"),
+                               InputOption(id="reject", label="Reject", kind="reject_once")])
+
+
+def _refused(sid: str) -> list[AgentEvent]:
+    return [PermissionDenied(tool="write_file", call_id=f"{sid}-2",
+                             detail="(simulated) the user did not allow the write"),
+            AssistantText(text=f"(simulated) Understood: I left {NOTES_FILE} unwritten."),
+            TurnCompleted(usage=_usage(900, 30, 0), model=DEMO_MODEL),
+            SessionEnded(outcome="completed", exit_code=0,
+                         result_text="(simulated) Nothing written: the write was not allowed.")]
 
 
 async def _pause(delay: float, stop: asyncio.Event) -> None:

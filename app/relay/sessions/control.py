@@ -19,7 +19,7 @@ from typing import Literal
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 
-RequestKind = Literal["handoff"]
+RequestKind = Literal["handoff", "answer"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from relay.core.models import SessionSpec, entry_runtime
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
+from relay.sessions.instructions_delivery import pass_on_instructions
 from relay.sessions.run_types import Continuation, Services, Step
 from relay.sessions.snapshot import snapshot_run_end
 from relay.sessions.worktree import (
@@ -28,7 +29,8 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
                         services: Services | None, ws: Workspace, step: Step,
                         emit: Callable[[AgentEvent], Awaitable[None]]) -> RunRequest:
     """The request for ``step``: a registered account brings its folder and key, and no
-    other credential in the user's environment overrides them."""
+    other credential in the user's environment overrides them; the project's instruction
+    files the runtime does not read itself are passed on."""
     options: dict[str, object] = {"step_delay": config.demo_step_delay,
                                   "reset_after": config.demo_reset_after,
                                   "purpose": spec.purpose}
@@ -37,6 +39,8 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
         options["limit_after"] = spec.demo_limit_after
     if spec.demo_quota and first_of_task:
         options["quota"] = spec.demo_quota
+    if spec.demo_ask and first_of_task:
+        options["ask"] = True
     if continuation is not None:
         options["previous_total"] = continuation.previous_total
     env: dict[str, str] = {}
@@ -50,10 +54,11 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
             await emit(Notice(message=(
                 f"{step.entry} is not a registered account, so it runs with the CLI's own "
                 "login. Register it with `relay-cli accounts add`.")))
-    return RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
-                      permission=spec.permission, resume_id=step.resume_id,
-                      inactivity_timeout=config.inactivity_timeout, options=options,
-                      extra_env=env, drop_env=drop, brief_file=step.brief_file)
+    request = RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
+                         permission=spec.permission, resume_id=step.resume_id,
+                         inactivity_timeout=config.inactivity_timeout, options=options,
+                         extra_env=env, drop_env=drop, brief_file=step.brief_file)
+    return await pass_on_instructions(request, entry_runtime(step.entry), config.home, emit)
 
 
 async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,

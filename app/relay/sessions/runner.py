@@ -35,6 +35,7 @@ from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.registry import adapter_class, make_adapter
+from relay.sessions.approvals import InputGate
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.guarding import NONE_OPEN, GuardWatch, choose_entry
@@ -59,8 +60,6 @@ from relay.wallet.model import GuardVerdict
 
 _FINAL: dict[str, SessionState] = {"completed": "completed", "failed": "failed",
                                    "cancelled": "cancelled", "interrupted": "interrupted"}
-
-
 CANCELLED_WAITING = "cancelled by the user while waiting"
 
 
@@ -97,9 +96,11 @@ class SessionRunner:
     _pauser: asyncio.Task[None] | None = field(default=None, init=False)
     #: why the wallet stopped this session (a budget is spent), once it has
     _stopped: str | None = field(default=None, init=False)
+    gate: InputGate = field(init=False)  # the agent's open questions (needs input)
 
     def __post_init__(self) -> None:
         self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
+        self.gate = InputGate(self.spec.approvals, lambda ev: self._emit(ev, self._run_id), self._state)
 
     @property
     def coordinator(self) -> HandoffCoordinator | None:
@@ -467,7 +468,8 @@ class SessionRunner:
             await self._fail_handoff(step, "cancelled by the user")
             return Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
-        request = await self._request(ws, step)
+        request = await build_request(self.spec, self.config, self.continuation, self.services,
+                                      ws, step, self._emit)
         try:  # before a run exists: a receiver that cannot start fails the handoff cleanly
             adapter = make_adapter(runtime)
             adapter.preflight(request)
@@ -537,6 +539,7 @@ class SessionRunner:
                         agent_sid = self._agent_sid = event.agent_session_id
                     self._safe.note(event)
                     await self._emit(event, run_id)
+                    await self.gate.seen(event, adapter)
                     if watch is not None:
                         await watch.seen(event)
         except StoreError:
@@ -555,6 +558,7 @@ class SessionRunner:
             raise
         if watch is not None:
             await watch.close()
+        await self.gate.close()
         if ended is None:  # an adapter bug; never leave a run without an end
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
                                  reason="the agent run ended without a result")
@@ -594,7 +598,3 @@ class SessionRunner:
                 await self.adapter.stop(grace=self.config.stop_grace)
         elif verdict.action == "warn":
             await self._emit(Notice(category="warning", message=verdict.reason), run_id)
-
-    async def _request(self, ws: Workspace, step: Step) -> RunRequest:
-        return await build_request(self.spec, self.config, self.continuation, self.services,
-                                   ws, step, self._emit)

@@ -154,12 +154,17 @@ class Store:
     # -- events ---------------------------------------------------------------------
 
     async def events_after(self, after_id: int = 0, session_id: str | None = None,
-                           limit: int = 5000, replay: bool = True) -> list[EventRecord]:
-        """Stored events with id > ``after_id`` (tailing protocol for other processes)."""
+                           limit: int = 5000, replay: bool = True,
+                           kinds: Sequence[str] = ()) -> list[EventRecord]:
+        """Stored events with id > ``after_id`` (tailing protocol for other processes),
+        of the given ``kinds`` only when some are named."""
         where, params = "id > ?", list[object]([after_id])
         if session_id is not None:
             where += " AND session_id = ?"
             params.append(session_id)
+        if kinds:
+            where += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params.extend(kinds)
         async with self.conn.execute(
                 f"SELECT id, session_id, run_id, payload FROM events WHERE {where}"
                 f" ORDER BY id LIMIT ?", (*params, limit)) as cur:

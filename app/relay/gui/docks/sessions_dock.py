@@ -39,7 +39,7 @@ class SessionsDock(QDockWidget):
     handoffToRequested = Signal(str)
 
     #: states in which the context menu offers a handoff
-    HANDOFF_STATES = ("pending", "starting", "running", "waiting")
+    HANDOFF_STATES = ("pending", "starting", "running", "needs_input", "waiting")
 
     def __init__(self, vm: SessionsViewModel, parent: QWidget | None = None) -> None:
         super().__init__("Sessions", parent)

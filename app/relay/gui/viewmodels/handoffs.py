@@ -37,7 +37,7 @@ from relay.gui.viewmodels.table import ColumnsModel, Index
 COLUMNS = ("Handoff", *(STEP_TITLES[s] for s in STEPS))
 CONTEXT = "handoff"
 #: sessions a "hand off now" may be asked for (the engine answers the rest with a refusal)
-_ACTIVE = ("pending", "starting", "running", "waiting")
+_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 
 
 class HandoffsViewModel(ColumnsModel):

@@ -34,7 +34,7 @@ from relay.gui.handoff_text import resumes_in
 from relay.gui.viewmodels.table import ColumnsModel, Index
 
 COLUMNS = ("State", "Task", "Runtime", "Tokens in/out", "Cost", "Updated")
-_ACTIVE = ("pending", "starting", "running")
+_ACTIVE = ("pending", "starting", "running", "needs_input")
 
 
 def runtime_label(row: SessionRow) -> str:

@@ -44,7 +44,7 @@ from relay.gui.viewmodels.stream_tree import StreamNode, StreamTree
 
 Index = QModelIndex | QPersistentModelIndex
 
-_ACTIVE = ("pending", "starting", "running", "waiting")
+_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 
 
 class StreamViewModel(QAbstractListModel):

@@ -1,0 +1,147 @@
+"""The agent asks: relay-cli prompts on a terminal, says how to answer elsewhere otherwise,
+and fails clearly in --json mode (it cannot ask anyone there); ``relay-cli answer``.
+
+On a terminal the options are numbered and the user types a number (or free text for a
+question); Enter alone leaves the question open for another terminal or the window.
+Without a terminal the question and the ``relay-cli answer`` command that answers it are
+printed, and the run waits. With ``--json`` the run stops: the question is in the JSON
+stream, the session is stopped, and stderr says how to run it so it does not ask.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+from relay.core.config import Config
+from relay.core.engine import Engine
+from relay.core.errors import RelayError
+from relay.core.events import NeedsInput
+
+#: reads one line from the user (blocking; run in a thread)
+Reader = Callable[[str], str]
+
+
+def answer_command(session_id: str, event: NeedsInput) -> str:
+    first = event.options[0].id if event.options else '--text "…"'
+    return f"relay-cli answer {session_id} {event.request_id} {first}"
+
+
+class Questions:
+    """What ``relay-cli run`` does when the agent it follows asks something."""
+
+    def __init__(self, engine: Engine, console: Console, as_json: bool,
+                 interactive: bool | None = None, reader: Reader = input) -> None:
+        self.engine, self.console, self.as_json = engine, console, as_json
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.reader = reader
+        #: why the run was stopped (--json cannot ask), once it was
+        self.stopped: str | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def asked(self, session_id: str, event: NeedsInput) -> None:
+        """A question arrived (live, not replayed): handle it without blocking the stream."""
+        if event.replay:
+            return
+        task = asyncio.create_task(self._handle(session_id, event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, session_id: str, event: NeedsInput) -> None:
+        if self.as_json:
+            self.stopped = (f"The agent asks ({event.prompt}) and --json cannot ask anyone. "
+                            f"Run with --approvals read_only or deny, or without --json, or "
+                            f"answer from another terminal in time: "
+                            f"{answer_command(session_id, event)}")
+            print(json.dumps({"error": "needs_input", "session": session_id,
+                              "request": event.request_id, "message": self.stopped}),
+                  file=sys.stderr, flush=True)
+            await self.engine.cancel_session(session_id)
+            return
+        for n, option in enumerate(event.options, start=1):
+            self.console.print(f"    {n}. {escape(option.label)}", highlight=False)
+        if not self.interactive:
+            self.console.print(f"  answer with: {escape(answer_command(session_id, event))}",
+                               highlight=False)
+            return
+        await self._prompt(session_id, event)
+
+    async def _prompt(self, session_id: str, event: NeedsInput) -> None:
+        hint = f"1-{len(event.options)}" if event.options else "your answer"
+        while True:
+            line = (await asyncio.to_thread(self.reader, f"  answer ({hint}, Enter: later)> ")).strip()
+            if not line:
+                self.console.print(f"  left open: {escape(answer_command(session_id, event))}",
+                                   highlight=False)
+                return
+            option_id, text = _parse(line, event)
+            if option_id is None and text is None:
+                self.console.print(f"  type a number from {hint}", highlight=False)
+                continue
+            try:
+                said = await self.engine.answer_input(session_id, event.request_id, option_id,
+                                                      text)
+            except RelayError as exc:  # answered elsewhere meanwhile, or withdrawn
+                self.console.print(f"  {escape(exc.message)}", highlight=False)
+                return
+            self.console.print(f"  {escape(said)}", highlight=False)
+            return
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _parse(line: str, event: NeedsInput) -> tuple[str | None, str | None]:
+    """A number picks an option; free text answers a question without options."""
+    if event.options:
+        if line.isdigit() and 1 <= int(line) <= len(event.options):
+            return event.options[int(line) - 1].id, None
+        match = next((o for o in event.options if line in (o.id, o.label)), None)
+        return (match.id if match else None), None
+    return None, line
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    answer = sub.add_parser("answer", help="answer a question a running agent asks "
+                                           "(without REQUEST: list the open ones)")
+    answer.add_argument("session")
+    answer.add_argument("request", nargs="?")
+    answer.add_argument("option", nargs="?", help="the option's id (or its number)")
+    answer.add_argument("--text", help="a free-text answer to a question")
+    answer.add_argument("--json", action="store_true")
+
+
+async def answer(config: Config, args: argparse.Namespace, console: Console) -> int:
+    engine = await Engine.open(config)
+    try:
+        row = await engine.get_session(args.session)
+        open_now = await engine.open_questions(row.id)
+        if args.request is None:
+            if args.json:
+                sys.stdout.write(json.dumps([q.model_dump(mode="json") for q in open_now]) + "\n")
+            elif not open_now:
+                console.print(f"Session {row.id} asks nothing ({row.state}).", highlight=False)
+            for q in [] if args.json else open_now:
+                console.print(f"{q.request_id}: {escape(q.prompt)}", highlight=False)
+                for n, choice in enumerate(q.options, start=1):
+                    console.print(f"    {n}. [{choice.id}] {choice.label}", markup=False,
+                                  highlight=False)
+            return 0
+        option: str | None = args.option
+        asked = next((q for q in open_now if q.request_id == args.request), None)
+        if option is not None and asked is not None and option.isdigit() \
+                and 1 <= int(option) <= len(asked.options):
+            option = asked.options[int(option) - 1].id
+        said = await engine.answer_input(row.id, args.request, option, args.text)
+        console.print(escape(said), highlight=False)
+        return 0
+    finally:
+        await engine.close()
