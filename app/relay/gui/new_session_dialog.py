@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from relay.core.models import SessionSpec
 from relay.gui import theme
 from relay.runtimes.base import PermissionPolicy, RuntimeInfo
+from relay.sessions.instructions_delivery import dialog_text
 
 POLICY_HELP = {
     PermissionPolicy.READ_ONLY: "Read files and run read-only commands; no edits.",
@@ -175,6 +176,10 @@ class NewSessionDialog(QDialog):
         self.runtime_help = QLabel()
         self.runtime_help.setObjectName("runtimeHelp")
         self.runtime_help.setWordWrap(True)
+        self.instructions = QLabel()
+        self.instructions.setObjectName("instructionsHelp")
+        self.instructions.setWordWrap(True)
+        self.instructions.setStyleSheet(f"color: {theme.MUTED};")
         self.error = QLabel()
         self.error.setObjectName("dialogError")
         self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
@@ -187,10 +192,13 @@ class NewSessionDialog(QDialog):
         self.browse.clicked.connect(self._browse)
         self.policy.currentIndexChanged.connect(self._policy_changed)
         self.runtime.currentIndexChanged.connect(self._runtime_changed)
+        self.runtime.currentIndexChanged.connect(self._show_instructions)
+        self.repo.textChanged.connect(self._show_instructions)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self._policy_changed()
         self._runtime_changed()
+        self._show_instructions()
 
     def _layout(self) -> None:
         repo_row = QHBoxLayout()
@@ -202,6 +210,7 @@ class NewSessionDialog(QDialog):
         form.addRow("Task", self.task)
         form.addRow("Runtime", self.runtime)
         form.addRow("", self.runtime_help)
+        form.addRow("", self.instructions)
         form.addRow("Model", self.model)
         form.addRow("Then hand off to", self.fallbacks)
         form.addRow("At a usage limit", self.on_limit)
@@ -285,6 +294,12 @@ class NewSessionDialog(QDialog):
             self.runtime_help.setText(f"{info.executable}")
         colour = theme.ERROR if info is not None and info.problem else theme.MUTED
         self.runtime_help.setStyleSheet(f"color: {colour};")
+
+    def _show_instructions(self) -> None:
+        """Which instruction files the repository has, and how the runtime gets them."""
+        text = dialog_text(self.repo.text(), str(self.runtime.currentData()))
+        self.instructions.setText(text)
+        self.instructions.setVisible(bool(text))
 
     def _browse(self) -> None:
         chooser = QFileDialog(self, "Choose a git repository", self.repo.text())
