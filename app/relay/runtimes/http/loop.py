@@ -1,0 +1,302 @@
+"""The agent loop that makes a plain model API an agent, as a :class:`RuntimeAdapter`.
+
+One run: ``SessionStarted`` (the conversation id is the agent session id), then turns —
+one streamed model call (:class:`~relay.runtimes.http.provider.Provider`), its
+``AssistantText``, each tool call it asked for run in the worktree (``ToolCall`` /
+``ToolResult`` with the model's call ids; a refused call is also a ``PermissionDenied``),
+``TurnCompleted`` with that call's usage and estimated cost — until the model answers
+without calling a tool, or ``options["max_turns"]`` (default 40) is reached; then exactly
+one ``SessionEnded``. The conversation is saved after every turn (``--resume`` continues
+it). ``stop()`` is honoured between turns; mid-answer it closes the stream and kills any
+running command. Between turns is the safe point.
+
+Keys: the provider's variable (``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``) is read from the
+request's ``extra_env`` (a registered ``api_key`` account puts it there from the vault),
+else from the user's environment unless ``drop_env`` removes it. It reaches only the HTTP
+client's headers: never argv, an event, the conversation file or a command's environment.
+
+Costs: tokens priced with the wallet's table (:mod:`relay.wallet.pricing`); an unknown model
+costs ``None``, never 0. Ollama overrides :meth:`HttpAdapter.cost` (local models cost no money).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Mapping
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+
+from relay.core.config import default_home
+from relay.core.errors import AccountError
+from relay.core.events import (
+    AgentError,
+    AgentEvent,
+    LimitHit,
+    Outcome,
+    PermissionDenied,
+    SessionEnded,
+    SessionStarted,
+    ToolCall,
+    ToolResult,
+    TurnCompleted,
+    Usage,
+)
+from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeAdapter, RuntimeInfo
+from relay.runtimes.http import conversation as convs
+from relay.runtimes.http import structured
+from relay.runtimes.http.conversation import Conversation, ConversationError, Message
+from relay.runtimes.http.provider import Provider, Reply, TurnContext
+from relay.runtimes.http.tools import Toolbox, ToolRefused, offered
+from relay.runtimes.http.transport import ApiFailure, MalformedStream, QuotaTracker, RetryPolicy
+from relay.sessions.signals import error_category, limit_kind
+from relay.wallet.model import Tokens
+from relay.wallet.pricing import PRICES_FILE, Pricing, shipped_table
+
+DEFAULT_MAX_TURNS = 40
+CONNECT_TIMEOUT = 10.0
+#: credentials never passed to a command the agent runs
+SECRET_ENV = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
+                        "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                        "CLAUDE_CODE_OAUTH_TOKEN", "OLLAMA_API_KEY"})
+
+_POLICY_TEXT = {
+    PermissionPolicy.READ_ONLY: "You may only read: do not try to change anything.",
+    PermissionPolicy.WORKSPACE: "You may read, write and edit files inside the worktree and "
+                                "run commands there.",
+    PermissionPolicy.FULL: "You may read, write and edit files and run commands.",
+}
+
+
+class HttpAdapter(RuntimeAdapter):
+    """A model API driven by Relay's own agent loop (subclasses name the provider)."""
+
+    provider_class: ClassVar[type[Provider]]
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env)
+        self._stopping = asyncio.Event()
+        self._between_turns = asyncio.Event()
+        self._between_turns.set()
+        self._ctx: TurnContext | None = None
+        self._toolbox: Toolbox | None = None
+
+    # -- contract ------------------------------------------------------------------------
+
+    def info(self) -> RuntimeInfo:
+        p = self.provider_class
+        base = p.base_from(self.env)
+        if p.key_env and not self.env.get(p.key_env):
+            return RuntimeInfo(self.name, base, "HTTP API", problem=(
+                f"No {p.key_env} in the environment (an api_key account brings its own)."),
+                hint=missing_key_hint(p))
+        return RuntimeInfo(self.name, base, "HTTP API")
+
+    def preflight(self, request: RunRequest) -> None:
+        p = self.provider_class
+        if p.key_env and not self.key(request):
+            raise AccountError(f"No API key for {self.name}: {p.key_env} is not set and the "
+                               "chain entry names no api_key account.", missing_key_hint(p))
+
+    def key(self, request: RunRequest) -> str | None:
+        var = self.provider_class.key_env
+        if var is None:
+            return None
+        if request.extra_env.get(var):
+            return request.extra_env[var]
+        return None if var in request.drop_env else self.env.get(var) or None
+
+    async def stop(self, grace: float = 5.0) -> None:
+        self._stopping.set()
+        if self._toolbox is not None:
+            await self._toolbox.kill_all()
+        call = self._ctx.current if self._ctx is not None else None
+        if call is not None and call.response is not None:
+            with contextlib.suppress(Exception):
+                await call.response.aclose()
+
+    async def wait_safe_point(self) -> None:
+        await super().wait_safe_point()
+        await self._between_turns.wait()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def model_for(self, request: RunRequest) -> str | None:
+        p = self.provider_class
+        return request.model or self.env.get(p.model_env) or p.default_model
+
+    async def resolve_model(self, ctx: TurnContext) -> list[AgentEvent]:
+        """Hook: find a model when none was named (Ollama asks its server); its notices."""
+        return []
+
+    def home(self, request: RunRequest) -> Path:
+        data = request.options.get("data_dir")
+        return Path(str(data)) if data else default_home(self.env)
+
+    def cost(self, tokens: Tokens, model: str | None, pricing: Pricing) -> float | None:
+        price = pricing.price(model)
+        return None if price is None else round(price.cost_usd(tokens), 6)
+
+    def _ended(self, outcome: Outcome, reason: str | None = None,
+               result: str | None = None) -> SessionEnded:
+        return SessionEnded(runtime=self.name, outcome=outcome,
+                            reason=reason, result_text=result,
+                            exit_code=0 if outcome == "completed" else None)
+
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        self.preflight(request)
+        home = self.home(request)
+        try:
+            conv = (convs.load(home, self.name, request.resume_id) if request.resume_id
+                    else Conversation(runtime=self.name))
+        except ConversationError as exc:
+            yield AgentError(runtime=self.name, category="resume", message=str(exc))
+            yield self._ended("failed", exc.message)
+            return
+        timeout = httpx.Timeout(request.inactivity_timeout, connect=CONNECT_TIMEOUT)
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+            model = self.model_for(request) or ""
+            ctx = TurnContext(client=client, conv=conv, tools=offered(request.permission),
+                              system=self.system_prompt(request), model=model,
+                              key=self.key(request), retry=self.retry_policy(request),
+                              quota=QuotaTracker(self.name), stopping=self._stopping)
+            self._ctx = ctx
+            async for event in self._conversation(ctx, request, home):
+                yield event
+
+    def retry_policy(self, request: RunRequest) -> RetryPolicy:
+        opts = request.options
+        return RetryPolicy(attempts=int(str(opts.get("http_attempts", 3))),
+                           max_delay=float(str(opts.get("retry_max_delay", 60.0))))
+
+    def system_prompt(self, request: RunRequest) -> str:
+        return (f"You are a coding agent working in a git worktree ({request.cwd}). Use the "
+                "tools to look at, change and check the code; paths are relative to the "
+                f"worktree. {_POLICY_TEXT[request.permission]} When the task is done, answer "
+                "with a short summary of what you did, without calling a tool.")
+
+    async def _conversation(self, ctx: TurnContext, request: RunRequest,
+                            home: Path) -> AsyncGenerator[AgentEvent, None]:
+        env = {k: v for k, v in self.env.items()
+               if k not in request.drop_env and k not in SECRET_ENV}
+        self._toolbox = toolbox = Toolbox(request.cwd, request.permission, env)
+        pricing = Pricing.from_tables(shipped_table(), override_path=home / PRICES_FILE)
+        schema = structured.output_model(request.options)
+        max_turns = int(str(request.options.get("max_turns", DEFAULT_MAX_TURNS)))
+        repaired = False
+        try:
+            for event in await self.resolve_model(ctx):
+                yield event
+            ctx.conv.model = ctx.model
+            yield SessionStarted(runtime=self.name, agent_session_id=ctx.conv.id,
+                                 model=ctx.model, cwd=str(request.cwd),
+                                 tools=[t.name for t in ctx.tools],
+                                 permission_mode=request.permission.value, version="http")
+            ctx.conv.add(Message(role="user", text=request.prompt))
+            await asyncio.to_thread(convs.save, home, ctx.conv)
+            for turn in range(1, max_turns + 1):
+                if self._stopping.is_set():
+                    yield self._ended("cancelled", "stopped by Relay")
+                    return
+                self._between_turns.clear()
+                reply = Reply()
+                async for item in self.provider(request).turn(ctx):
+                    if isinstance(item, Reply):
+                        reply = item
+                    else:
+                        yield item
+                ctx.current = None
+                ctx.conv.add(Message(role="assistant", text=reply.text,
+                                     tool_calls=reply.tool_calls))
+                for call in reply.tool_calls:
+                    async for event in self._tool(toolbox, ctx, call.id, call.name, call.input):
+                        yield event
+                await asyncio.to_thread(convs.save, home, ctx.conv)
+                yield TurnCompleted(runtime=self.name, usage=self._usage(reply, pricing),
+                                    model=reply.model or ctx.model, num_turns=turn,
+                                    result_text=None if reply.tool_calls else reply.text)
+                self._between_turns.set()
+                if reply.tool_calls:
+                    continue
+                found = structured.problems(reply.text, schema) if schema else []
+                if found and not repaired and not self._stopping.is_set():
+                    repaired = True
+                    ctx.conv.add(Message(role="user", text=structured.repair_prompt(found)))
+                    continue
+                if found:
+                    yield AgentError(runtime=self.name, category="malformed", fatal=False,
+                                     message="The answer is still not valid after one repair: "
+                                             + "; ".join(found[:5]))
+                yield self._ended("completed", result=reply.text)
+                return
+            yield AgentError(runtime=self.name, category="max_turns",
+                             message=f"Stopped after {max_turns} turns without a final answer.")
+            yield self._ended("failed", f"turn cap of {max_turns} reached")
+        except ApiFailure as exc:
+            for event in self._failure(exc):
+                yield event
+        except MalformedStream as exc:
+            yield AgentError(runtime=self.name, category="malformed",
+                             message=f"{self.name} sent a malformed stream: {exc}")
+            yield self._ended("failed", "malformed stream")
+        except (httpx.HTTPError, RuntimeError) as exc:
+            if self._stopping.is_set():
+                yield self._ended("cancelled", "stopped by Relay")
+            else:
+                yield AgentError(runtime=self.name, category="network",
+                                 message=f"{self.name}: the answer broke off: {exc}")
+                yield self._ended("failed", "the connection broke off")
+        finally:
+            self._between_turns.set()
+            await toolbox.kill_all()
+            with contextlib.suppress(OSError, ConversationError):
+                await asyncio.to_thread(convs.save, home, ctx.conv)
+
+    def provider(self, request: RunRequest) -> Provider:
+        """The provider for this run; the base URL may come with the account's variables."""
+        return self.provider_class(self.provider_class.base_from(
+            {**self.env, **request.extra_env}))
+
+    async def _tool(self, toolbox: Toolbox, ctx: TurnContext, call_id: str, name: str,
+                    args: dict[str, object]) -> AsyncGenerator[AgentEvent, None]:
+        yield ToolCall(runtime=self.name, call_id=call_id, name=name, input=args)
+        try:
+            outcome = await toolbox.call(name, args)
+            text, is_error, code = outcome.output, outcome.is_error, outcome.exit_code
+        except ToolRefused as exc:
+            yield PermissionDenied(runtime=self.name, tool=name, call_id=call_id, detail=str(exc))
+            text, is_error, code = f"Refused: {exc}", True, None
+        yield ToolResult(runtime=self.name, call_id=call_id, output=text, is_error=is_error,
+                         exit_code=code)
+        ctx.conv.add(Message(role="tool", call_id=call_id, tool_name=name, text=text,
+                             is_error=is_error))
+
+    def _usage(self, reply: Reply, pricing: Pricing) -> Usage:
+        t = reply.tokens
+        if t is None:
+            return Usage()
+        return Usage(input_tokens=t.input, output_tokens=t.output, cache_read_tokens=t.cache_read,
+                     cache_write_tokens=t.cache_write, reasoning_tokens=t.reasoning or None,
+                     cost_usd=self.cost(t, reply.model, pricing))
+
+    def _failure(self, exc: ApiFailure) -> list[AgentEvent]:
+        if self._stopping.is_set():
+            return [self._ended("cancelled", "stopped by Relay")]
+        sig = exc.signal
+        events: list[AgentEvent] = []
+        kind = limit_kind(sig)
+        if kind is not None:
+            events.append(LimitHit(runtime=self.name, limit=kind, message=exc.message,
+                                   resets_at=sig.resets_at, scope=sig.scope))
+        events.append(AgentError(runtime=self.name, category=error_category(sig),
+                                 message=exc.message, http_status=sig.http_status))
+        events.append(self._ended("failed", exc.message))
+        return events
+
+
+def missing_key_hint(p: type[Provider]) -> str:
+    return (f"Register a key: relay-cli accounts add {p.account_provider} <label> --auth api_key "
+            f"--api-key-stdin (then run with --provider {p.runtime}:<label>), or export "
+            f"{p.key_env}.")
