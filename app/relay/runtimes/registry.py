@@ -13,6 +13,10 @@ _ADAPTERS: dict[str, str] = {
     "codex": "relay.runtimes.codex:CodexAdapter",
     "demo": "relay.runtimes.demo:DemoAdapter",
     "pi": "relay.runtimes.pi:PiAdapter",
+    "anthropic": "relay.runtimes.http.adapters:AnthropicAdapter",
+    "openai": "relay.runtimes.http.adapters:OpenAIAdapter",
+    "openai-chat": "relay.runtimes.http.adapters:OpenAIChatAdapter",
+    "ollama": "relay.runtimes.http.adapters:OllamaAdapter",
 }
 
 
