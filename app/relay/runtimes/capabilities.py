@@ -49,6 +49,12 @@ _ACP_ROW: dict[Cap, Level] = {
     _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: P,
     _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: U,
 }
+_HTTP_ROW: dict[Cap, Level] = {
+    _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: P,
+    _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+    _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: Y,
+    _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: P,
+}
 _TABLE: dict[str, dict[Cap, Level]] = {
     "claude": {
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
@@ -72,23 +78,23 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
     },
     "pi": {
+        # tests/runtimes/test_pi_*.py: cost per message from Pi's prices; Pi never asks (no
+        # input); stop at a turn boundary kills it (RPC abort unused); limits by wording,
+        # no reset time; read_only = tool allowlist, workspace unconfined; --fork unused.
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: Y,
-        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: P, _C.SEND_INPUT: Y,
-        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: N,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
     },
-    "ollama": {
-        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: N,
-        _C.RESUME: P, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: Y,
-        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: N,
-        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: N,
-    },
-    "api": {
-        _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: P,
-        _C.RESUME: P, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: Y,
-        _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: N,
-        _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: N,
-    },
+    # The HTTP runtimes (relay.runtimes.http): Relay's own agent loop reports every tool
+    # call, enforces the policy and saves the conversation (resume); cost is an estimate
+    # from the price table; no approvals yet (send_input); session ids are Relay's own.
+    "anthropic": _HTTP_ROW,
+    "openai": _HTTP_ROW,
+    "openai-chat": _HTTP_ROW,
+    # tools only with models that support them (else a plain chat, with a notice); a local
+    # server reports no limits
+    "ollama": {**_HTTP_ROW, _C.TOOL_EVENTS: P, _C.LIMIT_EVENTS: N},
     # ACP (relay.runtimes.acp): the protocol has no usage, cost or limit fields; resume
     # is session/load, narrowed to no when the agent does not advertise loadSession; the
     # policy is a session mode or a flag where the agent has one, else its permission
