@@ -18,6 +18,7 @@ from relay.core.accounts import (
     CONFIG_ENV,
     CREDENTIAL_ENV,
     KEY_ENV,
+    PROVIDERS,
     UNCHANGED,
     Account,
     AccountBook,
@@ -131,7 +132,9 @@ async def test_each_cli_gets_the_key_in_the_variable_it_reads(
     home = folder(tmp_path, provider)
     account = await book.add(provider, "api", home, "api_key", KEY)
     env = await book.agent_env(account)
-    assert env == {variable: KEY, CONFIG_ENV[provider]: str(home.resolve())}
+    # the HTTP runtimes (anthropic, openai) have no configuration folder
+    folder_env = {CONFIG_ENV[provider]: str(home.resolve())} if provider in CONFIG_ENV else {}
+    assert env == {variable: KEY, **folder_env}
     assert variable in account.drop_env()  # an inherited one is replaced, not kept
 
 
@@ -180,7 +183,9 @@ def test_a_cli_login_account_drops_the_credentials_that_would_override_it() -> N
         "CODEX_API_KEY", "CODEX_ACCESS_TOKEN", "CODEX_AGENT_IDENTITY"}
     assert Account("gemini", "a", None).drop_env() == {"GEMINI_API_KEY", "GOOGLE_API_KEY"}
     assert Account("pi", "a", None).drop_env() == frozenset()
-    assert set(CREDENTIAL_ENV) == set(CONFIG_ENV)
+    assert Account("anthropic", "a", None).drop_env() == {"ANTHROPIC_API_KEY",
+                                                          "ANTHROPIC_AUTH_TOKEN"}
+    assert set(CREDENTIAL_ENV) == set(PROVIDERS)
 
 
 def test_the_adapter_drops_then_sets(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ AuthKind = Literal["cli_login", "api_key"]
 AUTH_KINDS: tuple[AuthKind, ...] = ("cli_login", "api_key")
 
 #: the providers an account can be registered for (adapters may come later)
-PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "pi")
+PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "pi", "anthropic", "openai")
 
 #: the environment variable that points each CLI at its configuration folder.
 #: Gemini's is the folder that *holds* ``.gemini`` (gemini-cli's ``homedir()``); an
@@ -68,7 +68,10 @@ CONFIG_ENV: dict[str, str] = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOM
 #: the variable each CLI reads an API key from (Pi has none of its own: it reads the key
 #: of whichever of its many model providers runs, so Pi accounts use Pi's own login)
 KEY_ENV: dict[str, str] = {"claude": "ANTHROPIC_API_KEY", "codex": "CODEX_API_KEY",
-                           "gemini": "GEMINI_API_KEY"}
+                           "gemini": "GEMINI_API_KEY",
+                           # the HTTP runtimes (relay.runtimes.http): the key reaches only
+                           # their HTTP client's headers; they have no folder
+                           "anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 #: credentials each CLI takes from the environment *ahead of* the login in its folder;
 #: removed from a registered account's agent environment
@@ -77,6 +80,8 @@ CREDENTIAL_ENV: dict[str, tuple[str, ...]] = {
     "codex": ("CODEX_API_KEY", "CODEX_ACCESS_TOKEN", "CODEX_AGENT_IDENTITY"),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "pi": (),  # Pi's auth.json in its folder comes before the environment
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "openai": ("OPENAI_API_KEY",),
 }
 
 MAX_LABEL = 64
