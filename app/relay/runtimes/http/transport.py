@@ -141,7 +141,7 @@ class ApiCall:
         detail = _error_text(body) or text[:300] or response.reason_phrase
         return self._signal(f"{self.runtime}: HTTP {response.status_code} from {self._origin()}: "
                             f"{detail}", response.status_code,
-                            {"error": body, "headers": dict(response.headers)})
+                            {"error": _inner(body), "headers": dict(response.headers)})
 
     def _signal(self, message: str, status: int | None, structured: Mapping[str, Any] | None,
                 kind: str | None = None) -> tuple[Signal, str]:
@@ -167,6 +167,13 @@ class ApiCall:
     def _origin(self) -> str:
         url = httpx.URL(self.url)
         return f"{url.scheme}://{url.host}:{url.port}" if url.port else f"{url.scheme}://{url.host}"
+
+
+def _inner(body: Any) -> Any:
+    """The error object of an error body (``{"error": {...}}`` → ``{...}``)."""
+    if isinstance(body, dict) and isinstance(body.get("error"), (dict, str)):
+        return body["error"]
+    return body
 
 
 def _error_text(body: Any) -> str | None:
