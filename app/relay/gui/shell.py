@@ -19,6 +19,7 @@ from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
 from relay.gui.docks.history_dock import HistoryDock
 from relay.gui.docks.knowledge_dock import KnowledgeDock
+from relay.gui.docks.question_panel import QuestionPanel
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
@@ -37,6 +38,7 @@ from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.history import HistoryViewModel
 from relay.gui.viewmodels.knowledge import KnowledgeViewModel
 from relay.gui.viewmodels.notifier import HandoffNotifier
+from relay.gui.viewmodels.questions import QuestionsViewModel
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
 from relay.gui.viewmodels.wallet import WalletViewModel
@@ -79,8 +81,11 @@ class RelayShell(QObject):
         self.history_vm = HistoryViewModel(
             self.bridge, history or EngineHistoryBackend(engine), self)
         self.knowledge_vm = KnowledgeViewModel(self.bridge, KnowledgeBackend(engine), self)
+        self.questions_vm = QuestionsViewModel(self.bridge, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
+        self.question_panel = QuestionPanel(self.questions_vm)
+        self.stream_dock.add_panel(self.question_panel)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
@@ -130,6 +135,10 @@ class RelayShell(QObject):
         self.history_vm.sessionRequested.connect(self.show_continued)
         # the Knowledge dock scopes to (and rescans) the shown session's repository
         self.stream_vm.loaded.connect(self._follow_repo)
+        # the question panel shows what the shown session's agent asks
+        self.stream_vm.modelReset.connect(
+            lambda: self.questions_vm.follow(self.stream_vm.session_id))
+        self.notifier.questionRequested.connect(self.show_pipeline_session)
         t.messageClicked.connect(self.notifier.clicked)
         w.newSessionRequested.connect(self.open_new_session_dialog)
         w.stopRequested.connect(self.stream_vm.stop)
@@ -206,7 +215,9 @@ class RelayShell(QObject):
         self.stream_vm.load(session_id)
 
     def show_pipeline_session(self, session_id: str) -> None:
-        """A pipeline step's session, from a click on its node: the stream shows it."""
+        """A session the stream should show: a pipeline step's (a click on its node), or one
+        that asks something (a click on the tray's "needs your input")."""
+        self.show()
         self.sessions_vm.refresh()
         self.show_session(session_id)
         self.stream_dock.show()

@@ -130,7 +130,12 @@ class StreamDock(QDockWidget):
         layout.addWidget(self.wait)
         layout.addWidget(self.error)
         layout.addWidget(splitter, 1)
+        self._layout = layout
         return page
+
+    def add_panel(self, panel: QWidget) -> None:
+        """A panel about the shown session (e.g. its open question), under the header."""
+        self._layout.insertWidget(self._layout.indexOf(self.error), panel)
 
     # -- binding ------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset,
-an account passed the wallet's watermark, and ambient mode's news of agent sessions Relay
-did not start (new, needs input, blocked by a limit).
+"""HandoffNotifier: what the tray announces — a handoff finished, a session waits for a reset
+or needs the user's input (once per question), an account passed the wallet's watermark,
+and ambient mode's news of agent sessions Relay did not start (new, needs input, blocked by
+a limit).
 
 Only live records count (``replay`` records are history re-read from the store),
 each handoff is announced once when it ends (``done`` or ``failed``), and each
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.events import EventRecord, HandoffStep, StateChanged
+from relay.core.events import EventRecord, HandoffStep, NeedsInput, StateChanged
 from relay.core.present import clip
 from relay.detect.ambient import Announcement
 from relay.gui.bridge import EngineBridge
@@ -37,10 +38,12 @@ class HandoffNotifier(QObject):
         notify(str, str, bool): title, message, and whether it reports a problem.
         sessionRequested(str): the user clicked an ambient announcement (the detected
             session's id).
+        questionRequested(str): the user clicked "needs your input" (the Relay session).
     """
 
     notify = Signal(str, str, bool)
     sessionRequested = Signal(str)
+    questionRequested = Signal(str)
 
     def __init__(self, bridge: EngineBridge, name_of: NameOf | None = None,
                  parent: QObject | None = None) -> None:
@@ -51,10 +54,13 @@ class HandoffNotifier(QObject):
         self._past_watermark: dict[tuple[str, str], int | None] = {}
         #: the detected session the latest notification is about (None: not an ambient one)
         self.target: str | None = None
+        #: the Relay session the latest notification asks the user about (needs input)
+        self.session: str | None = None
         bridge.records.connect(self.on_records)
 
-    def _emit(self, title: str, message: str, warning: bool, target: str | None = None) -> None:
-        self.target = target
+    def _emit(self, title: str, message: str, warning: bool, target: str | None = None,
+              session: str | None = None) -> None:
+        self.target, self.session = target, session
         self.notify.emit(title, message, warning)
 
     def on_announcement(self, announcement: Announcement) -> None:
@@ -63,9 +69,12 @@ class HandoffNotifier(QObject):
                    announcement.session_id)
 
     def clicked(self) -> None:
-        """The latest notification was clicked: its detected session, if it names one."""
+        """The latest notification was clicked: its detected session, if it names one, or
+        the Relay session that asks something."""
         if self.target is not None:
             self.sessionRequested.emit(self.target)
+        elif self.session is not None:
+            self.questionRequested.emit(self.session)
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
         for record in batch:
@@ -76,6 +85,8 @@ class HandoffNotifier(QObject):
                 self._handoff(record.session_id, event)
             elif event.kind == "state_changed" and event.state == "waiting":
                 self._waiting(record.session_id, event)
+            elif isinstance(event, NeedsInput):
+                self._asks(record.session_id, event)
 
     def _session(self, session_id: str) -> str:
         name = self._name_of(session_id) if self._name_of else None
@@ -108,6 +119,14 @@ class HandoffNotifier(QObject):
                 if until else "")
         self._emit("Waiting for a limit's reset",
                    f"{self._session(session_id)} waits for its limit's reset{when}.", False)
+
+    def _asks(self, session_id: str, question: NeedsInput) -> None:
+        if not self._once(f"ask:{session_id}:{question.request_id}"):
+            return
+        options = " / ".join(o.label for o in question.options)
+        self._emit("Needs your input", f"{self._session(session_id)} asks: "
+                   f"{clip(question.prompt, 140)}" + (f" ({options})" if options else ""), True,
+                   None, session_id)
 
     def on_wallet(self, accounts: Sequence[AccountView], watermark: float, now_ms: int) -> None:
         """Warn once per account and window whose used or projected share passed ``watermark``."""

@@ -1,0 +1,99 @@
+"""QuestionPanel: the question the shown session's agent asks, with a button per option.
+
+Shown only while a question is open (the session's state is ``needs_input``): what is
+asked, about which tool, and the options — allows in the accent colour, rejects in the
+error colour, in the order the runtime gave them — or a text field for a question without
+options. A click sends the answer (buttons wait until it is confirmed); the panel goes
+away when the question is answered or withdrawn anywhere.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from relay.core.events import InputOption
+from relay.gui import theme
+from relay.gui.viewmodels.questions import QuestionsViewModel
+
+PANEL_CSS = (f"QFrame#questionPanel {{ background: #fff8c5; border: 1px solid {theme.WARNING};"
+             " border-radius: 6px; }")
+_TONE = {"allow_once": theme.ACCENT, "allow_always": theme.ACCENT,
+         "reject_once": theme.ERROR, "reject_always": theme.ERROR}
+
+
+class QuestionPanel(QFrame):
+    def __init__(self, vm: QuestionsViewModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("questionPanel")
+        self.setStyleSheet(PANEL_CSS)
+        self.vm = vm
+        self.title = QLabel()
+        self.title.setObjectName("questionTitle")
+        self.title.setWordWrap(True)
+        self.more = QLabel()
+        self.more.setObjectName("questionMore")
+        self.more.setStyleSheet(f"color: {theme.MUTED};")
+        self.buttons = QHBoxLayout()
+        self.text = QLineEdit()
+        self.text.setObjectName("questionText")
+        self.text.setPlaceholderText("Your answer (Enter to send)")
+        self.text.returnPressed.connect(self._send_text)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addWidget(self.title)
+        layout.addWidget(self.more)
+        layout.addLayout(self.buttons)
+        layout.addWidget(self.text)
+        self.option_buttons: list[QPushButton] = []
+        vm.changed.connect(self.refresh)
+        vm.answering.connect(lambda _: self._enable(False))
+        self.refresh()
+
+    def refresh(self) -> None:
+        question = self.vm.current
+        self.setVisible(question is not None)
+        for button in self.option_buttons:
+            self.buttons.removeWidget(button)
+            button.deleteLater()
+        self.option_buttons = []
+        if question is None:
+            return
+        tool = f" · {question.tool}" if question.tool else ""
+        self.title.setText(f"The agent asks{tool}: {question.prompt}")
+        others = len(self.vm.questions) - 1
+        self.more.setText(f"{others} more question{'s' * (others != 1)} after this one"
+                          if others else "")
+        self.more.setVisible(others > 0)
+        for option in question.options:
+            self.option_buttons.append(self._button(question.request_id, option))
+        self.text.setVisible(not question.options)
+        self._enable(question.request_id not in self.vm.sent)
+
+    def _button(self, request_id: str, option: InputOption) -> QPushButton:
+        button = QPushButton(option.label)
+        button.setObjectName(f"answer-{option.id}")
+        colour = _TONE.get(option.kind)
+        if colour:
+            button.setStyleSheet(f"QPushButton {{ color: {colour}; font-weight: bold; }}")
+        button.clicked.connect(lambda: self.vm.answer(request_id, option.id))
+        self.buttons.addWidget(button)
+        return button
+
+    def _send_text(self) -> None:
+        question = self.vm.current
+        if question is not None and self.text.text().strip():
+            self.vm.answer(question.request_id, text=self.text.text().strip())
+            self.text.clear()
+
+    def _enable(self, enabled: bool) -> None:
+        for button in self.option_buttons:
+            button.setEnabled(enabled)
+        self.text.setEnabled(enabled)
