@@ -297,6 +297,7 @@ class HttpAdapter(RuntimeAdapter):
 
 
 def missing_key_hint(p: type[Provider]) -> str:
+    via = "" if p.runtime == p.account_provider else " and OPENAI_API=chat"
     return (f"Register a key: relay-cli accounts add {p.account_provider} <label> --auth api_key "
-            f"--api-key-stdin (then run with --provider {p.runtime}:<label>), or export "
-            f"{p.key_env}.")
+            f"--api-key-stdin (then run with --provider {p.account_provider}:<label>{via}), or "
+            f"export {p.key_env}.")

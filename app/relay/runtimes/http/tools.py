@@ -169,7 +169,8 @@ class Toolbox:
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d != ".git")
             base = Path(dirpath)
-            names.extend(self._shown(base / f) for f in sorted(filenames))
+            # in a worktree .git is a file pointing at the repository: never listed either
+            names.extend(self._shown(base / f) for f in sorted(filenames) if f != ".git")
             if len(names) > MAX_ENTRIES:
                 return Outcome("\n".join(names[:MAX_ENTRIES]) + f"\n… (more than {MAX_ENTRIES})")
         return Outcome("\n".join(names) or "(no files)")
