@@ -92,6 +92,23 @@ async def test_a_run_without_a_reported_cost_is_estimated_from_its_tokens(
     assert accounts["codex:work"].value == pytest.approx(0.0027)
 
 
+async def test_a_model_api_runs_cost_is_relays_estimate_not_a_report(
+        engine: Engine, git_repo: Path, pricing: Pricing) -> None:
+    row = await engine.run_session(SessionSpec(repo=git_repo, task="t"))
+    # the HTTP runtimes price their turns themselves: the provider reported no cost
+    api = await add_run(engine, row.id, runtime="anthropic", model="claude-sonnet-4-5",
+                        cost=0.0055, tokens=(1200, 126, 0, 0, None))
+    claude = await add_run(engine, row.id, runtime="claude", model="claude-sonnet-4-5",
+                           cost=0.0042, tokens=(1200, 126, 0, 0, None))
+
+    costs = Costs(engine.store, pricing)
+    estimated, reported = await costs.run(api), await costs.run(claude)
+
+    assert (estimated.value, estimated.source) == (pytest.approx(0.0055), "estimate")
+    assert "estimated by Relay" in estimated.detail
+    assert (reported.value, reported.source) == (pytest.approx(0.0042), "recorded")
+
+
 async def test_a_run_that_cannot_be_priced_makes_the_total_a_lower_bound(
         engine: Engine, git_repo: Path, pricing: Pricing) -> None:
     row = await engine.run_session(SessionSpec(repo=git_repo, task="t"))

@@ -2,8 +2,10 @@
 
 A run's cost is what its CLI reported (``runs.cost_usd``: Claude, Pi, the demo) — source
 ``recorded`` — else an estimate from its tokens and model at list prices (Codex reports
-no cost) — source ``estimate`` — else unknown (no model, no price, no usage). Totals add
-what is known and say what they left out; they are never silently short.
+no cost) — source ``estimate`` — else unknown (no model, no price, no usage). A cost on a
+run of a runtime whose provider reports none (the model APIs, Ollama: the capability
+table's ``cost`` is no) was estimated by Relay at the run, and is an ``estimate`` too.
+Totals add what is known and say what they left out; they are never silently short.
 
 A run counts on the local day (and week) it started. :func:`price_usage` prices usage
 read from transcripts the same way, for the wallet's views of work done outside Relay.
@@ -17,6 +19,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from relay.core.store.db import Store
+from relay.runtimes.capabilities import Cap, Capabilities, Level
 from relay.wallet.model import Figure, Source, Tokens
 from relay.wallet.pricing import Pricing
 
@@ -165,13 +168,21 @@ class Costs:
     def run_figure(self, row: Sequence[Any]) -> Figure:
         """A runs row (``_RUN_COLS`` order) → its cost."""
         runtime, model, started, counts, reported = row[2], row[4], row[5], row[6:11], row[11]
-        if reported is not None:
+        if reported is not None and not _priced_by_relay(runtime):
             who = "the demo (simulated)" if runtime == "demo" else runtime
             return Figure(float(reported), "recorded", started, f"reported by {who}")
+        if reported is not None:  # Relay's own estimate at the run (model APIs report none)
+            return Figure(float(reported), "estimate", started,
+                          f"estimated by Relay from {runtime}'s tokens at list prices")
         if all(c is None for c in counts):
             return Figure(None, "unknown", started, f"{runtime} reported no usage")
         figure = self.pricing.cost(run_tokens(runtime, counts), model)
         return Figure(figure.value, figure.source, started, figure.detail)
+
+
+def _priced_by_relay(runtime: str) -> bool:
+    """A runtime whose provider reports no cost: any cost on its runs is Relay's estimate."""
+    return Capabilities.for_runtime(runtime).level(Cap.COST) in (Level.NO, Level.PARTIAL)
 
 
 def run_tokens(runtime: str, counts: Sequence[int | None]) -> Tokens:
