@@ -17,6 +17,9 @@ _ADAPTERS: dict[str, str] = {
     "openai": "relay.runtimes.http.adapters:OpenAIAdapter",
     "openai-chat": "relay.runtimes.http.adapters:OpenAIChatAdapter",
     "ollama": "relay.runtimes.http.adapters:OllamaAdapter",
+    "gemini-acp": "relay.runtimes.acp_agents:GeminiAcpAdapter",
+    "claude-acp": "relay.runtimes.acp_agents:ClaudeAcpAdapter",
+    "codex-acp": "relay.runtimes.acp_agents:CodexAcpAdapter",
 }
 
 
