@@ -34,8 +34,10 @@ from relay.core.events import AgentEvent, ToolCall
 from relay.core.present import clip
 from relay.sessions.contract import InFlightCode
 
+#: Claude's, the demo's and the HTTP runtimes' tools, Codex's items, Pi's tools (write,
+#: edit) and ACP's tool kind (edit)
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file",
-                         "file_change", "apply_patch"})
+                         "file_change", "apply_patch", "write", "edit"})
 IN_PROGRESS = "(in progress) "
 MAX_PLAN = 50
 MAX_IN_FLIGHT = 5
