@@ -30,6 +30,7 @@ from relay.cli import (
     history_cmd,
     knowledge_cmd,
     mcp_cmd,
+    permission_cmd,
     pipeline_cmd,
     questions,
     wallet_cmd,
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     pipeline_cmd.register(sub)
     history_cmd.register(sub)
     mcp_cmd.register(sub)
+    permission_cmd.register(sub)
     questions.register(sub)
     return parser
 
@@ -158,6 +160,8 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
 
 
 async def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    if args.command == "permission-bridge":  # started by Claude Code; needs no data folder
+        return await permission_cmd.serve(args.socket)
     config = load_config(home=args.home)
     match args.command:
         case "run":

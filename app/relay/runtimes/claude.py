@@ -18,26 +18,34 @@ Facts this adapter relies on (Claude Code 2.1.197, see
   1 with ``Error: Append system prompt file not found: <path>``, so it is checked before
   the start; it cannot be combined with ``--append-system-prompt``. The continuation
   brief (``RunRequest.brief_file``) goes there; the prompt stays ``request.prompt``;
+* ``--permission-prompt-tool <mcp tool>`` (hidden, "only works with --print") with
+  ``--mcp-config``: instead of denying a call that needs approval, Claude asks that MCP
+  tool — Relay's permission bridge, so the question becomes a NeedsInput
+  (:mod:`relay.runtimes.claude_permission`);
 * the user's environment (``CLAUDE_CONFIG_DIR``, ``ANTHROPIC_BASE_URL``,
   credentials …) is passed through untouched.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from relay.core.errors import ContractError, PolicyRefusedError
+from relay.core.errors import ContractError, PolicyRefusedError, RelayError
+from relay.core.events import AgentEvent
 from relay.runtimes.base import (
     CliAdapter,
     PermissionPolicy,
     RunRequest,
     StreamParser,
 )
+from relay.runtimes.capabilities import Cap
+from relay.runtimes.claude_permission import PermissionBroker, wants_bridge, with_questions
 from relay.runtimes.claude_stream import ClaudeStreamParser
 
 INSTALL_HINT = "Install Claude Code: npm install -g @anthropic-ai/claude-code"
@@ -63,6 +71,47 @@ class ClaudeAdapter(CliAdapter):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
         self.session_id: str | None = None
+        #: Claude's permission prompts, while a run asks through the bridge
+        self._broker: PermissionBroker | None = None
+        self._bridge_flags: list[str] = []
+
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        """The run's events; where Claude would deny a tool call by itself, it asks Relay
+        instead (a NeedsInput, see :mod:`relay.runtimes.claude_permission`)."""
+        if not wants_bridge(request):
+            async for event in super().run(request):
+                yield event
+            return
+        broker = self._broker = PermissionBroker(self.name)
+        try:
+            self._bridge_flags = broker.claude_flags(await broker.start())
+            # silence while Claude waits for an answer is no stall: with_questions judges
+            inner = super().run(dataclasses.replace(request, inactivity_timeout=None))
+            async for event in with_questions(inner, broker, request.inactivity_timeout,
+                                              self._stop_stalled):
+                yield event
+        finally:
+            self._bridge_flags = []
+            await broker.close()
+
+    async def _stop_stalled(self) -> None:
+        if self._process is not None:
+            await self._process.stop(grace=2.0, sig=self.stop_signal)
+
+    async def answer_input(self, request_id: str, option_id: str | None = None, *,
+                           text: str | None = None) -> None:
+        """Allow or reject a tool call Claude asked about (its permission prompt)."""
+        self.capabilities.require(Cap.SEND_INPUT)
+        if self._broker is None:
+            raise RelayError(f"Claude is not waiting for an answer to {request_id}.",
+                             "Claude asks only in the read_only and workspace permission "
+                             "policies, and not on Windows.")
+        await self._broker.answer(request_id, option_id, text=text)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self._broker is not None:  # answered first, so Claude can unwind
+            await self._broker.deny_all()
+        await super().stop(grace)
 
     def preflight(self, request: RunRequest) -> None:
         """Refuse what the CLI would refuse, before spawning it.
@@ -104,7 +153,7 @@ class ClaudeAdapter(CliAdapter):
         brief = brief_path(request)
         if brief is not None:
             argv += [BRIEF_FLAG, str(brief)]
-        return argv
+        return argv + self._bridge_flags
 
     @classmethod
     def brief_injection(cls, *, resuming: bool) -> str | None:

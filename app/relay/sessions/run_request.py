@@ -33,7 +33,9 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
     files the runtime does not read itself are passed on."""
     options: dict[str, object] = {"step_delay": config.demo_step_delay,
                                   "reset_after": config.demo_reset_after,
-                                  "purpose": spec.purpose}
+                                  "purpose": spec.purpose,
+                                  # who answers the agent's permission prompts (Claude asks only then)
+                                  "approvals": spec.approvals}
     first_of_task = step.handoff is None and not step.resume_id
     if spec.demo_limit_after is not None and first_of_task:
         options["limit_after"] = spec.demo_limit_after
