@@ -74,6 +74,7 @@ DENIED_BY_USER = "The user did not allow this tool call."
 STOPPED = "Relay stopped the run before the user answered."
 #: the longest call the socket reads (a Write's whole content travels in it)
 MAX_MESSAGE = 64 * 1024 * 1024
+SOCKET_PATH_MAX = 90
 
 
 def bridge_supported() -> bool:
@@ -159,6 +160,10 @@ class PermissionBroker:
     async def start(self) -> Path:
         """Listen on ``<private temp folder>/s``; returns the socket's path."""
         self._folder = Path(tempfile.mkdtemp(prefix="relay-"))  # mode 0700
+        if len(str(self._folder)) > SOCKET_PATH_MAX and Path("/tmp").is_dir():
+            # a socket's path has ~104 bytes at most (a long TMPDIR, macOS's …)
+            self._folder.rmdir()
+            self._folder = Path(tempfile.mkdtemp(prefix="relay-", dir="/tmp"))
         path = self._folder / "s"
         self._server = await asyncio.start_unix_server(self._serve, path=str(path),
                                                        limit=MAX_MESSAGE)
