@@ -149,7 +149,11 @@ async def test_a_missing_cli(engine: Engine, tmp_path: Path,
     assert "npm install -g @anthropic-ai/claude-code" in (result.hint or "")
 
 
-async def test_a_provider_relay_cannot_run_yet(engine: Engine, tmp_path: Path) -> None:
+async def test_a_provider_relay_cannot_run_yet(engine: Engine, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from relay.runtimes import registry
+
+    monkeypatch.delitem(registry._ADAPTERS, "gemini")  # every provider has an adapter now
     account = await account_with(engine, tmp_path, "gemini", None)
     result = await check_account(account, engine.accounts, engine.config)
     assert result.status == "unsupported", result

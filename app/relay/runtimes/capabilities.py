@@ -69,12 +69,13 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
     },
-    # The rows below are provisional (from ../shared/fixtures NOTES) until each adapter
-    # lands and its tests pin them down; `relay-cli doctor` lists them as planned.
     "gemini": {
+        # Usage per run (thoughts and tool-use prompt tokens not separable), never a cost;
+        # limits from the message text, a reset time only for "retry after Ns"; nothing
+        # asks in headless mode; a stop mid-turn loses that turn (tests/runtimes/test_gemini*).
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: N,
-        _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
-        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: U, _C.PERMISSION_POLICY: Y,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
     },
     "pi": {

@@ -11,6 +11,7 @@ from relay.runtimes.base import RuntimeAdapter
 _ADAPTERS: dict[str, str] = {
     "claude": "relay.runtimes.claude:ClaudeAdapter",
     "codex": "relay.runtimes.codex:CodexAdapter",
+    "gemini": "relay.runtimes.gemini:GeminiAdapter",
     "demo": "relay.runtimes.demo:DemoAdapter",
     "pi": "relay.runtimes.pi:PiAdapter",
     "anthropic": "relay.runtimes.http.adapters:AnthropicAdapter",
