@@ -80,7 +80,8 @@ async def test_a_terminal_prompt_answers_by_number(relay_home: Path, git_repo: P
                               reader=lambda _prompt: next(answers))
         sub = engine.bus.subscribe()
         session_id = await engine.start_session(SessionSpec(repo=git_repo, task="notes",
-                                                            runtime="demo", demo_ask=True))
+                                                            runtime="demo", demo_ask=True,
+                                                        approvals="ask"))
         async for record in sub:
             if isinstance(record.event, NeedsInput):
                 questions.asked(session_id, record.event)

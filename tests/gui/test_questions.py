@@ -17,7 +17,8 @@ def _start_asking(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
     notes: list[tuple[str, str]] = []
     shell.notifier.notify.connect(lambda title, message, _w: notes.append((title, message)))
     with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
-        shell.start_session(SessionSpec(repo=repo, task="notes", runtime="demo", demo_ask=True))
+        shell.start_session(SessionSpec(repo=repo, task="notes", runtime="demo", demo_ask=True,
+                                        approvals="ask"))
     assert started.args is not None
     session_id: str = started.args[0]
     qtbot.waitUntil(lambda: shell.question_panel.isVisible(), timeout=10_000)

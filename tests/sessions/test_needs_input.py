@@ -40,7 +40,8 @@ def _kinds(records: list[object]) -> list[str]:
 async def test_the_user_allows_and_the_agent_goes_on(engine: Engine, git_repo: Path) -> None:
     sub = engine.bus.subscribe()
     session_id = await engine.start_session(SessionSpec(repo=git_repo, task="notes",
-                                                        runtime="demo", demo_ask=True))
+                                                        runtime="demo", demo_ask=True,
+                                                        approvals="ask"))
     question = await _asked(sub, session_id)
     sub.close()
 
@@ -74,7 +75,8 @@ async def test_the_user_allows_and_the_agent_goes_on(engine: Engine, git_repo: P
 async def test_a_rejected_write_writes_nothing(engine: Engine, git_repo: Path) -> None:
     sub = engine.bus.subscribe()
     session_id = await engine.start_session(SessionSpec(repo=git_repo, task="notes",
-                                                        runtime="demo", demo_ask=True))
+                                                        runtime="demo", demo_ask=True,
+                                                        approvals="ask"))
     question = await _asked(sub, session_id)
     sub.close()
 
@@ -106,7 +108,8 @@ async def test_stopping_a_session_that_asks_withdraws_the_question(engine: Engin
                                                                    git_repo: Path) -> None:
     sub = engine.bus.subscribe()
     session_id = await engine.start_session(SessionSpec(repo=git_repo, task="notes",
-                                                        runtime="demo", demo_ask=True))
+                                                        runtime="demo", demo_ask=True,
+                                                        approvals="ask"))
     question = await _asked(sub, session_id)
     sub.close()
 

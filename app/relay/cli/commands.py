@@ -204,7 +204,8 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     chain = ["demo:primary", "demo:backup"] if limit_after is not None or quota else []
     spec = SessionSpec(repo=repo, task="Add a short notes file describing the project",
                        runtime="demo", chain=chain, demo_limit_after=limit_after,
-                       demo_quota=quota or [], demo_ask=ask)
+                       demo_quota=quota or [], demo_ask=ask,
+                       approvals="ask" if ask else "deny")
     return await run_session(config, new_session(spec), console, as_json)
 
 

@@ -14,6 +14,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -89,9 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop new work once this session has cost this much (warn at 80 %%)")
     run.add_argument("--task-budget", type=budget_cmd.usd_amount, metavar="USD",
                      help="the same for each agent run (one prompt on one provider)")
-    run.add_argument("--approvals", choices=["ask", "read_only", "deny"], default="ask",
-                     help="who answers the agent's permission requests: ask you (default), "
-                          "approve read-only actions by themselves, or deny them all")
+    run.add_argument("--approvals", choices=["ask", "read_only", "deny"],
+                     help="who answers the agent's permission requests: ask you, approve "
+                          "read-only actions by themselves, or deny them all (default: ask on "
+                          "a terminal, deny with --json or without one)")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
     show = sub.add_parser("show", help="replay a session from the store")
@@ -144,6 +146,11 @@ def _percentages(text: str) -> list[float]:
     return values
 
 
+def _default_approvals(as_json: bool) -> Literal["ask", "deny"]:
+    """Ask when someone can answer at this terminal; else deny (nobody could answer)."""
+    return "ask" if sys.stdin.isatty() and not as_json else "deny"
+
+
 def _spec(args: argparse.Namespace) -> SessionSpec:
     try:
         chain = args.provider or ["demo"]
@@ -154,7 +161,8 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            setup_command=shlex.split(args.setup) if args.setup else None,
                            verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
                            preempt=args.preempt, budget_usd=args.budget,
-                           task_budget_usd=args.task_budget, approvals=args.approvals)
+                           task_budget_usd=args.task_budget,
+                           approvals=args.approvals or _default_approvals(args.json))
     except ValidationError as exc:
         raise RelayError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 

@@ -44,8 +44,10 @@ class SessionSpec(BaseModel):
     purpose: Literal["task", "plan"] = "task"
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
     #: who answers the agent's permission requests: ``ask`` the user, approve the
-    #: ``read_only`` ones by themselves (ask about the rest), or ``deny`` them all
-    approvals: Literal["ask", "read_only", "deny"] = "ask"
+    #: ``read_only`` ones by themselves (ask about the rest), or ``deny`` them all. The
+    #: default suits unattended runs (pipelines, MCP, scripts: nobody could answer); the
+    #: window and a terminal ``relay-cli run`` ask
+    approvals: Literal["ask", "read_only", "deny"] = "deny"
     #: demo only: ask permission before writing (a simulated NeedsInput)
     demo_ask: bool = False
     setup_command: list[str] | None = None

@@ -40,6 +40,11 @@ POLICY_HELP = {
 }
 
 
+#: the approval policies the dialog offers, the default first (someone is at the window)
+APPROVAL_CHOICES = (("ask", "Ask me"), ("read_only", "Approve read-only actions, ask the rest"),
+                    ("deny", "Deny everything it asks"))
+
+
 def default_runtime(infos: Sequence[RuntimeInfo]) -> str:
     """The first installed real agent; the demo when none is installed."""
     for info in infos:
@@ -170,6 +175,13 @@ class NewSessionDialog(QDialog):
         for policy in PermissionPolicy:
             self.policy.addItem(policy.value, policy.value)
         self.policy.setCurrentIndex(self.policy.findData(PermissionPolicy.WORKSPACE.value))
+        self.approvals = QComboBox()
+        self.approvals.setObjectName("approvalsCombo")
+        for value, label in APPROVAL_CHOICES:
+            self.approvals.addItem(label, value)
+        self.approvals.setToolTip("What happens when the agent asks permission for a tool call "
+                                  "(runtimes that ask: the question shows in the live stream "
+                                  "and the tray)")
         self.policy_help = QLabel()
         self.policy_help.setObjectName("policyHelp")
         self.policy_help.setStyleSheet(f"color: {theme.MUTED};")
@@ -220,6 +232,7 @@ class NewSessionDialog(QDialog):
         form.addRow("", self.worktree)
         form.addRow("Permissions", self.policy)
         form.addRow("", self.policy_help)
+        form.addRow("When it asks", self.approvals)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
@@ -256,7 +269,8 @@ class NewSessionDialog(QDialog):
                                worktree=self.worktree.isChecked(),
                                permission=PermissionPolicy(str(self.policy.currentData())),
                                verify=verify, on_limit=str(self.on_limit.currentData()),
-                               preempt=self.preempt.isChecked(), budget_usd=budget)
+                               preempt=self.preempt.isChecked(), budget_usd=budget,
+                               approvals=str(self.approvals.currentData()))
         except ValidationError as exc:
             raise ValueError(f"Invalid session: {exc.errors()[0]['msg']}.") from exc
 
