@@ -551,8 +551,7 @@ def test_classification_prefers_the_wording_to_the_status() -> None:
     capacity = classify_failure("[API Error: No capacity available for model x on the server]",
                                 http_status=429, now=CAPTURE_NOW)
     assert capacity.category == "overloaded"  # a 429, but the server's capacity
-    unknown = classify_failure("[API Error: An internal error has occurred.]",
-                               http_status=500, now=CAPTURE_NOW)
+    unknown = classify_failure("[API Error: Something broke.]", http_status=500, now=CAPTURE_NOW)
     assert (unknown.category, unknown.http_status) == ("overloaded", 500)
     assert classify_failure("???", now=CAPTURE_NOW).category == "unknown"
 

@@ -167,6 +167,16 @@ WORDINGS = [
             "5829ms...", "overloaded"),
     Wording("When using Gemini API, you must specify the GEMINI_API_KEY environment variable.",
             "auth"),
+    Wording("Please set an Auth method in your /home/me/.gemini/settings.json or specify one of "
+            "the following environment variables before running: GEMINI_API_KEY, "
+            "GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA", "auth"),
+    Wording("Invalid auth method selected.", "auth"),
+    # the Gemini API's google.rpc messages, as Gemini CLI passes them on
+    Wording("[API Error: An internal error has occurred.]", "overloaded"),
+    Wording("[API Error: The service is currently unavailable.]", "overloaded"),
+    Wording("[API Error: Deadline expired before operation could complete.]", "timeout"),
+    Wording("[API Error: API key expired. Please renew the API key.]", "auth"),
+    Wording("[API Error: The caller does not have permission]", "auth"),
     # pi: "<status> <message>"
     Wording("429 Rate limit reached for requests. Please try again in 1s.", "rate_limit",
             NOW + timedelta(seconds=1), 1.0),

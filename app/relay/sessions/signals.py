@@ -252,20 +252,24 @@ _GENERIC: tuple[tuple[SignalKind, re.Pattern[str]], ...] = (
     ("overloaded", re.compile(
         r"overloaded|at capacity|high demand|no capacity available|server[- ]side issue"
         r"|internal server error|service unavailable|temporarily unavailable"
-        r"|server had an error|\b529\b|model_capacity_exhausted", re.IGNORECASE)),
+        r"|server had an error|\b529\b|model_capacity_exhausted"
+        r"|an internal error has occurred|service is currently unavailable",  # Google INTERNAL, UNAVAILABLE
+        re.IGNORECASE)),
     ("rate_limit", re.compile(
         r"rate[ _-]?limit|too many requests|resource has been exhausted"
         r"|temporarily limiting requests|resource_exhausted", re.IGNORECASE)),
     ("auth", re.compile(
         r"invalid api key|api key not valid|incorrect api key|invalid x-api-key"
         r"|authentication[_ ](?:error|failed)|\bunauthori[sz]ed\b|oauth token (?:has )?expired"
-        r"|not logged in|please run /login|must specify the \w*api_key|invalid auth method",
+        r"|not logged in|please run /login|must specify the \w*api_key|invalid auth method"
+        r"|please set an auth method|api key expired|caller does not have permission",  # Gemini
         re.IGNORECASE)),
     ("network", re.compile(
         r"unable to connect|connection refused|econnrefused|econnreset|enotfound|getaddrinfo"
         r"|socket hang up|fetch failed|network error|stream disconnected|error sending request"
         r"|connection (?:reset|closed|error)", re.IGNORECASE)),
-    ("timeout", re.compile(r"\btimed out\b|\btimeout\b|etimedout|deadline exceeded", re.IGNORECASE)),
+    ("timeout", re.compile(r"\btimed out\b|\btimeout\b|etimedout|deadline (?:exceeded|expired)",
+                           re.IGNORECASE)),
     ("invalid_request", re.compile(
         r"invalid[_ ]request|bad request|context (?:window|length)|prompt is too long"
         r"|maximum context length|request too large", re.IGNORECASE)),
