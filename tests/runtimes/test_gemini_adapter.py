@@ -26,7 +26,7 @@ from relay.core.events import (
 from relay.core.procs import StdinMode
 from relay.runtimes.base import PermissionPolicy, RunRequest
 from relay.runtimes.capabilities import Cap, Level
-from relay.runtimes.gemini import APPROVAL_MODES, INSTALL_HINT, GeminiAdapter
+from relay.runtimes.gemini import APPROVAL_MODES, INSTALL_HINT, GeminiAdapter, plan_session
 from relay.runtimes.gemini_files import find_chat, read_chat
 from relay.runtimes.registry import adapter_class, make_adapter
 
@@ -406,3 +406,27 @@ async def test_stop_mid_turn_cancels_with_one_session_ended(fake_gemini: Path, g
     end = ended(events)
     assert end.outcome == "cancelled"
     assert not only(events, AgentError)
+
+
+def test_a_rolled_back_prompt_the_user_sends_again_is_not_doubled(tmp_path: Path) -> None:
+    chats = tmp_path / ".gemini" / "tmp" / "repo" / "chats"
+    chats.mkdir(parents=True)
+    sid = "33333333-2222-4333-8444-555555555555"
+    records = [{"sessionId": sid, "projectHash": "h"},
+               {"$set": {"messages": [{"id": "ctx", "type": "user",
+                                       "content": [{"text": "<session_context>…"}]}]}},
+               {"id": "u1", "type": "user", "content": [{"text": "Write the notes"}]},
+               {"$set": {"messages": [{"id": "ctx", "type": "user",
+                                       "content": [{"text": "<session_context>…"}]}]}}]
+    (chats / f"session-2026-11-30T10-09-{sid[:8]}.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
+    same = plan_session(RunRequest(prompt="Write the notes", cwd=tmp_path, resume_id=sid),
+                        tmp_path / ".gemini")
+    assert (same.resume, same.prompt) == (False, "Write the notes")
+    assert same.session_id != sid
+    assert len(same.notes) == 1  # a new session, nothing sent twice
+    unknown = plan_session(RunRequest(prompt="x", cwd=tmp_path,
+                                      resume_id="44444444-2222-4333-8444-555555555555"),
+                           tmp_path / ".gemini")
+    assert (unknown.args, unknown.prompt, unknown.notes) == (
+        ["--resume", "44444444-2222-4333-8444-555555555555"], "x", ())

@@ -45,6 +45,7 @@ from relay.core.procs import StdinMode
 from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
 from relay.runtimes.gemini_files import (
     API_KEY_AUTH,
+    AUTH_PIN,
     GATEWAY_AUTH,
     KEYLESS_AUTH,
     ChatState,
@@ -63,17 +64,20 @@ APPROVAL_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.WORKSPACE: "auto_edit",
     PermissionPolicy.FULL: "yolo",
 }
-#: what pins the auth type (shown in errors; Relay never writes it)
-AUTH_PIN = '{"security": {"auth": {"selectedType": "gemini-api-key"}}}'
 
 
 @dataclass(frozen=True, slots=True)
 class SessionPlan:
-    """How one run names its Gemini session, and what it tells the model."""
+    """Which Gemini session one run starts or resumes, and what it tells the model."""
 
-    args: list[str]
+    session_id: str
+    resume: bool
     prompt: str
     notes: tuple[str, ...] = ()
+
+    @property
+    def args(self) -> list[str]:
+        return ["--resume" if self.resume else "--session-id", self.session_id]
 
 
 class GeminiAdapter(CliAdapter):
@@ -128,7 +132,7 @@ class GeminiAdapter(CliAdapter):
         """The Gemini session id of the last run (what ``resume_id`` takes next time)."""
         if self._parser is not None and self._parser.session_id:
             return self._parser.session_id
-        return _session_arg(self._planned[1]) if self._planned is not None else None
+        return self._planned[1].session_id if self._planned is not None else None
 
     def _plan(self, request: RunRequest) -> SessionPlan:
         """The session arguments of ``request``, decided once (the argv and the parser's
@@ -142,23 +146,21 @@ def plan_session(request: RunRequest, folder: Path) -> SessionPlan:
     """``--session-id`` for a new session; ``--resume`` for an earlier one, unless Gemini
     rolled its last prompt back (sent again) or kept nothing to resume (a new session)."""
     if request.resume_id is None:
-        return SessionPlan(["--session-id", request.agent_session_id or str(uuid.uuid4())],
-                           request.prompt)
+        return SessionPlan(request.agent_session_id or str(uuid.uuid4()), False, request.prompt)
     chat = find_chat(folder, request.resume_id)
     state = read_chat(chat) if chat is not None else None
     if state is None:  # not found here: gemini itself says whether it knows the id
-        return SessionPlan(["--resume", request.resume_id], request.prompt)
-    prompt = request.prompt
-    notes: list[str] = []
-    if state.rolled_back is not None:
+        return SessionPlan(request.resume_id, True, request.prompt)
+    prompt, notes = request.prompt, []
+    if state.rolled_back is not None and state.rolled_back != request.prompt.strip():
         prompt = f"{state.rolled_back}\n\n{request.prompt}"
         notes.append("Gemini dropped the last prompt of this session when its turn failed; "
                      "Relay sends it again in front of the new one.")
     if not state.resumable:
         notes.append(f"Gemini kept nothing to resume in session {request.resume_id} (its only "
                      "prompt failed): Relay starts a new Gemini session.")
-        return SessionPlan(["--session-id", str(uuid.uuid4())], prompt, tuple(notes))
-    return SessionPlan(["--resume", request.resume_id], prompt, tuple(notes))
+        return SessionPlan(str(uuid.uuid4()), False, prompt, tuple(notes))
+    return SessionPlan(request.resume_id, True, prompt, tuple(notes))
 
 
 def check_auth(env: Mapping[str, str], request: RunRequest) -> None:
@@ -186,13 +188,6 @@ def check_auth(env: Mapping[str, str], request: RunRequest) -> None:
             f"Set security.auth.selectedType to '{API_KEY_AUTH}' there, give the account a "
             "folder of its own (relay-cli accounts edit gemini LABEL --config-dir DIR), or "
             "register it as a cli_login account.")
-
-
-def _session_arg(plan: SessionPlan) -> str | None:
-    for flag in ("--session-id", "--resume"):
-        if flag in plan.args:
-            return plan.args[plan.args.index(flag) + 1]
-    return None
 
 
 def _prompt_arg(prompt: str) -> str:

@@ -34,6 +34,8 @@ from typing import Any
 #: the auth types (``AuthType`` in gemini-cli 0.61.0)
 API_KEY_AUTH = "gemini-api-key"
 GATEWAY_AUTH = "gateway"
+#: what pins the auth type in a settings.json (named in errors; Relay never writes it)
+AUTH_PIN = '{"security": {"auth": {"selectedType": "gemini-api-key"}}}'
 #: sign-ins that do not use ``GEMINI_API_KEY`` at all
 KEYLESS_AUTH = frozenset({"oauth-personal", "vertex-ai", "cloud-shell",
                           "compute-default-credentials"})

@@ -64,6 +64,7 @@ from relay.core.events import (
 )
 from relay.core.procs import ProcessResult
 from relay.runtimes.base import StreamParser, ended_from_exit
+from relay.runtimes.gemini_files import AUTH_PIN
 from relay.sessions.signals import Signal, classify, error_category, limit_kind
 
 RUNTIME = "gemini"
@@ -137,13 +138,13 @@ class Failure:
 
     message: str
     category: ErrorCategory
-    signal: Signal | None = None
+    signal: Signal
     http_status: int | None = None
 
     @property
     def limit(self) -> LimitHit | None:
-        kind = limit_kind(self.signal) if self.signal is not None else None
-        if kind is None or self.signal is None:
+        kind = limit_kind(self.signal)
+        if kind is None:
             return None
         return LimitHit(runtime=RUNTIME, limit=kind, message=self.message,
                         resets_at=self.signal.resets_at, scope=self.signal.scope, blocking=True)
@@ -161,8 +162,7 @@ AUTH_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
      "Give Relay a Gemini key: relay-cli accounts add gemini LABEL --auth api_key "
      "--api-key-stdin (or export GEMINI_API_KEY)."),
     (re.compile(r"Invalid auth method selected"),
-     "Pin the sign-in in Gemini's settings.json: "
-     '{"security": {"auth": {"selectedType": "gemini-api-key"}}}.'),
+     f"Pin the sign-in in Gemini's settings.json: {AUTH_PIN}."),
 )
 
 
