@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from relay.core.models import SessionSpec
@@ -41,7 +40,7 @@ def test_the_question_shows_with_its_options_and_a_click_answers(
                     and shell.stream_vm.session.state == "needs_input", timeout=5000)
     assert "needs_input" in shell.stream_dock.meta.text()
 
-    qtbot.mouseClick(panel.option_buttons[0], Qt.MouseButton.LeftButton)
+    panel.option_buttons[0].click()
 
     qtbot.waitUntil(lambda: not panel.isVisible(), timeout=10_000)
     qtbot.waitUntil(lambda: shell.stream_vm.session is not None

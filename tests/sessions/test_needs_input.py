@@ -13,7 +13,7 @@ from relay.core.bus import Subscription
 from relay.core.config import load_config
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
-from relay.core.events import InputOption, InputWithdrawn, NeedsInput
+from relay.core.events import EventRecord, InputOption, InputWithdrawn, NeedsInput
 from relay.core.models import SessionSpec
 from relay.runtimes.demo import NOTES_FILE
 from relay.sessions.approvals import policy_choice
@@ -33,8 +33,8 @@ async def _asked(sub: Subscription, session_id: str) -> NeedsInput:
     raise AssertionError("the bus closed before the question")
 
 
-def _kinds(records: list[object]) -> list[str]:
-    return [r.event.kind for r in records]  # type: ignore[attr-defined]
+def _kinds(records: list[EventRecord]) -> list[str]:
+    return [r.event.kind for r in records]
 
 
 async def test_the_user_allows_and_the_agent_goes_on(engine: Engine, git_repo: Path) -> None:
@@ -125,7 +125,7 @@ async def test_stopping_a_session_that_asks_withdraws_the_question(engine: Engin
 
 
 def _question(read_only: bool | None, about: str = "permission") -> NeedsInput:
-    return NeedsInput(request_id="r", prompt="?", about=about, read_only=read_only,  # type: ignore[arg-type]
+    return NeedsInput(request_id="r", prompt="?", about=about, read_only=read_only,
                       options=[InputOption(id="a2", label="Always", kind="allow_always"),
                                InputOption(id="a1", label="Once", kind="allow_once"),
                                InputOption(id="r1", label="No", kind="reject_once")])

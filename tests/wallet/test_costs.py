@@ -104,9 +104,11 @@ async def test_a_model_api_runs_cost_is_relays_estimate_not_a_report(
     costs = Costs(engine.store, pricing)
     estimated, reported = await costs.run(api), await costs.run(claude)
 
-    assert (estimated.value, estimated.source) == (pytest.approx(0.0055), "estimate")
+    assert estimated.value == pytest.approx(0.0055)
+    assert estimated.source == "estimate"
     assert "estimated by Relay" in estimated.detail
-    assert (reported.value, reported.source) == (pytest.approx(0.0042), "recorded")
+    assert reported.value == pytest.approx(0.0042)
+    assert reported.source == "recorded"
 
 
 async def test_a_run_that_cannot_be_priced_makes_the_total_a_lower_bound(
