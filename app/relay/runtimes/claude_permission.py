@@ -308,8 +308,9 @@ async def with_questions(inner: AsyncGenerator[AgentEvent, None], broker: Permis
     stalled = False
     try:
         while True:
-            try:
-                item = await asyncio.wait_for(merged.get(), inactivity_timeout)
+            try:  # an event already queued needs no timer (a burst costs no task per event)
+                item = (merged.get_nowait() if not merged.empty()
+                        else await asyncio.wait_for(merged.get(), inactivity_timeout))
             except TimeoutError:
                 if broker.open_calls or stalled:
                     continue  # Claude waits for the user: its silence is expected

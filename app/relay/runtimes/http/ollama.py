@@ -22,6 +22,7 @@ import httpx
 from relay.core.events import AgentEvent, AssistantText, Notice, utcnow
 from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
+from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, ndjson_objects
 from relay.sessions.signals import Signal, classify
 from relay.wallet.model import Tokens
@@ -67,9 +68,7 @@ class OllamaProvider(Provider):
         body: dict[str, Any] = {"model": ctx.model, "stream": True,
                                 "messages": wire_messages(ctx.system, ctx.conv.messages)}
         if ctx.tools:
-            body["tools"] = [{"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters}}
-                for t in ctx.tools]
+            body["tools"] = function_tools(ctx.tools)
         return body
 
     async def turn(self, ctx: TurnContext) -> AsyncIterator[AgentEvent | Reply]:

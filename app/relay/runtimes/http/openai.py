@@ -26,6 +26,7 @@ from typing import Any
 from relay.core.events import AgentEvent, AssistantText, utcnow
 from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
+from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, sse_events
 from relay.sessions.signals import classify
 from relay.wallet.model import Tokens
@@ -114,9 +115,7 @@ class ChatProvider(_OpenAIBase):
                                 "stream_options": {"include_usage": True},
                                 "messages": chat_messages(ctx.system, ctx.conv.messages)}
         if ctx.tools:
-            body["tools"] = [{"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters}}
-                for t in ctx.tools]
+            body["tools"] = function_tools(ctx.tools)
         return body
 
     async def turn(self, ctx: TurnContext) -> AsyncIterator[AgentEvent | Reply]:

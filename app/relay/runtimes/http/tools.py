@@ -52,6 +52,13 @@ class ToolSpec:
     read_only: bool
 
 
+def function_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """The tools in the Chat Completions shape (OpenAI-compatible servers and Ollama)."""
+    return [{"type": "function", "function": {
+        "name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools]
+
+
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required,
             "additionalProperties": False}
