@@ -18,7 +18,6 @@ from relay.core.events import (
     InputWithdrawn,
     NeedsInput,
     Notice,
-    SessionEnded,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -34,6 +33,7 @@ from relay.runtimes.acp_agents import (
 from relay.runtimes.base import PermissionPolicy, RunRequest
 from relay.runtimes.capabilities import Cap, Level
 from tests.conftest import FAKES_DIR
+from tests.runtimes.run_helpers import ended, only
 
 FAKE = FAKES_DIR / "bin" / "fake-acp-agent"
 
@@ -52,17 +52,6 @@ def fake_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def received(log: Path) -> list[dict[str, Any]]:
     """Every message the fake agent received."""
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
-def only(events: list[AgentEvent], kind: type[Any]) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def ended(events: list[AgentEvent]) -> SessionEnded:
-    assert len(only(events, SessionEnded)) == 1
-    last = events[-1]
-    assert isinstance(last, SessionEnded)
-    return last
 
 
 async def collect(adapter: AcpAdapter, request: RunRequest,

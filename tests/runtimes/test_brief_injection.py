@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from relay.core.errors import ContractError
-from relay.core.events import AgentEvent, SessionEnded
+from relay.core.events import SessionEnded
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import BRIEF_FLAG, ClaudeAdapter
 from relay.runtimes.codex import (
@@ -43,6 +43,7 @@ from tests.integration.helpers import (
     real_codex_fixture,  # noqa: F401  (fixture "real_codex")
     run_cli,
 )
+from tests.runtimes.run_helpers import collect
 
 BRIEF = ("# Continuation contract\n\nYou take over task RELAY-BRIEF-7731 from another agent.\n"
          "Done: \"parser\" & tests; next: C:\\path\\to\\file, `x = 1`\ttabbed.\n"
@@ -139,10 +140,6 @@ def fake_claude(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def logged(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-async def collect(adapter: ClaudeAdapter | CodexAdapter, request: RunRequest) -> list[AgentEvent]:
-    return [event async for event in adapter.run(request)]
 
 
 async def test_a_claude_run_hands_the_brief_to_the_cli(fake_claude: Path, brief: Path,

@@ -26,6 +26,7 @@ from relay.core.events import (
 from relay.runtimes.base import PermissionPolicy, RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from tests.conftest import FAKES_DIR, fixtures_root
+from tests.runtimes.run_helpers import collect, ended
 
 CAPTURES = fixtures_root() / "claude" / "captures"
 
@@ -60,10 +61,6 @@ def fake(fakes_on_path: Path, fake_log: Path, config_dir: Path,
     return monkeypatch
 
 
-async def collect(adapter: ClaudeAdapter, request: RunRequest) -> list[AgentEvent]:
-    return [event async for event in adapter.run(request)]
-
-
 def logged(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
@@ -72,13 +69,6 @@ E = TypeVar("E")
 
 def of(events: list[AgentEvent], kind: type[E]) -> list[E]:
     return [e for e in events if isinstance(e, kind)]
-
-
-def ended(events: list[AgentEvent]) -> SessionEnded:
-    assert len(of(events, SessionEnded)) == 1
-    last = events[-1]
-    assert isinstance(last, SessionEnded)
-    return last
 
 
 # -- runs -------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,6 @@ from relay.core.events import (
     AgentEvent,
     AssistantText,
     LimitHit,
-    SessionEnded,
     SessionStarted,
     ToolCall,
     TurnCompleted,
@@ -33,6 +31,7 @@ from relay.runtimes.codex import (
     process_timezone,
     rollout_thread_total,
 )
+from tests.runtimes.run_helpers import collect, ended, invocations, only
 
 A_THREAD = "01a22bed-0904-78e3-b9c9-4d5201b401bf"  # thread id recorded in a_text
 F_THREAD = "01a22bee-46dd-78e3-889b-43b6b667eb33"  # thread id recorded in f_resume_by_id
@@ -47,25 +46,6 @@ def fake_codex(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
     monkeypatch.delenv("RELAY_FAKE_SCENARIO", raising=False)
     return log
-
-
-def invocations(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
-async def collect(adapter: CodexAdapter, request: RunRequest) -> list[AgentEvent]:
-    return [event async for event in adapter.run(request)]
-
-
-def only(events: list[AgentEvent], kind: type[Any]) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def ended(events: list[AgentEvent]) -> SessionEnded:
-    assert len(only(events, SessionEnded)) == 1
-    last = events[-1]
-    assert isinstance(last, SessionEnded)
-    return last
 
 
 async def test_text_answer(fake_codex: Path, git_repo: Path) -> None:

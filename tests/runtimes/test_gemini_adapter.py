@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,6 @@ from relay.core.events import (
     AssistantText,
     LimitHit,
     Notice,
-    SessionEnded,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -29,6 +27,7 @@ from relay.runtimes.capabilities import Cap, Level
 from relay.runtimes.gemini import APPROVAL_MODES, INSTALL_HINT, GeminiAdapter, plan_session
 from relay.runtimes.gemini_files import find_chat, read_chat
 from relay.runtimes.registry import adapter_class, make_adapter
+from tests.runtimes.run_helpers import collect, ended, invocations, only
 
 KEY = "gemini-test-key-1"
 
@@ -55,27 +54,8 @@ def fake_gemini(fakes_on_path: Path, gemini_home: Path, tmp_path: Path,
     return log
 
 
-def invocations(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
 def digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:16]
-
-
-async def collect(adapter: GeminiAdapter, request: RunRequest) -> list[AgentEvent]:
-    return [event async for event in adapter.run(request)]
-
-
-def only(events: list[AgentEvent], kind: type[Any]) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def ended(events: list[AgentEvent]) -> SessionEnded:
-    assert len(only(events, SessionEnded)) == 1
-    last = events[-1]
-    assert isinstance(last, SessionEnded)
-    return last
 
 
 def option(argv: list[str], name: str) -> str | None:

@@ -14,7 +14,6 @@ from relay.core.config import load_config
 from relay.core.engine import Engine
 from relay.core.errors import CliNotFoundError, ConfigError, SessionNotFoundError
 from relay.core.events import (
-    AgentEvent,
     LimitHit,
     SessionEnded,
     SessionStarted,
@@ -27,6 +26,7 @@ from relay.runtimes.base import PermissionPolicy, RunRequest
 from relay.runtimes.capabilities import Cap, Level
 from relay.runtimes.pi import PiAdapter, agent_dir, find_session, safe_prompt, session_folder
 from relay.runtimes.registry import available_runtimes, make_adapter
+from tests.runtimes.run_helpers import collect, only
 
 
 @pytest.fixture
@@ -44,14 +44,6 @@ def calls(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-
-
-async def collect(adapter: PiAdapter, request: RunRequest) -> list[AgentEvent]:
-    return [event async for event in adapter.run(request)]
-
-
-def only(events: list[AgentEvent], kind: type[Any]) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
 
 
 def write_models(folder: Path, key: str = "MOCK_API_KEY") -> None:
