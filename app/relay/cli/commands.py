@@ -232,12 +232,21 @@ def _vault_line(config: Config) -> str:
         return f"[red]unavailable[/] — {exc.message} {exc.hint or ''}"
 
 
+def _key_provider(runtime: str) -> str:
+    """Whose accounts hold a runtime's key (openai-chat uses openai's)."""
+    return "openai" if runtime == "openai-chat" else runtime
+
+
 async def doctor(config: Config, console: Console) -> int:
     """What is installed, what is missing and how to fix it."""
     engine = await Engine.open(config)
     try:
         infos = engine.runtime_infos()
         schema = await engine.store.schema_version()
+        async with engine.store.conn.execute(  # no vault call: a key's presence is enough here
+                "SELECT provider, label FROM accounts WHERE auth_kind='api_key' AND paused=0"
+                " ORDER BY provider, label") as cur:
+            keyed = [f"{r[0]}:{r[1]}" for r in await cur.fetchall()]
     finally:
         await engine.close()
     table = Table(title="Agent runtimes")
@@ -245,6 +254,11 @@ async def doctor(config: Config, console: Console) -> int:
         table.add_column(col)
     for info in infos:
         ok = info.problem is None
+        accounts = [e for e in keyed if e.partition(":")[0] == _key_provider(info.runtime)]
+        if not ok and accounts and info.version == "HTTP API":  # the key is an account's
+            table.add_row(info.runtime, "[green]ok[/]", info.version or "—",
+                          f"API key in the account(s) {', '.join(accounts)}")
+            continue
         table.add_row(info.runtime, "[green]ok[/]" if ok else "[red]missing[/]",
                       info.version or "—", info.executable if ok else f"{info.problem} {info.hint or ''}")
     console.print(table)
