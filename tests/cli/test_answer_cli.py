@@ -3,6 +3,7 @@ a clear failure in --json mode."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -96,3 +97,29 @@ async def test_a_terminal_prompt_answers_by_number(relay_home: Path, git_repo: P
     assert f": {expected}" in out
     if len(typed) > 1:
         assert "type a number from 1-2" in out
+
+
+async def _stop(session: str) -> None:
+    engine = await Engine.open(load_config())
+    try:
+        await engine.cancel_session(session)  # the demo's own process does the stopping
+    finally:
+        await engine.close()
+
+
+def test_another_process_stops_a_session_that_waits(relay_home: Path) -> None:
+    env = {**os.environ, "RELAY_DEMO_STEP_DELAY": "0", "COLUMNS": "200"}
+    with subprocess.Popen([*CLI, "demo", "--ask"], stdout=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL, env=env) as running:
+        assert running.stdout is not None
+        session = ""
+        for line in running.stdout:
+            if "answer with: relay-cli answer " in line:
+                session = line.split("answer with: relay-cli answer ", 1)[1].split()[0]
+                break
+        asyncio.run(_stop(session))
+        rest = running.stdout.read()
+        code = running.wait(timeout=60)
+
+    assert code == 1
+    assert "CANCELLED" in rest

@@ -351,14 +351,15 @@ class Engine:
         return await self.wait_session(await self.start_session(spec))
 
     async def cancel_session(self, session_id: str) -> None:
+        """Stop a session, whichever Relay process runs it (another one is asked through a
+        control request, like "hand off now")."""
         runner = self._runners.get(session_id)
-        if runner is None:
-            row = await self.store.get_session(session_id)
-            if not row.finished:
-                raise SessionNotFoundError(f"Session {session_id} is not run by this process.",
-                                           "Stop it from the Relay process that runs it.")
+        if runner is not None:
+            await runner.cancel()
             return
-        await runner.cancel()
+        row = await self.store.get_session(session_id)
+        if not row.finished:
+            await self._ask_owner(row.id, "stop", None, SessionNotFoundError)
 
     # -- hand off now ------------------------------------------------------------------
 
@@ -446,6 +447,9 @@ class Engine:
         if runner is None:
             return Answer(False, f"Session {request.session_id} is no longer running.")
         try:
+            if request.kind == "stop":
+                await runner.cancel()
+                return Answer(True, f"Stopping session {request.session_id}.")
             if request.kind == "answer":
                 arg = json.loads(request.arg or "{}")
                 return Answer(True, await runner.gate.answer(

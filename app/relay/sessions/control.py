@@ -19,7 +19,7 @@ from typing import Literal
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 
-RequestKind = Literal["handoff", "answer"]
+RequestKind = Literal["handoff", "answer", "stop"]
 
 
 @dataclass(frozen=True, slots=True)
