@@ -301,14 +301,19 @@ class SessionTools:
             "How long to wait for the agent to stop.")),
         ] = 30.0,
     ) -> Annotated[CallToolResult, SessionInfo]:
-        """Stop a session this MCP server runs (its agent is stopped; the session ends
-        cancelled, its worktree and branch stay). A finished session is left as it is."""
+        """Stop a session, whichever Relay process runs it (its agent is stopped; the
+        session ends cancelled, its worktree and branch stay). A finished session is left
+        as it is."""
         row = await find_session(self.engine, session_id)
         if not row.finished:
             await self.engine.cancel_session(row.id)
+            deadline = asyncio.get_running_loop().time() + timeout_s
             try:
                 row = await asyncio.wait_for(self.engine.wait_session(row.id), timeout_s)
             except TimeoutError:
+                row = await self.engine.get_session(row.id)
+            while not row.finished and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.2)  # another process runs it: its state is in the store
                 row = await self.engine.get_session(row.id)
         info = await self._info(row)
         return ok(info, session_line(info))
