@@ -38,6 +38,7 @@ from relay.mcp.history_tools import HistoryTools
 from relay.mcp.knowledge_tools import KnowledgeTools
 from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
+from relay.mcp.question_tools import QuestionTools
 from relay.mcp.session_tools import SessionTools
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ def build_server(engine: Engine) -> MCPServer:
     server: MCPServer = MCPServer("relay", title="Relay", version=__version__,
                                   instructions=INSTRUCTIONS, log_level="WARNING")
     for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine),
-                  HistoryTools(engine), KnowledgeTools(engine)):
+                  HistoryTools(engine), KnowledgeTools(engine), QuestionTools(engine)):
         tools.register(server)
     return server
 

@@ -184,6 +184,10 @@ class SessionTools:
         on_limit: Annotated[Literal["auto", "handoff", "wait"], Field(description=(
             "On a usage limit: auto (wait when the reset is near, else hand off), handoff, or "
             "wait."))] = "auto",
+        approvals: Annotated[Literal["ask", "read_only", "deny"], Field(description=(
+            "When the agent asks permission for a tool call: deny (default: nobody has to "
+            "answer), read_only (approve read-only actions, ask about the rest) or ask (the "
+            "session waits; see relay_open_questions and relay_answer)."))] = "deny",
     ) -> Annotated[CallToolResult, StartedSession]:
         """Start a coding agent on a task in its own git worktree; returns at once with the
         session id. The session runs inside this MCP server's process (the Relay window shows
@@ -197,7 +201,7 @@ class SessionTools:
         spec = SessionSpec(repo=Path(repo), task=task, runtime=entries[0].partition(":")[0],
                            chain=entries if len(entries) > 1 or ":" in entries[0] else [],
                            model=model, permission=PermissionPolicy(permission),
-                           verify=argvs, on_limit=on_limit)
+                           verify=argvs, on_limit=on_limit, approvals=approvals)
         session_id = await self.engine.start_session(spec)
         info = await self._info(await self.engine.get_session(session_id))
         result = StartedSession(session=info, chain=entries, verify=argvs)
