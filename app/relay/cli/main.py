@@ -14,7 +14,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -38,7 +38,7 @@ from relay.cli import (
 )
 from relay.core.config import load_config
 from relay.core.errors import RelayError
-from relay.core.models import SessionSpec
+from relay.core.models import ApprovalPolicy, SessionSpec
 from relay.runtimes.base import PermissionPolicy
 from relay.runtimes.registry import available_runtimes
 
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop new work once this session has cost this much (warn at 80 %%)")
     run.add_argument("--task-budget", type=budget_cmd.usd_amount, metavar="USD",
                      help="the same for each agent run (one prompt on one provider)")
-    run.add_argument("--approvals", choices=["ask", "read_only", "deny"],
+    run.add_argument("--approvals", choices=get_args(ApprovalPolicy),
                      help="who answers the agent's permission requests: ask you, approve "
                           "read-only actions by themselves, or deny them all (default: ask on "
                           "a terminal, deny with --json or without one)")

@@ -137,9 +137,8 @@ async def answer(config: Config, args: argparse.Namespace, console: Console) -> 
             return 0
         option: str | None = args.option
         asked = next((q for q in open_now if q.request_id == args.request), None)
-        if option is not None and asked is not None and option.isdigit() \
-                and 1 <= int(option) <= len(asked.options):
-            option = asked.options[int(option) - 1].id
+        if option is not None and asked is not None and asked.options:
+            option = _parse(option, asked)[0] or option  # a number or label → its option id
         said = await engine.answer_input(row.id, args.request, option, args.text)
         console.print(escape(said), highlight=False)
         return 0

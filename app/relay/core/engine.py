@@ -38,7 +38,6 @@ from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.history.review import Review
-from relay.history.service import History
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -54,6 +53,7 @@ from relay.wallet.service import Wallet, WalletGuard
 
 if TYPE_CHECKING:
     from relay.detect.service import Detector
+    from relay.history.service import History
     from relay.knowledge.service import Knowledge
     from relay.pipelines.service import Pipelines
 
@@ -86,9 +86,7 @@ class Engine:
         self._pipelines: Pipelines | None = None
         #: review comments on diffs, sent to a session's agent when it is free
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
-        #: the time machine: timelines, diffs, rewind, finishing a session
-        self.history = History(config, store, self.review, self.start_session,
-                               lambda: self.pipelines)
+        self._history: History | None = None
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet))
         self.recovered: list[str] = []
@@ -466,6 +464,17 @@ class Engine:
 
             self._detector = Built(self.accounts, self.wallet)
         return self._detector
+
+    @property
+    def history(self) -> History:
+        """The time machine: timelines, diffs, rewind, finishing a session (built on first
+        use)."""
+        if self._history is None:
+            from relay.history.service import History as Built
+
+            self._history = Built(self.config, self.store, self.review, self.start_session,
+                                  lambda: self.pipelines)
+        return self._history
 
     @property
     def pipelines(self) -> Pipelines:

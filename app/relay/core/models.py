@@ -12,6 +12,8 @@ from relay.core.events import SessionState, Usage
 from relay.runtimes.base import PermissionPolicy
 
 LimitPolicy = Literal["auto", "handoff", "wait"]
+#: who answers an agent's permission requests (relay.sessions.approvals)
+ApprovalPolicy = Literal["ask", "read_only", "deny"]
 
 
 class SessionSpec(BaseModel):
@@ -47,7 +49,7 @@ class SessionSpec(BaseModel):
     #: ``read_only`` ones by themselves (ask about the rest), or ``deny`` them all. The
     #: default suits unattended runs (pipelines, MCP, scripts: nobody could answer); the
     #: window and a terminal ``relay-cli run`` ask
-    approvals: Literal["ask", "read_only", "deny"] = "deny"
+    approvals: ApprovalPolicy = "deny"
     #: demo only: ask permission before writing (a simulated NeedsInput)
     demo_ask: bool = False
     setup_command: list[str] | None = None

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
-from relay.core.events import AgentEvent
+from relay.core.events import AgentEvent, InputOption
 from relay.core.redact import scrub, scrub_obj
 
 #: the fields of each kind that carry agent- or user-provided text.
@@ -38,10 +36,9 @@ def _clean(value: Any) -> Any:
         return None
     if isinstance(value, str):
         return scrub(value)
-    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
-        # e.g. a question's options: their text fields
-        return [v.model_copy(update={k: scrub(x) for k, x in v.__dict__.items()
-                                     if isinstance(x, str)}) for v in value]
+    if isinstance(value, list) and value and isinstance(value[0], InputOption):
+        # a question's options: their labels are text; ids and kinds route the answer back
+        return [o.model_copy(update={"label": scrub(o.label)}) for o in value]
     return scrub_obj(value)
 
 

@@ -52,7 +52,7 @@ from relay.core.vault import Vault
 from relay.detect.model import DetectedSession, Intent, PlanEntry
 from relay.detect.stores.base import StoreRead
 from relay.runtimes.registry import adapter_class
-from relay.sessions.briefing import _done_items, _last_messages, _next_action, continuation_prompt
+from relay.sessions.briefing import _last_messages, _next_action, continuation_prompt, done_items
 from relay.sessions.contract import (
     ADOPTED,
     ContractV2,
@@ -261,7 +261,7 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
         "(its original request could not be read).")
     return ContractV2(
         contract_id=new_contract_id(), session_id=detected.id, task_id=ADOPTED, task_goal=goal,
-        next_action=next_action, do_not_redo=_done_items(events, root, frozenset()),
+        next_action=next_action, do_not_redo=done_items(events, root),
         file_manifest=manifest,
         decisions=[*(f"Earlier agent: {m}" for m in earlier),
                    *_context(detected, read, intent, events, origin, touched)],

@@ -31,7 +31,8 @@ class HistoryBackend(Protocol):
 
     async def commit_diff(self, sha: str, session_id: str) -> list[FileDiff]: ...
 
-    async def stint_diff(self, session_id: str, stint: int) -> list[FileDiff]: ...
+    async def stint_diff(self, session_id: str, stint: int,
+                         line: Timeline | None = None) -> list[FileDiff]: ...
 
     async def session_diff(self, session_id: str) -> list[FileDiff]: ...
 
@@ -61,8 +62,9 @@ class EngineHistoryBackend:
     async def commit_diff(self, sha: str, session_id: str) -> list[FileDiff]:
         return await self._engine.history.commit_diff(sha, session_id)
 
-    async def stint_diff(self, session_id: str, stint: int) -> list[FileDiff]:
-        return await self._engine.history.stint_diff(session_id, stint)
+    async def stint_diff(self, session_id: str, stint: int,
+                         line: Timeline | None = None) -> list[FileDiff]:
+        return await self._engine.history.stint_diff(session_id, stint, line)
 
     async def session_diff(self, session_id: str) -> list[FileDiff]:
         return await self._engine.history.session_diff(session_id)

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 from relay.core.models import SessionSpec
 from relay.gui import theme
 from relay.runtimes.base import PermissionPolicy, RuntimeInfo
-from relay.sessions.instructions_delivery import dialog_text
+from relay.sessions.instructions import Found
+from relay.sessions.instructions_delivery import dialog_found, dialog_summary
 
 POLICY_HELP = {
     PermissionPolicy.READ_ONLY: "Read files and run read-only commands; no edits.",
@@ -125,6 +126,8 @@ class NewSessionDialog(QDialog):
         self.setWindowTitle("New session")
         self.setMinimumWidth(560)
         self._infos = {info.runtime: info for info in infos}
+        #: what the root of each repository path typed so far holds
+        self._found: dict[str, Found | None] = {}
         self._spec: SessionSpec | None = None
         self.repo = QLineEdit(repo)
         self.repo.setObjectName("repoEdit")
@@ -310,8 +313,12 @@ class NewSessionDialog(QDialog):
         self.runtime_help.setStyleSheet(f"color: {colour};")
 
     def _show_instructions(self) -> None:
-        """Which instruction files the repository has, and how the runtime gets them."""
-        text = dialog_text(self.repo.text(), str(self.runtime.currentData()))
+        """Which instruction files the repository has, and how the runtime gets them (the
+        repository's root is looked at once per path typed; a runtime change only re-words)."""
+        repo = self.repo.text()
+        if repo not in self._found:
+            self._found[repo] = dialog_found(repo)
+        text = dialog_summary(self._found[repo], str(self.runtime.currentData()))
         self.instructions.setText(text)
         self.instructions.setVisible(bool(text))
 

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from relay.core import audit
+from relay.core.audit_trail import AUDITED_KINDS
 from relay.core.errors import AuditError
 from relay.core.events import AgentEvent, parse_event
 from relay.core.store.db import Store, from_ms
 
-#: the event kinds that tell a session's story (the audit log has the same ones)
-STORY_KINDS = ("state_changed", "session_ended", "handoff_step", "verify_result")
+#: the event kinds that tell a session's story: the ones the audit log records
+STORY_KINDS = tuple(sorted(AUDITED_KINDS))
 
 
 @dataclass(frozen=True)

@@ -69,10 +69,11 @@ class History:
         repo = await self._repo_of(sha, session_id)
         return await asyncio.to_thread(gh.diff_commit, repo, sha)
 
-    async def stint_diff(self, session_id: str, stint: int) -> list[FileDiff]:
+    async def stint_diff(self, session_id: str, stint: int,
+                         line: Timeline | None = None) -> list[FileDiff]:
         """What one agent changed in its stint (to the worktree when it is the last one and
-        left work uncommitted)."""
-        line = await self.timeline(session_id)
+        left work uncommitted); ``line``: the session's timeline when the caller has it."""
+        line = line or await self.timeline(session_id)
         if not 0 <= stint < len(line.stints):
             raise RelayError(f"Session {line.session_id} has no stint {stint + 1}.",
                              f"It has {len(line.stints)}; see `relay-cli history {session_id}`.")
@@ -153,8 +154,8 @@ class History:
             why_not = f"the session is still {row.state}"
         stints = []
         for s in line.stints:
-            files = await asyncio.to_thread(_stint_files, line, Path(row.repo), s.index)
-            changed = len({f.path for f in files})
+            stint_files = await asyncio.to_thread(_stint_files, line, Path(row.repo), s.index)
+            changed = len({f.path for f in stint_files})
             stints.append(f"{s.entry} — {len(s.run_ids)} run{'s' * (len(s.run_ids) != 1)}, "
                           f"{changed} file{'s' * (changed != 1)} changed, {s.outcome or 'running'}")
         return FinishSummary(

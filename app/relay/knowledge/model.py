@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-#: where a node or chunk came from: the code scanner or a session's events
-Origin = Literal["code", "activity"]
-
-#: the node types agent activity produces, and the chunk kinds retrieval can return
+#: the node types agent activity produces
 FACT_KINDS = ("decision", "constraint", "do_not_redo")
-CHUNK_KINDS = ("module", "symbol", "decision", "constraint")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,8 @@ from pydantic import BaseModel, Field
 
 from relay.core.engine import Engine
 from relay.core.events import NeedsInput
-from relay.mcp.results import guarded, ok
-
-SessionId = Annotated[str, Field(min_length=1, description=(
-    "A session id (a unique prefix is enough), e.g. from relay_list_sessions."))]
+from relay.mcp.results import find_session, guarded, ok
+from relay.mcp.session_tools import SessionId
 
 
 class OpenQuestions(BaseModel):
@@ -56,7 +54,7 @@ class QuestionTools:
                              ) -> Annotated[CallToolResult, OpenQuestions]:
         """The questions a session's agent asks that nobody has answered yet (a permission
         for a tool call, or a question), each with its request id and options."""
-        row = await self.engine.get_session(session_id)
+        row = await find_session(self.engine, session_id)
         asked = await self.engine.open_questions(row.id)
         text = "\n".join(question_text(q) for q in asked) or f"Session {row.id} asks nothing."
         return ok(OpenQuestions(session_id=row.id, questions=asked), text)
@@ -76,6 +74,6 @@ class QuestionTools:
     ) -> Annotated[CallToolResult, Answered]:
         """Answer a question a session's agent asks; the agent goes on at once. Works for a
         session any Relay process runs."""
-        row = await self.engine.get_session(session_id)
+        row = await find_session(self.engine, session_id)
         said = await self.engine.answer_input(row.id, request_id, option, text)
         return ok(Answered(session_id=row.id, request_id=request_id, message=said), said)

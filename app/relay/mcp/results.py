@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import ParamSpec
 
 from mcp.types import CallToolResult, TextContent
@@ -28,6 +28,7 @@ from relay.core.events import Usage
 from relay.core.models import SessionRow
 from relay.core.present import clip, usage_line
 from relay.core.redact import scrub, scrub_obj
+from relay.core.store.db import from_ms
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def iso(when: datetime | None) -> str | None:
 
 def ms_iso(ms: int | None) -> str | None:
     """Unix milliseconds (the store's times) as an aware ISO time."""
-    return None if ms is None else iso(datetime.fromtimestamp(ms / 1000, UTC))
+    return None if ms is None else iso(from_ms(ms))
 
 
 class SessionInfo(BaseModel):

@@ -27,6 +27,7 @@ from typing import ClassVar
 from relay.core.errors import CliNotFoundError
 from relay.runtimes.acp import AcpAdapter
 from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeInfo
+from relay.runtimes.gemini import INSTALL_HINT as GEMINI_INSTALL_HINT
 
 GEMINI_APPROVAL: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.READ_ONLY: "plan", PermissionPolicy.WORKSPACE: "auto_edit",
@@ -38,7 +39,7 @@ class GeminiAcpAdapter(AcpAdapter):
 
     name: ClassVar[str] = "gemini-acp"
     binary: ClassVar[str] = "gemini"
-    install_hint: ClassVar[str] = "Install Gemini CLI: npm install -g @google/gemini-cli@0.61.0"
+    install_hint: ClassVar[str] = GEMINI_INSTALL_HINT
     acp_args: ClassVar[tuple[str, ...]] = ("--acp", "--skip-trust")
 
     def build_argv(self, request: RunRequest) -> list[str]:

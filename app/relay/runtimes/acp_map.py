@@ -101,6 +101,7 @@ class AcpEventMapper:
         self._tools: dict[str, dict[str, Any]] = {}
         self._finished: set[str] = set()
         self._buffer: list[str] = []
+        self._buffered = 0  # characters in _buffer
         self._buffer_reasoning = False
         self._plans = 0
         #: the agent's message text of the live turn (the run's result text)
@@ -141,7 +142,7 @@ class AcpEventMapper:
         if not self._buffer:
             return []
         text = "".join(self._buffer)
-        self._buffer = []
+        self._buffer, self._buffered = [], 0
         if not self._buffer_reasoning and not self.replay:
             self.turn_text.append(text)
         return [AssistantText(runtime=self.runtime, replay=self.replay, text=text,
@@ -151,8 +152,9 @@ class AcpEventMapper:
         events = self.flush() if self._buffer and reasoning != self._buffer_reasoning else []
         if text:
             self._buffer.append(text)
+            self._buffered += len(text)
             self._buffer_reasoning = reasoning
-        if sum(len(t) for t in self._buffer) >= FLUSH_CHARS:
+        if self._buffered >= FLUSH_CHARS:
             events += self.flush()
         return events
 

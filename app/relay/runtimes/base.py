@@ -225,7 +225,8 @@ class CliAdapter(RuntimeAdapter):
         except (OSError, subprocess.SubprocessError, ValueError) as exc:
             return RuntimeInfo(self.name, exe, None, problem=f"Cannot run {exe}: {exc}.",
                                hint="Check that the file is executable. " + self.install_hint)
-        text = (done.stdout or "").strip()
+        # stdout, else stderr (where pi prints its version)
+        text = (done.stdout or "").strip() or (done.stderr or "").strip()
         match = _VERSION.search(text)
         if done.returncode != 0 or match is None:
             detail = (done.stderr or text).strip().splitlines()

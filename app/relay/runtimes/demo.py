@@ -220,10 +220,7 @@ def _plan(req: RunRequest) -> list[AgentEvent]:
     goal = next((line.partition("Goal: ")[2] for line in req.prompt.splitlines()
                  if line.startswith("Goal: ")), req.prompt[:200])
     answer = "```json\n" + json.dumps(demo_plan(goal), indent=2) + "\n```"
-    return [SessionStarted(agent_session_id=str(uuid.uuid4()), model=req.model or DEMO_MODEL,
-                           cwd=str(req.cwd), tools=[], permission_mode=req.permission.value,
-                           version="demo"),
-            AssistantText(text="(simulated) Planning: plan, implement, then review.",
+    return [AssistantText(text="(simulated) Planning: plan, implement, then review.",
                           reasoning=True),
             AssistantText(text=answer),
             TurnCompleted(usage=_usage(1500, 220, 0), model=DEMO_MODEL),

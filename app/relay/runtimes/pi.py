@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from relay.core.errors import ConfigError, ContractError, SessionNotFoundError
 from relay.core.procs import StdinMode
-from relay.runtimes.base import VERSION_TIMEOUT, CliAdapter, PermissionPolicy, RunRequest, RuntimeInfo
+from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
 from relay.runtimes.capabilities import Cap
 from relay.runtimes.pi_stream import PiStreamParser
 
@@ -50,7 +49,6 @@ DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,127}$")
-_VERSION = re.compile(r"\d+\.\d+\.\d+")
 
 
 class PiAdapter(CliAdapter):
@@ -70,22 +68,6 @@ class PiAdapter(CliAdapter):
         self._parser: PiStreamParser | None = None
 
     # -- contract ---------------------------------------------------------
-
-    def info(self) -> RuntimeInfo:
-        """Like every CLI's, except that pi prints its version on **stderr**."""
-        found = super().info()
-        if found.problem is None or found.executable is None:
-            return found
-        try:
-            done = subprocess.run([found.executable, "--version"], capture_output=True, text=True,
-                                  errors="replace", stdin=subprocess.DEVNULL, env=dict(self.env),
-                                  timeout=VERSION_TIMEOUT, check=False)
-        except (OSError, subprocess.SubprocessError, ValueError):
-            return found
-        match = _VERSION.search(f"{done.stdout}\n{done.stderr}")
-        if done.returncode == 0 and match is not None:
-            return RuntimeInfo(self.name, found.executable, match.group(0))
-        return found
 
     def preflight(self, request: RunRequest) -> None:
         """Fail before starting anything: no pi, an unset key variable, an unknown session."""

@@ -21,7 +21,6 @@ withdraws itself, or one still open when the run ends, is withdrawn the same way
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
 
 from relay.core.errors import RelayError
 from relay.core.events import (
@@ -32,10 +31,8 @@ from relay.core.events import (
     Notice,
     SessionState,
 )
+from relay.core.models import ApprovalPolicy
 from relay.runtimes.base import RuntimeAdapter
-
-ApprovalPolicy = Literal["ask", "read_only", "deny"]
-APPROVAL_POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "read_only", "deny")
 
 Emit = Callable[[AgentEvent], Awaitable[None]]
 SetState = Callable[[SessionState, str | None], Awaitable[None]]

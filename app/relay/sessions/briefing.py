@@ -27,6 +27,7 @@ import pygit2
 
 from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult, VerifyResult
 from relay.core.present import args_summary, clip
+from relay.knowledge.facts import normalised
 from relay.sessions.contract import (
     ContractV2,
     InFlightCode,
@@ -235,18 +236,14 @@ class KnownFacts:
 
 def _merged(own: list[str], known: Iterable[str]) -> list[str]:
     """``own`` followed by each ``known`` item not already there (see the module docstring)."""
-    seen = [_comparable(item) for item in own]
+    seen = [normalised(item) for item in own]
     out = list(own)
     for item in known:
-        key = _comparable(item)
+        key = normalised(item)
         if key and not any(key in there for there in seen):
             seen.append(key)
             out.append(item)
     return out
-
-
-def _comparable(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .!;:")
 
 
 def instructions_in_force(worktree: Path, events: Sequence[AgentEvent]) -> list[InstructionInForce]:

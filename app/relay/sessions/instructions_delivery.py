@@ -106,15 +106,27 @@ def cli_line(repo: Path, runtime: str) -> str | None:
     return f"instructions: {text}" if text else None
 
 
-def dialog_text(repo: str, runtime: str) -> str:
-    """What the new-session dialog shows for the chosen repository and runtime (a quick
-    look at the root: subfolders' files are found when the session starts)."""
+def dialog_found(repo: str) -> Found | None:
+    """A quick look at the root of the repository typed in the dialog (subfolders' files
+    are found when the session starts); None when it is not a folder."""
     path = Path(repo).expanduser() if repo.strip() else None
     if path is None or not path.is_dir():
+        return None
+    return discover(path, deep=False)
+
+
+def dialog_summary(found: Found | None, runtime: str) -> str:
+    """What the new-session dialog shows for what :func:`dialog_found` found."""
+    if found is None:
         return ""
-    text = summary(discover(path, deep=False), runtime)
+    text = summary(found, runtime)
     return (f"Instructions: {text}." if text else
             "No instruction files (AGENTS.md, CLAUDE.md, GEMINI.md, …) at the repository's root.")
+
+
+def dialog_text(repo: str, runtime: str) -> str:
+    """What the new-session dialog shows for the chosen repository and runtime."""
+    return dialog_summary(dialog_found(repo), runtime)
 
 
 # --- the run's request ------------------------------------------------------------------

@@ -13,6 +13,7 @@ read from transcripts the same way, for the wallet's views of work done outside 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -180,6 +181,7 @@ class Costs:
         return Figure(figure.value, figure.source, started, figure.detail)
 
 
+@functools.cache
 def _priced_by_relay(runtime: str) -> bool:
     """A runtime whose provider reports no cost: any cost on its runs is Relay's estimate."""
     return Capabilities.for_runtime(runtime).level(Cap.COST) in (Level.NO, Level.PARTIAL)

@@ -284,7 +284,9 @@ class HistoryViewModel(QObject):
         if source.kind == "commit" and source.sha:
             files = await self._backend.commit_diff(source.sha, session_id)
         elif source.kind == "stint" and source.stint is not None:
-            files = await self._backend.stint_diff(session_id, source.stint)
+            line = self._timeline if self._timeline and self._timeline.session_id == session_id \
+                else None  # the timeline just read: no second one for two shas
+            files = await self._backend.stint_diff(session_id, source.stint, line)
         else:
             files = await self._backend.session_diff(session_id)
         return files, await self._comments_for(session_id, source)

@@ -149,8 +149,8 @@ class HttpAdapter(RuntimeAdapter):
         self.preflight(request)
         home = self.home(request)
         try:
-            conv = (convs.load(home, self.name, request.resume_id) if request.resume_id
-                    else Conversation(runtime=self.name))
+            conv = (await asyncio.to_thread(convs.load, home, self.name, request.resume_id)
+                    if request.resume_id else Conversation(runtime=self.name))
         except ConversationError as exc:
             yield AgentError(runtime=self.name, category="resume", message=str(exc))
             yield self._ended("failed", exc.message)
@@ -182,7 +182,8 @@ class HttpAdapter(RuntimeAdapter):
         env = {k: v for k, v in self.env.items()
                if k not in request.drop_env and k not in SECRET_ENV}
         self._toolbox = toolbox = Toolbox(request.cwd, request.permission, env)
-        pricing = Pricing.from_tables(shipped_table(), override_path=home / PRICES_FILE)
+        pricing = await asyncio.to_thread(Pricing.from_tables, shipped_table(),
+                                          override_path=home / PRICES_FILE)
         schema = structured.output_model(request.options)
         max_turns = int(str(request.options.get("max_turns", DEFAULT_MAX_TURNS)))
         repaired = False
@@ -196,13 +197,14 @@ class HttpAdapter(RuntimeAdapter):
                                  permission_mode=request.permission.value, version="http")
             ctx.conv.add(Message(role="user", text=request.prompt))
             await asyncio.to_thread(convs.save, home, ctx.conv)
+            provider = self.provider(request)
             for turn in range(1, max_turns + 1):
                 if self._stopping.is_set():
                     yield self._ended("cancelled", "stopped by Relay")
                     return
                 self._between_turns.clear()
                 reply = Reply()
-                async for item in self.provider(request).turn(ctx):
+                async for item in provider.turn(ctx):
                     if isinstance(item, Reply):
                         reply = item
                     else:
