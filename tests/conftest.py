@@ -10,22 +10,27 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from tests.fakes.replay import fixtures_problem
+from tests.fakes.replay import fixtures_root as fixtures_root  # re-exported for the tests
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAKES_DIR = Path(__file__).resolve().parent / "fakes"
-
-
-def fixtures_root() -> Path:
-    """../shared/fixtures beside the repository (RELAY_FIXTURES overrides)."""
-    override = os.environ.get("RELAY_FIXTURES")
-    return Path(override) if override else REPO_ROOT.parent / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     root = fixtures_root()
-    if not root.is_dir():
-        pytest.fail(f"recorded fixtures not found at {root} (set RELAY_FIXTURES)")
+    problem = fixtures_problem(root)
+    if problem:
+        pytest.fail(problem, pytrace=False)
     return root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A missing or partial fixture folder stops the run with one line, before any test."""
+    problem = fixtures_problem(fixtures_root())
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 @pytest.fixture(autouse=True)

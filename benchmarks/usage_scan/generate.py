@@ -3,7 +3,7 @@
 Writes ``<out>/projects/<encoded cwd>/<session id>.jsonl`` (and, for sessions that
 spawned an agent, ``<session id>/subagents/agent-<id>.jsonl`` + ``.meta.json``) until the
 files add up to the requested size. The lines are shaped like the recorded transcripts
-in ``shared/fixtures/claude/captures/*/config/projects`` (NOTES.md §9), field for field
+in ``tests/fixtures/claude/captures/*/config/projects`` (NOTES.md §9), field for field
 and in the same key order:
 
 * ``queue-operation`` (print-mode sessions), ``user`` prompts, ``attachment`` lines

@@ -56,7 +56,7 @@ headers such as ``anthropic-ratelimit-unified-reset: "@now+7200"`` stay in the f
 the script at load time, so the recorded ``mock_script.json`` files can be reused.
 
 This is the same script format as the ``mock_script.json`` files in
-``shared/fixtures/claude/captures``.
+``tests/fixtures/claude/captures``.
 
 Use
 ---

@@ -53,7 +53,7 @@ Common keys: ``"repeat": n`` (``-1`` = forever, default 1), ``"delay_s": x`` (wa
 answering), ``"match": {"model_contains": "gpt"}``.
 
 The ``{"steps": [{"kind": ...}]}`` scripts recorded in
-``shared/fixtures/pi/captures/*/mock_script.json`` are accepted too (kinds ``text``,
+``tests/fixtures/pi/captures/*/mock_script.json`` are accepted too (kinds ``text``,
 ``output``, ``http_error``, ``disconnect``, ``hang``; ``times`` = ``repeat``).
 
 Strings ``@now+N`` / ``@iso+N`` are expanded when served; ``substitutions`` apply at load.

@@ -3,7 +3,7 @@ driving the real Gemini CLI 0.61.0 on loopback.
 
 Point the CLI at it with ``GOOGLE_GEMINI_BASE_URL=<base_url>`` and any ``GEMINI_API_KEY``
 (sent as ``x-goog-api-key``), with ``security.auth.selectedType`` pinned to
-``gemini-api-key`` in its settings (``shared/fixtures/gemini/NOTES.md``: a base URL alone
+``gemini-api-key`` in its settings (``tests/fixtures/gemini/NOTES.md``: a base URL alone
 makes the CLI derive the ``gateway`` auth type, which headless mode refuses).
 
 What it answers
@@ -22,7 +22,7 @@ What it answers
 Script
 ------
 ``{"turns": [turn, ...], "aux": [turn, ...], "default": turn}``, a bare list of turns, or a
-recorded ``shared/fixtures/gemini/captures/*/mock_script.json`` (``{"steps": [...],
+recorded ``tests/fixtures/gemini/captures/*/mock_script.json`` (``{"steps": [...],
 "aux_steps": [...]}``, kinds ``text``, ``output``, ``http_error``, ``disconnect``; ``times``).
 
 Reply turn (all keys optional)::

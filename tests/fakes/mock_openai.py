@@ -53,7 +53,7 @@ Common keys: ``"repeat": n`` (``-1`` = forever, default 1), ``"delay_s": x`` (wa
 before answering), ``"match": {"model_contains": "gpt"}``.
 
 The ``{"steps": [{"kind": ...}]}`` scripts recorded in
-``shared/fixtures/codex/captures/*/mock_script.json`` are accepted too (kinds ``text``,
+``tests/fixtures/codex/captures/*/mock_script.json`` are accepted too (kinds ``text``,
 ``output``, ``http_error``, ``sse_failed``, ``disconnect``, ``hang``; ``times``).
 
 Strings ``@now+N`` (→ int epoch seconds) and ``@iso+N`` (→ ISO-8601) are expanded when

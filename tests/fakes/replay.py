@@ -7,7 +7,8 @@ A test chooses what a fake replays with environment variables:
   ``captures/`` (``b_write_tool``) optionally with a run (``g_resume/run2_resume``);
 * ``RELAY_FAKE_LOG`` — a file the fake appends its argv and cwd to (JSON line),
   so a test can assert what Relay asked for;
-* ``RELAY_FIXTURES`` — where ../shared/fixtures is (defaults beside the repo).
+* ``RELAY_FIXTURES`` — where the recordings are (default: the repository's own copy,
+  ``tests/fixtures``).
 """
 
 from __future__ import annotations
@@ -25,9 +26,28 @@ from typing import NoReturn
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+FIXTURES_DIR = REPO_ROOT / "tests" / "fixtures"
+# What a complete copy holds: the index, and each CLI's notes and captures.
+FIXTURE_RUNTIMES = ("claude", "codex", "gemini", "pi")
+
+
 def fixtures_root() -> Path:
+    """The recorded fixtures: ``tests/fixtures`` (``RELAY_FIXTURES`` overrides)."""
     override = os.environ.get("RELAY_FIXTURES")
-    return Path(override) if override else REPO_ROOT.parent / "shared" / "fixtures"
+    return Path(override) if override else FIXTURES_DIR
+
+
+def fixtures_problem(root: Path) -> str | None:
+    """One line saying what is missing from a fixture folder, or None when it is complete."""
+    if not root.is_dir():
+        return f"recorded fixtures not found at {root} (a full checkout has tests/fixtures; RELAY_FIXTURES overrides)"
+    missing = [f"{name}/{part}" for name in FIXTURE_RUNTIMES for part in ("NOTES.md", "captures")
+               if not (root / name / part).exists()]
+    if not (root / "README.md").is_file():
+        missing.insert(0, "README.md")
+    if missing:
+        return f"recorded fixtures at {root} are incomplete: missing {', '.join(missing)}"
+    return None
 
 
 def capture_dir(runtime: str, scenario: str) -> Path:

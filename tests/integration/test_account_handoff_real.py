@@ -10,7 +10,7 @@ credential (``match.credential``): ``work`` makes a first step (a Write), then g
 subscriber usage limit (429 with ``anthropic-ratelimit-unified-*`` headers, reset in
 2 h); ``personal`` writes the file and finishes. A subscriber login is needed for the
 first account: with an API key Claude Code does not recognise a usage limit
-(``shared/fixtures/claude/NOTES.md`` section 6).
+(``tests/fixtures/claude/NOTES.md`` section 6).
 """
 
 from __future__ import annotations

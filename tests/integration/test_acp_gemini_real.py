@@ -2,7 +2,7 @@
 against a minimal loopback mock of the Gemini API (``streamGenerateContent?alt=sse``).
 
 The mock answers every main turn with one text part (the shape recorded in
-../shared/fixtures/gemini); Gemini's auth type is pinned in its settings because a
+tests/fixtures/gemini); Gemini's auth type is pinned in its settings because a
 custom base URL otherwise selects the ``gateway`` auth type (fixtures NOTES).
 """
 

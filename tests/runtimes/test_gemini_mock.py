@@ -1,7 +1,7 @@
 """The loopback Gemini API mock (tests/fakes/mock_gemini.py) speaks the recorded wire format.
 
 The real CLI's side is in tests/integration/test_gemini_real.py; these check the mock alone,
-against what ``shared/fixtures/gemini/NOTES.md`` and the captures' requests show.
+against what ``tests/fixtures/gemini/NOTES.md`` and the captures' requests show.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import fixtures_root
 from tests.fakes.mock_chat_completions import serve
 
-PI_CAPTURES = "/work/shared/fixtures/pi/captures"
+PI_CAPTURES = str(fixtures_root() / "pi" / "captures")
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:

@@ -1,4 +1,4 @@
-"""Reading the failure reports out of the recorded captures (../shared/fixtures).
+"""Reading the failure reports out of the recorded captures (tests/fixtures).
 
 Every failure report of every capture of claude, codex, gemini and pi (result lines,
 turn.failed, retry notices, stderr, pi's errorMessage …) as a ``Report``: what Relay

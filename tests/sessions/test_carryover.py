@@ -1,6 +1,6 @@
 """carry_conversation over recorded transcripts (Claude) and rollouts (Codex).
 
-The account folders are built from the captures in ../shared/fixtures; the real CLIs
+The account folders are built from the captures in tests/fixtures; the real CLIs
 resuming a carried conversation are in tests/integration/test_carryover_real.py.
 """
 

@@ -21,7 +21,7 @@ def pricing() -> Pricing:
 
 
 @pytest.mark.parametrize(("model", "key"), [
-    # what the recorded fixtures report (../shared/fixtures/*/NOTES.md)
+    # what the recorded fixtures report (tests/fixtures/*/NOTES.md)
     ("claude-opus-4-8", "claude-opus-4-8"),
     ("claude-opus-4-8[1m]", "claude-opus-4-8"),
     ("claude-sonnet-5", "claude-sonnet-5"),

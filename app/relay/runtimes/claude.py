@@ -1,7 +1,7 @@
 """The Claude Code CLI (``claude -p --output-format stream-json --verbose``).
 
 Facts this adapter relies on (Claude Code 2.1.197, see
-``../shared/fixtures/claude/NOTES.md``):
+``tests/fixtures/claude/NOTES.md``):
 
 * ``stream-json`` output with ``-p`` requires ``--verbose``;
 * stdin must be ``/dev/null``: with an open, silent pipe the CLI waits 3 s and

@@ -1,6 +1,6 @@
 """Claude Code's ``--output-format stream-json`` lines → Relay events.
 
-Recorded behaviour (Claude Code 2.1.197, ``../shared/fixtures/claude/NOTES.md``)
+Recorded behaviour (Claude Code 2.1.197, ``tests/fixtures/claude/NOTES.md``)
 that shapes this parser:
 
 * ``assistant`` lines carry one content block each and a ``message_start``

@@ -1,6 +1,6 @@
 """The OpenAI Codex CLI runtime (``codex exec --json``).
 
-What the adapter relies on (codex-cli 0.171.0, ``../shared/fixtures/codex``):
+What the adapter relies on (codex-cli 0.171.0, ``tests/fixtures/codex``):
 
 * a new thread runs ``codex exec --json --sandbox MODE … -C DIR -- PROMPT``;
 * a resumed thread runs ``codex exec resume --json … -c sandbox_mode="MODE" -- ID PROMPT``:

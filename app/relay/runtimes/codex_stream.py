@@ -1,6 +1,6 @@
 """Codex CLI ``codex exec --json`` output → Relay events.
 
-Observed with codex-cli 0.171.0 (``../shared/fixtures/codex/NOTES.md``):
+Observed with codex-cli 0.171.0 (``tests/fixtures/codex/NOTES.md``):
 
 * ``thread.started`` carries the thread id (what ``exec resume`` takes);
 * ``item.started`` / ``item.updated`` / ``item.completed`` carry agent messages,

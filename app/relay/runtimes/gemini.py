@@ -1,6 +1,6 @@
 """The Gemini CLI runtime (``gemini -p … --output-format stream-json``), Gemini CLI 0.61.0.
 
-What the adapter relies on (``../shared/fixtures/gemini/NOTES.md``, the captures, the
+What the adapter relies on (``tests/fixtures/gemini/NOTES.md``, the captures, the
 bundle of 0.61.0):
 
 * one run is ``gemini -p PROMPT -o stream-json --approval-mode MODE --skip-trust

@@ -1,6 +1,6 @@
 """Gemini CLI's own files, as the adapter reads them (Relay never writes them).
 
-Facts from Gemini CLI 0.61.0 (``../shared/fixtures/gemini/NOTES.md`` and its bundle):
+Facts from Gemini CLI 0.61.0 (``tests/fixtures/gemini/NOTES.md`` and its bundle):
 
 * **Folder.** gemini-cli's ``homedir()`` is ``$GEMINI_CLI_HOME``, else ``$HOME``; its state
   is ``<that>/.gemini``: ``settings.json``, ``projects.json`` (cwd → project short name) and

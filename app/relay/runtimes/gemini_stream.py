@@ -1,6 +1,6 @@
 """Gemini CLI ``gemini -p … --output-format stream-json`` lines → Relay events.
 
-Observed with Gemini CLI 0.61.0 (``../shared/fixtures/gemini/NOTES.md``, the captures, and
+Observed with Gemini CLI 0.61.0 (``tests/fixtures/gemini/NOTES.md``, the captures, and
 its bundle's ``runNonInteractive``):
 
 * ``init`` carries the session id and the model (``auto`` without ``-m``);

@@ -1,6 +1,6 @@
 """The Pi coding agent runtime (``pi --mode json -p``), pi 0.73.1.
 
-What the adapter relies on (``../shared/fixtures/pi/NOTES.md``, the package's ``docs/``):
+What the adapter relies on (``tests/fixtures/pi/NOTES.md``, the package's ``docs/``):
 
 * one run is ``pi --mode json [--provider P] [--model M] [--tools …] [--session ID]
   [--append-system-prompt BRIEF] -p PROMPT`` with stdin ``/dev/null``; the first stdout line

@@ -1,6 +1,6 @@
 """Pi coding agent ``pi --mode json`` output → Relay events.
 
-Observed with pi 0.73.1 (``../shared/fixtures/pi/NOTES.md``, ``docs/json.md`` of the package):
+Observed with pi 0.73.1 (``tests/fixtures/pi/NOTES.md``, ``docs/json.md`` of the package):
 
 * line 1 is the session header ``{"type":"session","id","cwd"}`` (repeated unchanged when a
   session is resumed); then ``agent_start`` / ``turn_start`` / ``message_start`` /

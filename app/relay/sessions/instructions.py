@@ -12,7 +12,7 @@ the worktree is skipped with a notice; an empty one is left out; an ``AGENTS.md`
 beside an ``AGENTS.override.md`` is overridden (Codex's rule) and left out.
 
 **Read natively** (:data:`NATIVE`, from the recorded CLIs' help, captures and docs in
-``../shared/fixtures``): Claude Code 2.1.197 reads ``CLAUDE.md`` / ``CLAUDE.local.md``
+``tests/fixtures``): Claude Code 2.1.197 reads ``CLAUDE.md`` / ``CLAUDE.local.md``
 (the root's at start, a subfolder's when it works there), ``.claude/CLAUDE.md`` and
 ``.claude/rules``; Codex 0.171.0 reads ``AGENTS.override.md`` or else ``AGENTS.md`` per
 folder (its base instructions tell the model to follow a subfolder's when editing

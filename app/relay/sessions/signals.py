@@ -1,7 +1,7 @@
 """What an agent CLI's failure means: one classifier for every runtime.
 
 Every CLI reports limits, overload and failures its own way (the recorded
-behaviour is in ``../shared/fixtures/*/NOTES.md``). :func:`classify` turns what
+behaviour is in ``tests/fixtures/*/NOTES.md``). :func:`classify` turns what
 a runtime saw — the failure text, the HTTP status, and any machine-readable
 fields — into a :class:`Signal`: what kind of failure it is, when the limit
 resets (or how long to wait), which limit it was, and where that knowledge

@@ -1,6 +1,6 @@
 """Claude Code transcripts: ``<config>/projects/<encoded cwd>/<session id>.jsonl``.
 
-What a transcript records (2.1.197, ``../shared/fixtures/claude/NOTES.md`` section 9):
+What a transcript records (2.1.197, ``tests/fixtures/claude/NOTES.md`` section 9):
 
 * on every ``user`` / ``assistant`` / ``attachment`` line: ``timestamp``, ``sessionId``, ``cwd``,
   ``gitBranch``, ``version``; user lines add ``permissionMode``;

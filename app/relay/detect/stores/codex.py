@@ -1,7 +1,7 @@
 """Codex rollouts: ``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``.
 
 Also ``archived_sessions/``. ``exec resume`` appends to the same file. Each line is
-``{"timestamp", "type", "payload"}`` (0.171.0, ``../shared/fixtures/codex/NOTES.md``, "On-disk
+``{"timestamp", "type", "payload"}`` (0.171.0, ``tests/fixtures/codex/NOTES.md``, "On-disk
 session files"). What is read:
 
 * ``session_meta``: the thread id, ``cwd``, ``cli_version``, ``git.branch``;

@@ -1,6 +1,6 @@
 """Gemini CLI chats: ``~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl`` (and ``.json``).
 
-What a chat file records (0.61.0, ``../shared/fixtures/gemini/NOTES.md``, "Session files"):
+What a chat file records (0.61.0, ``tests/fixtures/gemini/NOTES.md``, "Session files"):
 
 * line 1, repeated on each resume: ``{"sessionId", "projectHash", "startTime", "lastUpdated"}``;
 * ``type:"user"`` records: the prompt (text parts), or tool responses (``functionResponse``

@@ -1,6 +1,6 @@
 """Pi sessions: ``<agent dir>/sessions/--<cwd>--/<time>_<session id>.jsonl`` (appended).
 
-What a session file records (0.73.1, ``../shared/fixtures/pi/NOTES.md``, "Session files"):
+What a session file records (0.73.1, ``tests/fixtures/pi/NOTES.md``, "Session files"):
 
 * line 1 (repeated on resume): ``{"type":"session", "id", "timestamp", "cwd"}``;
 * a tree of entries (``id`` / ``parentId``): ``model_change`` (``provider``, ``modelId``),
