@@ -5,7 +5,7 @@
     python installers/icons.py ico build/windows/relay.ico         # 16…256 px, PNG-compressed
     python installers/icons.py png 512 build/relay-512.png
 
-Needs PySide6 (the build environment has it: ``pip install -e ".[gui,installer]"``); runs
+Needs PySide6 (the build environment has it: ``pip install -e ".[installer]"``); runs
 offscreen. Where the SVG cannot be rendered it scales resources/icons/relay-256.png.
 """
 

@@ -10,7 +10,7 @@
 #   --no-smoke     skip installers/smoke.py on the bundle
 #   --python PY    the Python that has Relay, PySide6 and PyInstaller installed
 #                  (default: $PYTHON, else .venv/bin/python, else python3);
-#                  `pip install -e ".[gui,installer]"` gives it all
+#                  `pip install -e ".[installer]"` gives it all
 # Needs: objdump (binutils); for the .deb also dpkg-deb and dpkg-shlibdeps (dpkg-dev),
 # which compute Depends from the bundle's ELF files, so build on the oldest Debian/Ubuntu
 # release the .deb is meant for. RELAY_DEB_MAINTAINER overrides the Maintainer field.
@@ -35,7 +35,7 @@ pick_python
 
 command -v objdump >/dev/null || die "objdump not found (apt-get install binutils)"
 "$PY" -c 'import PyInstaller, PySide6, relay' 2>/dev/null ||
-  die "$PY lacks PyInstaller, PySide6 or Relay: $PY -m pip install -e '.[gui,installer]'"
+  die "$PY lacks PyInstaller, PySide6 or Relay: $PY -m pip install -e '.[installer]'"
 
 VERSION=$("$PY" -c 'from importlib.metadata import version; print(version("relay"))')
 ARCH=$(uname -m)

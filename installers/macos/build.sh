@@ -6,7 +6,7 @@
 #
 # Usage: installers/macos/build.sh [--no-smoke] [--no-dmg] [--python PY]
 #   --python PY   the Python that has Relay, PySide6 and PyInstaller installed (default:
-#                 $PYTHON, else .venv/bin/python, else python3): pip install -e ".[gui,installer]"
+#                 $PYTHON, else .venv/bin/python, else python3): pip install -e ".[installer]"
 # Needs the Xcode command line tools (iconutil, hdiutil, codesign). The app is signed
 # ad hoc unless RELAY_CODESIGN_IDENTITY names a "Developer ID Application" identity
 # (notarisation is not done here). It is built for the machine's architecture (arm64 on
@@ -38,7 +38,7 @@ for tool in iconutil hdiutil codesign; do
   command -v "$tool" >/dev/null || die "$tool not found (xcode-select --install)"
 done
 "$PY" -c 'import PyInstaller, PySide6, relay' 2>/dev/null ||
-  die "$PY lacks PyInstaller, PySide6 or Relay: $PY -m pip install -e '.[gui,installer]'"
+  die "$PY lacks PyInstaller, PySide6 or Relay: $PY -m pip install -e '.[installer]'"
 
 VERSION=$("$PY" -c 'from importlib.metadata import version; print(version("relay"))')
 ARCH=$(uname -m)

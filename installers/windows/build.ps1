@@ -4,7 +4,7 @@
 
 .DESCRIPTION
   From the repository root (any folder works; the script finds the root itself):
-    py -3.11 -m venv .venv; .venv\Scripts\python -m pip install -e ".[gui,installer]"
+    py -3.11 -m venv .venv; .venv\Scripts\python -m pip install -e ".[installer]"
     powershell -ExecutionPolicy Bypass -File installers\windows\build.ps1
   Produces
     dist\relay\                                     relay.exe (window), relay-cli.exe, _internal\

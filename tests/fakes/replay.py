@@ -40,7 +40,8 @@ def fixtures_root() -> Path:
 def fixtures_problem(root: Path) -> str | None:
     """One line saying what is missing from a fixture folder, or None when it is complete."""
     if not root.is_dir():
-        return f"recorded fixtures not found at {root} (a full checkout has tests/fixtures; RELAY_FIXTURES overrides)"
+        return (f"recorded fixtures not found at {root} "
+                "(a full checkout has tests/fixtures; RELAY_FIXTURES overrides)")
     missing = [f"{name}/{part}" for name in FIXTURE_RUNTIMES for part in ("NOTES.md", "captures")
                if not (root / name / part).exists()]
     if not (root / "README.md").is_file():

@@ -186,7 +186,7 @@ def todo_list(phase: str, *items: tuple[str, bool]) -> Line:
 
 
 def test_codex_todo_list_items_through_the_parser(git_repo: Path) -> None:
-    # No recorded codex run produced a todo_list (fixtures/codex/NOTES.md); the item shape is
+    # No recorded codex run produced a todo_list (tests/fixtures/codex/NOTES.md); the item shape is
     # codex exec's: {"type":"todo_list","items":[{"text","completed"}]}, started/updated/completed.
     lines = capture_lines(CODEX / "b_tool_shell_and_patch" / "run1.stdout.jsonl", git_repo)
     events = codex_events([
