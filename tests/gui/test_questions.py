@@ -15,12 +15,19 @@ from tests.gui.conftest import Runner
 def _start_asking(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
     notes: list[tuple[str, str]] = []
     shell.notifier.notify.connect(lambda title, message, _w: notes.append((title, message)))
+    panel = shell.question_panel
+    shown: list[list[bool]] = []  # connected after the panel: right after it rebuilt its buttons
+    shell.questions_vm.changed.connect(
+        lambda: shown.append([b.isVisibleTo(panel) for b in panel.option_buttons]))
     with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
         shell.start_session(SessionSpec(repo=repo, task="notes", runtime="demo", demo_ask=True,
                                         approvals="ask"))
     assert started.args is not None
     session_id: str = started.args[0]
     qtbot.waitUntil(lambda: shell.question_panel.isVisible(), timeout=10_000)
+    # the option buttons are on screen the moment they exist (no queued "show later")
+    assert [True, True] in shown, shown
+    assert all(all(s) for s in shown), shown
     qtbot.waitUntil(lambda: any(t == "Needs your input" for t, _ in notes), timeout=5000)
     message = next(m for t, m in notes if t == "Needs your input")
     assert "asks: (simulated) Allow write_file" in message

@@ -261,6 +261,34 @@ def test_an_unregistered_login_can_be_registered(dock: WalletDock, wallet: FakeW
     dialog.reject()
 
 
+def test_a_new_card_is_on_screen_as_soon_as_the_model_has_its_account(
+        dock: WalletDock, wallet: FakeWallet, qtbot: QtBot) -> None:
+    """No queued "show later": the moment the model is reset, the new card, its window rows and
+    its actions are visible (a layout shows a widget added to a visible parent by a queued
+    call; under load a check right after the card appeared ran before it and failed)."""
+    seen: list[tuple[bool, ...]] = []
+
+    def look() -> None:  # connected after the dock: runs right after its rebuild, no events
+        c = dock.cards["codex"]
+        seen.append((c.isVisibleTo(dock), c.register_button.isVisibleTo(dock),
+                     *(w.isVisibleTo(dock) for w in c.window_rows["five_hour"].widgets())))
+
+    dock.vm.modelReset.connect(look)
+    wallet.accounts.append(default_codex())
+    dock.vm.refresh()
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    assert seen == [(True,) * 6]
+    c = card(dock, "codex")
+    assert not c.test_button.isVisibleTo(dock)  # hidden on purpose stays hidden
+    wallet.accounts.append(replace(work(), entry="claude:new", label="new", preferred=False))
+    dock.vm.modelReset.disconnect(look)
+    dock.vm.refresh()
+    qtbot.waitUntil(lambda: "claude:new" in dock.cards, timeout=5000)
+    new = card(dock, "claude:new")
+    assert new.test_button.isVisibleTo(dock)
+    assert not new.preferred_badge.isVisibleTo(dock)
+
+
 # -- in the window, with the real engine ----------------------------------------------------
 
 def test_the_window_has_the_wallet_next_to_the_handoff_panel(

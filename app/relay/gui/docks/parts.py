@@ -58,6 +58,22 @@ def empty_or_content(text: str, name: str, content: QWidget) -> tuple[QStackedWi
     return pages, empty
 
 
+def show_now(widget: QWidget) -> None:
+    """Show ``widget``, just added to a layout, now rather than at Qt's queued "show later".
+
+    A widget added to the layout of a parent already on screen is shown by a queued call
+    (``QLayout::addChildWidget``): until the event loop gets to it the widget is hidden although
+    its parent and the model it shows say otherwise, so whatever reads the dock right after the
+    model changed (a test, an accessibility client, the next line of code) sees it missing —
+    for longer under load. Like that queued call, a widget hidden on purpose stays hidden; a
+    widget with no parent yet is left alone (showing it would open a window of its own).
+    """
+    explicitly_hidden = (widget.isHidden()
+                         and widget.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide))
+    if widget.parentWidget() is not None and not explicitly_hidden:
+        widget.show()
+
+
 def row_table(name: str, model: QAbstractItemModel, stretch: int, row_height: int = 26) -> QTableView:
     """A table of whole-row, single selection, no grid, columns sized to their contents
     except ``stretch``, which takes the rest."""

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from relay.core.events import InputOption
 from relay.gui import theme
+from relay.gui.docks.parts import show_now
 from relay.gui.viewmodels.questions import QuestionsViewModel
 
 PANEL_CSS = (f"QFrame#questionPanel {{ background: #fff8c5; border: 1px solid {theme.WARNING};"
@@ -85,6 +86,7 @@ class QuestionPanel(QFrame):
             button.setStyleSheet(f"QPushButton {{ color: {colour}; font-weight: bold; }}")
         button.clicked.connect(lambda: self.vm.answer(request_id, option.id))
         self.buttons.addWidget(button)
+        show_now(button)
         return button
 
     def _send_text(self) -> None:

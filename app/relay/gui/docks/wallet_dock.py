@@ -37,7 +37,7 @@ from relay.core.account_check import COST_NOTE
 from relay.core.accounts import PROVIDERS
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
-from relay.gui.docks.parts import empty_or_content
+from relay.gui.docks.parts import empty_or_content, show_now
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet import present as text
@@ -125,6 +125,8 @@ class _WindowRow:
         grid.addWidget(self.bar, line, 1)
         grid.addWidget(self.figures, line, 2)
         grid.addWidget(self.detail, line + 1, 1, 1, 2)
+        for widget in self.widgets():
+            show_now(widget)
 
     def show(self, window: WindowView, now_ms: int, watermark: float) -> None:
         self.title.setText(text.WINDOW_TITLES[window.kind])
@@ -431,6 +433,7 @@ class WalletDock(QDockWidget):
             else:
                 self.cards_box.removeWidget(card)
             self.cards_box.insertWidget(position, card)
+            show_now(card)
         self.cards = {entry: self.cards[entry] for entry in entries}
         self.refresh()
 
