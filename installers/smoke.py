@@ -105,9 +105,9 @@ class Smoke:
         self.run("relay-cli wallet", [self.relay_cli, "wallet"], contains=("demo · a simulation",))
         self.run("relay-cli detect", [self.relay_cli, "detect", "--all", "--json"],
                  contains=('"sessions"',))
-        # two engines of the bundle on one database (the demo starts its own relay-cli twice)
-        self.run("relay-cli pipeline crash-demo",
-                 [self.relay_cli, "pipeline", "crash-demo", "--lease", "1.5", "--step-delay", "0.3"],
+        # two engines of the bundle on one database (the demo starts its own relay-cli twice),
+        # at the defaults a user runs
+        self.run("relay-cli pipeline crash-demo", [self.relay_cli, "pipeline", "crash-demo"],
                  contains=("engine A's late write was refused",), timeout=180)
         # the usage scan's worker in a bundle (no interpreter): empty input, clean exit
         out = self.run("relay-cli --usage-worker", [self.relay_cli, "--usage-worker"],

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import os
 import signal
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import CLI, cli
+from relay.cli.main import main as cli_main
+from relay.core.events import AssistantText, SessionEnded
+from relay.pipelines import crash_demo
+from relay.runtimes.base import RunRequest
+from relay.runtimes.demo import HOLD_ENV, HOLD_TEXT, NOTES_FILE, DemoAdapter
+from tests.cli.test_cli import CLI, assert_no_traceback, cli
 from tests.conftest import make_repo, wait_until
 
 PIPELINE = {"name": "three", "nodes": [
@@ -54,16 +62,106 @@ def _repo_with_pipeline(tmp_path: Path) -> Path:
     return repo
 
 
-def test_crash_demo_kills_engine_a_and_engine_b_finishes() -> None:
-    proc = cli("pipeline", "crash-demo", "--lease", "1.5", "--step-delay", "0.4", timeout=180)
+def test_crash_demo_kills_engine_a_and_engine_b_finishes(tmp_path: Path) -> None:
+    """At its defaults (what a user runs; no test-only timing): A is killed mid-build —
+    its claim, its session, its agent's first turn, nothing saved — and B takes build over."""
+    proc = cli("pipeline", "crash-demo", env_extra={"TMPDIR": str(tmp_path)}, timeout=180)
     text = " ".join(proc.stdout.split())
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert_no_traceback(proc)
     assert "SIGKILL engine A" in text
+    assert "in the middle of build: its agent had done a turn" in text
     assert "build: taken over by engine B" in text
     assert "build: write by engine A with epoch 1 REFUSED" in text
     for check in ("the run succeeded", "every step's result was saved exactly once",
                   "engine A's late write was refused"):
         assert f"✓ {check}" in text
+    root = Path(text.rpartition("both engines' output: ")[2].split()[0])
+    assert root.parent == tmp_path
+    home = root / "home"
+    log = _db(home, "SELECT kind, owner, epoch FROM pipeline_log WHERE node_id='build'"
+                    " ORDER BY id")
+    a_owner = log[0][1]
+    assert [(k, e) for k, o, e in log if o == a_owner] == [
+        ("claimed", 1), ("session", 1), ("fence_refused", 1)]
+    assert [(k, e) for k, o, e in log if o != a_owner] == [
+        ("takeover", 2), ("session", 2), ("saved", 2)]
+    assert [k for (k,) in _db(home, "SELECT kind FROM pipeline_log WHERE node_id='report'"
+                                    " ORDER BY id")] == ["claimed", "session", "saved"]
+    # A's session of build did its first turn, held, and was cut there (interrupted)
+    first = str(_db(home, "SELECT detail FROM pipeline_log WHERE node_id='build' AND"
+                          " kind='session' ORDER BY id")[0][0])
+    kinds = [str(k) for (k,) in _db(home, "SELECT kind FROM events WHERE session_id=?"
+                                          " ORDER BY id", first)]
+    assert "tool_call" in kinds
+    assert "session_ended" not in kinds
+    held = _db(home, "SELECT payload FROM events WHERE session_id=? AND kind='assistant_text'",
+               first)
+    assert any(HOLD_TEXT in str(p) for (p,) in held)
+
+
+def test_the_command_without_flags_runs_the_demo_at_its_own_defaults(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``relay-cli pipeline crash-demo`` with no flags is the demo the tests run."""
+    given: list[dict[str, object]] = []
+
+    async def fake(say: object, **settings: object) -> int:
+        given.append(settings)
+        return 0
+
+    defaults = inspect.signature(crash_demo.run_demo).parameters
+    monkeypatch.setattr(crash_demo, "run_demo", fake)
+    assert cli_main(["pipeline", "crash-demo"]) == 0
+    assert given == [{"lease_s": crash_demo.LEASE_S, "step_delay": crash_demo.STEP_DELAY_S}]
+    assert defaults["lease_s"].default == crash_demo.LEASE_S
+    assert defaults["step_delay"].default == crash_demo.STEP_DELAY_S
+
+
+async def test_an_engine_that_dies_early_ends_the_demo_with_one_line_and_exit_1(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No traceback, no wait for a deadline: what stopped, and what the engine printed."""
+    monkeypatch.setattr(crash_demo, "relay_cli", lambda: [
+        sys.executable, "-c", "print('no engine here'); raise SystemExit(3)"])
+    said: list[str] = []
+    code = await asyncio.wait_for(crash_demo.run_demo(said.append, root=tmp_path / "demo"), 60)
+    assert code == 1
+    text = "\n".join(said)
+    assert "✗ The demo stopped: engine A exited with 3 before it started the run." in text
+    assert "    no engine here" in text
+    assert f"both engines' output: {tmp_path / 'demo'}" in text
+
+
+async def test_the_demo_agent_of_the_held_step_stops_after_its_first_turn(
+        tmp_path: Path) -> None:
+    """RELAY_DEMO_HOLD=build: build's agent says it holds and goes no further until stopped;
+    another step's agent runs through."""
+    adapter = DemoAdapter({HOLD_ENV: "build"})
+    request = RunRequest(prompt="Build.", cwd=tmp_path,
+                         options={"step_delay": 0, "pipeline_step": "run1/build"})
+    events = adapter.run(request)
+    seen = []
+    async for event in events:
+        seen.append(event)
+        if isinstance(event, AssistantText) and event.text.startswith(HOLD_TEXT):
+            break
+    assert [e.kind for e in seen].count("turn_completed") == 1  # its first turn, then the hold
+    assert not (tmp_path / NOTES_FILE).exists()  # the second turn (the write) never started
+    nxt = asyncio.ensure_future(anext(events))
+    for _ in range(50):  # with no step delay a running agent would answer at once
+        await asyncio.sleep(0)
+    assert not nxt.done()
+    await adapter.stop()
+    ended = await asyncio.wait_for(nxt, 10)
+    assert isinstance(ended, SessionEnded)
+    assert ended.outcome == "cancelled"
+
+    other = DemoAdapter({HOLD_ENV: "build"})
+    done = [e async for e in other.run(RunRequest(
+        prompt="Prepare.", cwd=tmp_path, options={"step_delay": 0,
+                                                  "pipeline_step": "run1/prepare"}))]
+    assert isinstance(done[-1], SessionEnded)
+    assert done[-1].outcome == "completed"
+    assert not any(isinstance(e, AssistantText) and HOLD_TEXT in e.text for e in done)
 
 
 @pytest.mark.parametrize("again", [("pipeline", "resume", "{run}"), ("recover",)],
@@ -100,14 +198,18 @@ def test_a_worker_whose_lease_expired_has_its_own_late_write_refused(
     as a stalled worker's would be); engine B takes the step over, and A's own save of the
     step — made when its agent finishes — is refused by the fence."""
     repo = _repo_with_pipeline(tmp_path)
-    env = {"RELAY_DEMO_STEP_DELAY": "0.3", "RELAY_PIPELINE_LEASE": "1", "RELAY_PIPELINE_POLL": "0.1"}
+    env = {"RELAY_DEMO_STEP_DELAY": "0.3", "RELAY_PIPELINE_POLL": "0.1"}
     first = _start("pipeline", "run", str(repo / "p.json"), "--repo", str(repo),
-                   env_extra={**env, "RELAY_PIPELINE_HEARTBEAT": "3600"})
+                   env_extra={**env, "RELAY_PIPELINE_LEASE": "1",
+                              "RELAY_PIPELINE_HEARTBEAT": "3600"})
     try:
         wait_until(lambda: _running_with_session(relay_home, "implement"), 60,
                    "engine A to be in the middle of implement")
         run_id = str(_db(relay_home, "SELECT id FROM pipeline_runs")[0][0])
-        second = cli("pipeline", "resume", run_id, env_extra=env, timeout=120)
+        # B's own leases are long: however late its heartbeat on a busy machine, A (which
+        # polls on) never takes a step back from it — only A's 1 s lease is under test
+        second = cli("pipeline", "resume", run_id,
+                     env_extra={**env, "RELAY_PIPELINE_LEASE": "20"}, timeout=120)
         assert second.returncode == 0, second.stdout + second.stderr
         assert "implement: taken over by this process" in " ".join(second.stdout.split())
         out, _ = first.communicate(timeout=60)

@@ -7,7 +7,10 @@ cost, and can be told to hit a simulated usage limit after N turns
 hours unless told; a turn earlier it warns that the limit is close). With
 ``options["ask"]`` it asks permission before it writes (a NeedsInput with allow/reject
 options, answered through :meth:`DemoAdapter.answer_input`); rejected, it writes nothing.
-Every event it emits has ``simulated=True``.
+With :data:`HOLD_ENV` in its environment naming a pipeline step, the agent of that step
+stops after its first turn and waits there until Relay stops it (the crash demo's engine A
+is killed mid-step that way, however busy the machine). Every event it emits has
+``simulated=True``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ NOTES_FILE = "RELAY_DEMO_NOTES.md"
 _PRICE_IN, _PRICE_OUT = 3.0 / 1e6, 15.0 / 1e6
 
 Step = Callable[[RunRequest, str], list[AgentEvent]]
+
+#: in the agent's environment: a pipeline step (node id) whose agent holds after its first
+#: turn until it is stopped, or for :data:`HOLD_MAX_S` at most (then it goes on)
+HOLD_ENV = "RELAY_DEMO_HOLD"
+HOLD_MAX_S = 600.0
+#: how the agent's message says it holds
+HOLD_TEXT = "(simulated) Holding here, mid-step"
 
 
 class DemoAdapter(RuntimeAdapter):
@@ -94,6 +104,12 @@ class DemoAdapter(RuntimeAdapter):
         await super().wait_safe_point()
         await self._between_turns.wait()
 
+    def _holds(self, request: RunRequest) -> str:
+        """The pipeline step this agent holds in (:data:`HOLD_ENV`), or ""."""
+        node = self.env.get(HOLD_ENV, "")
+        step = str(request.options.get("pipeline_step") or "")  # "run/node"
+        return node if node and step.rpartition("/")[2] == node else ""
+
     def _ev(self, event: AgentEvent) -> AgentEvent:
         return event.model_copy(update={"runtime": self.name, "simulated": True})
 
@@ -113,6 +129,7 @@ class DemoAdapter(RuntimeAdapter):
         # picks up where the work stopped instead of starting over.
         taken_over = "Continuation contract" in request.prompt
         steps = _steps(resumed=request.resume_id is not None or taken_over)
+        hold = self._holds(request)
         for turn, step in enumerate(steps, start=1):
             self._between_turns.clear()
             if step is _write_notes and request.options.get("ask"):
@@ -134,6 +151,13 @@ class DemoAdapter(RuntimeAdapter):
                 yield self._ev(event)
                 await _pause(delay, self._stop)
             self._between_turns.set()
+            if hold and turn == 1:
+                yield self._ev(AssistantText(text=f"{HOLD_TEXT} ({HOLD_ENV}={hold}), until "
+                                                  "Relay stops me."))
+                await _pause(HOLD_MAX_S, self._stop)
+                if self._stop.is_set():
+                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    return
             reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
             reading = _reading(request.options.get("quota"), turn, reset_after)
             if reading is not None:

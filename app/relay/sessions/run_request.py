@@ -45,6 +45,8 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
         options["ask"] = True
     if continuation is not None:
         options["previous_total"] = continuation.previous_total
+    if spec.pipeline_step:  # "run/node": the demo agent may hold in one (the crash demo)
+        options["pipeline_step"] = spec.pipeline_step
     env: dict[str, str] = {}
     drop: frozenset[str] = frozenset()
     if services is not None:
