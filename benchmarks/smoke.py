@@ -55,6 +55,8 @@ SMOKES = [
           _bench("handoff/bench_handoff.py", "--rounds", "2")),
     Smoke("startup", "one window start from source vs a bare PySide6 window",
           _bench("startup/bench_startup.py", "--runs", "1", "--targets", "floor,source"), qt=True),
+    Smoke("cli-startup", "relay-cli --version, --help, sessions and doctor, start to exit, vs "
+          "python -c pass", _bench("cli_startup/bench_cli_startup.py", "--smoke")),
     Smoke("startup-frozen", "the frozen bundle's window start vs a bare PySide6 window",
           _bench("startup/bench_startup.py", "--runs", "3", "--targets", "floor,frozen"), last=2,
           qt=True, default=False),

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from relay.cli.argtypes import positive_int
+from relay.cli.hints import cli
+from relay.cli.tables import Column, FitTable
 from relay.core.audit import VerifyReport, iter_entries, verify
 from relay.core.config import Config
 
@@ -76,10 +77,13 @@ def show_log(path: Path, console: Console, limit: int, as_json: bool) -> int:
     if not latest:
         console.print(f"No audit entries yet in {escape(str(path))}.")
         return 0
-    table = Table("line", "time (UTC)", "event", "data", title=f"audit log {escape(str(path))}")
+    table = FitTable(Column("line", figure=True, justify="right"),
+                     Column("time (UTC)", figure=True), Column("event", figure=True), "data",
+                     title=f"audit log {escape(str(path))}")
     for number, entry in latest:
         data = json.dumps(entry.data, ensure_ascii=False, sort_keys=True)
         table.add_row(str(number), entry.ts, escape(entry.event), escape(data))
     console.print(table)
-    console.print("Not verified here: run `relay-cli audit verify` to check the chain.", markup=False)
+    console.print(f"Not verified here: run `{cli('audit verify')}` to check the chain.",
+                  markup=False)
     return 0

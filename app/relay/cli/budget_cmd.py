@@ -14,8 +14,10 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from relay.cli.argtypes import usd_amount as usd_amount  # re-exported: run --budget uses it
+from relay.cli.hints import cli, runnable
+from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
@@ -28,17 +30,6 @@ _SESSION_FIELD: dict[str, Literal["budget_usd", "task_budget_usd"]] = {
 FOOTNOTE = ("Costs are what the CLI reported, else estimates from list prices (`relay-cli prices`); "
             "a run counts on the local day it started. Relay warns at 80 % and starts no new work "
             "at 100 %; calls already in flight can take the spend past a budget.")
-
-
-def usd_amount(value: str) -> float:
-    """An argparse type: a number of US dollars ≥ 0."""
-    try:
-        amount = float(value.lstrip("$"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an amount of USD") from None
-    if not amount >= 0 or amount == float("inf"):
-        raise argparse.ArgumentTypeError(f"{value!r}: a budget is a number of USD ≥ 0")
-    return amount
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -109,12 +100,12 @@ def _list(checks: list[BudgetCheck], console: Console, as_json: bool) -> int:
         _print_json({"budgets": [_check_json(c) for c in checks], "note": FOOTNOTE})
         return 0
     if not checks:
-        console.print("No budgets. Set one: relay-cli budget set day 30 "
-                      "(or week, or --account claude:work).")
+        console.print(f"No budgets. Set one: {cli('budget set day 30')} "
+                      "(or week, or --account claude:work).", markup=False)
         return 0
-    table = Table(title="Budgets")
-    for col in ("budget", "account", "limit", "spent", "used", "state", "how sure"):
-        table.add_column(col)
+    table = FitTable(Column("budget", figure=True), "account", Column("limit", figure=True),
+                     Column("spent", figure=True), Column("used", figure=True),
+                     Column("state", figure=True), "how sure", title="Budgets")
     colour = {"ok": "green", "warn": "yellow", "over": "red"}
     for c in checks:
         period, _, entry = c.scope.partition(":")
@@ -122,7 +113,7 @@ def _list(checks: list[BudgetCheck], console: Console, as_json: bool) -> int:
         table.add_row(period, entry or "all", usd(c.limit_usd), usd(c.spent_usd), used,
                       f"[{colour[c.state]}]{c.state}[/]", escape(c.spent.detail or c.spent.source))
     console.print(table)
-    console.print(FOOTNOTE, markup=False)
+    console.print(runnable(FOOTNOTE), markup=False)
     return 0
 
 
@@ -145,9 +136,11 @@ async def prices(config: Config, args: argparse.Namespace, console: Console) -> 
             "models": [_price_json(p) for p in pricing.models()],
             "problems": pricing.problems})
         return 0
-    table = Table(title="Prices (USD per million tokens)")
-    for col in ("provider", "model", "input", "output", "cache read", "cache write", "as of", "from"):
-        table.add_column(col, no_wrap=col != "from")
+    table = FitTable(Column("provider", figure=True), "model",
+                     *(Column(col, figure=True, justify="right")
+                       for col in ("input", "output", "cache read", "cache write")),
+                     Column("as of", figure=True), "from",
+                     title="Prices (USD per million tokens)")
     for p in pricing.models():
         table.add_row(p.provider, p.model, f"{p.input:g}", f"{p.output:g}", f"{p.cache_read:g}",
                       f"{p.cache_write:g}", p.as_of, "shipped" if p.origin == "shipped" else "yours")

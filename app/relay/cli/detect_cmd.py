@@ -15,9 +15,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from relay.cli.render import StreamPrinter
+from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.detect import present
@@ -77,9 +77,10 @@ async def detect(config: Config, args: argparse.Namespace, console: Console) -> 
             console.print("No agent sessions found" + ("" if args.all else
                           " in the last 24 hours (--all shows older ones)") + ".")
         else:
-            table = Table(title=f"Agent sessions ({report.elapsed_s:.1f} s)")
-            for col in ("id", "state", "repository", "age", "usage", "account", "task"):
-                table.add_column(col, overflow="fold")
+            table = FitTable(Column("id", figure=True), "state", "repository",
+                             Column("age", figure=True), Column("usage", figure=True),
+                             Column("account", figure=True), "task",
+                             title=f"Agent sessions ({report.elapsed_s:.1f} s)")
             for s in report.sessions:
                 live = f" (pid {s.process.pid})" if s.process else ""
                 table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"),

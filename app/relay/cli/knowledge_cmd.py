@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.argtypes import positive_int
+from relay.cli.hints import cli
 from relay.core.config import Config
 from relay.core.store.db import Store
 from relay.knowledge.model import Hit, Stats
@@ -97,7 +98,7 @@ def _print_hits(console: Console, query: str, hits: list[Hit], stats: Stats) -> 
         console.print(f"No matches for {query!r}.", markup=False)
         if not sum(stats.chunks.values()):
             console.print("  → The index is empty: scan a repository with "
-                          "`relay-cli knowledge scan --repo PATH` (Relay also scans a "
+                          f"`{cli('knowledge scan --repo PATH')}` (Relay also scans a "
                           "session's repository when the session starts).", markup=False)
         return
     for rank, hit in enumerate(hits, start=1):

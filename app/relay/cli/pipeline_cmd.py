@@ -18,10 +18,11 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from relay.cli import pipeline_view as view
 from relay.cli.argtypes import int_between
+from relay.cli.hints import cli
+from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import PipelineError, PipelineInvalidError
@@ -146,9 +147,11 @@ def _list(repo: Path, console: Console, as_json: bool) -> int:
         return 0
     if not found:
         console.print(f"No pipelines in {files.pipelines_path(repo.resolve())}. Draw one in the "
-                      "window's designer, `relay-cli pipeline import FILE`, or `pipeline plan`.")
+                      f"window's designer, `{escape(cli('pipeline import FILE'))}`, or "
+                      "`pipeline plan`.")
         return 0
-    table = Table("name", "steps", "valid", "description")
+    table = FitTable("name", Column("steps", figure=True, justify="right"),
+                     Column("valid", figure=True), "description")
     for p in found:
         issues = problems(p)
         table.add_row(escape(p.name), str(len(p.nodes)),
@@ -204,7 +207,8 @@ def _status(engine: Engine, run_id: str | None, with_log: bool, as_json: bool,
         if as_json:
             print(json.dumps([view.run_json(r, engine.pipelines.status(r.id)[1]) for r in runs]))
         elif not runs:
-            console.print("No pipeline runs yet. Start one with `relay-cli pipeline run NAME`.")
+            console.print("No pipeline runs yet. Start one with "
+                          f"`{cli('pipeline run NAME')}`.", markup=False)
         else:
             console.print(view.runs_table([(r, engine.pipelines.status(r.id)[1]) for r in runs]))
         return 0
@@ -247,9 +251,9 @@ async def _plan(engine: Engine, args: argparse.Namespace, console: Console) -> i
     if args.save:
         target = files.save(repo, pipeline)
         console.print(f"Saved as {escape(pipeline.name)} in {target}. Run it with "
-                      f"`relay-cli pipeline run {pipeline.name}`.", highlight=False)
+                      f"`{escape(cli(f'pipeline run {pipeline.name}'))}`.", highlight=False)
     elif not args.json and not args.out:
-        console.print("Not saved: add --save (or --out FILE), then `relay-cli pipeline run`.",
-                      highlight=False)
+        console.print(f"Not saved: add --save (or --out FILE), then `{cli('pipeline run')}`.",
+                      highlight=False, markup=False)
     sys.stdout.flush()
     return 0

@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
+from relay.cli.hints import cli
+from relay.cli.tables import Column, FitTable
 from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
 from relay.pipelines.model import Pipeline
 from relay.pipelines.present import STATE_MARK, log_text, run_summary, step_summary, worker
@@ -41,9 +42,11 @@ def log_json(entry: LogEntry) -> dict[str, Any]:
             "owner": entry.owner, "epoch": entry.epoch, "detail": entry.detail}
 
 
-def steps_table(run: RunInfo, steps: list[StepInfo]) -> Table:
-    table = Table("step", "state", "attempts", "session", "cost", "result",
-                  title=f"{escape(run.name)} · run {run.id}")
+def steps_table(run: RunInfo, steps: list[StepInfo]) -> FitTable:
+    table = FitTable(Column("step", figure=True), Column("state", figure=True),
+                     Column("attempts", figure=True, justify="right"),
+                     Column("session", figure=True), Column("cost", figure=True), "result",
+                     title=f"{escape(run.name)} · run {run.id}")
     for step in steps:
         colour = _COLOUR.get(step.state, "")
         cost = "—" if step.cost_usd is None else f"${step.cost_usd:.4f}"
@@ -60,12 +63,13 @@ def run_footer(run: RunInfo) -> str:
     if run.result_commit:
         line += f"\nResult on branch relay/pipeline-{run.id} ({run.result_commit[:12]})."
     if not run.finished:
-        line += f"\nTake it up again with `relay-cli pipeline resume {run.id}`."
+        line += f"\nTake it up again with `{escape(cli(f'pipeline resume {run.id}'))}`."
     return line
 
 
-def runs_table(rows: list[tuple[RunInfo, list[StepInfo]]]) -> Table:
-    table = Table("run", "pipeline", "state", "progress", "started")
+def runs_table(rows: list[tuple[RunInfo, list[StepInfo]]]) -> FitTable:
+    table = FitTable(Column("run", figure=True), "pipeline", Column("state", figure=True),
+                     "progress", Column("started", figure=True))
     for run, steps in rows:
         colour = _COLOUR.get(run.state, "")
         table.add_row(run.id, escape(run.name), f"[{colour}]{run.state}[/]",
@@ -84,8 +88,9 @@ def run_json(run: RunInfo, steps: list[StepInfo]) -> dict[str, Any]:
                        "output": s.outputs.output} for s in steps]}
 
 
-def graph_table(pipeline: Pipeline) -> Table:
-    table = Table("step", "provider", "after", "task", "verify", title=escape(pipeline.name))
+def graph_table(pipeline: Pipeline) -> FitTable:
+    table = FitTable(Column("step", figure=True), "provider", "after", "task", "verify",
+                     title=escape(pipeline.name))
     for node in pipeline.nodes:
         chain = " → ".join(node.chain)
         table.add_row(escape(node.id), escape(chain), escape(", ".join(node.depends_on) or "—"),

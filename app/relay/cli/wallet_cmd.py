@@ -19,8 +19,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from relay.cli.hints import cli, runnable
+from relay.cli.tables import Column, FitTable
 from relay.core.accounts import AccountBook
 from relay.core.bus import EventBus
 from relay.core.config import Config
@@ -32,6 +33,10 @@ from relay.wallet import present as text
 from relay.wallet.limits import LimitBook, from_statusline
 from relay.wallet.model import AccountView
 from relay.wallet.usage_report import usage_report
+
+#: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
+#: are figures, always whole
+_SHRINKS = {"account / session", "account / block start", "project", "models"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,8 +69,9 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
             print(json.dumps([_view_json(v) for v in views], indent=2))
             return 0
         if not views:
-            console.print("No accounts and no usage yet. Register one: relay-cli accounts add "
-                          "claude work --config-dir ~/.claude-work")
+            console.print("No accounts and no usage yet. Register one: "
+                          + cli("accounts add claude work --config-dir ~/.claude-work"),
+                          markup=False)
             return 0
         for view in views:
             _print_view(console, view, now)
@@ -133,14 +139,14 @@ async def usage(config: Config, args: argparse.Namespace, console: Console) -> i
         if not table.rows:
             console.print("No usage found in the transcripts for that period.")
             return 0
-        out = Table(title=table.title)
-        for col in table.columns:
-            out.add_column(col, justify="right" if col not in table.text_columns else "left")
+        out = FitTable(*(Column(col, figure=col not in _SHRINKS,
+                                justify="left" if col in table.text_columns else "right")
+                         for col in table.columns), title=table.title)
         for row in table.rows:
             out.add_row(*row)
         console.print(out)
         for note in table.notes:
-            console.print(f"[dim]{escape(note)}[/]", highlight=False)
+            console.print(f"[dim]{escape(runnable(note))}[/]", highlight=False)
         return 0
     finally:
         await engine.close()

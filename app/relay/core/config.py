@@ -1,21 +1,21 @@
 """Settings: defaults → relay.toml in the data folder → RELAY_* environment → flags.
 
 The data folder comes from platformdirs; ``RELAY_HOME`` overrides it (tests and
-scripts rely on this).
+scripts rely on this): :func:`relay.core.home.default_home`.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from relay.core.errors import ConfigError
+from relay.core.home import DB_FILE
+from relay.core.home import default_home as default_home  # re-exported: callers import it here
 
 
 class Config(BaseModel):
@@ -65,7 +65,7 @@ class Config(BaseModel):
 
     @property
     def db_path(self) -> Path:
-        return self.home / "relay.db"
+        return self.home / DB_FILE
 
     @property
     def usage_index_path(self) -> Path:
@@ -107,14 +107,6 @@ _ENV_KEYS = {
 }
 
 
-def default_home(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    override = env.get("RELAY_HOME")
-    if override:
-        return Path(override).expanduser()
-    return Path(platformdirs.user_data_dir("relay", "relay"))
-
-
 def load_config(env: Mapping[str, str] | None = None, **flags: Any) -> Config:
     """Build the config; raise :class:`ConfigError` naming the bad setting."""
     env = os.environ if env is None else env
@@ -135,6 +127,8 @@ def load_config(env: Mapping[str, str] | None = None, **flags: Any) -> Config:
 def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    import tomllib  # only when there is a relay.toml (most data folders have none)
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

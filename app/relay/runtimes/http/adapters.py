@@ -9,8 +9,8 @@ no Responses endpoint.
 from __future__ import annotations
 
 import ipaddress
-
-import httpx
+import socket
+from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, Notice
 from relay.runtimes.base import RunRequest, RuntimeInfo
@@ -57,21 +57,34 @@ class OllamaAdapter(HttpAdapter):
 
     def info(self) -> RuntimeInfo:
         base = host_url(self.env)
+        url = urlsplit(base)
+        try:  # nothing listening (the usual case): say so without loading an HTTP client
+            socket.create_connection((url.hostname or "127.0.0.1", url.port or 11434),
+                                     timeout=PROBE_TIMEOUT).close()
+        except OSError as exc:
+            return self._unreachable(base, exc)
+        import httpx
+
         try:
             with httpx.Client(timeout=PROBE_TIMEOUT, trust_env=False) as client:
                 version = client.get(base + "/api/version").json().get("version")
                 count = len(client.get(base + "/api/tags").json().get("models") or [])
         except (httpx.HTTPError, ValueError, AttributeError) as exc:
-            return RuntimeInfo(self.name, base, None, problem=f"Ollama is not reachable at {base} "
-                               f"({type(exc).__name__}).",
-                               hint="Start it (`ollama serve`) or set OLLAMA_HOST.")
+            return self._unreachable(base, exc)
         shown = f"{version} ({count} model{'s' if count != 1 else ''})"
         if count == 0:
             return RuntimeInfo(self.name, base, shown, problem="Ollama has no model.",
                                hint="Pull one: ollama pull qwen3-coder")
         return RuntimeInfo(self.name, base, shown)
 
+    def _unreachable(self, base: str, exc: Exception) -> RuntimeInfo:
+        return RuntimeInfo(self.name, base, None, problem=f"Ollama is not reachable at {base} "
+                           f"({type(exc).__name__}).",
+                           hint="Start it (`ollama serve`) or set OLLAMA_HOST.")
+
     async def resolve_model(self, ctx: TurnContext) -> list[AgentEvent]:
+        import httpx
+
         if ctx.model:
             return []
         base = host_url(self.env)
@@ -95,7 +108,7 @@ class OllamaAdapter(HttpAdapter):
 
 
 def _is_local(base: str) -> bool:
-    host = httpx.URL(base).host
+    host = urlsplit(base).hostname or ""
     if host == "localhost":
         return True
     try:

@@ -27,8 +27,6 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
-
 from relay.core.config import default_home
 from relay.core.errors import AccountError
 from relay.core.events import (
@@ -155,6 +153,8 @@ class HttpAdapter(RuntimeAdapter):
             yield AgentError(runtime=self.name, category="resume", message=str(exc))
             yield self._ended("failed", exc.message)
             return
+        import httpx  # only for a real run: doctor and the parser never load it
+
         timeout = httpx.Timeout(request.inactivity_timeout, connect=CONNECT_TIMEOUT)
         async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
             model = self.model_for(request) or ""
@@ -179,6 +179,8 @@ class HttpAdapter(RuntimeAdapter):
 
     async def _conversation(self, ctx: TurnContext, request: RunRequest,
                             home: Path) -> AsyncGenerator[AgentEvent, None]:
+        import httpx
+
         env = {k: v for k, v in self.env.items()
                if k not in request.drop_env and k not in SECRET_ENV}
         self._toolbox = toolbox = Toolbox(request.cwd, request.permission, env)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, AssistantText, Notice, utcnow
 from relay.runtimes.http.conversation import Message, ToolUse
@@ -26,6 +25,9 @@ from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, ndjson_objects
 from relay.sessions.signals import Signal, classify
 from relay.wallet.model import Tokens
+
+if TYPE_CHECKING:  # httpx (and its CLI extras) loads only for a real request
+    import httpx
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 NO_TOOLS = "does not support tools"
@@ -38,8 +40,8 @@ def host_url(env: Mapping[str, str]) -> str:
         return DEFAULT_HOST
     if "://" not in raw:
         raw = "http://" + raw
-    url = httpx.URL(raw)
-    host = "127.0.0.1" if url.host in ("", "0.0.0.0") else url.host
+    url = urlsplit(raw)
+    host = "127.0.0.1" if url.hostname in (None, "", "0.0.0.0") else url.hostname
     return f"{url.scheme}://{host}:{url.port or 11434}"
 
 

@@ -14,15 +14,16 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from relay.core.events import AgentEvent
 from relay.runtimes.http.conversation import Conversation, ToolUse
 from relay.runtimes.http.tools import ToolSpec
 from relay.runtimes.http.transport import ApiCall, QuotaTracker, RetryPolicy
 from relay.wallet.model import Tokens
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass

@@ -25,15 +25,16 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from relay.core.events import AgentEvent, Notice, QuotaUpdate, utcnow
 from relay.core.store.db import now_ms
 from relay.sessions.reset_times import from_epoch
 from relay.sessions.signals import Signal, classify
 from relay.wallet.limits import from_headers
+
+if TYPE_CHECKING:  # httpx (and its CLI extras) loads only for a real request
+    import httpx
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 RETRY_KINDS = frozenset({"rate_limit", "overloaded", "network", "timeout", "unknown"})
@@ -113,6 +114,8 @@ class ApiCall:
             raise ApiFailure(signal, "stopped by Relay while waiting to retry")
 
     async def _attempt(self) -> tuple[Signal, str] | None:
+        import httpx
+
         self._readings: list[AgentEvent] = []
         request = self.client.build_request("POST", self.url, json=self.body, headers=self.headers)
         try:
@@ -165,6 +168,8 @@ class ApiCall:
         return delay if delay <= self.retry.max_delay else None
 
     def _origin(self) -> str:
+        import httpx
+
         url = httpx.URL(self.url)
         return f"{url.scheme}://{url.host}:{url.port}" if url.port else f"{url.scheme}://{url.host}"
 
