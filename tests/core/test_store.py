@@ -18,6 +18,7 @@ from relay.core.events import (
     AssistantText,
     EventRecord,
     Notice,
+    PermissionDenied,
     SessionEnded,
     SessionStarted,
     StateChanged,
@@ -425,6 +426,22 @@ async def test_turn_usage_accumulates_and_unknown_stays_null(writer: EventWriter
     listed = {s.id: s for s in await store.list_sessions()}
     assert listed["quiet"].usage == Usage()
     assert listed["s1"].usage == session.usage
+
+
+async def test_refused_tool_calls_are_counted_per_run_and_summed_per_session(
+        writer: EventWriter, store: Store) -> None:
+    await new_session(writer, "s1", "r1")
+    await writer.write(WriteOp("s1", None, statements=[insert_run("r2", "s1", attempt=2)]))
+    await new_session(writer, "clean", "r3")
+    for run_id in ("r1", "r2", "r2"):
+        await writer.write(WriteOp("s1", run_id, PermissionDenied(tool="run_shell_command")))
+    await writer.write(WriteOp("s1", None, PermissionDenied(tool="x")))  # no run: not counted
+    r1, r2 = await store.runs("s1")
+    assert (r1.refused_calls, r2.refused_calls) == (1, 2)
+    assert (await store.get_session("s1")).refused_calls == 3
+    assert await store.refused_calls("s1") == 3
+    listed = {s.id: s.refused_calls for s in await store.list_sessions()}
+    assert listed == {"s1": 3, "clean": 0}
 
 
 async def test_session_without_runs_has_unknown_usage(writer: EventWriter, store: Store) -> None:

@@ -164,19 +164,60 @@ def test_text_answer_usage_and_the_chat_in_gemini_cli_home(real_gemini: Path, gi
     assert not (Path(env["HOME"]) / ".gemini").exists()
 
 
-def test_workspace_policy_edits_but_runs_no_shell(real_gemini: Path, git_repo: Path,
-                                                  tmp_path: Path) -> None:
+def shell_call(command: str, **args: str) -> dict[str, Any]:
+    """A scripted model turn asking for ``run_shell_command``."""
+    return {"parts": [{"functionCall": {"name": "run_shell_command",
+                                        "args": {"command": command, **args}}}]}
+
+
+def tool_call(name: str, **args: str) -> dict[str, Any]:
+    return {"parts": [{"functionCall": {"name": name, "args": args}}]}
+
+
+def test_workspace_policy_edits_and_runs_the_shell(real_gemini: Path, git_repo: Path,
+                                                   tmp_path: Path) -> None:
+    # g2 was recorded with auto_edit alone: the shell call answered tool_not_registered
     with mock_gemini.serve(recorded("g2_auto_edit_write_and_shell")) as mock:
         env = gemini_env(tmp_path, mock, real_gemini)
         _, events = run_adapter(env, RunRequest(prompt="Write and run", cwd=git_repo, model=MODEL))
         first = mock.stream_requests()[0]
     assert (git_repo / "hello.txt").read_text() == "hello world\n"
-    offered = tools_offered(first)
-    assert {"write_file", "replace"} <= offered
-    assert "run_shell_command" not in offered
+    assert {"write_file", "replace", "run_shell_command"} <= tools_offered(first)
     assert [c.name for c in of(events, ToolCall)] == ["write_file", "run_shell_command"]
-    assert [r.is_error for r in of(events, ToolResult)] == [False, True]
-    assert [d.tool for d in of(events, PermissionDenied)] == ["run_shell_command"]
+    assert [(r.output, r.is_error) for r in of(events, ToolResult)] == [("", False), ("hi", False)]
+    assert not of(events, PermissionDenied)
+    assert of(events, SessionStarted)[0].permission_mode == "auto_edit + run_shell_command"
+    assert ended(events).outcome == "completed"
+
+
+def test_workspace_shell_keeps_geminis_own_refusals(real_gemini: Path, git_repo: Path,
+                                                    tmp_path: Path) -> None:
+    """What the allow rule does not open: a working folder outside the worktree, the
+    commands Gemini calls dangerous, a file tool aimed outside. Each needs a confirmation
+    nobody can give headless, is refused, and is a PermissionDenied. What it does not
+    confine: the command itself may leave the worktree (``cd``), and the dangerous-command
+    check looks at a lone command only (``mkdir b && rm -rf b`` runs)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (git_repo / "build").mkdir()
+    script = {"turns": [shell_call("pwd", dir_path=str(outside)),
+                        shell_call("rm -rf build"),
+                        tool_call("write_file", file_path=str(outside / "w.txt"), content="x"),
+                        shell_call(f"cd {outside} && echo out > by-cd.txt"),
+                        shell_call("mkdir -p b && rm -rf b"),
+                        {"text": "Done."}]}
+    with mock_gemini.serve(script) as mock:
+        env = gemini_env(tmp_path, mock, real_gemini)
+        _, events = run_adapter(env, RunRequest(prompt="Try", cwd=git_repo, model=MODEL))
+    denied = of(events, PermissionDenied)
+    assert [d.tool for d in denied] == ["run_shell_command", "run_shell_command", "write_file"]
+    assert "Path not in workspace" in denied[0].detail
+    assert "not supported in non-interactive mode" in denied[1].detail
+    assert "Path not in workspace" in denied[2].detail
+    assert not (outside / "w.txt").exists()
+    assert (git_repo / "build").is_dir()
+    assert (outside / "by-cd.txt").read_text() == "out\n"  # not confined: said in the docs
+    assert [r.is_error for r in of(events, ToolResult)][3:] == [False, False]
     assert ended(events).outcome == "completed"
 
 
@@ -376,6 +417,54 @@ def test_relay_cli_run_with_gemini(real_gemini: Path, git_repo: Path, tmp_path: 
     assert kinds(events, "turn_completed")[0]["usage"]["input_tokens"] == 1500
     assert kinds(events, "state_changed")[-1]["state"] == "completed"
     assert (relay_home / "worktrees" / session / "hello.txt").read_text() == "hello world\n"
+
+
+def test_relay_cli_default_permission_writes_a_file_with_the_shell(
+        real_gemini: Path, git_repo: Path, tmp_path: Path, relay_home: Path) -> None:
+    """Issue 16 item 12: with the default permission (workspace) and approvals (deny, as
+    with --json) Gemini is given its shell and the command runs in the worktree."""
+    script = {"turns": [shell_call("echo hi > made-by-shell.txt", description="Write it"),
+                        {"text": "Wrote made-by-shell.txt."}]}
+    with mock_gemini.serve(script) as mock:
+        env = relay_env(gemini_env(tmp_path, mock, real_gemini), relay_home)
+        run = relay_run(env, git_repo, "Write made-by-shell.txt with the shell", "--provider",
+                        "gemini", "--model", MODEL)
+        offered = tools_offered(mock.stream_requests()[0])
+    assert run.returncode == 0, run.describe()
+    assert "run_shell_command" in offered
+    events = events_of(run)
+    session = json.loads(run.stdout.splitlines()[0])["session_id"]
+    assert kinds(events, "session_started")[0]["permission_mode"] == \
+        "auto_edit + run_shell_command"
+    assert [(r["output"], r["is_error"]) for r in kinds(events, "tool_result")] == [("", False)]
+    assert not kinds(events, "permission_denied")
+    final = kinds(events, "state_changed")[-1]
+    assert (final["state"], final["refused_calls"]) == ("completed", 0)
+    made = relay_home / "worktrees" / session / "made-by-shell.txt"
+    assert made.read_text() == "hi\n"
+    assert not (git_repo / "made-by-shell.txt").exists()  # in the worktree, not the checkout
+
+
+def test_relay_cli_a_refused_tool_call_shows_in_the_end_state(
+        real_gemini: Path, git_repo: Path, tmp_path: Path, relay_home: Path) -> None:
+    script = {"turns": [shell_call("rm -rf build"),  # needs a confirmation: refused
+                        {"text": "I could not clean the build folder."}]}
+    with mock_gemini.serve(script) as mock:
+        env = relay_env(gemini_env(tmp_path, mock, real_gemini), relay_home)
+        run = relay_run(env, git_repo, "Clean the build", "--provider", "gemini",
+                        "--model", MODEL)
+    assert run.returncode == 0, run.describe()
+    events = events_of(run)
+    session = json.loads(run.stdout.splitlines()[0])["session_id"]
+    assert [d["tool"] for d in kinds(events, "permission_denied")] == ["run_shell_command"]
+    final = kinds(events, "state_changed")[-1]
+    assert (final["state"], final["refused_calls"]) == ("completed", 1)
+    listed = run_cli([*RELAY, "sessions", "--json"], env=env, cwd=git_repo)
+    (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (row["id"], row["state"], row["refused_calls"]) == (session, "completed", 1)
+    shown = run_cli([*RELAY, "show", session], env={**env, "COLUMNS": "200"}, cwd=git_repo)
+    assert f"COMPLETED · 1 tool call refused · session {session}" in shown.stdout, \
+        shown.describe()
 
 
 def test_relay_cli_hands_off_from_a_gemini_quota_to_the_next_entry(

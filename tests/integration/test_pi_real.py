@@ -20,6 +20,7 @@ from relay.core.errors import ConfigError
 from relay.core.events import (
     AgentEvent,
     LimitHit,
+    PermissionDenied,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -130,6 +131,7 @@ async def test_read_only_has_no_bash(real_pi: Path, git_repo: Path, tmp_path: Pa
         tools = [t["function"]["name"] for t in mock.completion_requests()[0]["body"]["tools"]]
     assert "bash" not in tools
     assert only(events, ToolResult)[0].is_error is True
+    assert [d.tool for d in only(events, PermissionDenied)] == ["bash"]  # a refused call
     assert not (git_repo / "x").exists()
 
 

@@ -18,6 +18,7 @@ from relay.core.events import (
     InputWithdrawn,
     NeedsInput,
     Notice,
+    PermissionDenied,
     SessionStarted,
     ToolCall,
     ToolResult,
@@ -122,16 +123,21 @@ async def test_permission_becomes_needs_input_and_approval_writes(
         "outcome": {"outcome": "selected", "optionId": "allow-once"}}}]
     assert ended(events).outcome == "completed"
     assert not only(events, InputWithdrawn)
+    assert not only(events, PermissionDenied)  # allowed: nothing was refused
 
 
-async def test_rejection_writes_nothing(fake_log: Path, git_repo: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("answer", ["reject-once", "reject-always"])
+async def test_rejection_writes_nothing_and_is_a_refused_call(
+        fake_log: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
     adapter = scenario(monkeypatch, "permission")
-    events = await collect(adapter, RunRequest(prompt="write", cwd=git_repo),
-                           answer="reject-once")
+    events = await collect(adapter, RunRequest(prompt="write", cwd=git_repo), answer=answer)
     assert not (git_repo / "approved.txt").exists()
     assert only(events, ToolResult)[0].is_error is True
     assert ended(events).result_text == "Permission was refused; nothing written."
+    (denied,) = only(events, PermissionDenied)  # counted in the session's end state
+    asked = only(events, NeedsInput)[0]
+    assert (denied.tool, denied.call_id) == ("Write approved.txt", only(events, ToolCall)[0].call_id)
+    assert denied.detail.startswith(asked.prompt)
 
 
 async def test_bad_answers_are_clear_errors(fake_log: Path, git_repo: Path,

@@ -90,7 +90,7 @@ async def test_text_answer(fake: pytest.MonkeyPatch, fake_log: Path, git_repo: P
     (call,) = logged(fake_log)
     assert call["argv"][1:] == ["-p", "Say hello", "--output-format", "stream-json",
                                 "--verbose", "--permission-mode", "acceptEdits",
-                                "--session-id", session]
+                                "--allowedTools", "Bash", "--session-id", session]
     assert call["argv"][0] == str(fakes_on_path / "claude")
     assert call["cwd"] == repo_real
     transcript = ClaudeAdapter.transcript_path(config_dir, git_repo, session)
@@ -290,8 +290,8 @@ def test_argv_with_model_and_chosen_session(fakes_on_path: Path, tmp_path: Path)
                                          agent_session_id="abc"))
     assert argv[0] == str(fakes_on_path / "claude")
     assert argv[1:] == ["-p", "p", "--output-format", "stream-json", "--verbose",
-                        "--permission-mode", "acceptEdits", "--model", "sonnet",
-                        "--session-id", "abc"]
+                        "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
+                        "--model", "sonnet", "--session-id", "abc"]
 
 
 def test_prompt_starting_with_a_dash_stays_the_prompt(fakes_on_path: Path,

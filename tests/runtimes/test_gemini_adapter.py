@@ -93,7 +93,8 @@ def test_argv_of_a_new_session(fake_gemini: Path, git_repo: Path) -> None:
     argv = adapter.build_argv(RunRequest(prompt="Say hello", cwd=git_repo, model="gemini-2.5-pro"))
     sid = option(argv, "--session-id")
     assert argv[1:] == ["-p", "Say hello", "--output-format", "stream-json", "--approval-mode",
-                        "auto_edit", "--skip-trust", "-m", "gemini-2.5-pro", "--session-id", sid]
+                        "auto_edit", "--allowed-tools", "run_shell_command", "--skip-trust",
+                        "-m", "gemini-2.5-pro", "--session-id", sid]
     assert adapter.session_id == sid
     chosen = GeminiAdapter().build_argv(RunRequest(
         prompt="x", cwd=git_repo, agent_session_id="11111111-2222-4333-8444-555555555555"))
@@ -135,7 +136,8 @@ async def test_text_answer(fake_gemini: Path, git_repo: Path, gemini_home: Path)
     started = only(events, SessionStarted)[0]
     argv = invocations(fake_gemini)[-1]["argv"]
     assert started.agent_session_id == option(argv, "--session-id") == adapter.session_id
-    assert (started.cwd, started.permission_mode) == (str(git_repo), "auto_edit")
+    assert (started.cwd, started.permission_mode) == (str(git_repo),
+                                                      "auto_edit + run_shell_command")
     assert [t.text for t in only(events, AssistantText)] == ["Hello from the mock Gemini model."]
     usage = only(events, TurnCompleted)[0].usage
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens,

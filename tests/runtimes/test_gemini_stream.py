@@ -268,6 +268,32 @@ def test_an_unknown_tool_name_is_not_a_policy_denial() -> None:
     assert [e.kind for e in events] == ["tool_result"]
 
 
+# as the real 0.61.0 answered under auto_edit + --allowed-tools run_shell_command
+# (tests/integration/test_gemini_real.py::test_workspace_shell_keeps_geminis_own_refusals)
+_CONFIRM = ('Tool execution for "Shell" requires user confirmation, which is not supported '
+            "in non-interactive mode.")
+_OUTSIDE = ('Path not in workspace: Attempted path "/tmp" resolves outside the allowed '
+            "workspace directories: /work/tree")
+
+
+@pytest.mark.parametrize(("tool", "kind", "message", "refused"), [
+    ("run_shell_command", "unhandled_exception", _CONFIRM, True),
+    ("run_shell_command", "invalid_tool_params", _OUTSIDE, True),
+    ("write_file", "invalid_tool_params", _OUTSIDE.replace('"/tmp"', '"/tmp/w.txt"'), True),
+    ("run_shell_command", "unhandled_exception", "spawn bash ENOENT", False),
+    ("replace", "invalid_tool_params", "Failed to edit: 0 occurrences found", False)])
+def test_a_call_gemini_would_need_confirmed_is_a_refusal(tool: str, kind: str, message: str,
+                                                          refused: bool) -> None:
+    parser = make_parser()
+    parser.feed({"type": "tool_use", "tool_name": tool, "tool_id": "t1", "parameters": {}})
+    events = parser.feed({"type": "tool_result", "tool_id": "t1", "status": "error",
+                          "output": message, "error": {"type": kind, "message": message}})
+    assert [e.kind for e in events] == ["tool_result", "permission_denied"][:2 if refused else 1]
+    if refused:
+        assert isinstance(events[1], PermissionDenied)
+        assert (events[1].tool, events[1].call_id, events[1].detail) == (tool, "t1", message)
+
+
 def test_the_session_and_the_policy_are_reported() -> None:
     parser = make_parser(cwd="/work/tree", permission_mode="auto_edit",
                          notes=["Relay sent the dropped prompt again."])

@@ -14,6 +14,7 @@ from relay.core.events import (
     AssistantText,
     LimitHit,
     Notice,
+    PermissionDenied,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -38,8 +39,8 @@ def _exit_code(scenario: str, run: str) -> int:
     return int(runs[int(run.removeprefix("run")) - 1]["exit_code"])
 
 
-def parse(scenario: str, run: str = "run1") -> list[AgentEvent]:
-    parser = PiStreamParser(model="mock-model")
+def parse(scenario: str, run: str = "run1", tools: list[str] | None = None) -> list[AgentEvent]:
+    parser = PiStreamParser(model="mock-model", tools=tools)
     events: list[AgentEvent] = []
     for line in (CAPTURES / scenario / f"{run}.stdout.jsonl").read_text().splitlines():
         events += parser.feed_text(line)
@@ -117,11 +118,22 @@ def test_failed_tools_are_errors_with_the_exit_code() -> None:
     assert events[-1].outcome == "completed"  # type: ignore[union-attr]
 
 
-def test_disallowed_tool_is_an_error_result() -> None:
-    events = parse("g_tools_allowlist")
+def test_disallowed_tool_is_an_error_result_and_a_refusal() -> None:
+    events = parse("g_tools_allowlist", tools=["read", "ls"])  # recorded with --tools read,ls
     (result,) = of(events, ToolResult)
     assert result.output == "Tool bash not found"
     assert result.is_error is True
+    (denied,) = of(events, PermissionDenied)
+    assert (denied.tool, denied.call_id) == ("bash", result.call_id)
+    assert denied.detail == "Tool bash not found (tools: read, ls)"
+
+
+def test_an_unknown_tool_is_no_refusal() -> None:
+    parser = PiStreamParser(tools=["read", "bash", "edit", "write"])
+    events = parser.feed({"type": "tool_execution_end", "toolCallId": "c1",
+                          "toolName": "made_up", "isError": True,
+                          "result": {"content": [{"type": "text", "text": "Tool made_up not found"}]}})
+    assert [e.kind for e in events] == ["tool_result"]
 
 
 @pytest.mark.parametrize(("scenario", "limit", "status"), [

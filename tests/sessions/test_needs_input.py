@@ -15,6 +15,7 @@ from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord, InputOption, InputWithdrawn, NeedsInput
 from relay.core.models import SessionSpec
+from relay.core.present import end_state
 from relay.runtimes.demo import NOTES_FILE
 from relay.sessions.approvals import policy_choice
 
@@ -102,6 +103,11 @@ async def test_the_deny_policy_answers_without_asking(engine: Engine, git_repo: 
     assert withdrawn[0].reason == "answered by the deny policy: Reject"
     assert row.workdir
     assert not (Path(row.workdir) / NOTES_FILE).exists()
+    # the refused write is in the end state: stored, and carried by the final state change
+    assert (row.state, row.refused_calls) == ("completed", 1)
+    final = [r.event for r in records if r.event.kind == "state_changed"][-1]
+    assert (final.state, final.refused_calls) == ("completed", 1)
+    assert end_state(row.state, row.refused_calls) == "completed · 1 tool call refused"
 
 
 async def test_stopping_a_session_that_asks_withdraws_the_question(engine: Engine,

@@ -181,12 +181,17 @@ async def show_session(config: Config, session_id: str, console: Console, as_jso
         await engine.close()
 
 
-async def list_sessions(config: Config, console: Console, limit: int) -> None:
+async def list_sessions(config: Config, console: Console, limit: int,
+                        as_json: bool = False) -> None:
     engine = await Engine.open(config)
     try:
         rows = await engine.list_sessions(limit)
     finally:
         await engine.close()
+    if as_json:  # one line per session, newest first; nothing at all when there are none
+        for row in rows:
+            print(row.model_dump_json(), flush=True)
+        return
     if not rows:
         console.print("No sessions yet. Try `relay-cli demo`.")
         return

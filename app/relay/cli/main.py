@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--limit", type=int, default=50)
+    sessions.add_argument("--json", action="store_true",
+                          help="one JSON object per session (state, usage, refused_calls, …)")
 
     demo = sub.add_parser("demo", help="a complete demo session in a temporary repository")
     demo.add_argument("--json", action="store_true")
@@ -182,7 +184,7 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return 0 if row.state in ("completed", "pending", "starting", "running", "needs_input",
                                       "waiting") else 1
         case "sessions":
-            await commands.list_sessions(config, console, args.limit)
+            await commands.list_sessions(config, console, args.limit, args.json)
             return 0
         case "demo":
             row = await commands.demo(config, console, args.json, args.limit_after, args.quota,

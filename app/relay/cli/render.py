@@ -11,7 +11,7 @@ from rich.table import Table
 
 from relay.core.events import EventRecord, Usage
 from relay.core.models import SessionRow
-from relay.core.present import SIMULATION_LABEL, clip, summary, usage_line
+from relay.core.present import SIMULATION_LABEL, clip, end_state, summary, usage_line
 
 _STYLE = {
     "session_started": ("●", "cyan"), "assistant_text": ("›", "white"),
@@ -66,7 +66,11 @@ class StreamPrinter:
 
 def session_footer(console: Console, row: SessionRow) -> None:
     colour = {"completed": "green", "failed": "red", "cancelled": "yellow"}.get(row.state, "white")
-    console.print(f"[bold {colour}]{row.state.upper()}[/] session {row.id}"
+    if row.refused_calls and row.state == "completed":
+        colour = "yellow"  # it ended, but not everything it asked for was allowed
+    state = end_state(row.state.upper(), row.refused_calls)  # "COMPLETED · 1 tool call refused"
+    sep = " · " if row.refused_calls else " "
+    console.print(f"[bold {colour}]{escape(state)}[/]{sep}session {row.id}"
                   + (f" — {escape(clip(row.reason, 200))}" if row.reason else ""))
     console.print(f"usage: {usage_line(row.usage)}")
     if row.workdir:
@@ -89,6 +93,6 @@ def sessions_table(rows: list[SessionRow]) -> Table:
         tokens = f"{r.usage.input_tokens or '—'}/{r.usage.output_tokens or '—'}" \
             if not r.usage.is_unknown else "—"
         cost = "—" if r.usage.cost_usd is None else f"${r.usage.cost_usd:.4f}"
-        table.add_row(r.id, r.state, runtime, escape(clip(r.task, 50)), tokens, cost,
-                      f"{r.updated_at:%Y-%m-%d %H:%M}")
+        table.add_row(r.id, end_state(r.state, r.refused_calls, short=True), runtime,
+                      escape(clip(r.task, 50)), tokens, cost, f"{r.updated_at:%Y-%m-%d %H:%M}")
     return table

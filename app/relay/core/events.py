@@ -262,6 +262,9 @@ class StateChanged(_Event):
     reason: str | None = None
     #: ``waiting``: when Relay resumes the session (a limit's reset plus a margin).
     until: datetime | None = None
+    #: a final state: the tool calls the agent asked for and was refused, over all the
+    #: session's runs (None: not counted, e.g. a state Relay set after a crash)
+    refused_calls: int | None = None
 
 
 class VerifyResult(_Event):

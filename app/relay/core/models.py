@@ -113,6 +113,9 @@ class SessionRow(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     #: ``waiting``: when Relay resumes it
     wait_until: datetime | None = None
+    #: tool calls the agent asked for and was refused (its permission policy, a rejected
+    #: question), over all its runs: shown with the end state, never a silent success
+    refused_calls: int = 0
 
     @property
     def finished(self) -> bool:
@@ -135,3 +138,4 @@ class RunRow(BaseModel):
     outcome: str | None
     exit_code: int | None
     usage: Usage
+    refused_calls: int = 0

@@ -25,6 +25,25 @@ def usage_line(usage: Usage) -> str:
             f" · {fmt_cost(usage.cost_usd)}")
 
 
+def refused_note(count: int | None, *, short: bool = False) -> str:
+    """'1 tool call refused' / '3 tool calls refused' ('3 refused' when ``short``); '' for
+    none (or not counted)."""
+    if not count:
+        return ""
+    return f"{count} refused" if short else f"{count} tool call{'' if count == 1 else 's'} refused"
+
+
+def end_state(state: str, refused: int | None, *, short: bool = False) -> str:
+    """A session's state with its refused tool calls: 'completed · 1 tool call refused'
+    ('completed · 1 refused' for a table's narrow column).
+
+    The one place that says it, for every surface (the CLI's footer, stream and sessions
+    table, the window's header and sessions list): a refused call is never a silent success.
+    """
+    note = refused_note(refused, short=short)
+    return f"{state} · {note}" if note else state
+
+
 def args_summary(data: dict[str, Any], limit: int = 120) -> str:
     """A one-line summary of tool arguments."""
     if not data:
@@ -85,7 +104,7 @@ def summary(event: AgentEvent) -> str:
         case "state_changed":
             why = f" — {clip(event.reason, 160)}" if event.reason else ""
             until = f" until {event.until:%Y-%m-%d %H:%M:%S %Z}" if event.until else ""
-            return f"state → {event.state}{until}{why}"
+            return f"state → {end_state(event.state, event.refused_calls)}{until}{why}"
         case "verify_result":
             verdict = "passed" if event.passed else "FAILED"
             code = f" (exit {event.exit_code})" if event.exit_code is not None else ""

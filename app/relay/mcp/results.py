@@ -26,7 +26,7 @@ from relay.core.engine import Engine
 from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import Usage
 from relay.core.models import SessionRow
-from relay.core.present import clip, usage_line
+from relay.core.present import clip, end_state, usage_line
 from relay.core.redact import scrub, scrub_obj
 from relay.core.store.db import from_ms
 
@@ -99,13 +99,16 @@ class SessionInfo(BaseModel):
     usage: Usage
     #: whether this MCP server's process runs it (only then can it stop it)
     running_here: bool
+    #: tool calls its agent asked for and was refused (never a silent success)
+    refused_calls: int = 0
 
 
 def session_info(row: SessionRow, running_here: bool) -> SessionInfo:
     return SessionInfo(id=row.id, task=row.task, state=row.state, runtime=row.runtime,
                        simulated=row.simulated, repo=row.repo, branch=row.branch,
                        workdir=row.workdir, reason=row.reason, created=iso(row.created_at),
-                       updated=iso(row.updated_at), usage=row.usage, running_here=running_here)
+                       updated=iso(row.updated_at), usage=row.usage, running_here=running_here,
+                       refused_calls=row.refused_calls)
 
 
 async def find_session(engine: Engine, session_id: str) -> SessionRow:
@@ -120,7 +123,8 @@ async def find_session(engine: Engine, session_id: str) -> SessionRow:
 def session_line(info: SessionInfo) -> str:
     """``<id> · running · demo (simulation) · "task" · updated … · in … · out … · $…``."""
     runtime = f"{info.runtime} (simulation)" if info.simulated else info.runtime
-    line = (f"{info.id} · {info.state} · {runtime} · {clip(info.task, 80)!r}"
+    line = (f"{info.id} · {end_state(info.state, info.refused_calls)} · {runtime}"
+            f" · {clip(info.task, 80)!r}"
             f" · updated {info.updated} · {usage_line(info.usage)}")
     if info.branch:
         line += f" · branch {info.branch}"

@@ -14,7 +14,9 @@ is one agent process and one prompt turn:
    ``max_tokens`` / ``max_turn_requests`` → failed with the reason.
 
 Agent → client requests: ``session/request_permission`` becomes a
-:class:`~relay.core.events.NeedsInput` answered through :meth:`AcpAdapter.answer_input`;
+:class:`~relay.core.events.NeedsInput` answered through :meth:`AcpAdapter.answer_input`
+(answered with a reject option, by a person or by the approval policy, the refused call
+is also a :class:`~relay.core.events.PermissionDenied`);
 every other method (``fs/*``, ``terminal/*``, ``_vendor/…``) is answered with -32601
 (method not found); unknown ``_``-prefixed methods and notifications are logged.
 :meth:`AcpAdapter.stop` sends ``session/cancel``, answers every open permission request
@@ -35,8 +37,11 @@ from relay.core.errors import RelayError
 from relay.core.events import (
     AgentError,
     AgentEvent,
+    InputOptionKind,
     InputWithdrawn,
+    NeedsInput,
     Notice,
+    PermissionDenied,
     SessionEnded,
     SessionStarted,
     TurnCompleted,
@@ -61,6 +66,7 @@ POLICY_MODES: Mapping[PermissionPolicy, tuple[str, ...]] = {
     PermissionPolicy.WORKSPACE: ("acceptEdits", "auto", "autoEdit", "auto_edit"),
     PermissionPolicy.FULL: ("bypassPermissions", "full-access", "yolo"),
 }
+_REJECTS: frozenset[InputOptionKind] = frozenset({"reject_once", "reject_always"})
 _STOP_FAILURES = {"refusal": "the agent refused to continue",
                   "max_tokens": "the agent reached its maximum number of tokens",
                   "max_turn_requests": "the agent reached its maximum number of model requests"}
@@ -81,7 +87,8 @@ class AcpAdapter(CliAdapter):
         self._conn: JsonRpcConnection | None = None
         self._mapper = AcpEventMapper(self.name)
         self._queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
-        self._pending: dict[str, tuple[int | str, set[str]]] = {}
+        #: open permission requests: their JSON-RPC id and the question Relay asked
+        self._pending: dict[str, tuple[int | str, NeedsInput, str | None]] = {}
         self._session_id: str | None = None
         self._in_turn = False
         self._turn_over = asyncio.Event()
@@ -280,7 +287,8 @@ class AcpAdapter(CliAdapter):
             self._emit(*self._mapper.flush())
             request_id = f"{self._session_id or 'acp'}:{rpc_id}"
             event = self._mapper.permission(request_id, params)
-            self._pending[request_id] = (rpc_id, {o.id for o in event.options})
+            call_id = as_object(params.get("toolCall")).get("toolCallId")
+            self._pending[request_id] = (rpc_id, event, str(call_id) if call_id else None)
             self._emit(event)
             if self._stop_requested:  # asked while Relay is cancelling: cancelled at once
                 await self._resolve(request_id, None, "the turn is being cancelled")
@@ -318,12 +326,13 @@ class AcpAdapter(CliAdapter):
         if pending is None:
             raise RelayError(f"The {self.name} agent is not waiting for an answer to {request_id}.",
                              "It may have been answered, withdrawn or the run may have ended.")
+        ids = sorted(o.id for o in pending[1].options)
         if text is not None:
             raise RelayError("An ACP permission request takes one of its options, not text.",
-                             f"Answer with one of: {', '.join(sorted(pending[1]))}.")
-        if option_id is not None and option_id not in pending[1]:
+                             f"Answer with one of: {', '.join(ids)}.")
+        if option_id is not None and option_id not in ids:
             raise RelayError(f"{option_id!r} is not an option of {request_id}.",
-                             f"Answer with one of: {', '.join(sorted(pending[1]))}.")
+                             f"Answer with one of: {', '.join(ids)}.")
         await self._resolve(request_id, option_id, None)
 
     async def _resolve(self, request_id: str, option_id: str | None,
@@ -335,6 +344,12 @@ class AcpAdapter(CliAdapter):
                    else {"outcome": "cancelled"})
         if withdrawn is not None:
             self._emit(InputWithdrawn(runtime=self.name, request_id=request_id, reason=withdrawn))
+        _, asked, call_id = pending
+        chosen = next((o for o in asked.options if o.id == option_id), None)
+        if chosen is not None and chosen.kind in _REJECTS:
+            self._emit(PermissionDenied(runtime=self.name, tool=asked.tool or "unknown",
+                                        call_id=call_id,
+                                        detail=f"{asked.prompt} answered: {chosen.label}"))
         with contextlib.suppress(ConnectionClosed):
             await self._conn.respond(pending[0], {"outcome": outcome})
 

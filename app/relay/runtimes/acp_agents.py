@@ -3,8 +3,9 @@
 * ``gemini-acp`` — Gemini CLI 0.61.0 in ACP mode: ``gemini --acp`` (its ``--help``
   lists ``--experimental-acp`` as the deprecated spelling). ``--skip-trust`` because
   Relay picks the directory; the permission policy is Gemini's ``--approval-mode``
-  (read_only → ``plan``, workspace → ``auto_edit``, full → ``yolo``); ``-m`` picks the
-  model.
+  (read_only → ``plan``, workspace → ``auto_edit`` plus ``--allowed-tools
+  run_shell_command`` as in headless mode, so a command runs without a permission request;
+  full → ``yolo``); ``-m`` picks the model.
 * ``claude-acp`` — Zed's Claude Code bridge, npm ``@zed-industries/claude-code-acp``
   (pinned 0.16.2); the model through ``ANTHROPIC_MODEL``; the policy through the
   session mode it offers (``acceptEdits``, ``bypassPermissions``, ``plan``).
@@ -28,6 +29,7 @@ from relay.core.errors import CliNotFoundError
 from relay.runtimes.acp import AcpAdapter
 from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeInfo
 from relay.runtimes.gemini import INSTALL_HINT as GEMINI_INSTALL_HINT
+from relay.runtimes.gemini import SHELL_ALLOWED
 
 GEMINI_APPROVAL: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.READ_ONLY: "plan", PermissionPolicy.WORKSPACE: "auto_edit",
@@ -43,8 +45,9 @@ class GeminiAcpAdapter(AcpAdapter):
     acp_args: ClassVar[tuple[str, ...]] = ("--acp", "--skip-trust")
 
     def build_argv(self, request: RunRequest) -> list[str]:
+        extra = list(SHELL_ALLOWED) if request.permission is PermissionPolicy.WORKSPACE else []
         return [*super().build_argv(request),
-                "--approval-mode", GEMINI_APPROVAL[request.permission]]
+                "--approval-mode", GEMINI_APPROVAL[request.permission], *extra]
 
     def model_args(self, model: str | None) -> list[str]:
         return ["-m", model] if model else []

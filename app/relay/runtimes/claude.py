@@ -18,6 +18,12 @@ Facts this adapter relies on (Claude Code 2.1.197, see
   1 with ``Error: Append system prompt file not found: <path>``, so it is checked before
   the start; it cannot be combined with ``--append-system-prompt``. The continuation
   brief (``RunRequest.brief_file``) goes there; the prompt stays ``request.prompt``;
+* ``workspace`` is ``--permission-mode acceptEdits --allowedTools Bash``: acceptEdits
+  alone lets Write/Edit and file commands in the cwd (``touch``) through, but any other
+  command ("This command requires approval": ``python3 -c …``, ``pytest``) is denied in
+  print mode — and "run commands in the worktree" is what the policy promises. The
+  commands are not confined (``cd /tmp && touch x`` runs; Claude only resets its cwd
+  afterwards), as in every runtime but Codex (verified against the real 2.1.197);
 * ``--permission-prompt-tool <mcp tool>`` (hidden, "only works with --print") with
   ``--mcp-config``: instead of denying a call that needs approval, Claude asks that MCP
   tool — Relay's permission bridge, so the question becomes a NeedsInput
@@ -58,7 +64,8 @@ PERMISSION_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.WORKSPACE: "acceptEdits",
     PermissionPolicy.FULL: "bypassPermissions",
 }
-
+#: what ``workspace`` adds to acceptEdits: every command (see the module docstring)
+WORKSPACE_TOOLS: tuple[str, ...] = ("--allowedTools", "Bash")
 
 
 class ClaudeAdapter(CliAdapter):
@@ -141,6 +148,8 @@ class ClaudeAdapter(CliAdapter):
         argv = [self.executable(), "-p", _positional(request.prompt),
                 "--output-format", "stream-json", "--verbose",
                 "--permission-mode", PERMISSION_MODES[request.permission]]
+        if request.permission is PermissionPolicy.WORKSPACE:
+            argv += WORKSPACE_TOOLS
         if request.model:
             argv += ["--model", request.model]
         if request.resume_id:

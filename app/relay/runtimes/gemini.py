@@ -11,8 +11,18 @@ bundle of 0.61.0):
   untrusted folder exits 55 before anything runs (``g3``);
 * **the approval mode is the permission policy** (docs/architecture.md has the table):
   ``read_only`` → ``default`` (headless offers read-only tools only), ``workspace`` →
-  ``auto_edit`` (plus ``write_file`` / ``replace`` / ``web_fetch``; no shell), ``full`` →
-  ``yolo`` (every tool, no prompts). Nothing ever asks in headless mode;
+  ``auto_edit`` plus ``--allowed-tools run_shell_command``, ``full`` → ``yolo`` (every
+  tool, no prompts). ``auto_edit`` alone adds only ``write_file`` / ``replace`` /
+  ``web_fetch``: headless mode turns every "ask the user" into "not offered", so without
+  the allow rule the model is never given the shell (``g2``: ``tool_not_registered``).
+  ``--allowed-tools`` (deprecated in favour of the policy engine, still honoured by
+  0.61.0) adds one rule at the user tier (priority 4.3) and leaves the account's own
+  ``policies/*.toml`` in force; ``--policy FILE`` would *replace* that folder, and
+  Relay never writes gemini's settings. Gemini's own shell checks stay on: a
+  ``dir_path`` outside the worktree, ``rm -f``/``rm -rf``, ``find -exec``, ``ln -s`` and
+  git ``-c`` overrides still need a confirmation nobody can give headless, so they are
+  refused (a :class:`~relay.core.events.PermissionDenied`). The command itself is not
+  confined (``cd /tmp && …`` works). Nothing ever asks in headless mode;
 * a new session gets an id chosen here (``--session-id``, ``f2``), so it is known before
   the init line; ``--resume <id>`` continues one in the same project folder (``f``);
 * **a failed prompt is rolled back**: after an API failure gemini removes the prompt from
@@ -64,6 +74,21 @@ APPROVAL_MODES: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.WORKSPACE: "auto_edit",
     PermissionPolicy.FULL: "yolo",
 }
+#: what ``workspace`` adds to ``auto_edit``: the shell, which would otherwise ask (and so
+#: not be offered at all headless, nor run without a question in ACP mode)
+SHELL_ALLOWED: tuple[str, ...] = ("--allowed-tools", "run_shell_command")
+
+
+def policy_args(permission: PermissionPolicy) -> list[str]:
+    """Relay's policy as Gemini CLI flags (headless and ACP mode alike take them)."""
+    extra = list(SHELL_ALLOWED) if permission is PermissionPolicy.WORKSPACE else []
+    return ["--approval-mode", APPROVAL_MODES[permission], *extra]
+
+
+def policy_label(permission: PermissionPolicy) -> str:
+    """What is in force, for SessionStarted (the mode, and the shell when allowed)."""
+    mode = APPROVAL_MODES[permission]
+    return f"{mode} + run_shell_command" if permission is PermissionPolicy.WORKSPACE else mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +134,7 @@ class GeminiAdapter(CliAdapter):
     def build_argv(self, request: RunRequest) -> list[str]:
         plan = self._plan(request)
         argv = [self.executable(), "-p", _prompt_arg(plan.prompt), "--output-format",
-                "stream-json", "--approval-mode", APPROVAL_MODES[request.permission],
-                "--skip-trust"]
+                "stream-json", *policy_args(request.permission), "--skip-trust"]
         if request.model:
             argv += ["-m", request.model]
         return argv + plan.args
@@ -123,7 +147,7 @@ class GeminiAdapter(CliAdapter):
             return read_chat(chat) if chat is not None else None
 
         self._parser = GeminiStreamParser(
-            cwd=str(request.cwd), permission_mode=APPROVAL_MODES[request.permission],
+            cwd=str(request.cwd), permission_mode=policy_label(request.permission),
             notes=self._plan(request).notes, final_answer=final_answer)
         return self._parser
 

@@ -13,7 +13,11 @@ its bundle's ``runNonInteractive``):
   (``final_answer``) and the last segment is corrected when it ends with that answer;
 * ``tool_use`` / ``tool_result`` (``tool_id`` is unique: it embeds a timestamp). A result
   has no exit code. A tool the approval mode does not offer answers ``tool_not_registered``,
-  plan mode ``policy_violation``: both are also reported as :class:`PermissionDenied`;
+  plan mode ``policy_violation``, a call that would need a confirmation (``rm -rf``, a
+  ``dir_path`` outside the worktree under ``auto_edit``) ``unhandled_exception`` "requires
+  user confirmation, which is not supported in non-interactive mode", and a file tool
+  aimed outside the workspace ``invalid_tool_params`` "Path not in workspace": each is
+  also reported as :class:`PermissionDenied` (checked against the real 0.61.0);
 * ``error`` (``severity`` ``warning`` | ``error``): loop detected, blocked by a hook, an
   invalid stream — the last is followed by ``result`` ``status:"error"`` *without* an
   ``error`` object (and exit 0);
@@ -74,6 +78,11 @@ WITHHELD_TOOLS = frozenset({
     "run_shell_command", "write_file", "replace", "web_fetch", "list_background_processes",
     "read_background_output", "write_todos", "activate_skill"})
 _DENIAL_TYPES = frozenset({"tool_not_registered", "policy_violation"})
+#: error types that are a refusal only with these words (the same types cover real failures)
+_REFUSAL_WORDS: Mapping[str, str] = {
+    "unhandled_exception": "which is not supported in non-interactive mode",
+    "invalid_tool_params": "Path not in workspace",
+}
 
 #: Gemini CLI's own exit codes (``FatalError`` subclasses) and what they mean to Relay
 EXIT_CATEGORIES: Mapping[int, ErrorCategory] = {
@@ -387,7 +396,7 @@ class GeminiStreamParser(StreamParser):
             is_error=failed if status in ("error", "success") else None)]
         tool = self._tools.get(call_id, "unknown")
         kind = error.get("type")
-        if failed and kind in _DENIAL_TYPES and (kind == "policy_violation" or tool in WITHHELD_TOOLS):
+        if failed and _refused(str(kind), tool, output):
             events.append(PermissionDenied(runtime=RUNTIME, tool=tool, call_id=call_id,
                                            detail=output))
         return events
@@ -491,3 +500,11 @@ def _single_model(stats: Any) -> str | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _refused(kind: str, tool: str, message: str) -> bool:
+    """Whether a failed tool call was refused by Gemini's policy (not a tool failure)."""
+    if kind in _DENIAL_TYPES:
+        return kind == "policy_violation" or tool in WITHHELD_TOOLS
+    words = _REFUSAL_WORDS.get(kind)
+    return words is not None and words in message

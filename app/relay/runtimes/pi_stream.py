@@ -33,6 +33,7 @@ from relay.core.events import (
     AssistantText,
     LimitHit,
     Notice,
+    PermissionDenied,
     SessionEnded,
     SessionStarted,
     ToolCall,
@@ -46,6 +47,8 @@ from relay.runtimes.base import StreamParser, ended_from_exit
 from relay.sessions.signals import classify, error_category, limit_kind
 
 RUNTIME = "pi"
+#: Pi 0.73.1's built-in tools (``--tools`` picks among them)
+PI_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
 
 _EXIT_CODE = re.compile(r"Command exited with code (\d+)\s*\Z")
 _MAX_REASON = 2000
@@ -217,9 +220,18 @@ class PiStreamParser(StreamParser):
         if obj.get("toolName") == "bash":
             match = _EXIT_CODE.search(output)
             exit_code = int(match.group(1)) if match else (0 if is_error is False else None)
-        return [ToolResult(runtime=self.runtime, call_id=str(obj.get("toolCallId") or "?"),
-                           output=output, is_error=is_error if isinstance(is_error, bool) else None,
-                           exit_code=exit_code)]
+        call_id = str(obj.get("toolCallId") or "?")
+        events: list[AgentEvent] = [ToolResult(
+            runtime=self.runtime, call_id=call_id, output=output,
+            is_error=is_error if isinstance(is_error, bool) else None, exit_code=exit_code)]
+        name = str(obj.get("toolName") or "")
+        if is_error is True and name in PI_TOOLS and name not in self._tools \
+                and output.strip() == f"Tool {name} not found":
+            # the allowlist (read_only) left it out: Pi's only refusal (g_tools_allowlist)
+            events.append(PermissionDenied(runtime=self.runtime, tool=name, call_id=call_id,
+                                           detail=f"{output.strip()} (tools: "
+                                                  f"{', '.join(self._tools)})"))
+        return events
 
     def _on_retry_start(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
         self._pending_error = None

@@ -34,6 +34,7 @@ from relay.core.scrub_events import scrub_event
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
+from relay.runtimes.permissions import shortfall
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.approvals import InputGate
 from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
@@ -120,9 +121,14 @@ class SessionRunner:
         await self.writer.submit(WriteOp(self.session_id, run_id, self._label(event)))
 
     async def _state(self, state: SessionState, reason: str | None = None,
-                     until: datetime | None = None) -> None:
+                     until: datetime | None = None, refused: int | None = None) -> None:
         await self.writer.write(WriteOp(self.session_id, None, self._label(
-            StateChanged(state=state, reason=reason, until=until))))
+            StateChanged(state=state, reason=reason, until=until, refused_calls=refused))))
+
+    async def _refused(self) -> int:
+        """The session's refused tool calls so far, as stored (its end state carries them)."""
+        await self.writer.flush()
+        return await self.writer.store.refused_calls(self.session_id)
 
     async def run(self) -> SessionState:
         """Run to the end; returns the final state."""
@@ -152,7 +158,7 @@ class SessionRunner:
             self.phase = "idle"
             if self._pauser is not None:
                 self._pauser.cancel()
-        await self._state(final, reason)
+        await self._state(final, reason, refused=await self._refused())
         return final
 
     async def cancel(self) -> None:
@@ -485,6 +491,9 @@ class SessionRunner:
             (run_id, self.session_id, self.session_id, runtime, step.entry, step.model,
              now_ms()))]))
         await self._state("running")
+        short = shortfall(runtime, request.permission)
+        if short is not None:  # said before the agent works, not found later in the docs
+            await self._emit(Notice(category="warning", message=short), run_id)
         self.phase = "agent"
         self._safe.new_run()
         if step.handoff is not None and self.coordinator is not None:

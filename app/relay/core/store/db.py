@@ -134,22 +134,33 @@ class Store:
                          for c in _USAGE_COLS)
         sql = (f"SELECT s.id, s.repo, s.task, s.runtime, s.model, s.state, s.permission, s.workdir,"
                f" s.branch, s.agent_session_id, s.reason, s.simulated, s.created_ms, s.updated_ms,"
-               f" {sums}, s.wait_until_ms FROM sessions s {tail}")
+               f" {sums}, s.wait_until_ms,"
+               f" (SELECT coalesce(sum(r.refused_calls), 0) FROM runs r WHERE r.session_id = s.id)"
+               f" FROM sessions s {tail}")
         async with self.conn.execute(sql, params) as cur:
             rows = await cur.fetchall()
         return [_session_row(r) for r in rows]
+
+    async def refused_calls(self, session_id: str) -> int:
+        """The tool calls refused over all of a session's runs."""
+        async with self.conn.execute(
+                "SELECT coalesce(sum(refused_calls), 0) FROM runs WHERE session_id=?",
+                (session_id,)) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
 
     async def runs(self, session_id: str) -> list[RunRow]:
         cols = ", ".join(_USAGE_COLS)
         async with self.conn.execute(
                 f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
-                f" exit_code, {cols}, agent_session_id FROM runs WHERE session_id=? ORDER BY attempt",
+                f" exit_code, {cols}, agent_session_id, refused_calls FROM runs"
+                f" WHERE session_id=? ORDER BY attempt",
                 (session_id,)) as cur:
             rows = await cur.fetchall()
         return [RunRow(id=r[0], session_id=r[1], attempt=r[2], runtime=r[3], model=r[4],
                        started_at=from_ms(r[5]), ended_at=from_ms(r[6]) if r[6] else None,
                        outcome=r[7], exit_code=r[8], usage=_usage(r[9:15]),
-                       agent_session_id=r[15]) for r in rows]
+                       agent_session_id=r[15], refused_calls=r[16]) for r in rows]
 
     # -- events ---------------------------------------------------------------------
 
@@ -208,4 +219,4 @@ def _session_row(r: Sequence[Any]) -> SessionRow:
         id=r[0], repo=r[1], task=r[2], runtime=r[3], model=r[4], state=r[5], permission=r[6],
         workdir=r[7], branch=r[8], agent_session_id=r[9], reason=r[10], simulated=bool(r[11]),
         created_at=from_ms(r[12]), updated_at=from_ms(r[13]), usage=_usage(r[14:20]),
-        wait_until=from_ms(r[20]) if r[20] is not None else None)
+        wait_until=from_ms(r[20]) if r[20] is not None else None, refused_calls=r[21])

@@ -206,6 +206,9 @@ MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX review_comments_session ON review_comments(session_id, state);
     """,
+    7: """
+    ALTER TABLE runs ADD COLUMN refused_calls INTEGER NOT NULL DEFAULT 0;
+    """,
 }
 
 LATEST = max(MIGRATIONS)

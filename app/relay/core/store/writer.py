@@ -97,6 +97,9 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
         out.append(("UPDATE handoffs SET state=?, updated_ms=?,"
                     " error=CASE WHEN ?='failed' THEN ? ELSE error END WHERE id=?",
                     (event.state, now_ms(), event.state, event.detail, event.handoff_id)))
+    elif event.kind == "permission_denied" and run_id:
+        # a refused tool call: the session's end state says how many (never a silent success)
+        out.append(("UPDATE runs SET refused_calls = refused_calls + 1 WHERE id=?", (run_id,)))
     elif event.kind == "session_ended" and run_id:
         out.append(("UPDATE runs SET ended_ms=?, outcome=?, exit_code=? WHERE id=?",
                     (now_ms(), event.outcome, event.exit_code, run_id)))

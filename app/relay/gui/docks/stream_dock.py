@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.core.events import utcnow
-from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
+from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
 from relay.gui import theme
 from relay.gui.docks.parts import detail_view, empty_or_content
 from relay.gui.docks.stream_view import StreamView
@@ -46,7 +46,7 @@ def meta_text(vm: StreamViewModel) -> str:
     row = vm.session
     if row is None:
         return "loading…" if vm.loading else ""
-    state = row.state + (f" ({row.reason})" if row.reason else "")
+    state = end_state(row.state, row.refused_calls) + (f" ({row.reason})" if row.reason else "")
     return (f"Runtime {row.runtime} · Model {vm.model_name or '—'}"
             f" · Permissions {row.permission.value} · State {state}")
 

@@ -27,7 +27,7 @@ from PySide6.QtGui import QColor
 
 from relay.core.events import utcnow
 from relay.core.models import SessionRow
-from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
+from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import resumes_in
@@ -56,7 +56,7 @@ def state_label(row: SessionRow, now: datetime | None = None) -> str:
     """The state; a session waiting for a limit's reset says when it resumes instead."""
     if row.state == "waiting" and row.wait_until is not None:
         return resumes_in(row.wait_until, now or utcnow())
-    return row.state
+    return end_state(row.state, row.refused_calls)
 
 
 _CELLS = (

@@ -265,9 +265,12 @@ class StreamViewModel(QAbstractListModel):
         elif event.kind == "session_started" and event.model:
             self._model = event.model
         elif event.kind == "state_changed" and self._row is not None:
-            self._row = self._row.model_copy(update={
+            update: dict[str, object] = {
                 "state": event.state, "reason": event.reason,
-                "wait_until": event.until if event.state == "waiting" else None})
+                "wait_until": event.until if event.state == "waiting" else None}
+            if event.refused_calls is not None:  # a final state carries the stored count
+                update["refused_calls"] = event.refused_calls
+            self._row = self._row.model_copy(update=update)
 
     def _row_changed(self, row: int) -> None:
         index = self.index(row, 0)
