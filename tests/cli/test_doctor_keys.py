@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from relay.cli import commands
+from relay.cli import doctor_cmd
 from relay.core.config import load_config
 from relay.core.engine import Engine
 
@@ -20,7 +20,7 @@ async def test_an_api_key_account_makes_the_runtime_ready(relay_home: Path, vaul
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     config = load_config()
     before = Console(record=True, width=250)
-    await commands.doctor(config, before)
+    doctor_cmd.doctor(config, before)
     engine = await Engine.open(config)
     try:
         await engine.accounts.add("anthropic", "work", None, auth_kind="api_key", api_key=KEY)
@@ -28,7 +28,7 @@ async def test_an_api_key_account_makes_the_runtime_ready(relay_home: Path, vaul
         await engine.close()
     after = Console(record=True, width=250)
 
-    await commands.doctor(config, after)
+    doctor_cmd.doctor(config, after)
 
     was, now = before.export_text(), after.export_text()
     anthropic_before = next(line for line in was.splitlines() if "│ anthropic " in line)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from relay.cli import hints
 from relay.cli.hints import NAME, program, runnable
+
+SCRIPT = Path(sys.executable).parent / ("relay-cli.exe" if os.name == "nt" else "relay-cli")
 
 
 def executable(path: Path) -> Path:
@@ -76,3 +80,27 @@ def test_runnable_rewrites_each_command_and_nothing_else(monkeypatch: pytest.Mon
 
     assert text == "List them with `.venv/bin/relay-cli accounts list`; relay-cli's own, relay-cli."
     assert hints.cli("demo") == ".venv/bin/relay-cli demo"
+
+
+def _demo(path: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path, "RELAY_DEMO_STEP_DELAY": "0", "COLUMNS": "200"}
+    return subprocess.run([str(SCRIPT), "demo"], capture_output=True, text=True, env=env,
+                          cwd=SCRIPT.parents[2], stdin=subprocess.DEVNULL, timeout=120,
+                          check=False)
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="relay-cli is not installed beside this Python")
+def test_the_next_hint_names_the_venv_script_when_it_is_not_on_path(relay_home: Path) -> None:
+    proc = _demo(os.defpath)
+
+    assert proc.returncode == 0, proc.stderr
+    shown = os.path.relpath(SCRIPT, SCRIPT.parents[2])
+    assert f"next: {shown} history " in proc.stdout
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="relay-cli is not installed beside this Python")
+def test_the_next_hint_says_relay_cli_when_it_is_on_path(relay_home: Path) -> None:
+    proc = _demo(f"{SCRIPT.parent}{os.pathsep}{os.defpath}")
+
+    assert proc.returncode == 0, proc.stderr
+    assert "next: relay-cli history " in proc.stdout

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import argparse
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from rich.text import Text
 
-from relay.cli import budget_cmd
+from relay.cli import budget_cmd, doctor_cmd
+from relay.cli.sessions_cmd import QuickRow, QuickUsage, sessions_table
 from relay.cli.tables import Column, FitTable
 from relay.core.config import load_config
+from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities
 from relay.wallet.pricing import Pricing
 
 WIDTHS = (80, 100, 200)
@@ -34,6 +37,28 @@ def render(renderable: object, width: int) -> str:
 def assert_whole(out: str, figures: list[str]) -> None:
     missing = [f for f in figures if not any(f in line for line in out.splitlines())]
     assert not missing, f"cut or wrapped: {missing}\n{out}"
+
+
+def session(n: int, state: str = "completed", runtime: str = "claude:work",
+            tokens: tuple[int | None, int | None] = (123_456, 7_890), cost: float | None = 1.2345,
+            task: str = "Refactor the wallet's forecast so that it explains each figure") -> QuickRow:
+    return QuickRow(id=f"{n:012x}", state=state, runtime=runtime, simulated=runtime == "demo",
+                    task=task, updated_at=datetime(2026, 11, 30, 23, n % 60, tzinfo=UTC),
+                    refused_calls=0, usage=QuickUsage(tokens[0], tokens[1], None, None, None,
+                                                      cost))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_sessions_table_keeps_ids_states_tokens_costs_and_dates(width: int) -> None:
+    rows = [session(1), session(2, "interrupted", "demo", (None, None), None, "x" * 90),
+            session(3, "needs_input", "codex", (9_999_999, 1_234_567), 123.4567)]
+
+    out = render(sessions_table(rows), width)
+
+    assert_whole(out, [r.id for r in rows] + ["completed", "interrupted", "needs_input"]
+                 + ["123456/7890", "9999999/1234567", "$1.2345", "$123.4567"]
+                 + [f"{r.updated_at:%Y-%m-%d %H:%M}" for r in rows])
+    assert "Refac" in out  # the task shrinks, but is there
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -55,6 +80,50 @@ async def test_the_price_table_keeps_every_price_whole(width: int, relay_home: P
                   p.as_of}
         assert any(wanted <= set(line.replace("│", " ").split()) for line in lines), p
     assert_whole(out, sorted(figures))
+
+
+def matrix(out: str) -> dict[tuple[str, str], str]:
+    """(capability, runtime) → the level printed, read back from every table of the output."""
+    caps = {cap.value for cap in Cap}
+    lines, cells = out.splitlines(), {}
+    for i, header in enumerate(lines):
+        if not re.search(r"\bcapability\b", header):
+            continue
+        starts = [(m.group(), m.start()) for m in re.finditer(r"[\w-]+", header)][1:]
+        for row in lines[i + 1:]:
+            first = re.match(r"[\s│┃]*([\w-]+)", row)
+            if first is None or first.group(1) not in caps:
+                if first is not None and not set(row.strip()) <= set("━┡╇┩─ "):
+                    break
+                continue
+            for name, start in starts:
+                cells[(first.group(1), name)] = row[start:].split()[0]
+    return cells
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_capability_matrix_keeps_every_runtime_and_level(width: int) -> None:
+    runtimes = list(RUNTIME_NAMES)
+
+    out = render(doctor_cmd.capability_table(runtimes), width)
+
+    assert "…" not in out
+    expected = {(cap.value, name): Capabilities.for_runtime(name).level(cap).value
+                for cap in Cap for name in runtimes}
+    assert matrix(out) == expected, out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_doctor_keeps_runtimes_states_and_versions(width: int, relay_home: Path,
+                                                   vault_env: None) -> None:
+    console = Console(width=width, record=True, color_system=None)
+
+    assert doctor_cmd.doctor(load_config(), console) == 0
+
+    out = console.export_text()
+    assert_whole(out, ["claude-acp", "openai-chat", "scripted demo", "HTTP API", "missing",
+                       "permission_policy", "choose_session_id"])
+    assert all(len(line) <= width for line in out.splitlines())
 
 
 @pytest.mark.parametrize("width", WIDTHS)

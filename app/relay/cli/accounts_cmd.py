@@ -21,8 +21,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from relay.cli.hints import cli
+from relay.cli.tables import Column, FitTable
 from relay.core.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
 from relay.core.accounts import (
     AUTH_KINDS,
@@ -227,8 +228,8 @@ async def _login(config: Config, args: argparse.Namespace, console: Console) -> 
     if code != 0:
         console.print(f"[red]The login ended with exit code {code}.[/]")
         return 1
-    console.print(f"Done. Check it with `relay-cli accounts test {escape(account.provider)} "
-                  f"{escape(account.label)}` (spends a few tokens).")
+    check = cli(f"accounts test {account.provider} {account.label}")
+    console.print(f"Done. Check it with `{escape(check)}` (spends a few tokens).")
     return 0
 
 
@@ -243,12 +244,11 @@ def _print_list(accounts: list[Account], console: Console, as_json: bool) -> Non
         print(json.dumps([_as_json(a) for a in accounts], ensure_ascii=False), flush=True)
         return
     if not accounts:
-        console.print("No accounts yet. Add one: relay-cli accounts add claude work "
-                      "--config-dir ~/.claude-work")
+        console.print("No accounts yet. Add one: "
+                      + escape(cli("accounts add claude work --config-dir ~/.claude-work")))
         return
-    table = Table(title="Accounts")
-    for col in ("entry", "configuration folder", "sign-in", "state"):
-        table.add_column(col)
+    table = FitTable(Column("entry", figure=True), "configuration folder", "sign-in", "state",
+                     title="Accounts")
     for a in accounts:
         state = ", ".join(s for s, on in (("preferred", a.preferred), ("paused", a.paused)) if on)
         table.add_row(escape(a.entry), escape(str(a.config_dir or "(CLI default)")),

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.markup import escape
 
-from relay.cli.argtypes import usd_amount as usd_amount  # re-exported: run --budget uses it
+from relay.cli.argtypes import usd_amount
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import platform
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from relay.cli.questions import Questions
-from relay.cli.render import StreamPrinter, session_footer, sessions_table
+from relay.cli.render import StreamPrinter, session_footer
+from relay.cli.sessions_cmd import print_sessions
 from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
-from relay.core.errors import RelayError
 from relay.core.events import NeedsInput
 from relay.core.models import SessionRow, SessionSpec, entry_runtime
-from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 
 FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
 
@@ -183,6 +179,8 @@ async def show_session(config: Config, session_id: str, console: Console, as_jso
 
 async def list_sessions(config: Config, console: Console, limit: int,
                         as_json: bool = False) -> None:
+    """The sessions through the engine (``relay-cli sessions`` reads relay.db itself when it
+    can: :mod:`relay.cli.sessions_cmd`)."""
     engine = await Engine.open(config)
     try:
         rows = await engine.list_sessions(limit)
@@ -192,10 +190,7 @@ async def list_sessions(config: Config, console: Console, limit: int,
         for row in rows:
             print(row.model_dump_json(), flush=True)
         return
-    if not rows:
-        console.print("No sessions yet. Try `relay-cli demo`.")
-        return
-    console.print(sessions_table(rows))
+    print_sessions(console, rows)
 
 
 async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None,
@@ -212,72 +207,3 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
                        demo_quota=quota or [], demo_ask=ask,
                        approvals="ask" if ask else "deny")
     return await run_session(config, new_session(spec), console, as_json)
-
-
-def capability_table(runtimes: list[str]) -> Table:
-    """What each runtime can do (the static table; adapters narrow it at handshake)."""
-    table = Table(title="Capabilities (yes / partial / no / unknown)")
-    table.add_column("capability", no_wrap=True)
-    for name in runtimes:
-        table.add_column(name, no_wrap=True)
-    caps = {name: Capabilities.for_runtime(name) for name in runtimes}
-    colour = {Level.YES: "green", Level.PARTIAL: "yellow", Level.NO: "red", Level.UNKNOWN: "dim"}
-    for cap in Cap:
-        levels = [caps[name].level(cap) for name in runtimes]
-        table.add_row(cap.value, *(f"[{colour[lv]}]{lv.value}[/]" for lv in levels))
-    return table
-
-
-def _vault_line(config: Config) -> str:
-    from relay.core.vault import Vault  # only here: probing the keyring costs time
-
-    try:
-        return Vault.open(config).description
-    except RelayError as exc:
-        return f"[red]unavailable[/] — {exc.message} {exc.hint or ''}"
-
-
-def _key_provider(runtime: str) -> str:
-    """Whose accounts hold a runtime's key (openai-chat uses openai's)."""
-    return "openai" if runtime == "openai-chat" else runtime
-
-
-async def doctor(config: Config, console: Console) -> int:
-    """What is installed, what is missing and how to fix it."""
-    engine = await Engine.open(config)
-    try:
-        infos = engine.runtime_infos()
-        schema = await engine.store.schema_version()
-        async with engine.store.conn.execute(  # no vault call: a key's presence is enough here
-                "SELECT provider, label FROM accounts WHERE auth_kind='api_key' AND paused=0"
-                " ORDER BY provider, label") as cur:
-            keyed = [f"{r[0]}:{r[1]}" for r in await cur.fetchall()]
-    finally:
-        await engine.close()
-    table = Table(title="Agent runtimes")
-    for col in ("runtime", "status", "version", "executable / how to fix"):
-        table.add_column(col)
-    for info in infos:
-        ok = info.problem is None
-        accounts = [e for e in keyed if e.partition(":")[0] == _key_provider(info.runtime)]
-        if not ok and accounts and info.version == "HTTP API":  # the key is an account's
-            table.add_row(info.runtime, "[green]ok[/]", info.version or "—",
-                          f"API key in the account(s) {', '.join(accounts)}")
-            continue
-        table.add_row(info.runtime, "[green]ok[/]" if ok else "[red]missing[/]",
-                      info.version or "—", info.executable if ok else f"{info.problem} {info.hint or ''}")
-    console.print(table)
-    planned = [name for name in RUNTIME_NAMES if name not in {i.runtime for i in infos}]
-    if planned:
-        console.print(f"planned runtimes (not drivable yet): {', '.join(planned)}")
-    console.print(capability_table(list(RUNTIME_NAMES)))
-    console.print(f"data folder: {config.home}  (set RELAY_HOME to move it)")
-    console.print(f"database: {config.db_path} · schema {schema}")
-    console.print(f"secrets: {await asyncio.to_thread(_vault_line, config)}")
-    console.print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")
-    gui = importlib.util.find_spec("PySide6") is not None
-    console.print("desktop window: " + ("available (`relay`)" if gui else
-                                        "[yellow]PySide6 not installed — pip install 'relay[gui]'[/]"))
-    if all(i.problem for i in infos if i.runtime != "demo"):
-        console.print("[yellow]No agent CLI found: Relay will use the scripted demo runtime.[/]")
-    return 0

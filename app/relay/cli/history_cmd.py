@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from relay.cli import commands
 from relay.cli.argtypes import positive_int
+from relay.cli.hints import cli
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
 from relay.core.engine import Engine
@@ -146,7 +147,7 @@ async def _finish(engine: Engine, args: argparse.Namespace, console: Console) ->
             console.print(escape(f"  {status:<9} {path}  +{added} -{deleted}"))
         for stint in summary.stints:
             console.print(escape(f"  {stint}"))
-        verdict = (f"`relay-cli finish {summary.session_id} --merge` merges it into "
+        verdict = (f"`{cli(f'finish {summary.session_id} --merge')}` merges it into "
                    f"{summary.base_branch}" if summary.can_merge
                    else f"It cannot be merged: {summary.why_not}")
         console.print(escape(f"{verdict}; `--keep` keeps the branch."))

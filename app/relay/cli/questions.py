@@ -19,6 +19,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
+from relay.cli.hints import cli
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
@@ -30,7 +31,7 @@ Reader = Callable[[str], str]
 
 def answer_command(session_id: str, event: NeedsInput) -> str:
     first = event.options[0].id if event.options else '--text "…"'
-    return f"relay-cli answer {session_id} {event.request_id} {first}"
+    return cli(f"answer {session_id} {event.request_id} {first}")
 
 
 class Questions:

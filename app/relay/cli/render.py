@@ -7,8 +7,8 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from relay.cli.hints import cli
 from relay.core.events import EventRecord, Usage
 from relay.core.models import SessionRow
 from relay.core.present import SIMULATION_LABEL, clip, end_state, summary, usage_line
@@ -77,22 +77,5 @@ def session_footer(console: Console, row: SessionRow) -> None:
         where = f" (branch {row.branch})" if row.branch else ""
         console.print(f"worktree: {row.workdir}{where}")
     if row.branch and row.finished:
-        console.print(f"next: relay-cli history {row.id} · diff {row.id} · "
+        console.print(f"next: {cli(f'history {row.id}')} · diff {row.id} · "
                       f"finish {row.id} --merge|--keep", markup=False)
-
-
-def sessions_table(rows: list[SessionRow]) -> Table:
-    table = Table(title="Relay sessions", show_lines=False)
-    for col, width in (("id", 12), ("state", 11), ("runtime", 17)):
-        table.add_column(col, no_wrap=True, min_width=width)
-    table.add_column("task", overflow="ellipsis", no_wrap=True, max_width=40)
-    for col, width in (("tokens in/out", 13), ("cost", 8), ("updated", 16)):
-        table.add_column(col, no_wrap=True, min_width=width)
-    for r in rows:
-        runtime = f"{r.runtime} (simulation)" if r.simulated else r.runtime
-        tokens = f"{r.usage.input_tokens or '—'}/{r.usage.output_tokens or '—'}" \
-            if not r.usage.is_unknown else "—"
-        cost = "—" if r.usage.cost_usd is None else f"${r.usage.cost_usd:.4f}"
-        table.add_row(r.id, end_state(r.state, r.refused_calls, short=True), runtime,
-                      escape(clip(r.task, 50)), tokens, cost, f"{r.updated_at:%Y-%m-%d %H:%M}")
-    return table

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from relay.core.events import AgentEvent, Usage
+if TYPE_CHECKING:  # annotations only: relay-cli sessions formats rows without the models
+    from relay.core.events import AgentEvent, Usage
 
 SIMULATION_LABEL = "SIMULATION — scripted demo, no real agent"
 
