@@ -76,9 +76,12 @@ async def test_a_terminal_prompt_answers_by_number(relay_home: Path, git_repo: P
     engine = await Engine.open(load_config(demo_step_delay=0))
     try:
         answers = iter(typed)
+
+        async def reader(_prompt: str) -> str:
+            return next(answers)
+
         console = Console(record=True, width=200)
-        questions = Questions(engine, console, as_json=False, interactive=True,
-                              reader=lambda _prompt: next(answers))
+        questions = Questions(engine, console, as_json=False, interactive=True, reader=reader)
         sub = engine.bus.subscribe()
         session_id = await engine.start_session(SessionSpec(repo=git_repo, task="notes",
                                                             runtime="demo", demo_ask=True,

@@ -46,12 +46,18 @@ def test_demo_limit_hands_off_to_the_backup_account() -> None:
     assert "COMPLETED" in proc.stdout
 
 
-def test_a_handoff_without_a_way_to_sign_says_what_to_do() -> None:
-    proc = cli("demo", "--limit-after", "1", env_extra={
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "RELAY_VAULT_PASSPHRASE": ""})
-    assert proc.returncode == 1
-    assert "RELAY_VAULT_PASSPHRASE" in proc.stdout
-    assert "FAILED" in proc.stdout
+def test_a_real_chain_without_a_way_to_sign_stops_before_it_starts(
+        git_repo: Path, fakes_on_path: Path, tmp_path: Path) -> None:
+    log = tmp_path / "fake.log"
+    proc = cli("run", "t", "--repo", str(git_repo), "--provider", "claude:a", "--provider",
+               "codex", env_extra={"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+                                   "RELAY_VAULT_PASSPHRASE": "", "RELAY_FAKE_LOG": str(log)})
+    assert proc.returncode == 2
+    said = " ".join(proc.stderr.split())
+    assert said.startswith("error: This run can hand off between accounts")
+    assert "Set RELAY_VAULT_PASSPHRASE" in said
+    assert not log.exists()  # no agent was started: nothing ran, nothing to clean up
+    assert "Relay session" not in proc.stdout
     assert_no_traceback(proc)
 
 

@@ -150,8 +150,32 @@ def test_no_passphrase_without_a_terminal_is_a_clear_error(envelope: Path) -> No
                           text=True, env={**env, "PYTHON_KEYRING_BACKEND": NO_KEYRING},
                           stdin=subprocess.DEVNULL, timeout=60, check=False)
     assert proc.returncode == 2
-    assert "needs a passphrase" in proc.stderr
+    # it says what it needs — this data folder's signing key, so the vault's passphrase —
+    # and how to give it, before it stops
+    first = " ".join(proc.stderr.split())
+    assert first.startswith("error: Verifying a contract needs the signing key of this data "
+                            "folder")
+    assert "which needs the vault passphrase: no OS keyring here" in first
+    assert "Set RELAY_VAULT_PASSPHRASE (or run this on a terminal to type it)" in first
     assert no_traceback(proc)
+
+
+def test_a_demo_contract_is_never_called_verified_and_asks_for_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "demo-envelope"
+    write_envelope(folder, contract().model_copy(update={"simulated": True}), b"d" * 32)
+    env = {k: v for k, v in os.environ.items() if k != "RELAY_VAULT_PASSPHRASE"}
+    for action in ("verify", "show"):
+        proc = subprocess.run([*CLI, "contract", action, str(folder)], capture_output=True,
+                              text=True, env={**env, "PYTHON_KEYRING_BACKEND": NO_KEYRING},
+                              stdin=subprocess.DEVNULL, timeout=60, check=False)
+        assert proc.returncode == 2
+        said = " ".join(proc.stderr.split())
+        assert said.startswith("error: This contract was signed with a throwaway demo key — a "
+                               "simulation (relay-cli demo), not with a vault key, so it "
+                               "cannot be verified.")
+        assert "passphrase" not in said
+        assert "OK" not in proc.stdout
+        assert no_traceback(proc)
 
 
 def test_a_vault_without_a_signing_key_says_so(tmp_path: Path) -> None:

@@ -19,11 +19,33 @@ from relay.gui.handoff_text import STEPS
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.handoffs import HandoffsViewModel as Hvm
 from relay.sessions.contract import ENVELOPE_JSON
+from relay.sessions.demo_key import DEMO_KEY_FILE
 from tests.gui.helpers import top_level_kinds
 
 CHAIN = ["demo:primary", "demo:backup"]
 CLOCK = re.compile(r"\d\d:\d\d:\d\d")
 MakeShell = Callable[[Engine], RelayShell]
+
+
+@pytest.fixture
+def real_chain(fakes_on_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A real chain (fake CLIs): claude:a hits its usage limit, codex takes the task over."""
+    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit/run1_subscriber_five_hour")
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "a_text")
+    return ["claude:a", "codex"]
+
+
+@pytest.fixture
+def no_passphrase(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OS keyring and no passphrase in the environment."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.delenv(PASSPHRASE_ENV, raising=False)
+
+
+def flip_a_byte(envelope: Path, inside: bytes) -> None:
+    data = bytearray(envelope.read_bytes())
+    data[data.index(inside)] ^= 0x20  # "A" → "a": one byte, still valid JSON
+    envelope.write_bytes(bytes(data))
 
 
 def start(shell: RelayShell, qtbot: QtBot, spec: SessionSpec) -> str:
@@ -76,12 +98,11 @@ def test_an_automatic_handoff_shows_each_state_live_with_its_time(
     assert "Snapshot: commit " in detail
 
 
-def test_the_contract_is_verified_then_a_flipped_byte_reads_tampered(
+def test_a_real_contract_is_verified_then_a_flipped_byte_reads_tampered(
         shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        real_chain: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     vm, dock, contract = shell.handoffs_vm, shell.handoff_dock, shell.contract_vm
-    start(shell, qtbot, SessionSpec(repo=git_repo, task="Add the notes", chain=CHAIN,
-                                    demo_limit_after=1))
+    start(shell, qtbot, SessionSpec(repo=git_repo, task="Add the notes", chain=real_chain))
     qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "done", timeout=20_000)
     qtbot.waitUntil(lambda: contract.status == "verified", timeout=10_000)
     folder = Path(vm.line(0).contract_dir or "")
@@ -92,11 +113,7 @@ def test_the_contract_is_verified_then_a_flipped_byte_reads_tampered(
     assert text.startswith("Continuation contract")  # rendered from markdown: no '#'
     assert "Add the notes" in text
 
-    envelope = folder / ENVELOPE_JSON
-    data = bytearray(envelope.read_bytes())
-    at = data.index(b"Add the notes")
-    data[at] ^= 0x20  # "A" → "a": one byte, still valid JSON
-    envelope.write_bytes(bytes(data))
+    flip_a_byte(folder / ENVELOPE_JSON, b"Add the notes")
     dock.check_again.click()
     qtbot.waitUntil(lambda: contract.status == "tampered", timeout=10_000)
     assert dock.signature.text().startswith("TAMPERED: The contract's signature does not match")
@@ -111,13 +128,37 @@ def test_the_contract_is_verified_then_a_flipped_byte_reads_tampered(
     assert "Unverified text" in dock.browser.toPlainText()
 
 
+def test_a_demo_contract_is_shown_as_a_simulation_and_needs_no_vault(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, no_passphrase: None) -> None:
+    vm, dock, contract = shell.handoffs_vm, shell.handoff_dock, shell.contract_vm
+    start(shell, qtbot, SessionSpec(repo=git_repo, task="Add the notes", chain=CHAIN,
+                                    demo_limit_after=1))
+    qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "done", timeout=20_000)
+    qtbot.waitUntil(lambda: contract.status == "simulated", timeout=10_000)
+    assert dock.signature.text() == ("signed with a throwaway demo key — a simulation: it "
+                                     "matches that key, which proves nothing")
+    assert theme.WARNING in dock.signature.styleSheet()
+    shown = dock.browser.toPlainText()
+    assert "Add the notes" in shown
+    assert shown.rstrip().endswith("contract v2 · signed with a throwaway demo key — a simulation")
+    folder = Path(vm.line(0).contract_dir or "")
+    assert not (shell.engine.config.home / "vault.bin").exists()  # the vault never opened
+
+    flip_a_byte(folder / ENVELOPE_JSON, b"Add the notes")
+    dock.check_again.click()
+    qtbot.waitUntil(lambda: contract.status == "tampered", timeout=10_000)
+    assert "Unverified text" in dock.browser.toPlainText()
+    (folder / DEMO_KEY_FILE).unlink()
+    dock.check_again.click()
+    qtbot.waitUntil(lambda: contract.status == "unreadable", timeout=10_000)
+    assert dock.signature.text().startswith("cannot read the contract: No demo key beside")
+
+
 def test_a_failed_handoff_shows_where_it_failed_and_why(
-        shell: RelayShell, qtbot: QtBot, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
-    monkeypatch.delenv(PASSPHRASE_ENV, raising=False)  # the contract cannot be signed
-    vm, dock = shell.handoffs_vm, shell.handoff_dock
-    sid = start(shell, qtbot, SessionSpec(repo=git_repo, task="t", chain=CHAIN,
-                                          demo_limit_after=1))
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, no_passphrase: None,
+        real_chain: list[str]) -> None:
+    vm, dock = shell.handoffs_vm, shell.handoff_dock  # no prompter: the contract cannot be signed
+    sid = start(shell, qtbot, SessionSpec(repo=git_repo, task="t", chain=real_chain))
     qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "failed", timeout=20_000)
     why = "The vault file needs a passphrase and none was given."
     shown = cells(vm, 0)
@@ -129,7 +170,7 @@ def test_a_failed_handoff_shows_where_it_failed_and_why(
     assert dock.contract.status == "none"  # no contract was written
     assert [(n.title, n.warning) for n in shell.tray.notifications] == [("Handoff failed", True)]
     assert shell.tray.notifications[0].message == (
-        f"Session “t” ({sid}) could not be handed off from demo:primary to demo:backup: {why}")
+        f"Session “t” ({sid}) could not be handed off from claude:a to codex: {why}")
 
 
 def test_the_tray_announces_each_handoff_once_and_history_is_not_announced(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import runpy
 import tempfile
 from pathlib import Path
@@ -13,9 +14,11 @@ from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
 from relay.core.engine import Engine
+from relay.core.vault import PASSPHRASE_ENV, ScryptParams, Vault
 from relay.gui import launch
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.main_window import MainWindow
+from relay.gui.passphrase import PassphrasePrompter
 from relay.runtimes.demo import NOTES_FILE
 from tests.gui.conftest import Runner
 
@@ -82,6 +85,47 @@ def test_amain_opens_the_window_runs_the_demo_and_closes_on_quit(
         assert arun(engine.get_session(row.id)).state == "completed"
     finally:
         arun(engine.close())
+
+
+def test_the_window_demo_hands_off_without_ever_asking_for_a_passphrase(
+        qapp: QApplication, qtbot: QtBot, qloop: asyncio.AbstractEventLoop,
+        relay_home: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.delenv(PASSPHRASE_ENV, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # a vault file the window would ask to unlock at start — `relay --demo` never does
+    Vault.open(load_config(home=relay_home), lambda _creating: "theirs", env={},
+               kdf=ScryptParams(log2_n=10)).signing_key()
+    asked: list[str] = []
+
+    def no_dialog(self: PassphrasePrompter, text: str, problem: str,
+                  future: concurrent.futures.Future[str | None]) -> None:
+        asked.append(text)
+        future.set_result(None)
+
+    monkeypatch.setattr(PassphrasePrompter, "_open_dialog", no_dialog)
+    args = launch.build_parser().parse_args(["--demo", "--demo-limit-after", "1",
+                                             "--home", str(relay_home)])
+    task = asyncio.get_running_loop().create_task(launch.amain(qapp, args))
+
+    def window() -> MainWindow | None:
+        found = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        return found[0] if found else None
+
+    qtbot.waitUntil(lambda: window() is not None, timeout=5000)
+    main = window()
+    assert main is not None
+    dock = main.findChild(SessionsDock)
+    assert dock is not None
+    qtbot.waitUntil(lambda: dock.vm.rowCount() == 1
+                    and dock.vm.session_at(0).state == "completed", timeout=20_000)
+    assert dock.vm.session_at(0).simulated
+    main.quit_action.trigger()
+    qtbot.waitUntil(task.done, timeout=10_000)
+    assert task.result() == 0
+    assert asked == []  # not at start, not at the handoff, not for its contract
 
 
 def test_python_dash_m_relay_calls_the_gui_entry(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ from relay.core.vault import PASSPHRASE_ENV, ScryptParams, Vault
 from relay.gui.passphrase import CREATE_TEXT, REPEAT_TEXT, PassphrasePrompter
 from relay.gui.shell import RelayShell
 from tests.gui.conftest import Runner
+from tests.gui.helpers import top_level_kinds
 
 CHEAP = ScryptParams(log2_n=10)
 
@@ -142,22 +143,112 @@ def test_it_asks_up_front_only_when_a_vault_file_needs_it(
     assert not PassphrasePrompter(config).needs_prompt()
 
 
-def test_a_handoff_in_the_window_asks_for_the_new_vault_once(
+def test_a_demo_handoff_in_the_window_asks_nothing(
         qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner,
         prompter: PassphrasePrompter, config: Config, git_repo: Path) -> None:
-    answers = Answers(prompter, "pw", "pw")
+    make_vault(config)  # a vault the window would unlock at start — not for the demo
+    dialogs: list[QInputDialog] = []
+    prompter.prompted.connect(dialogs.append)
     engine = arun(Engine.open(load_config(demo_step_delay=0),
                               passphrase_provider=prompter.provider))
     shell = RelayShell(engine, prompter=prompter)
     try:
+        shell.start(unlock_vault=False)  # as `relay --demo` starts it
         shell.start_session(SessionSpec(repo=git_repo, task="t",
                                         chain=["demo:primary", "demo:backup"],
                                         demo_limit_after=1))
         vm = shell.handoffs_vm
         qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "done",
                         timeout=30_000)
+        qtbot.waitUntil(lambda: shell.contract_vm.status == "simulated", timeout=10_000)
+        qtbot.waitUntil(lambda: shell.bridge.tasks.pending == 0, timeout=10_000)
+        assert dialogs == []  # signed with a throwaway demo key: the vault was never asked
+    finally:
+        arun(shell.aclose())
+        arun(engine.close())
+
+
+@pytest.fixture
+def real_chain(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fake claude hits its usage limit, fake codex takes over; the calls are logged."""
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
+    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit/run1_subscriber_five_hour")
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "a_text")
+    return log
+
+
+def test_a_real_handoff_chain_asks_before_it_starts_and_never_during_the_handoff(
+        qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner,
+        prompter: PassphrasePrompter, config: Config, git_repo: Path, real_chain: Path) -> None:
+    answers = Answers(prompter, "pw", "pw")
+    engine = arun(Engine.open(load_config(demo_step_delay=0),
+                              passphrase_provider=prompter.provider))
+    shell = RelayShell(engine, prompter=prompter)
+    asked_before_start: list[list[str]] = []
+    shell.bridge.sessionStarted.connect(lambda _sid: asked_before_start.append(
+        list(answers.labels)))
+    try:
+        shell.start_session(SessionSpec(repo=git_repo, task="t", chain=["claude:a", "codex"]))
+        vm = shell.handoffs_vm
+        qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "done",
+                        timeout=30_000)
         qtbot.waitUntil(lambda: shell.contract_vm.status == "verified", timeout=10_000)
-        assert answers.labels == [CREATE_TEXT, REPEAT_TEXT]  # the contract check asked no more
+        # both questions came before the session existed; the handoff and the contract
+        # check asked nothing more
+        assert asked_before_start == [[CREATE_TEXT, REPEAT_TEXT]]
+        assert answers.labels == [CREATE_TEXT, REPEAT_TEXT]
+    finally:
+        arun(shell.aclose())
+        arun(engine.close())
+
+
+def test_declining_the_passphrase_starts_nothing(
+        qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner,
+        prompter: PassphrasePrompter, config: Config, git_repo: Path, real_chain: Path) -> None:
+    cancel = Answers(prompter, None)
+    engine = arun(Engine.open(load_config(demo_step_delay=0),
+                              passphrase_provider=prompter.provider))
+    shell = RelayShell(engine, prompter=prompter)
+    failures: list[tuple[str, str]] = []
+    shell.bridge.tasks.failed.connect(lambda ctx, msg, _hint: failures.append((ctx, msg)))
+    try:
+        shell.start_session(SessionSpec(repo=git_repo, task="t", chain=["claude:a", "codex"]))
+        qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+        assert failures == [("sessions", "Nothing was started: This run can hand off between "
+                             "accounts, and each handoff's contract is signed with the key in "
+                             "Relay's vault, and the vault's passphrase was not given.")]
+        assert cancel.labels == [CREATE_TEXT]
+        assert arun(engine.list_sessions(10)) == []
+        assert not real_chain.exists()  # no agent ran
+    finally:
+        arun(shell.aclose())
+        arun(engine.close())
+
+
+def test_hand_off_now_passes_the_vault_gate_first(
+        qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner, git_repo: Path) -> None:
+    engine = arun(Engine.open(load_config(demo_step_delay=0.2)))
+    shell = RelayShell(engine)
+    gated: list[tuple[list[str], bool]] = []
+
+    async def gate(entries: list[str], can_hand_off: bool) -> None:
+        gated.append((entries, can_hand_off))
+
+    try:
+        with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
+            shell.start_session(SessionSpec(repo=git_repo, task="t", runtime="demo"))
+        assert started.args is not None
+        qtbot.waitUntil(lambda: "tool_call" in top_level_kinds(shell.stream_vm), timeout=5000)
+        shell.bridge.vault_gate = gate
+        answers: list[str] = []
+        shell.bridge.tasks.failed.connect(lambda _ctx, msg, _hint: answers.append(msg))
+        shell.bridge.request_handoff(str(started.args[0]), "demo:other", on_done=answers.append)
+        qtbot.waitUntil(lambda: bool(answers), timeout=10_000)
+        assert answers[0].startswith("pausing at the next safe point"), answers
+        assert gated == [(["demo", "demo:other"], True)]  # asked before the pause began
+        qtbot.waitUntil(lambda: arun(engine.get_session(str(started.args[0]))).finished,
+                        timeout=20_000)
     finally:
         arun(shell.aclose())
         arun(engine.close())

@@ -14,9 +14,9 @@ from relay.core.engine import Engine
 from relay.core.events import AssistantText
 from relay.core.models import SessionSpec
 from relay.core.store.writer import WriteOp
-from relay.core.vault import Vault
 from relay.sessions.briefing import KnownFacts, build_contract
 from relay.sessions.contract import ContractV2, read_envelope
+from relay.sessions.demo_key import demo_key
 
 RULE = "Never touch README.md."
 
@@ -36,7 +36,8 @@ async def _handed_off_contract(engine: Engine, repo: Path, task: str) -> Contrac
     handoff = (await engine.handoffs(row.id))[0]
     assert handoff.state == "done"
     assert handoff.contract_dir
-    contract = read_envelope(Path(handoff.contract_dir), Vault.open(engine.config).signing_key())
+    folder = Path(handoff.contract_dir)  # a simulation's handoff: signed with its demo key
+    contract = read_envelope(folder, demo_key(folder, create=False))
     assert isinstance(contract, ContractV2)
     return contract
 

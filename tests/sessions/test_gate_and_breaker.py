@@ -14,8 +14,8 @@ from relay.core.config import load_config
 from relay.core.engine import Engine
 from relay.core.events import utcnow
 from relay.core.models import SessionSpec
-from relay.core.vault import Vault
-from relay.sessions.contract import read_envelope
+from relay.sessions.contract import ContractV2, read_envelope
+from relay.sessions.demo_key import demo_key
 
 PY = sys.executable
 NOTES_EXIST = [PY, "-c", "import pathlib, sys; sys.exit(not pathlib.Path('RELAY_DEMO_NOTES.md').exists())"]
@@ -59,43 +59,75 @@ async def test_red_goes_to_the_next_entry_which_is_verified_again(engine: Engine
     handoff = (await engine.handoffs(row.id))[0]
     assert (handoff.reason, handoff.state) == ("verify_failed", "done")
     assert [r.outcome for r in await engine.runs(row.id)] == ["completed", "completed"]
-    # the next agent is told the check, and that it is red
-    key = Vault.open(engine.config).signing_key(create=False)
-    contract = read_envelope(Path(handoff.contract_dir or ""), key)
+    # the next agent is told the check, and that it is red (a simulation: a demo key)
+    folder = Path(handoff.contract_dir or "")
+    contract = read_envelope(folder, demo_key(folder, create=False))
+    assert isinstance(contract, ContractV2)
+    assert contract.simulated
     assert contract.acceptance_assertions == [f"`{shlex.join(ALWAYS_RED)}` exits 0"]
     assert contract.next_action.startswith(f"The acceptance check `{shlex.join(ALWAYS_RED)}` failed")
 
 
 async def test_a_quota_error_opens_the_breaker_and_later_sessions_skip_the_account(
-        engine: Engine, git_repo: Path) -> None:
-    first = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo:a"],
-                                                 demo_limit_after=1))
+        engine: Engine, git_repo: Path, fakes_on_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "d4_usage_limit_no_reset_info")
+    first = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["codex:a"]))
     assert first.state == "failed"
-    breaker = await engine.breakers.get("demo:a", now=utcnow())
+    breaker = await engine.breakers.get("codex:a", now=utcnow())
     assert breaker is not None
     assert breaker.state == "open"
     assert breaker.kind == "usage_limit"
 
     second = await engine.run_session(SessionSpec(repo=git_repo, task="t",
-                                                  chain=["demo:a", "demo:b"]))
+                                                  chain=["codex:a", "claude"]))
     assert second.state == "completed", second.reason
     notices = [r.event.message for r in await engine.session_events(second.id)
                if r.event.kind == "notice"]
-    assert any(n.startswith("Skipping demo:a: it is out until") for n in notices)
-    assert len(await engine.runs(second.id)) == 1
+    skipped = next(n for n in notices if n.startswith("Skipping codex:a: it is out until"))
+    # a real account's breaker says how to clear it by hand
+    assert skipped.endswith("Once it is back, `relay-cli accounts resume codex a` clears it.")
+    assert [r.runtime for r in await engine.runs(second.id)] == ["claude"]
 
-    only_a = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo:a"]))
+    only_a = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["codex:a"]))
     assert only_a.state == "failed"
-    assert only_a.reason == "every account in the chain is out until its reset or paused"
+    assert only_a.reason is not None
+    assert only_a.reason.startswith("every account in the chain is out until its reset or paused")
+    assert "`relay-cli accounts resume codex a` clears it once it is back" in only_a.reason
+    assert not await engine.runs(only_a.id)  # nothing ran
 
 
-async def test_after_the_reset_the_next_run_probes_and_closes_the_breaker(engine: Engine,
-                                                                          git_repo: Path) -> None:
+async def test_after_the_reset_the_next_run_probes_and_closes_the_breaker(
+        engine: Engine, git_repo: Path, fakes_on_path: Path) -> None:
     past = utcnow() - timedelta(seconds=5)
-    await engine.breakers.trip("x", "demo:a", "usage_limit", past, "limit", now=utcnow())
-    breaker = await engine.breakers.get("demo:a", now=utcnow())
+    await engine.breakers.trip("x", "claude:a", "usage_limit", past, "limit", now=utcnow())
+    breaker = await engine.breakers.get("claude:a", now=utcnow(), session_id="another")
     assert breaker is not None
     assert breaker.state == "half_open"
-    row = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo:a"]))
+    row = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["claude:a"]))
     assert row.state == "completed", row.reason
-    assert await engine.breakers.get("demo:a", now=utcnow()) is None
+    assert await engine.breakers.get("claude:a", now=utcnow()) is None
+
+
+async def test_a_simulated_limit_binds_only_the_session_that_made_it_up(
+        engine: Engine, git_repo: Path) -> None:
+    spec = SessionSpec(repo=git_repo, task="t", chain=["demo:a", "demo:b"], demo_limit_after=1)
+    first = await engine.run_session(spec)
+    assert first.state == "completed", first.reason
+    opened = await engine.breakers.get("demo:a", now=utcnow())
+    assert opened is not None  # shown (the wallet), as any breaker
+    assert opened.state == "open"
+    assert await engine.breakers.get("demo:a", now=utcnow(), session_id=first.id) is not None
+
+    # the next demo starts from a fresh simulated account: it runs on demo:a again
+    again = await engine.run_session(spec)
+    assert again.state == "completed", again.reason
+    notices = [r.event.message for r in await engine.session_events(again.id)
+               if r.event.kind == "notice"]
+    assert not [n for n in notices if n.startswith("Skipping")]
+    assert [(r.runtime, r.outcome) for r in await engine.runs(again.id)] == [
+        ("demo", "failed"), ("demo", "completed")]
+    assert [h.state for h in await engine.handoffs(again.id)] == ["done"]
+    only_a = await engine.run_session(SessionSpec(repo=git_repo, task="t", chain=["demo:a"]))
+    assert only_a.state == "completed", only_a.reason  # never "every account … is out"
+    assert await engine.breakers.get("demo:a", now=utcnow()) is None  # its run closed it

@@ -72,6 +72,32 @@ async def test_the_watermark_alone_hands_off_when_no_burn_is_known(relay_home: P
         await eng.close()
 
 
+async def test_a_simulated_account_is_judged_by_its_own_run_alone(
+        relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RELAY_WALLET_HORIZON", "0")  # no run-out forecast: the level decides
+    eng = await Engine.open(load_config(demo_step_delay=0))
+    try:
+        spec = SessionSpec(repo=git_repo, task="notes", runtime="demo",
+                           chain=["demo:primary", "demo:backup"], demo_quota=[50.0, 96.0])
+        rows = [await eng.run_session(spec) for _ in range(3)]
+        for row in rows:  # each run the same: demo:primary from 50 %, off at its 96 %
+            assert row.state == "completed", row.reason
+            (handoff,) = await eng.handoffs(row.id)
+            assert handoff.reason is not None
+            assert "at 96%" in handoff.reason
+            assert (handoff.from_entry, handoff.to_entry) == ("demo:primary", "demo:backup")
+            assert len(await eng.runs(row.id)) == 2
+            notices = [r.event.message for r in await eng.session_events(row.id)
+                       if r.event.kind == "notice"]
+            assert not [n for n in notices if n.startswith("Skipping")]
+        # the views still show what the demos reported
+        assert ("five_hour", "allowed", 96.0) in await snapshots(eng, "demo:primary")
+        assert await eng.wallet.pressure("demo:primary") is not None
+        assert await eng.wallet.pressure("demo:primary", session_id="another") is None
+    finally:
+        await eng.close()
+
+
 async def test_a_limit_reading_is_kept_with_the_account_and_shown_as_official(
         engine: Engine, git_repo: Path) -> None:
     spec = SessionSpec(repo=git_repo, task="notes", runtime="demo",

@@ -1,7 +1,11 @@
 """relay-cli accounts: the user's own accounts that chain entries name (provider:label).
 
 ``list [--json]``, ``add``, ``edit``, ``remove``, ``test``, ``login``, ``prefer``,
-``pause`` and ``resume``. An API key is read from stdin (``--api-key-stdin``) or asked
+``pause`` and ``resume`` (which also clears the entry's circuit breaker: ``resume claude
+work`` — or ``resume claude`` for a bare ``--provider claude`` — once a limit Relay is
+waiting out is really over). Where the vault is the encrypted file (no OS keyring) and
+the action touches an API key, the vault passphrase is asked for first, before anything
+changes (:mod:`relay.cli.prompt`). An API key is read from stdin (``--api-key-stdin``) or asked
 for without echo — never taken from the command line, where other users' ``ps`` and the
 shell history would see it — and goes to the vault only; nothing here prints it.
 ``login`` runs the CLI's own login in the foreground with this terminal (an argument
@@ -13,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 import json
 import sys
 from pathlib import Path
@@ -23,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.hints import cli
+from relay.cli.prompt import Passphrase, ask
 from relay.cli.tables import Column, FitTable
 from relay.core.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
 from relay.core.accounts import (
@@ -38,6 +42,7 @@ from relay.core.accounts import (
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import AccountError
+from relay.core.events import utcnow
 
 OWN_ACCOUNTS = ("Only your own accounts: Relay runs each CLI as you would, with the folder or "
                 "key you give it — no pooling, no sharing of accounts between people.")
@@ -81,9 +86,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for action, text in (("remove", "forget an account and delete its key (its folder is "
                                     "left alone)"),
                          ("prefer", "use it for chain entries that name only the provider"),
-                         ("pause", "sessions skip it until `resume`"),
-                         ("resume", "sessions use it again")):
+                         ("pause", "sessions skip it until `resume`")):
         _name(actions.add_parser(action, help=text))
+    _name(actions.add_parser("resume", help="sessions use it again; also clears its circuit "
+                                            "breaker (an account Relay thinks is out until "
+                                            "its reset)"), label_optional=True)
     test = actions.add_parser("test", help="does this account answer? (spends a few tokens)",
                               description=COST_NOTE)
     _name(test)
@@ -94,9 +101,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _name(login)
 
 
-def _name(parser: argparse.ArgumentParser) -> None:
+def _name(parser: argparse.ArgumentParser, label_optional: bool = False) -> None:
     parser.add_argument("provider")
-    parser.add_argument("label")
+    if label_optional:
+        parser.add_argument("label", nargs="?",
+                            help="the account (leave it out for a bare provider entry)")
+    else:
+        parser.add_argument("label")
 
 
 def _key_options(parser: argparse.ArgumentParser, new: bool = False) -> None:
@@ -112,13 +123,33 @@ async def run(config: Config, args: argparse.Namespace, console: Console) -> int
     """Run the accounts action ``args`` names; return the exit code."""
     if args.accounts_command == "login":
         return await _login(config, args, console)
-    from relay.cli.contract_cmd import tty_passphrase
-
-    engine = await Engine.open(config, passphrase_provider=tty_passphrase)
+    passphrase = Passphrase()
+    engine = await Engine.open(config, passphrase_provider=passphrase)
     try:
+        if await asyncio.to_thread(passphrase.needed, config):
+            why = await _vault_use(engine.accounts, args)
+            if why:  # asked before anything changes; Ctrl-C / Ctrl-D end it cleanly
+                passphrase.unlock(config, why)
         return await _act(engine, args, console)
     finally:
         await engine.close()
+
+
+async def _vault_use(book: AccountBook, args: argparse.Namespace) -> str | None:
+    """Why the action will open the vault (an API key is stored, read or deleted), or None."""
+    action = args.accounts_command
+    entry = f"{args.provider}:{args.label}" if getattr(args, "label", None) else ""
+    current = await book.auth_kind_of(entry) if entry else None
+    if action == "add" and (args.auth == "api_key" or args.api_key_stdin):
+        return f"Storing {entry}'s API key needs Relay's vault"
+    if action == "edit" and ("api_key" in (current, args.auth) or args.api_key_stdin
+                             or args.new_key):
+        return f"Changing {entry} touches its API key in Relay's vault"
+    if action == "remove" and current == "api_key":
+        return f"Removing {entry} deletes its API key from Relay's vault"
+    if action == "test" and current == "api_key":
+        return f"Testing {entry} reads its API key from Relay's vault"
+    return None
 
 
 async def _act(engine: Engine, args: argparse.Namespace, console: Console) -> int:
@@ -145,10 +176,12 @@ async def _act(engine: Engine, args: argparse.Namespace, console: Console) -> in
             await book.set_preferred(args.provider, args.label)
             console.print(f"{escape(args.provider)}:{escape(args.label)} is now used for "
                           f"`--provider {escape(args.provider)}`.")
-        case "pause" | "resume":
-            await book.set_paused(args.provider, args.label, args.accounts_command == "pause")
-            state = "paused: sessions skip it" if args.accounts_command == "pause" else "resumed"
-            console.print(f"{escape(args.provider)}:{escape(args.label)} {state}.")
+        case "pause":
+            await book.set_paused(args.provider, args.label, True)
+            console.print(f"{escape(args.provider)}:{escape(args.label)} paused: sessions "
+                          "skip it.")
+        case "resume":
+            return await _resume(engine, args, console)
         case "test":
             return await _test(engine, args, console)
     return 0
@@ -170,6 +203,29 @@ async def _edit(book: AccountBook, args: argparse.Namespace) -> Account:
         new_label=args.rename or UNCHANGED)
 
 
+async def _resume(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+    """Resume the account, and clear its entry's circuit breaker if one is open."""
+    entry = f"{args.provider}:{args.label}" if args.label else args.provider
+    registered = args.label is not None and await engine.accounts.auth_kind_of(entry) is not None
+    breaker = await engine.breakers.get(entry, now=utcnow())
+    if not registered and breaker is None:
+        raise AccountError(f"No account {entry}, and no circuit breaker open on it.",
+                           f"List the accounts with `{cli('accounts list')}`; "
+                           f"`{cli('wallet')}` shows which are out.")
+    said = []
+    if registered:
+        await engine.accounts.set_paused(args.provider, args.label, False)
+        said.append(f"{entry} resumed.")
+    if breaker is not None:
+        await engine.breakers.reset("", entry)
+        until = f" (out until {breaker.until:%Y-%m-%d %H:%M %Z})" if breaker.until else ""
+        said.append(f"Its circuit breaker{until} is cleared: the next session tries it again."
+                    if registered else f"{entry}'s circuit breaker{until} is cleared: the next "
+                                       "session tries it again.")
+    console.print(escape(" ".join(said)), highlight=False)
+    return 0
+
+
 def _read_key(provider: str, from_stdin: bool) -> str:
     """The API key from stdin, or typed at a prompt without echo (never from argv)."""
     if from_stdin:
@@ -177,7 +233,7 @@ def _read_key(provider: str, from_stdin: bool) -> str:
     if not sys.stdin.isatty():
         raise AccountError("No terminal to type the API key in.",
                            "Pipe it in with --api-key-stdin.")
-    return getpass.getpass(f"{provider} API key (not shown): ").strip()
+    return ask(f"{provider} API key (not shown): ", secret=True).strip()
 
 
 async def _test(engine: Engine, args: argparse.Namespace, console: Console) -> int:

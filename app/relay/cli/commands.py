@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from relay.cli.prompt import Passphrase
 from relay.cli.questions import Questions
 from relay.cli.render import StreamPrinter, session_footer
 from relay.cli.sessions_cmd import print_sessions
@@ -17,23 +18,33 @@ from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.engine import Engine
 from relay.core.events import NeedsInput
-from relay.core.models import SessionRow, SessionSpec, entry_runtime
+from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
+from relay.sessions.vault_need import vault_need
 
 FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
 
 
 Starter = Callable[[Engine], Awaitable[str]]
+#: why the session about to start will need the vault (None: it will not)
+Needs = Callable[[Engine], Awaitable[str | None]]
 
 
-async def run_session(config: Config, start: Starter, console: Console, as_json: bool) -> SessionRow:
+async def run_session(config: Config, start: Starter, console: Console, as_json: bool,
+                      needs: Needs | None = None) -> SessionRow:
     """Start (or continue) a session and render its live stream until it ends.
 
-    Ctrl-C stops the agent and records the session as cancelled before exiting.
+    A vault passphrase the session will need (``needs``) is asked for before it starts,
+    never in the middle of the stream (:mod:`relay.cli.prompt`). Ctrl-C stops the agent
+    and records the session as cancelled before exiting; Ctrl-D at the agent's question
+    stops it too, and the command ends with :class:`~relay.cli.prompt.NoAnswer`.
     """
-    from relay.cli.contract_cmd import tty_passphrase
-
-    engine = await Engine.open(config, passphrase_provider=tty_passphrase)
+    passphrase = Passphrase()
+    engine = await Engine.open(config, passphrase_provider=passphrase)
     try:
+        if needs is not None and await asyncio.to_thread(passphrase.needed, config):
+            why = await needs(engine)
+            if why:
+                passphrase.unlock(config, why)  # before anything runs; Ctrl-C / Ctrl-D are clean
         printer = StreamPrinter(console, as_json)
         sub = engine.bus.subscribe()
         session_id = await start(engine)
@@ -54,9 +65,60 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
         row = await engine.wait_session(session_id)
         if not as_json:
             session_footer(console, row)
+        if questions.no_answer is not None:
+            raise questions.no_answer
         return row
     finally:
         await engine.close()
+
+
+def spec_needs(spec: SessionSpec) -> Needs:
+    """What a new session over ``spec`` needs of the vault."""
+    chain = chain_of(spec)
+
+    async def needs(engine: Engine) -> str | None:
+        return await vault_need(chain, engine.accounts, can_hand_off=len(chain) > 1)
+    return needs
+
+
+def stored_needs(session_id: str, *, resumed: bool) -> Needs:
+    """What continuing a stored session needs of the vault: ``resumed`` (``run --resume``)
+    runs its last runtime alone; otherwise (a rewind's new session) its whole chain."""
+    async def needs(engine: Engine) -> str | None:
+        row = await engine.get_session(session_id)
+        chain = chain_of(await engine.store.session_spec(row.id))
+        if resumed:
+            runs = await engine.store.runs(row.id)
+            return await vault_need([runs[-1].runtime] if runs else chain[:1],
+                                    engine.accounts, can_hand_off=False)
+        return await vault_need(chain, engine.accounts, can_hand_off=len(chain) > 1)
+    return needs
+
+
+async def _recover_needs(config: Config) -> str | None:
+    """Why carrying on what a stopped Relay left will need the vault: a real session's
+    unfinished handoff (its contract is signed), or a real session waiting for a reset
+    that may still hand off."""
+    from relay.core.store.db import Store
+
+    store = await Store.open(config.db_path)
+    try:
+        async with store.conn.execute(
+                "SELECT s.id, s.state, s.spec_json FROM sessions s WHERE s.simulated=0 AND"
+                " (s.state='waiting' OR EXISTS (SELECT 1 FROM handoffs h WHERE"
+                " h.session_id=s.id AND h.state NOT IN ('done', 'failed')))"
+                " ORDER BY s.created_ms") as cur:
+            rows = await cur.fetchall()
+    finally:
+        await store.close()
+    for session_id, state, spec_json in rows:
+        if state != "waiting":
+            return (f"Carrying on session {session_id}'s unfinished handoff signs its contract "
+                    "with the key in Relay's vault")
+        if len(chain_of(SessionSpec.model_validate_json(spec_json))) > 1:
+            return (f"Session {session_id}, waiting for a reset, can still hand off, and each "
+                    "handoff's contract is signed with the key in Relay's vault")
+    return None
 
 
 async def _print_instructions(console: Console, row: SessionRow) -> None:
@@ -70,10 +132,15 @@ async def _print_instructions(console: Console, row: SessionRow) -> None:
 
 
 async def recover(config: Config, console: Console, as_json: bool) -> int:
-    """Carry on the handoffs a stopped Relay left between two steps; follow them to the end."""
-    from relay.cli.contract_cmd import tty_passphrase
+    """Carry on the handoffs a stopped Relay left between two steps; follow them to the end.
 
-    engine = await Engine.open(config, passphrase_provider=tty_passphrase, recover=True)
+    A vault passphrase they need is asked for before any of them is taken up."""
+    passphrase = Passphrase()
+    if await asyncio.to_thread(passphrase.needed, config):
+        why = await _recover_needs(config)
+        if why:
+            passphrase.unlock(config, why)
+    engine = await Engine.open(config, passphrase_provider=passphrase, recover=True)
     try:
         sub = engine.bus.subscribe()  # may miss the first records: `show` replays them
         if engine.recovered_runs:
@@ -195,7 +262,11 @@ async def list_sessions(config: Config, console: Console, limit: int,
 
 async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None,
                quota: list[float] | None = None, ask: bool = False) -> SessionRow:
-    """A complete demo session in a temporary repository."""
+    """A complete demo session in a temporary repository.
+
+    A simulation: its handoffs are signed with a throwaway demo key (the vault is never
+    asked), and its simulated accounts, limits and breakers belong to this run alone, so it
+    works however often it is run in one data folder."""
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     repo = make_demo_repo(base / "demo-project")
     # With a simulated limit (or a window filling up) the demo hands the task to a second
@@ -207,3 +278,5 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
                        demo_quota=quota or [], demo_ask=ask,
                        approvals="ask" if ask else "deny")
     return await run_session(config, new_session(spec), console, as_json)
+
+

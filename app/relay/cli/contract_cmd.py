@@ -1,22 +1,35 @@
 """``relay-cli contract verify|show PATH``: check and read a continuation contract.
 
-The key is the signing key in the vault of the data folder (RELAY_HOME / --home). Exit
-codes: 0 the signature is valid; 1 the contract was tampered with (or signed by another
-data folder's key); 2 anything else Relay can explain (no such file, vault locked).
+The key is the signing key in the vault of the data folder (RELAY_HOME / --home); where the
+vault is the encrypted file (no OS keyring) its passphrase is asked for first — on a
+terminal, after one line saying why — or taken from RELAY_VAULT_PASSPHRASE; without either
+the command says what it needs and stops. A simulation's contract (``relay-cli demo``) was
+signed with a throwaway demo key, not the vault's: it is never called verified, and the
+command says so without asking for anything. Exit codes: 0 the signature is valid; 1 the
+contract was tampered with (or signed by another data folder's key); 2 anything else Relay
+can explain (no such file, a demo contract, the vault locked, no answer at the prompt).
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
-import sys
 from pathlib import Path
 
 from rich.console import Console
 
+from relay.cli.prompt import Passphrase
 from relay.core.config import Config
-from relay.core.errors import ContractError, ContractTamperedError, VaultError
-from relay.sessions.contract import ENVELOPE_JSON, Contract, ContractV2, render_markdown, verify
+from relay.core.errors import ContractError, ContractTamperedError
+from relay.sessions.contract import (
+    ENVELOPE_JSON,
+    ENVELOPE_MD,
+    Contract,
+    ContractV2,
+    claims_simulation,
+    render_markdown,
+    verify,
+)
+from relay.sessions.demo_key import DEMO_SIGNED
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,7 +46,16 @@ def run(args: argparse.Namespace, config: Config, console: Console) -> int:
     from relay.core.vault import Vault  # keyring + cryptography: ~0.1 s, only when needed
 
     data = _read(args.path)
-    key = Vault.open(config, tty_passphrase).signing_key(create=False)
+    if claims_simulation(data):
+        raise ContractError(
+            f"This contract was {DEMO_SIGNED} (relay-cli demo), not with a vault key, so it "
+            "cannot be verified.",
+            f"Read it in the {ENVELOPE_MD} beside it. Real handoffs are signed with the vault "
+            "key of the data folder that ran them, and verify here.")
+    passphrase = Passphrase()
+    passphrase.unlock(config, "Verifying a contract needs the signing key of this data "
+                              f"folder ({config.home})", create=False)
+    key = Vault.open(config, passphrase).signing_key(create=False)
     try:
         contract = verify(data, key)
     except ContractTamperedError as exc:
@@ -48,16 +70,6 @@ def run(args: argparse.Namespace, config: Config, console: Console) -> int:
     else:
         _summary(contract, console)
     return 0
-
-
-def tty_passphrase(creating: bool) -> str | None:
-    """Ask for the vault file's passphrase on a terminal; None when there is none."""
-    if not sys.stdin.isatty():
-        return None
-    passphrase = getpass.getpass("Relay vault passphrase: ")
-    if creating and passphrase != getpass.getpass("Repeat the passphrase: "):
-        raise VaultError("The two passphrases differ.", "Run the command again.")
-    return passphrase or None
 
 
 def _read(path: Path) -> bytes:

@@ -171,7 +171,8 @@ async def _rewind_and_continue(config: Config, args: argparse.Namespace, console
             raise RelayError("The rewind started no session.")
         return result.session_id
 
-    row = await commands.run_session(config, start, console, args.json)
+    needs = commands.stored_needs(args.session, resumed=False) if args.session else None
+    row = await commands.run_session(config, start, console, args.json, needs)
     return 0 if row.state == "completed" else 1
 
 

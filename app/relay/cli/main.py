@@ -1,7 +1,8 @@
 """relay-cli entry point: argument parsing, error reporting, exit codes.
 
 Exit codes: 0 success; 1 the session failed / was cancelled / interrupted;
-2 a usage or setup error Relay could explain; 130 interrupted by Ctrl-C.
+2 a usage or setup error Relay could explain, or no answer at a prompt (Ctrl-D: the input
+ended); 130 interrupted by Ctrl-C (at a prompt too). None of them shows a traceback.
 """
 
 from __future__ import annotations
@@ -64,9 +65,13 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
         case "run":
             from relay.cli import commands
 
-            start = (commands.continued_session(args.resume, args.task) if args.resume
-                     else commands.new_session(_spec(args)))
-            row = await commands.run_session(config, start, console, args.json)
+            if args.resume:
+                start = commands.continued_session(args.resume, args.task)
+                needs = commands.stored_needs(args.resume, resumed=True)
+            else:
+                spec = _spec(args)
+                start, needs = commands.new_session(spec), commands.spec_needs(spec)
+            row = await commands.run_session(config, start, console, args.json, needs)
             return 0 if row.state == "completed" else 1
         case "show":
             from relay.cli import commands
@@ -190,8 +195,17 @@ def _quick_exit(code: int) -> NoReturn:
 
 def _explain(exc: RelayError, errors: Console) -> int:
     """Print a RelayError as one or two lines (never a traceback); its exit code."""
+    from rich.markup import escape
+
+    from relay.cli import prompt
     from relay.cli.hints import runnable
 
+    if isinstance(exc, prompt.Interrupted):  # Ctrl-C at a prompt
+        errors.print("interrupted", markup=False)
+        return prompt.INTERRUPTED_EXIT
+    if isinstance(exc, prompt.NoAnswer):  # Ctrl-D at a prompt: one line, no hint
+        errors.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False, markup=True)
+        return prompt.EOF_EXIT
     errors.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)
     if exc.hint:
         errors.print(f"  → {runnable(exc.hint)}", markup=False)
@@ -217,8 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_dispatch(args, console))
     except RelayError as exc:
         return _explain(exc, errors)
-    except KeyboardInterrupt:
-        errors.print("interrupted", markup=False)
+    except KeyboardInterrupt:  # the terminal echoed ^C: the message goes on its own line
+        errors.print(("\n" if sys.stderr.isatty() else "") + "interrupted", markup=False)
         return 130
     except BrokenPipeError:  # `relay-cli … | head`: the reader left; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -2,7 +2,10 @@
 and fails clearly in --json mode (it cannot ask anyone there); ``relay-cli answer``.
 
 On a terminal the options are numbered and the user types a number (or free text for a
-question); Enter alone leaves the question open for another terminal or the window.
+question); Enter alone leaves the question open for another terminal or the window. The
+line is read without blocking the stream (:func:`relay.cli.prompt.read_line`): Ctrl-C
+cancels the session and exits 130 at once; Ctrl-D (the input ended) stops the session and
+the command ends with one line, exit 2.
 Without a terminal the question and the ``relay-cli answer`` command that answers it are
 printed, and the run waits. With ``--json`` the run stops: the question is in the JSON
 stream, the session is stopped, and stderr says how to run it so it does not ask.
@@ -14,19 +17,20 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.hints import cli
+from relay.cli.prompt import NoAnswer, read_line
 from relay.core.config import Config
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import NeedsInput
 
-#: reads one line from the user (blocking; run in a thread)
-Reader = Callable[[str], str]
+#: reads one line from the user without blocking the event loop (NoAnswer: Ctrl-D)
+Reader = Callable[[str], Awaitable[str]]
 
 
 def answer_command(session_id: str, event: NeedsInput) -> str:
@@ -38,12 +42,15 @@ class Questions:
     """What ``relay-cli run`` does when the agent it follows asks something."""
 
     def __init__(self, engine: Engine, console: Console, as_json: bool,
-                 interactive: bool | None = None, reader: Reader = input) -> None:
+                 interactive: bool | None = None, reader: Reader = read_line) -> None:
         self.engine, self.console, self.as_json = engine, console, as_json
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.reader = reader
         #: why the run was stopped (--json cannot ask), once it was
         self.stopped: str | None = None
+        #: the input ended at the prompt (Ctrl-D): the session was stopped; the command
+        #: ends with this once the session has
+        self.no_answer: NoAnswer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     def asked(self, session_id: str, event: NeedsInput) -> None:
@@ -76,7 +83,12 @@ class Questions:
     async def _prompt(self, session_id: str, event: NeedsInput) -> None:
         hint = f"1-{len(event.options)}" if event.options else "your answer"
         while True:
-            line = (await asyncio.to_thread(self.reader, f"  answer ({hint}, Enter: later)> ")).strip()
+            try:
+                line = (await self.reader(f"  answer ({hint}, Enter: later)> ")).strip()
+            except NoAnswer as exc:  # Ctrl-D: nobody answers here; stop, say so once
+                self.no_answer = NoAnswer(f"{exc.message} The session was stopped.")
+                await self.engine.cancel_session(session_id)
+                return
             if not line:
                 self.console.print(f"  left open: {escape(answer_command(session_id, event))}",
                                    highlight=False)

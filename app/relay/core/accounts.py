@@ -331,6 +331,19 @@ class AccountBook:
             row = await cur.fetchone()
         return None if row is None else (await self._with_keys([_account(tuple(row))]))[0]
 
+    async def auth_kind_of(self, entry: str) -> str | None:
+        """How the account a chain entry stands for signs in (see :meth:`for_entry`), or
+        None when it stands for none — without asking the vault anything."""
+        provider, label = split_entry(entry)
+        await self.writer.flush()
+        query = ("SELECT auth_kind FROM accounts WHERE provider=? AND label=?" if label else
+                 "SELECT auth_kind FROM accounts WHERE provider=? AND preferred=1"
+                 " ORDER BY label LIMIT 1")
+        async with self.store.conn.execute(query, (provider, label) if label else (provider,)
+                                           ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else ("api_key" if row[0] == "api_key" else "cli_login")
+
     async def agent_env(self, account: Account) -> dict[str, str]:
         """What the agent's environment gets for ``account``: its folder and, for an
         ``api_key`` account, the key in the variable the CLI reads. Remove

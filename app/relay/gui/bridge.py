@@ -4,14 +4,16 @@
 loop, i.e. the GUI thread) and re-emits committed records as Qt signals.
 :class:`TaskRunner` starts the coroutines that user intents need, keeps a
 reference to every task until it ends and routes failures to one signal — no
-bare ``create_task`` anywhere in the GUI.
+bare ``create_task`` anywhere in the GUI. Work that may need the vault (a session, a
+"hand off now") passes :attr:`EngineBridge.vault_gate` first, so a passphrase it needs is
+asked for before the work starts (the shell sets it to the window's prompter).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
@@ -19,7 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
-from relay.core.models import SessionSpec
+from relay.core.models import SessionSpec, chain_of
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,10 @@ T = TypeVar("T")
 
 #: record kinds after which the sessions list (state, usage) is stale.
 _SESSION_KINDS = frozenset({"state_changed", "turn_completed", "session_started"})
+
+#: (the chain entries the work may use, whether it can hand off) → returns once the vault's
+#: passphrase is known or not needed; raises a RelayError when the work must not start
+VaultGate = Callable[[list[str], bool], Awaitable[None]]
 
 
 class TaskRunner(QObject):
@@ -121,6 +127,8 @@ class EngineBridge(QObject):
         self.tasks = TaskRunner(self)
         self._unsubscribe: Callable[[], None] | None = engine.bus.add_listener(self._on_records)
         self._follower: asyncio.Task[None] | None = None
+        #: asked before a session or a handoff starts (None: nothing to ask)
+        self.vault_gate: VaultGate | None = None
 
     def follow_other_processes(self) -> None:
         """Start showing sessions that other processes (e.g. `relay-cli run`) run."""
@@ -147,9 +155,16 @@ class EngineBridge(QObject):
     # -- intents ----------------------------------------------------------------------
 
     def start_session(self, spec: SessionSpec, context: str = "sessions") -> asyncio.Task[str]:
-        """Start a session; ``sessionStarted(id)`` follows once it is stored."""
-        return self.tasks.start(self.engine.start_session(spec), context=context,
+        """Start a session (once :attr:`vault_gate` lets it); ``sessionStarted(id)`` follows
+        once it is stored."""
+        return self.tasks.start(self._start(spec), context=context,
                                 on_done=self.sessionStarted.emit)
+
+    async def _start(self, spec: SessionSpec) -> str:
+        if self.vault_gate is not None:
+            chain = chain_of(spec)
+            await self.vault_gate(chain, len(chain) > 1)
+        return await self.engine.start_session(spec)
 
     def cancel_session(self, session_id: str, context: str = "stream") -> asyncio.Task[None]:
         return self.tasks.start(self.engine.cancel_session(session_id), context=context)
@@ -162,8 +177,14 @@ class EngineBridge(QObject):
         A refusal (:class:`~relay.core.errors.HandoffRefusedError`) reaches
         ``tasks.failed`` with ``context`` like every other error.
         """
-        return self.tasks.start(self.engine.request_handoff(session_id, to_entry),
+        return self.tasks.start(self._hand_off(session_id, to_entry),
                                 context=context, on_done=on_done)
+
+    async def _hand_off(self, session_id: str, to_entry: str | None) -> str:
+        if self.vault_gate is not None and self.engine.is_running_here(session_id):
+            spec = await self.engine.store.session_spec(session_id)  # this process signs
+            await self.vault_gate([*chain_of(spec), *([to_entry] if to_entry else [])], True)
+        return await self.engine.request_handoff(session_id, to_entry)
 
     def is_running_here(self, session_id: str) -> bool:
         return self.engine.is_running_here(session_id)

@@ -4,7 +4,10 @@ Blocking (the vault's keyring or scrypt, file reads): the contract view-model
 runs :func:`check_contract` through ``asyncio.to_thread``. Verification itself
 is the core's (:func:`relay.sessions.contract.read_envelope`); this only
 decides what the window shows: the verified contract rendered, or — when it
-cannot be verified — the unverified ``envelope.md`` under a warning.
+cannot be verified — the unverified ``envelope.md`` under a warning. A simulation's
+contract (the demo's) is checked with the throwaway demo key beside it, never the
+vault's — no passphrase is asked for — and shown as ``simulated``: it matches its key,
+which proves nothing (:mod:`relay.sessions.demo_key`).
 """
 
 from __future__ import annotations
@@ -16,9 +19,16 @@ from typing import Literal
 from relay.core.config import Config
 from relay.core.errors import ContractError, ContractTamperedError, VaultError
 from relay.core.vault import PassphraseProvider, Vault
-from relay.sessions.contract import ENVELOPE_MD, read_envelope, render_markdown
+from relay.sessions.contract import (
+    ENVELOPE_JSON,
+    ENVELOPE_MD,
+    claims_simulation,
+    read_envelope,
+    render_markdown,
+)
+from relay.sessions.demo_key import DEMO_SIGNED, demo_key
 
-Status = Literal["verified", "tampered", "unchecked", "unreadable"]
+Status = Literal["verified", "simulated", "tampered", "unchecked", "unreadable"]
 
 _UNVERIFIED = ("> **Unverified text** — this is `envelope.md` as it lies on disk; "
                "its signature was not confirmed, so do not rely on it.\n\n")
@@ -39,11 +49,17 @@ class ContractCheck:
 
 def check_contract(folder: Path, config: Config,
                    passphrase_provider: PassphraseProvider | None = None) -> ContractCheck:
-    """Verify ``folder/envelope.json`` with the data folder's signing key."""
+    """Verify ``folder/envelope.json`` with the data folder's signing key (a simulation's:
+    with its demo key)."""
+    simulated = _claims_simulation(folder)
     try:
-        key = Vault.open(config, passphrase_provider).signing_key(create=False)
+        key = (demo_key(folder, create=False) if simulated
+               else Vault.open(config, passphrase_provider).signing_key(create=False))
     except VaultError as exc:
         return _unverified(folder, "unchecked", f"cannot check: vault locked — {exc.message}",
+                           exc.hint)
+    except ContractError as exc:
+        return _unverified(folder, "unreadable", f"cannot read the contract: {exc.message}",
                            exc.hint)
     try:
         contract = read_envelope(folder, key)
@@ -52,7 +68,17 @@ def check_contract(folder: Path, config: Config,
     except ContractError as exc:
         return _unverified(folder, "unreadable", f"cannot read the contract: {exc.message}",
                            exc.hint)
+    if simulated:
+        return ContractCheck(str(folder), "simulated", f"{DEMO_SIGNED}: it matches that key, "
+                             "which proves nothing", render_markdown(contract))
     return ContractCheck(str(folder), "verified", "signature verified", render_markdown(contract))
+
+
+def _claims_simulation(folder: Path) -> bool:
+    try:
+        return claims_simulation((folder / ENVELOPE_JSON).read_bytes())
+    except OSError:
+        return False  # read_envelope says why
 
 
 def _unverified(folder: Path, status: Status, message: str, hint: str | None) -> ContractCheck:

@@ -6,7 +6,8 @@ opens one Engine, shows the window and waits until the user quits (menu, tray,
 closing the window or the application's ``aboutToQuit``); then it closes the
 GUI tasks and the engine before the loop ends. Where the vault is a file (no OS
 keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
-dialog (:mod:`relay.gui.passphrase`).
+dialog (:mod:`relay.gui.passphrase`) before work that needs it starts — never for
+``relay --demo``, whose handoffs are signed with a throwaway demo key.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
         shell = RelayShell(engine, prompter=prompter)
         shell.quitRequested.connect(quit_requested.set)
         try:
-            shell.start()
+            shell.start(unlock_vault=not args.demo)  # a simulation never needs the vault
             if args.smoke_test:
                 report = SmokeReport()
                 await run_smoke(shell, report)

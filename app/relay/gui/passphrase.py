@@ -12,7 +12,13 @@ Called on the GUI thread itself (where waiting would freeze the window) the
 provider gives up (None: the vault reports that it needs a passphrase).
 
 At start, :meth:`PassphrasePrompter.unlock_early` asks once up front when a
-vault file exists, no keyring is usable and ``RELAY_VAULT_PASSPHRASE`` is unset.
+vault file exists, no keyring is usable and ``RELAY_VAULT_PASSPHRASE`` is unset (not for
+``relay --demo``: a simulation never needs the user's secrets). Before the window starts
+work that will need the vault — a real session that can hand off or uses an API-key
+account, "Hand off now" on a real session (:mod:`relay.sessions.vault_need`) — the shell
+calls :meth:`PassphrasePrompter.ensure`, which asks then (a new vault: twice) if nobody has
+said the passphrase yet; declined, the work does not start. So the dialog opens before
+work starts, never in the middle of a handoff.
 """
 
 from __future__ import annotations
@@ -149,6 +155,21 @@ class PassphrasePrompter(QObject):
         if self._env.get(PASSPHRASE_ENV) or not (self._config.home / VAULT_FILE).is_file():
             return False
         return Vault.open(self._config, None, env=self._env).backend == "file"
+
+    def needs_answer(self) -> bool:
+        """No keyring is usable, the environment has no passphrase and none was said yet
+        (with or without a vault file)."""
+        if self._passphrase is not None or self._env.get(PASSPHRASE_ENV):
+            return False
+        return Vault.open(self._config, None, env=self._env).backend == "file"
+
+    async def ensure(self) -> bool:
+        """Know the passphrase before work that needs the vault starts: ask now (a new vault:
+        twice) unless it is known or not needed. Whether it is known (or not needed)."""
+        if not await asyncio.to_thread(self.needs_answer):
+            return True
+        creating = not (self._config.home / VAULT_FILE).is_file()
+        return await asyncio.to_thread(self.provider, creating) is not None
 
     async def unlock_early(self) -> bool:
         """Ask for the passphrase now if the vault will need it; whether one is known."""

@@ -11,7 +11,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from relay.core.engine import Engine
+from relay.core.errors import VaultError
 from relay.core.models import SessionSpec
+from relay.core.vault import PASSPHRASE_ENV
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
 from relay.gui.docks.designer_dock import DesignerDock
@@ -46,6 +48,7 @@ from relay.gui.wallet_backend import EngineWalletBackend, WalletBackend
 from relay.gui.welcome import WelcomeDialog
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
+from relay.sessions.vault_need import vault_need
 
 
 class RelayShell(QObject):
@@ -98,6 +101,7 @@ class RelayShell(QObject):
                                  beside_stream=[self.designer_dock, self.history_dock])
         if prompter is not None:
             prompter.set_parent_widget(self.window)
+            self.bridge.vault_gate = self._vault_gate
         self.window.set_home(f"Data folder: {engine.config.home}")
         self.tray = RelayTray(icon, self)
         self.runtime_infos: list[RuntimeInfo] = [
@@ -154,8 +158,10 @@ class RelayShell(QObject):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Show the window and tray, read the sessions and probe the runtimes."""
+    def start(self, unlock_vault: bool = True) -> None:
+        """Show the window and tray, read the sessions and probe the runtimes; with
+        ``unlock_vault``, ask for the vault's passphrase now if it will be needed (not for
+        ``relay --demo``: a simulation never needs it)."""
         self.show()
         self.tray.install()
         self.sessions_vm.refresh()
@@ -166,8 +172,17 @@ class RelayShell(QObject):
         self.designer_vm.start()  # the repository's pipelines; runs followed live
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
-        if self.prompter is not None:  # ask for the vault passphrase now if it will be needed
+        if self.prompter is not None and unlock_vault:  # ask now if it will be needed
             self.bridge.tasks.start(self.prompter.unlock_early(), context="vault")
+
+    async def _vault_gate(self, entries: list[str], can_hand_off: bool) -> None:
+        """Before work starts: ask for the vault's passphrase if the work will need it
+        (never in the middle of a handoff); declined, the work does not start."""
+        assert self.prompter is not None
+        why = await vault_need(entries, self.engine.accounts, can_hand_off=can_hand_off)
+        if why and not await self.prompter.ensure():
+            raise VaultError(f"Nothing was started: {why}, and the vault's passphrase was "
+                             "not given.", f"Try again and give it, or set {PASSPHRASE_ENV}.")
 
     def show(self) -> None:
         self.window.show()

@@ -71,6 +71,7 @@ INFO_LABEL_CSS = (
 #: the contract view's signature line per status (see gui.contract_check)
 SIGNATURE_CSS = {
     "verified": f"QLabel {{ color: {OK}; font-weight: bold; }}",
+    "simulated": f"QLabel {{ color: {WARNING}; font-weight: bold; }}",
     "tampered": f"QLabel {{ color: {ERROR}; font-weight: bold; }}",
     "unreadable": f"QLabel {{ color: {ERROR}; font-weight: bold; }}",
     "unchecked": f"QLabel {{ color: {WARNING}; font-weight: bold; }}",

@@ -10,6 +10,14 @@ again. A limit with no known reset keeps the breaker open for
 
 The state lives in the ``breakers`` table, so a window and a ``relay-cli run``
 in a terminal agree about which accounts are out.
+
+**A simulated entry's breaker** (the demo's ``demo:primary``…) binds only the session whose
+simulated limit opened it: its row is written like any other (the wallet shows it while
+the demo runs), but another session — a later demo, in this process or another — looks
+straight past it, and its first run on the entry closes it. So each demo run starts from
+fresh simulated accounts, however often it is run in one data folder. A real account's
+breaker is shared, and ``relay-cli accounts resume PROVIDER [LABEL]`` (:func:`resume_command`)
+closes it by hand once the account is back.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Literal
 
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
+from relay.runtimes.registry import simulated_entry
 
 UNKNOWN_RESET_HOLD = timedelta(hours=1)
 
@@ -42,10 +51,15 @@ class CircuitBreakers:
     def __init__(self, store: Store, writer: EventWriter) -> None:
         self.store = store
         self.writer = writer
+        #: simulated entry → the session whose simulated limit opened its breaker
+        self._simulated_by: dict[str, str] = {}
 
     async def trip(self, session_id: str, entry: str, kind: str, until: datetime | None,
                    reason: str, *, now: datetime) -> None:
-        """Open ``entry``'s breaker until ``until`` (its reset)."""
+        """Open ``entry``'s breaker until ``until`` (its reset); a simulated entry's binds
+        ``session_id`` only (see the module docstring)."""
+        if simulated_entry(entry):
+            self._simulated_by[entry] = session_id
         hold = until if until is not None else now + UNKNOWN_RESET_HOLD
         await self.writer.write(WriteOp(session_id, statements=[(
             "INSERT INTO breakers (entry, kind, until_ms, reason, opened_ms) VALUES (?,?,?,?,?)"
@@ -55,11 +69,17 @@ class CircuitBreakers:
 
     async def reset(self, session_id: str, entry: str) -> None:
         """The probe worked (or the user cleared it): close the breaker."""
+        self._simulated_by.pop(entry, None)
         await self.writer.write(WriteOp(session_id, statements=[
             ("DELETE FROM breakers WHERE entry=?", (entry,))]))
 
-    async def get(self, entry: str, *, now: datetime) -> Breaker | None:
-        """``entry``'s breaker, or None when it is closed."""
+    async def get(self, entry: str, *, now: datetime,
+                  session_id: str | None = None) -> Breaker | None:
+        """``entry``'s breaker, or None when it is closed — or, asked for ``session_id``,
+        when it is a simulated entry's that another session's simulated limit opened."""
+        if (session_id is not None and simulated_entry(entry)
+                and self._simulated_by.get(entry) != session_id):
+            return None
         for breaker in await self.all(now=now):
             if breaker.entry == entry:
                 return breaker
@@ -76,3 +96,9 @@ class CircuitBreakers:
             state: BreakerState = "open" if until is not None and until > now else "half_open"
             out.append(Breaker(entry, state, kind, until, reason, from_ms(opened_ms)))
         return out
+
+
+def resume_command(entry: str) -> str:
+    """The command that closes ``entry``'s breaker by hand (``relay-cli accounts resume``)."""
+    provider, _, label = entry.partition(":")
+    return f"relay-cli accounts resume {provider}" + (f" {label}" if label else "")

@@ -14,7 +14,10 @@ serialises byte for byte as before. A v2 contract may add ``instructions`` [{pat
 runtime, how}]: the project instruction files in force for each runtime that ran and how
 each reached it (``native``, ``passed_on`` by Relay, or a ``duplicate`` of one it got —
 :mod:`relay.sessions.instructions`). The key is written only when the list is not empty,
-so a contract from before it existed serialises, and verifies, as before. Every other
+so a contract from before it existed serialises, and verifies, as before. Likewise a v2
+contract of a simulation (the demo) carries ``"simulated": true`` — it was signed with a
+throwaway demo key, never the vault's (:mod:`relay.sessions.demo_key`) — and any other
+contract has no such key at all. Every other
 field is always written (``taskId`` as null when there is none); decisions and
 constraints are lists of strings.
 
@@ -57,6 +60,7 @@ from pydantic import (
 
 from relay.core.errors import ContractError, ContractTamperedError
 from relay.core.fsutil import write_atomic
+from relay.sessions.demo_key import DEMO_SIGNED
 
 SCHEMA_VERSION = 2
 ENVELOPE_JSON = "envelope.json"
@@ -68,7 +72,7 @@ Scrub = Callable[[Any], Any]
 _HEX64 = r"^[0-9a-f]{64}$"
 _SIGNATURE = re.compile(_HEX64)
 _NOT_SCRUBBED = frozenset({"contractId", "sessionId", "taskId", "version", "snapshotCommitSHA",
-                           "fileManifest", "instructions", "signature"})
+                           "fileManifest", "instructions", "signature", "simulated"})
 
 
 class _Model(BaseModel):
@@ -133,13 +137,18 @@ class ContractV2(_ContractBase):
     skills_to_use: list[str] = Field(default_factory=list, alias="skillsToUse")
     in_flight_code: list[InFlightCode] = Field(default_factory=list, alias="inFlightCode")
     instructions: list[InstructionInForce] = Field(default_factory=list)
+    #: a simulation's contract, signed with a throwaway demo key (never the vault's)
+    simulated: bool = False
 
     @model_serializer(mode="wrap")
     def _without_empty_instructions(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """No ``instructions`` key when there are none (contracts from before it verify)."""
+        """No ``instructions`` key when there are none, no ``simulated`` key unless it is
+        true (contracts from before either existed verify)."""
         data = handler(self)
         if isinstance(data, dict) and not self.instructions:
             data.pop("instructions", None)
+        if isinstance(data, dict) and not self.simulated:
+            data.pop("simulated", None)
         return data
 
 
@@ -238,6 +247,16 @@ def verify(envelope_json: bytes, key: bytes) -> Contract:
     except ValidationError as exc:
         raise ContractError(f"The contract is signed but not one this Relay reads "
                             f"({exc.errors()[0]['msg']}).", "Use the Relay build that wrote it.") from exc
+
+
+def claims_simulation(envelope_json: bytes) -> bool:
+    """Whether ``envelope_json`` says it is a simulation's contract (``"simulated": true``),
+    looked at *without* verifying it: only to explain why it cannot be verified here."""
+    try:
+        obj = json.loads(envelope_json.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(obj, dict) and obj.get("simulated") is True
 
 
 def _parse(data: bytes) -> dict[str, Any]:
@@ -350,8 +369,9 @@ def render_markdown(contract: Contract) -> str:
         _render_instructions(out, c)
     _section(out, "Decisions already made", _bullets(c.decisions))
     _section(out, "Constraints", _bullets(c.constraints))
+    demo = f" · {DEMO_SIGNED}" if isinstance(c, ContractV2) and c.simulated else ""
     out += ["", "---", f"Session {c.session_id} · task {c.task_id or '—'} · snapshot "
-            f"{c.snapshot_commit_sha} · contract v{c.version}"]
+            f"{c.snapshot_commit_sha} · contract v{c.version}{demo}"]
     return "\n".join(out) + "\n"
 
 

@@ -6,6 +6,12 @@ limit and the chain has a next entry; it returns the verified prompt for the
 next agent. The runner then starts that run and reports its id
 (:meth:`dispatched`) and its first event (:meth:`confirmed`).
 
+A simulation's handoff (the demo) is signed with a throwaway demo key written beside its
+contract (:mod:`relay.sessions.demo_key`), never the vault's: a simulation never needs the
+user's passphrase. Everything else is signed with the vault's key, unlocked once per
+process; a front end asks for its passphrase before work starts, never in the middle of
+a handoff.
+
 The contract also carries the session's decisions and constraints from the knowledge
 graph when :attr:`HandoffCoordinator.facts_source` is set (the engine sets it); if that
 fails, the handoff goes on without them.
@@ -32,6 +38,7 @@ from relay.core.store.writer import EventWriter
 from relay.core.vault import PassphraseProvider, Vault
 from relay.sessions.briefing import KnownFacts, build_contract
 from relay.sessions.contract import read_envelope, render_markdown, write_envelope
+from relay.sessions.demo_key import DEMO_SIGNED, demo_key
 from relay.sessions.handoff import HandoffJournal, HandoffRecord
 from relay.sessions.snapshot import SnapshotRequest, take_snapshot
 from relay.sessions.worktree import Workspace
@@ -152,8 +159,8 @@ class HandoffCoordinator:
             paused = f"{req.paused}; " if req.paused else ""
             record = await self._advance(record, "snapshotted", snapshot_sha=snap.sha,
                                          detail=f"{paused}commit {snap.sha[:12]} on {snap.branch}")
-        key = await self._signing_key()
         folder = self._folder(record)
+        key = await self._key_for(req, folder, create=record.state == "snapshotted")
         if record.state == "snapshotted":
             records = await self.store.events_after(0, session_id=req.session_id, limit=1_000_000)
             facts = await self._known_facts(req.session_id)
@@ -162,9 +169,13 @@ class HandoffCoordinator:
                 worktree=req.workspace.path, branch=req.workspace.branch,
                 snapshot_sha=record.snapshot_sha or "", reason=req.reason,
                 acceptance=req.acceptance, facts=facts)
+            detail = f"contract signed in {folder}"
+            if req.simulated:
+                contract = contract.model_copy(update={"simulated": True})
+                detail = f"contract {DEMO_SIGNED}: {folder}"  # said first: never clipped
             await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
             record = await self._advance(record, "envelope_built", contract_dir=str(folder),
-                                         detail=f"contract signed in {folder}")
+                                         detail=detail)
         verified = await asyncio.to_thread(read_envelope, folder, key)  # never inject unverified
         brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
         await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
@@ -181,6 +192,13 @@ class HandoffCoordinator:
             log.exception("knowledge: no decisions/constraints for session %s's contract",
                           session_id)
             return KnownFacts()
+
+    async def _key_for(self, req: HandoffRequest, folder: Path, *, create: bool) -> bytes:
+        """A simulation's handoff: its own throwaway demo key (the user's vault is never
+        asked); any other: the vault's signing key."""
+        if req.simulated:
+            return await asyncio.to_thread(demo_key, folder, create=create)
+        return await self._signing_key()
 
     async def _signing_key(self) -> bytes:
         """The contract signing key, unlocked once per process (the file vault's key

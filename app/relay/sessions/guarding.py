@@ -3,7 +3,8 @@
 Before a run, :func:`choose_entry` walks the chain: a spent budget stops new work, a paused
 account is skipped, an account the forecast says is about to run out is *avoided* (skipped
 while another entry can take the work; used, with a notice, when none can), an open circuit
-breaker is skipped.
+breaker is skipped (a real account's notice says how to clear it by hand: ``relay-cli
+accounts resume``; a simulated entry's breaker binds only the session that opened it).
 
 During a run, :class:`GuardWatch` asks after every turn, at every official limit reading
 (``quota_update``) and every ``interval`` seconds while the agent works — one-turn CLI runs
@@ -22,7 +23,8 @@ from datetime import datetime
 
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
-from relay.sessions.breaker import CircuitBreakers
+from relay.runtimes.registry import simulated_entry
+from relay.sessions.breaker import CircuitBreakers, resume_command
 from relay.sessions.run_types import TurnGuard
 from relay.wallet.model import GuardVerdict
 
@@ -41,6 +43,7 @@ async def choose_entry(chain: list[str], start: int, session_id: str, guard: Tur
                        emit: Emit) -> tuple[int | None, str | None]:
     """The chain entry to run from ``start``; (None, why) when none may run."""
     avoided: int | None = None
+    out: list[str] = []  # real entries skipped for an open breaker, and how to clear it
     for index in range(start, len(chain)):
         verdict = await guard.before_run(session_id, chain[index]) if guard else None
         if verdict is not None and verdict.action == "stop":
@@ -49,11 +52,16 @@ async def choose_entry(chain: list[str], start: int, session_id: str, guard: Tur
             await emit(Notice(category="fallback", message=(
                 f"Skipping {chain[index]}: {verdict.reason}.")))
             continue
-        breaker = await breakers.get(chain[index], now=now)
+        breaker = await breakers.get(chain[index], now=now, session_id=session_id)
         if breaker is not None and breaker.state != "half_open":
             until = f" until {breaker.until:%Y-%m-%d %H:%M %Z}" if breaker.until else ""
+            clear = ""
+            if not simulated_entry(chain[index]):
+                clear = f" Once it is back, `{resume_command(chain[index])}` clears it."
+                out.append(f"{chain[index]}{until}: `{resume_command(chain[index])}` clears it")
             await emit(Notice(category="fallback", message=(
-                f"Skipping {chain[index]}: it is out{until} ({breaker.reason or breaker.kind}).")))
+                f"Skipping {chain[index]}: it is out{until} "
+                f"({breaker.reason or breaker.kind}).{clear}")))
             continue
         if verdict is None or verdict.action != "avoid":
             return index, None
@@ -64,7 +72,7 @@ async def choose_entry(chain: list[str], start: int, session_id: str, guard: Tur
         await emit(Notice(category="warning", message=(
             f"No other entry can take the work, so it runs on {chain[avoided]} anyway.")))
         return avoided, None
-    return None, NONE_OPEN
+    return None, NONE_OPEN + (f" ({'; '.join(out)} once it is back)" if out else "")
 
 
 class GuardWatch:

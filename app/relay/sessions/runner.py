@@ -370,7 +370,7 @@ class SessionRunner:
         if self._index + 1 >= len(self._chain):
             return None
         index = await self._first_open_entry(self._chain, self._index + 1)
-        if index is None and self._stopped == NONE_OPEN:
+        if index is None and self._stopped is not None and self._stopped.startswith(NONE_OPEN):
             self._stopped = None  # nowhere to go is the caller's to say, not a stop
         return index
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from relay.core.events import QuotaUpdate, parse_event
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.wallet.model import FIVE_HOURS_MS, SEVEN_DAYS_MS, LimitSnapshot, WindowKind
@@ -187,6 +188,28 @@ class LimitBook:
         return [LimitSnapshot(e, window_of(w), o, used_percent=u, resets_at_ms=r,
                               window_minutes=m, status=s, origin=g)
                 for e, w, o, u, r, m, s, g in rows]
+
+    async def session_history(self, entry: str, session_id: str) -> list[LimitSnapshot]:
+        """The readings one session's runs on ``entry`` reported, oldest first — read from
+        its own events, so another session's readings of the same entry never count (a
+        simulated account's readings belong to the demo run that made them up)."""
+        await self.writer.flush()
+        async with self.store.conn.execute(
+                "SELECT e.payload FROM events e JOIN runs r ON r.id = e.run_id"
+                " WHERE e.session_id=? AND e.kind='quota_update'"
+                " AND coalesce(r.entry, r.runtime)=? ORDER BY e.id", (session_id, entry)) as cur:
+            rows = await cur.fetchall()
+        out = []
+        for (payload,) in rows:
+            ev = parse_event(payload)
+            if not isinstance(ev, QuotaUpdate):
+                continue
+            out.append(LimitSnapshot(
+                entry, window_of(ev.window), int(ev.ts.timestamp() * 1000),
+                used_percent=ev.used_percent,
+                resets_at_ms=int(ev.resets_at.timestamp() * 1000) if ev.resets_at else None,
+                window_minutes=ev.window_minutes, status=ev.status, origin=ev.origin))
+        return out
 
     async def prune(self, now: int | None = None) -> None:
         cutoff = (now or now_ms()) - KEEP_MS

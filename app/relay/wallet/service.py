@@ -10,6 +10,12 @@ too, so the transcript index already holds them; adding Relay's own records on t
 count them twice. The transcripts are used when the index holds any call of the account in
 the two weeks the forecast looks at, else Relay's records (the demo, API runtimes, an index
 not scanned yet).
+
+**A simulated account** (the demo's ``demo:primary``…) is make-believe and belongs to the run
+that made it up: when the guard judges one for a session it counts only that session's
+readings and turns (:meth:`Wallet.pressure` with ``session_id``), so a demo run at 97 % of
+its simulated window never makes the next demo run avoid the account. The views
+(``relay-cli wallet``, the Wallet dock) still show everything the demos reported.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from relay.core.accounts import Account, AccountBook, split_entry
 from relay.core.config import Config
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
+from relay.runtimes.registry import simulated_entry
 from relay.wallet.blocks import current_block
 from relay.wallet.budgets import BudgetGuard
 from relay.wallet.costs import Costs, day_bounds, price_usage, week_bounds
@@ -120,11 +127,16 @@ class Wallet:
             return found, "estimate"
         return await self._recorded_calls(entry, since_ms), "recorded"
 
-    async def _recorded_calls(self, entry: str, since_ms: int) -> list[tuple[int, int]]:
-        """Turns of Relay's own sessions on ``entry`` (their per-turn usage events)."""
+    async def _recorded_calls(self, entry: str, since_ms: int,
+                              session_id: str | None = None) -> list[tuple[int, int]]:
+        """Turns of Relay's own sessions (or of ``session_id`` only) on ``entry`` (their
+        per-turn usage events)."""
         provider, label = split_entry(entry)
         match = "r.entry=?" if label else "(r.entry=? OR (r.entry IS NULL AND r.runtime=?))"
         args: tuple[object, ...] = (entry,) if label else (entry, provider)
+        if session_id is not None:
+            match += " AND r.session_id=?"
+            args = (*args, session_id)
         async with self.store.conn.execute(
                 "SELECT e.ts_ms, coalesce(json_extract(e.payload, '$.usage.input_tokens'), 0)"
                 " + coalesce(json_extract(e.payload, '$.usage.output_tokens'), 0)"
@@ -205,14 +217,22 @@ class Wallet:
         index = await self._open_index()
         return await asyncio.to_thread(lambda: list(index.entries(entry=entry, since_ms=since_ms)))
 
-    async def windows(self, entry: str, now: int) -> tuple[list[WindowView], Figure, Source]:
-        """The account's windows, its burn rate, and where its calls were counted.
+    async def windows(self, entry: str, now: int, session_id: str | None = None
+                      ) -> tuple[list[WindowView], Figure, Source]:
+        """The account's windows, its burn rate, and where its calls were counted — with
+        ``session_id``, as that session alone saw them (a simulated account's).
 
         The forecast goes over two weeks of calls (tens of thousands on a busy account):
         it runs in a worker thread, never on the caller's (the window's) loop.
         """
-        history = await self.limits.history(entry, now - 2 * SEVEN_DAYS_MS)
-        calls, source = await self.calls(entry, now - 2 * SEVEN_DAYS_MS)
+        since = now - 2 * SEVEN_DAYS_MS
+        history: list[LimitSnapshot]
+        if session_id is None:
+            history = await self.limits.history(entry, since)
+            calls, source = await self.calls(entry, since)
+        else:
+            history = await self.limits.session_history(entry, session_id)
+            calls, source = await self._recorded_calls(entry, since, session_id), "recorded"
 
         def compute() -> tuple[list[WindowView], Figure]:
             return ([self._window(kind, now, history, calls, source)
@@ -244,15 +264,16 @@ class Wallet:
 
     # -- the guard --------------------------------------------------------------------
 
-    async def pressure(self, entry: str, include_full: bool = True
-                       ) -> tuple[WindowView, str] | None:
+    async def pressure(self, entry: str, include_full: bool = True,
+                       session_id: str | None = None) -> tuple[WindowView, str] | None:
         """The first window of ``entry`` past the watermark or running out soon, and why.
 
         ``include_full=False`` leaves out windows already at their wall: a running session
-        meets that as a limit, which the runner's limit path answers.
+        meets that as a limit, which the runner's limit path answers. ``session_id``: judge
+        the account by that session's own readings and turns only (a simulated account).
         """
         now = self.clock()
-        windows, _burn_rate, _source = await self.windows(entry, now)
+        windows, _burn_rate, _source = await self.windows(entry, now, session_id)
         least = _RANK[self.config.wallet_preempt_confidence]
         for w in windows:
             used = w.used.value
@@ -329,7 +350,8 @@ class WalletGuard:
         spent = await self.wallet.budgets.before_run(session_id, entry)
         if spent is not None:
             return spent
-        found = await self.wallet.pressure(entry) if self.wallet.watermark < 1.0 else None
+        found = (await self.wallet.pressure(entry, session_id=_scope(session_id, entry))
+                 if self.wallet.watermark < 1.0 else None)
         return GuardVerdict("avoid", found[1]) if found else None
 
     async def after_turn(self, session_id: str, run_id: str, entry: str) -> GuardVerdict | None:
@@ -344,7 +366,8 @@ class WalletGuard:
             return None
         if split_entry(entry)[0] != "demo":
             await self.wallet.refresh_index()
-        found = await self.wallet.pressure(entry, include_full=False)
+        found = await self.wallet.pressure(entry, include_full=False,
+                                           session_id=_scope(session_id, entry))
         if found is None:
             return None
         window, why = found
@@ -353,3 +376,8 @@ class WalletGuard:
             return None
         self._told.add(key)
         return GuardVerdict("handoff", f"pre-emptive: {why}")
+
+
+def _scope(session_id: str, entry: str) -> str | None:
+    """A simulated entry is judged by its own session alone (see the module docstring)."""
+    return session_id if simulated_entry(entry) else None
