@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -472,3 +473,20 @@ async def test_real_secret_service_keeps_an_accounts_api_key(config: Config) -> 
             with contextlib.suppress(keyring.errors.PasswordDeleteError):
                 keyring.delete_password(service, name)
         await engine.close()
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS does use its Keychain backend")
+def test_choosing_a_keyring_runs_no_library_search_off_macos() -> None:
+    """keyring's macOS backend would run ldconfig and gcc (ctypes.util.find_library) on every
+    start of every command that touches the vault, only to be ignored off macOS."""
+    probe = ("import ctypes.util, sys\n"
+             "calls = []\n"
+             "real = ctypes.util.find_library\n"
+             "ctypes.util.find_library = lambda name: calls.append(name) or real(name)\n"
+             "import relay.core.vault, keyring\n"
+             "keyring.get_keyring()\n"
+             "print(calls)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON_KEYRING_BACKEND"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    assert out.strip() == "[]"

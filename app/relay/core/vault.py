@@ -59,10 +59,17 @@ import logging
 import os
 import secrets
 import struct
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
+
+if sys.platform != "darwin":
+    # keyring imports its macOS backend on every OS; off macOS that import spends ~90 ms in
+    # ctypes.util.find_library (which runs ldconfig and gcc) only to fail and be ignored.
+    # Marking the module absent gives the same outcome at once (the backend stays unusable).
+    sys.modules.setdefault("keyring.backends.macOS.api", None)  # type: ignore[arg-type]  # None = absent
 
 import keyring
 import keyring.backend
