@@ -26,7 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600.0
 NOTE = "a smoke: small and under load, not a verdict"
-VERDICT = re.compile(r"\s*(?:→|:)\s*(?:PASS|MISS|MISSED|met)\b")
+WORDS = r"(?:PASS|MISS|MISSED|met)"
+# a harness's verdict: "… → MISS", "…: met)", "… (met)", "…   MISSED" at the end
+VERDICTS = [re.compile(rf"\s*\({WORDS}\)"), re.compile(rf"\s*(?:→|:)\s*{WORDS}\b"),
+            re.compile(rf"\s+{WORDS}$")]
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,9 @@ SMOKES = [
 def figures(output: str, last: int) -> list[str]:
     """The harness's closing lines, its PASS/MISS verdict words taken out."""
     lines = [line.strip() for line in output.splitlines() if line.strip()][-last:]
-    return [VERDICT.sub("", line).rstrip(" :→") for line in lines]
+    for verdict in VERDICTS:
+        lines = [verdict.sub("", line) for line in lines]
+    return [line.rstrip(" :→") for line in lines]
 
 
 def run(smoke: Smoke) -> tuple[bool, float, list[str]]:

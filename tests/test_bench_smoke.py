@@ -23,6 +23,10 @@ def test_verdict_words_are_taken_out_and_the_target_kept() -> None:
                                      "ratio source / floor: 9.79× (target ≤ 1.5×)"]
     assert smoke.figures("detect refresh: 4 ms (target < 50 ms: met)\n", 1) == [
         "detect refresh: 4 ms (target < 50 ms)"]
+    assert smoke.figures("overhead: 27 ms; 0.01× the 2 s target (met)\n", 1) == [
+        "overhead: 27 ms; 0.01× the 2 s target"]
+    assert smoke.figures("relay-cli doctor   477 ms   34.0×   MISSED\n", 1) == [
+        "relay-cli doctor   477 ms   34.0×"]
 
 
 def test_a_smoke_that_crashes_fails_with_what_it_printed() -> None:
