@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,3 +55,13 @@ def test_main_fails_when_one_smoke_fails(monkeypatch: pytest.MonkeyPatch,
     assert "exited 3:" in out.out
     assert "not a verdict" in out.out
     assert "bad" in out.err
+
+
+def test_a_benchmark_without_its_fixtures_says_so_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "RELAY_FIXTURES": str(tmp_path / "gone")}
+    proc = subprocess.run([sys.executable, "benchmarks/stream/bench_stream.py", "--lines", "10"],
+                          cwd=smoke.ROOT, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"bench_stream: recorded fixtures not found at {tmp_path / 'gone'} "
+        "(a full checkout has tests/fixtures; RELAY_FIXTURES overrides)"]

@@ -26,6 +26,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make tests/ and benchmarks/ importable
 
 from tests.conftest import fixtures_root, make_repo  # noqa: E402
+from tests.fakes.replay import fixtures_problem  # noqa: E402
 
 from relay.core.config import load_config  # noqa: E402
 from relay.core.engine import Engine  # noqa: E402
@@ -92,6 +93,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
     args = parser.parse_args()
+    problem = fixtures_problem(fixtures_root())
+    if problem:
+        print(f"bench_stream: {problem}", file=sys.stderr)
+        return 2
     lines = build_lines(args.lines)
     with tempfile.NamedTemporaryFile("w", suffix=".ndjson", delete=False) as fh:
         fh.write("\n".join(lines) + "\n")
