@@ -19,6 +19,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT
 from tests.fakes.replay import FIXTURE_RUNTIMES, FIXTURES_DIR, fixtures_problem
 
@@ -156,8 +158,14 @@ def _required_through(dist: str, required: set[str]) -> bool:
 
 # --- ./dev ------------------------------------------------------------------------------
 
-QT_LIBS = ["libEGL.so.1", "libGL.so.1", "libxkbcommon.so.0", "libxkbcommon-x11.so.0",
-           "libfontconfig.so.1", "libdbus-1.so.3", "libglib-2.0.so.0", "libxcb-cursor.so.0"]
+def _dev_qt_libs() -> list[str]:
+    """The libraries ``./dev`` checks for (its QT_LIBS, ``library:package`` pairs)."""
+    out = subprocess.run(["bash", "-c", 'source ./dev; printf "%s\\n" "${QT_LIBS[@]}"'], cwd=REPO_ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return [pair.partition(":")[0] for pair in out.split()]
+
+
+QT_LIBS = _dev_qt_libs()
 
 
 def _script(path: Path, body: str) -> None:
@@ -253,3 +261,16 @@ def test_the_ci_script_runs_the_readme_test_command() -> None:
     assert commands == ["./dev run", "./dev test"]
     ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "exec ./dev test" in ci
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the xcb plugin is Linux's")
+def test_the_window_s_x11_plugin_finds_every_library_it_needs() -> None:
+    """``./dev`` installs what Qt's xcb plugin links (a window under Xvfb or a real X display)."""
+    import PySide6
+
+    qt = Path(PySide6.__file__).parent / "Qt"
+    missing = set()
+    for lib in (qt / "plugins" / "platforms" / "libqxcb.so", qt / "lib" / "libQt6XcbQpa.so.6"):
+        out = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+        missing |= {line.split()[0] for line in out.splitlines() if "not found" in line}
+    assert not missing, f"not installed: {sorted(missing)}"
