@@ -60,6 +60,17 @@ def fakes_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
     return bin_dir
 
 
+@pytest.fixture
+def limit_then_codex(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real chain's fakes: claude hits its usage limit, codex answers. Returns the log the
+    fakes append their calls to (absent while no agent has run)."""
+    log = tmp_path / "fake.log"
+    monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
+    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit/run1_subscriber_five_hour")
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "a_text")
+    return log
+
+
 def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     """A git repository with one commit on branch main."""
     path.mkdir(parents=True, exist_ok=True)

@@ -131,16 +131,6 @@ class Terminal:
         return code
 
 
-@pytest.fixture
-def fake_agents(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake claude (hits its usage limit) and codex (answers); their calls are logged."""
-    log = tmp_path / "fake.log"
-    monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
-    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit/run1_subscriber_five_hour")
-    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "a_text")
-    return log
-
-
 def chain_run(repo: Path) -> list[str]:
     return ["run", "add a greeting", "--repo", str(repo), "--provider", "claude:a",
             "--provider", "codex"]
@@ -160,7 +150,7 @@ def test_the_demo_on_a_terminal_never_asks_for_a_passphrase(relay_home: Path) ->
     (b"\x04", 2, "error: No answer: the input ended at “Choose a passphrase for the new vault:”."),
     (b"\x03", 130, "interrupted")], ids=["ctrl-d", "ctrl-c"])
 def test_ctrl_d_and_ctrl_c_at_the_passphrase_prompt_end_cleanly_before_anything_ran(
-        git_repo: Path, fake_agents: Path, key: bytes, code: int, said: str) -> None:
+        git_repo: Path, limit_then_codex: Path, key: bytes, code: int, said: str) -> None:
     term = Terminal(chain_run(git_repo), no_secrets_env())
     term.expect("This run can hand off between accounts")  # why, in one line, first
     term.expect("Choose a passphrase for the new vault:")
@@ -170,11 +160,11 @@ def test_ctrl_d_and_ctrl_c_at_the_passphrase_prompt_end_cleanly_before_anything_
     assert shown.endswith(said)
     assert "Traceback" not in term.text
     assert "internal error" not in shown
-    assert not fake_agents.exists()  # asked before work started: no agent ran
+    assert not limit_then_codex.exists()  # asked before work started: no agent ran
 
 
 def test_a_real_run_asks_before_its_stream_and_never_during_it(
-        git_repo: Path, fake_agents: Path) -> None:
+        git_repo: Path, limit_then_codex: Path) -> None:
     term = Terminal(chain_run(git_repo), no_secrets_env())
     term.expect("Choose a passphrase for the new vault:")
     term.send(b"correct horse\r")

@@ -51,14 +51,9 @@ def test_other_platforms_are_not_checked() -> None:
     assert launch.display_problem({}, platform="win32") is None
 
 
-def test_amain_opens_the_window_runs_the_demo_and_closes_on_quit(
-        qapp: QApplication, qtbot: QtBot, arun: Runner, relay_home: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0")
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    args = launch.build_parser().parse_args(["--demo", "--home", str(relay_home)])
-    task = asyncio.get_running_loop().create_task(launch.amain(qapp, args))
-
+def _demo_window_done(qapp: QApplication, qtbot: QtBot,
+                      timeout: int) -> tuple[MainWindow, SessionsDock]:
+    """The window amain opened, once its one demo session has completed."""
     def window() -> MainWindow | None:
         found = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
         return found[0] if found else None
@@ -69,7 +64,19 @@ def test_amain_opens_the_window_runs_the_demo_and_closes_on_quit(
     dock = main.findChild(SessionsDock)
     assert dock is not None
     qtbot.waitUntil(lambda: dock.vm.rowCount() == 1
-                    and dock.vm.session_at(0).state == "completed", timeout=15_000)
+                    and dock.vm.session_at(0).state == "completed", timeout=timeout)
+    return main, dock
+
+
+def test_amain_opens_the_window_runs_the_demo_and_closes_on_quit(
+        qapp: QApplication, qtbot: QtBot, arun: Runner, relay_home: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    args = launch.build_parser().parse_args(["--demo", "--home", str(relay_home)])
+    task = asyncio.get_running_loop().create_task(launch.amain(qapp, args))
+
+    main, dock = _demo_window_done(qapp, qtbot, timeout=15_000)
     row = dock.vm.session_at(0)
     assert row.simulated
     assert row.workdir is not None
@@ -110,17 +117,7 @@ def test_the_window_demo_hands_off_without_ever_asking_for_a_passphrase(
                                              "--home", str(relay_home)])
     task = asyncio.get_running_loop().create_task(launch.amain(qapp, args))
 
-    def window() -> MainWindow | None:
-        found = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        return found[0] if found else None
-
-    qtbot.waitUntil(lambda: window() is not None, timeout=5000)
-    main = window()
-    assert main is not None
-    dock = main.findChild(SessionsDock)
-    assert dock is not None
-    qtbot.waitUntil(lambda: dock.vm.rowCount() == 1
-                    and dock.vm.session_at(0).state == "completed", timeout=20_000)
+    main, dock = _demo_window_done(qapp, qtbot, timeout=20_000)
     assert dock.vm.session_at(0).simulated
     main.quit_action.trigger()
     qtbot.waitUntil(task.done, timeout=10_000)

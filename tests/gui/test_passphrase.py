@@ -168,19 +168,9 @@ def test_a_demo_handoff_in_the_window_asks_nothing(
         arun(engine.close())
 
 
-@pytest.fixture
-def real_chain(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake claude hits its usage limit, fake codex takes over; the calls are logged."""
-    log = tmp_path / "fake.log"
-    monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
-    monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "f_usage_limit/run1_subscriber_five_hour")
-    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "a_text")
-    return log
-
-
 def test_a_real_handoff_chain_asks_before_it_starts_and_never_during_the_handoff(
         qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner,
-        prompter: PassphrasePrompter, config: Config, git_repo: Path, real_chain: Path) -> None:
+        prompter: PassphrasePrompter, config: Config, git_repo: Path, limit_then_codex: Path) -> None:
     answers = Answers(prompter, "pw", "pw")
     engine = arun(Engine.open(load_config(demo_step_delay=0),
                               passphrase_provider=prompter.provider))
@@ -205,7 +195,7 @@ def test_a_real_handoff_chain_asks_before_it_starts_and_never_during_the_handoff
 
 def test_declining_the_passphrase_starts_nothing(
         qloop: asyncio.AbstractEventLoop, qtbot: QtBot, arun: Runner,
-        prompter: PassphrasePrompter, config: Config, git_repo: Path, real_chain: Path) -> None:
+        prompter: PassphrasePrompter, config: Config, git_repo: Path, limit_then_codex: Path) -> None:
     cancel = Answers(prompter, None)
     engine = arun(Engine.open(load_config(demo_step_delay=0),
                               passphrase_provider=prompter.provider))
@@ -220,7 +210,7 @@ def test_declining_the_passphrase_starts_nothing(
                              "Relay's vault, and the vault's passphrase was not given.")]
         assert cancel.labels == [CREATE_TEXT]
         assert arun(engine.list_sessions(10)) == []
-        assert not real_chain.exists()  # no agent ran
+        assert not limit_then_codex.exists()  # no agent ran
     finally:
         arun(shell.aclose())
         arun(engine.close())

@@ -34,6 +34,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,8 @@ from typing import Any, Protocol
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: relay-cli as the integration tests start it (this interpreter, this checkout)
+RELAY = [sys.executable, "-m", "relay.cli.main"]
 
 CLAUDE_VERSION = "2.1.197"
 CODEX_VERSION = "0.171.0"

@@ -27,6 +27,7 @@ import pytest
 from tests.fakes import mock_anthropic
 from tests.fakes.mock_anthropic import request_credential
 from tests.integration.helpers import (
+    RELAY,
     CliRun,
     claude_env,
     claude_transcript,
@@ -36,7 +37,6 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.integration
 
-RELAY = [sys.executable, "-m", "relay.cli.main"]
 
 TOKEN_WORK = "sk-ant-oat01-relay-account-work"
 TOKEN_PERSONAL = "sk-ant-oat01-relay-account-personal"

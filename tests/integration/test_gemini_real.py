@@ -44,14 +44,13 @@ from relay.runtimes.gemini_files import find_chat, read_chat
 from tests.conftest import fixtures_root
 from tests.fakes import mock_gemini
 from tests.fakes.mock_gemini import MockGemini
-from tests.integration.helpers import CliRun, locate_cli, run_cli
+from tests.integration.helpers import RELAY, CliRun, locate_cli, run_cli
 
 pytestmark = pytest.mark.integration
 
 GEMINI_VERSION = "0.61.0"
 MODEL = "gemini-2.5-pro"
 KEY = "mock-gemini-key"
-RELAY = [sys.executable, "-m", "relay.cli.main"]
 CAPTURES = fixtures_root() / "gemini" / "captures"
 
 

@@ -25,6 +25,7 @@ from relay.runtimes.acp_agents import GeminiAcpAdapter
 from relay.runtimes.base import PermissionPolicy, RunRequest
 from tests.fakes import mock_anthropic, mock_gemini, mock_openai
 from tests.integration.helpers import (
+    RELAY,
     CliRun,
     claude_env,
     codex_env,
@@ -36,7 +37,6 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.integration
 
-RELAY = [sys.executable, "-m", "relay.cli.main"]
 GEMINI_VERSION = "0.61.0"
 #: a command Claude's acceptEdits alone does not let through ("This command requires approval")
 PYTHON_WRITE = "python3 -c \"open('made-by-bash.txt', 'w').write('hi')\""

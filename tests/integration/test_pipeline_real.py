@@ -19,6 +19,7 @@ import pytest
 
 from tests.fakes import mock_anthropic, mock_openai
 from tests.integration.helpers import (
+    RELAY,
     claude_env,
     codex_env,
     real_claude_fixture,  # noqa: F401  (fixture "real_claude")
@@ -28,7 +29,6 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.integration
 
-RELAY = [sys.executable, "-m", "relay.cli.main"]
 PIPELINE = {"name": "greet", "nodes": [
     {"id": "plan", "provider": "demo", "task": "Plan a greeting module."},
     {"id": "implement", "provider": "claude", "fallback": ["codex"], "dependsOn": ["plan"],

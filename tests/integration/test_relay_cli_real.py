@@ -14,6 +14,7 @@ import pytest
 
 from tests.fakes import mock_anthropic, mock_openai
 from tests.integration.helpers import (
+    RELAY,
     CliRun,
     claude_env,
     codex_env,
@@ -23,8 +24,6 @@ from tests.integration.helpers import (
 )
 
 pytestmark = pytest.mark.integration
-
-RELAY = [sys.executable, "-m", "relay.cli.main"]
 
 
 def relay_env(agent_env: dict[str, str], relay_home: Path, runtime: str, exe: Path) -> dict[str, str]:
