@@ -38,7 +38,7 @@ def qt_free_modules() -> list[str]:
 def test_core_and_cli_import_without_qt() -> None:
     modules = qt_free_modules()
     assert "relay.cli.main" in modules
-    assert "relay.core.engine" in modules
+    assert "relay.engine.engine" in modules
     proc = subprocess.run([sys.executable, "-c", _PROBE, *modules], capture_output=True,
                           text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr

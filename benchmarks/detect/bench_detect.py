@@ -36,9 +36,9 @@ import orjson  # noqa: E402
 from benchmarks.usage_scan import bench_usage_scan as usage  # noqa: E402
 from benchmarks.usage_scan import generate  # noqa: E402
 from relay.core.config import load_config  # noqa: E402
-from relay.core.engine import Engine  # noqa: E402
 from relay.detect.processes import ProcessScan  # noqa: E402
 from relay.detect.service import Detector  # noqa: E402
+from relay.engine.engine import Engine  # noqa: E402
 
 REFRESH_TARGET_MS = 50.0
 

@@ -34,9 +34,9 @@ from tests.conftest import make_repo  # noqa: E402
 
 from benchmarks.stream.bench_stream import build_lines  # noqa: E402
 from relay.core.config import load_config  # noqa: E402
-from relay.core.engine import Engine  # noqa: E402
 from relay.core.events import EventRecord  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402
+from relay.engine.engine import Engine  # noqa: E402
 from relay.gui.shell import RelayShell  # noqa: E402
 
 TICK_S = 0.010

@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))  # run as a script: make tests/ importable
 from tests.conftest import FAKES_DIR, make_repo  # noqa: E402
 
 from relay.core.config import load_config  # noqa: E402
-from relay.core.engine import Engine  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402
+from relay.engine.engine import Engine  # noqa: E402
 
 TARGET_S = 2.0
 AGENT = ("limit → agent exit", "dispatched → first event")

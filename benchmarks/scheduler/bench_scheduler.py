@@ -62,9 +62,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make benchmarks/ importable
 
+from relay.core.pipeline_model import Node, Pipeline  # noqa: E402
 from relay.core.store.db import Store  # noqa: E402
 from relay.pipelines.ledger import Ledger  # noqa: E402
-from relay.pipelines.model import Node, Pipeline  # noqa: E402
 from relay.pipelines.scheduler import Scheduler, Settings, StepWork  # noqa: E402
 from relay.pipelines.templates import StepOutputs  # noqa: E402
 

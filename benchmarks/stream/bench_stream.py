@@ -29,8 +29,8 @@ from tests.conftest import fixtures_root, make_repo  # noqa: E402
 from tests.fakes.replay import fixtures_problem  # noqa: E402
 
 from relay.core.config import load_config  # noqa: E402
-from relay.core.engine import Engine  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402
+from relay.engine.engine import Engine  # noqa: E402
 
 TARGET = 0.30
 

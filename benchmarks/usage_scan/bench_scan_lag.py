@@ -46,7 +46,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from benchmarks.usage_scan import bench_usage_scan as bench  # noqa: E402
 from benchmarks.usage_scan import generate  # noqa: E402
 from relay.core.config import load_config  # noqa: E402
-from relay.core.engine import Engine  # noqa: E402
+from relay.engine.engine import Engine  # noqa: E402
 from relay.wallet import usage_pool  # noqa: E402
 from relay.wallet.usage_refresh import RefreshReport  # noqa: E402
 

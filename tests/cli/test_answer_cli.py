@@ -14,9 +14,9 @@ from rich.console import Console
 
 from relay.cli.questions import Questions
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import NeedsInput
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.cli.test_cli import CLI, assert_no_traceback, cli
 
 

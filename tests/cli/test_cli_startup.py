@@ -18,7 +18,7 @@ from relay.cli.parser import COMMANDS, build_parser, subcommands
 
 #: never needed to parse arguments, print help or the version, or list sessions
 HEAVY = ("mcp", "httpx", "pygit2", "PySide6", "qasync", "pydantic", "cryptography", "keyring",
-         "aiosqlite", "relay.core.engine", "relay.core.events", "relay.sessions",
+         "aiosqlite", "relay.engine.engine", "relay.core.events", "relay.sessions",
          "relay.runtimes.base", "relay.wallet", "relay.history", "relay.pipelines",
          "relay.knowledge", "relay.mcp", "relay.detect")
 
@@ -90,7 +90,7 @@ def test_doctor_needs_the_runtimes_but_not_the_engine(relay_home: Path, vault_en
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:1")  # no Ollama: no HTTP client either
     code, loaded, out = loaded_by("doctor", heavy=("mcp", "pygit2", "PySide6", "httpx",
-                                                   "relay.core.engine",
+                                                   "relay.engine.engine",
                                                    "relay.sessions.runner", "relay.history",
                                                    "relay.pipelines", "relay.knowledge"))
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import utcnow
 from relay.core.vault import Vault
+from relay.engine.engine import Engine
 from relay.sessions.contract import ContractV2, write_envelope
 from tests.cli.test_cli import CLI
 

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from relay.cli import doctor_cmd
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 
 KEY = "sk-ant-api03-" + "Zq9Xw8Vu7Ts6Rq5P" * 5
 

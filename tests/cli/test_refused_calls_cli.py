@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionRow, SessionSpec
 from relay.core.present import end_state, refused_note
+from relay.engine.engine import Engine
 
 CLI = [sys.executable, "-m", "relay.cli.main"]
 

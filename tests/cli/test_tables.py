@@ -19,8 +19,8 @@ from rich.text import Text
 from relay.cli import budget_cmd, doctor_cmd
 from relay.cli.sessions_cmd import QuickRow, QuickUsage, sessions_table
 from relay.cli.tables import Column, FitTable
+from relay.core.capabilities import RUNTIME_NAMES, Cap, Capabilities
 from relay.core.config import load_config
-from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities
 from relay.wallet.pricing import Pricing
 
 WIDTHS = (80, 100, 200)

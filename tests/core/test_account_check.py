@@ -15,7 +15,10 @@ from typing import Any
 import psutil
 import pytest
 
-from relay.core.account_check import (
+from relay.core.accounts import Account
+from relay.core.config import load_config
+from relay.core.errors import CliNotFoundError
+from relay.engine.account_check import (
     COST_NOTE,
     AccountCheck,
     LoginCommand,
@@ -24,10 +27,7 @@ from relay.core.account_check import (
     check_account,
     login_command,
 )
-from relay.core.accounts import Account
-from relay.core.config import load_config
-from relay.core.engine import Engine
-from relay.core.errors import CliNotFoundError
+from relay.engine.engine import Engine
 
 KEY = "sk-ant-api03-" + "ch3ck" * 16
 

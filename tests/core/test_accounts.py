@@ -26,10 +26,10 @@ from relay.core.accounts import (
     split_entry,
 )
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import AccountError, VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import Vault
+from relay.engine.engine import Engine
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 
 
 async def test_events_of_others_skips_own_sessions_and_advances(relay_home: Path,

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from relay.core.account_check import check_account
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.account_check import check_account
+from relay.engine.engine import Engine
 from tests.conftest import FAKES_DIR
 
 CLAUDE_KEY = "sk-ant-api03-PLANTED" + secrets.token_urlsafe(64)

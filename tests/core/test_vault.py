@@ -30,9 +30,9 @@ from keyring.backends import chainer, fail, null
 
 from relay.core.accounts import AccountBook, key_name
 from relay.core.config import Config, load_config
-from relay.core.engine import Engine
 from relay.core.errors import VaultError
 from relay.core.vault import INDEX_FILE, SIGNING_KEY_NAME, VAULT_FILE, ScryptParams, Vault
+from relay.engine.engine import Engine
 
 FAST = ScryptParams(log2_n=10, r=8, p=1)  # the file format is the same; only the cost differs
 PASS = "correct horse battery staple"

@@ -16,7 +16,6 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import ContractTamperedError, UnknownRuntimeError, WorktreeError
 from relay.core.events import LimitHit
 from relay.core.vault import Vault
@@ -24,6 +23,7 @@ from relay.detect import adopt as adopt_module
 from relay.detect.adopt import adopt, adoption_reason
 from relay.detect.model import DetectedSession
 from relay.detect.stores.base import StoreRead
+from relay.engine.engine import Engine
 from relay.sessions.briefing import continuation_prompt
 from relay.sessions.contract import ContractV2, read_envelope, render_markdown, write_envelope
 from relay.sessions.snapshot import trailers_of

@@ -16,13 +16,13 @@ import pytest
 
 from relay.core.accounts import Account
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.detect.model import LiveProcess
 from relay.detect.processes import ProcessScan
 from relay.detect.service import DetectNotFoundError, Detector
 from relay.detect.stores.base import StoreItem
 from relay.detect.stores.claude import ClaudeStore
 from relay.detect.stores.transcript import TranscriptRead
+from relay.engine.engine import Engine
 from tests.conftest import fixtures_root, make_repo, wait_until
 
 CLI = [sys.executable, "-m", "relay.cli.main"]

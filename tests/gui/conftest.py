@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.gui.shell import RelayShell
 
 T = TypeVar("T")

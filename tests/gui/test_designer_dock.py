@@ -12,7 +12,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
+from relay.core.models import PermissionPolicy
+from relay.engine.engine import Engine
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.designer_draft import COLUMN_STEP, NODE_HEIGHT, NODE_WIDTH, layout_positions
@@ -20,7 +21,6 @@ from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.pipeline_backend import EnginePipelineBackend
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import files
-from relay.runtimes.base import PermissionPolicy
 from tests.conftest import make_repo
 from tests.gui.conftest import Runner
 from tests.gui.designer_helpers import (

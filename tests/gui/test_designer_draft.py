@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from relay.core.pipeline_model import Pipeline
 from relay.gui.designer_draft import (
     COLUMN_STEP,
     ROW_STEP,
@@ -17,7 +18,6 @@ from relay.gui.designer_draft import (
     new_pipeline,
     placed,
 )
-from relay.pipelines.model import Pipeline
 
 
 def applied(draft: Draft, edit: Edit | None) -> Draft:

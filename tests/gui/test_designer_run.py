@@ -14,7 +14,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.pipeline_backend import EnginePipelineBackend

@@ -14,10 +14,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QDialogButtonBox, QLabel
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.detect.ambient import Announcement
 from relay.detect.present import short_path
+from relay.engine.engine import Engine
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import AdoptAnswer

@@ -11,9 +11,9 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
+from relay.engine.engine import Engine
 from relay.gui import theme
 from relay.gui.handoff_text import STEPS
 from relay.gui.shell import RelayShell

@@ -9,8 +9,8 @@ from typing import Any
 
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.history_backend import EngineHistoryBackend
 from relay.gui.history_dialogs import FinishDialog
 from relay.gui.shell import RelayShell

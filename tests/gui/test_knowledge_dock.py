@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.knowledge_dock import KnowledgeDock
 from relay.gui.knowledge_backend import KnowledgeBackend

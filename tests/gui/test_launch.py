@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.vault import PASSPHRASE_ENV, ScryptParams, Vault
+from relay.engine.engine import Engine
 from relay.gui import launch
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.main_window import MainWindow

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.events import EventRecord, Notice
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.shell import RelayShell
 from tests.gui.conftest import Runner
 from tests.gui.helpers import rows_in_display_order, top_level_rows

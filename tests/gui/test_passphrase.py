@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QInputDialog
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import Config, load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV, ScryptParams, Vault
+from relay.engine.engine import Engine
 from relay.gui.passphrase import CREATE_TEXT, REPEAT_TEXT, PassphrasePrompter
 from relay.gui.shell import RelayShell
 from tests.gui.conftest import Runner

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.events import EventRecord, StateChanged
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.sessions import COLUMNS, SessionsViewModel
 from tests.gui.conftest import Runner

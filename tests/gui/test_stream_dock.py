@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.events import EventRecord, TurnCompleted, Usage
 from relay.core.models import SessionSpec
 from relay.core.present import SIMULATION_LABEL, fmt_cost, fmt_tokens
+from relay.engine.engine import Engine
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.stream import StreamViewModel as Vm
 from tests.gui.conftest import Runner

@@ -8,9 +8,9 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
 from relay.core.events import AgentEvent, AssistantText, EventRecord, Notice, ToolCall, ToolResult
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.docks.stream_delegate import disclosure_rect
 from relay.gui.docks.stream_view import StreamView
 from relay.gui.shell import RelayShell

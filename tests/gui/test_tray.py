@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
 from relay.gui.tray import RelayTray

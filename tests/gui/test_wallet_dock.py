@@ -14,9 +14,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from relay.core.account_check import AccountCheck
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.account_check import AccountCheck
+from relay.engine.engine import Engine
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.wallet_dock import EMPTY_TEXT, AccountCard, WalletDock

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from pytestqt.qtbot import QtBot
 
-from relay.core.account_check import AccountCheck, NoLogin
-from relay.core.engine import Engine
 from relay.core.events import EventRecord, LimitHit, Notice, TurnCompleted
+from relay.engine.account_check import AccountCheck, NoLogin
+from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.login_launch import LoginLaunch
 from relay.gui.viewmodels.notifier import HandoffNotifier

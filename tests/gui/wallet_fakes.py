@@ -6,8 +6,8 @@ import asyncio
 import dataclasses
 import threading
 
-from relay.core.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.core.errors import AccountError
+from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.gui.wallet_backend import AccountForm, Progress
 from relay.wallet.model import AccountView, BudgetState, Figure, WindowView
 from relay.wallet.usage_refresh import RefreshReport

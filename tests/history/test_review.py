@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 
 
 @pytest.fixture

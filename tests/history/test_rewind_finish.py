@@ -9,9 +9,9 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.conftest import make_repo
 
 

@@ -19,10 +19,9 @@ import pytest
 
 from relay.core.bus import Subscription
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import InputWithdrawn, NeedsInput, PermissionDenied, SessionEnded
-from relay.core.models import SessionSpec
-from relay.runtimes.base import PermissionPolicy
+from relay.core.models import PermissionPolicy, SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.claude_permission import DENIED_BY_USER
 from tests.fakes import mock_anthropic
 from tests.integration.helpers import (

@@ -38,7 +38,8 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 from relay.runtimes.gemini import GeminiAdapter
 from relay.runtimes.gemini_files import find_chat, read_chat
 from tests.conftest import fixtures_root

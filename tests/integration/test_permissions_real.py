@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from relay.core.events import AgentEvent, NeedsInput, PermissionDenied, SessionEnded, ToolResult
+from relay.core.models import PermissionPolicy
 from relay.runtimes.acp_agents import GeminiAcpAdapter
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.runtimes.base import RunRequest
 from tests.fakes import mock_anthropic, mock_gemini, mock_openai
 from tests.integration.helpers import (
     RELAY,

@@ -27,7 +27,8 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 from relay.runtimes.pi import PI_VERSION, PiAdapter
 from tests.fakes.mock_chat_completions import serve
 from tests.integration.helpers import agents_dir

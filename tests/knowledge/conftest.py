@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.knowledge.store import KnowledgeStore, open_store
 from tests.conftest import make_repo
 from tests.knowledge.samples import SOURCES

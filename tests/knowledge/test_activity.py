@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from relay.core.engine import Engine
 from relay.core.events import AssistantText
 from relay.core.models import SessionSpec
 from relay.core.store.writer import WriteOp
-from relay.knowledge import facts
+from relay.engine.engine import Engine
 from relay.knowledge.store import open_store
 from relay.runtimes.demo import NOTES_FILE
+from relay.sessions import facts
 from tests.conftest import make_repo
 
 

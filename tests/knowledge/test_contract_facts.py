@@ -10,10 +10,10 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import AssistantText
 from relay.core.models import SessionSpec
 from relay.core.store.writer import WriteOp
+from relay.engine.engine import Engine
 from relay.sessions.briefing import KnownFacts, build_contract
 from relay.sessions.contract import ContractV2, read_envelope
 from relay.sessions.demo_key import demo_key

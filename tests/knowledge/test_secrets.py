@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import AssistantText, ToolCall
 from relay.core.models import SessionSpec
 from relay.core.store.writer import WriteOp
 from relay.core.vault import Vault
+from relay.engine.engine import Engine
 from relay.knowledge.service import Knowledge
 from tests.conftest import make_repo
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.pipelines import files
 from tests.cli.test_pipeline_cli import THREE
 from tests.conftest import make_repo

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from relay.core.models import SessionRow
+from relay.core.models import PermissionPolicy, SessionRow
 from relay.mcp.results import session_info, session_line
-from relay.runtimes.base import PermissionPolicy
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.conftest import make_repo
 from tests.mcp.conftest import Server, call, call_error
 

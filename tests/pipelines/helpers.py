@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from relay.pipelines.model import Node, Pipeline
+from relay.core.pipeline_model import Node, Pipeline
 from relay.pipelines.scheduler import StepFailure, StepWork
 from relay.pipelines.templates import StepOutputs
 

@@ -235,7 +235,7 @@ async def test_a_long_lived_engine_takes_up_a_run_whose_engine_was_killed(
     import asyncio
 
     from relay.core.config import load_config
-    from relay.core.engine import Engine
+    from relay.engine.engine import Engine
 
     repo = _repo_with_pipeline(tmp_path)
     engine = await Engine.open(load_config(demo_step_delay=0.05, pipeline_poll=0.05),

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from relay.core.pipeline_model import Pipeline
 from relay.pipelines.ledger import Ledger, RunInfo
-from relay.pipelines.model import Pipeline
 from relay.pipelines.scheduler import Scheduler, Settings
 from tests.pipelines.helpers import GatedExecutor, graph
 

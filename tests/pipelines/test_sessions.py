@@ -10,8 +10,8 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
-from relay.pipelines.model import Pipeline
+from relay.core.pipeline_model import Pipeline
+from relay.engine.engine import Engine
 from relay.runtimes.demo import NOTES_FILE
 
 

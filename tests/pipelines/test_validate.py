@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from relay.core.errors import PipelineError, PipelineInvalidError
+from relay.core.pipeline_model import Pipeline, parse_pipeline
 from relay.pipelines import files
 from relay.pipelines.graph import Graph
-from relay.pipelines.model import Pipeline, parse_pipeline
 from relay.pipelines.templates import StepOutputs, references, render
 from relay.pipelines.validate import check, find_cycles, problems
 

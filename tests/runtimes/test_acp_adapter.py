@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from relay.core.capabilities import Cap, Level
 from relay.core.errors import CliNotFoundError, RelayError
 from relay.core.events import (
     AgentError,
@@ -24,6 +25,7 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
+from relay.core.models import PermissionPolicy
 from relay.runtimes.acp import AcpAdapter
 from relay.runtimes.acp_agents import (
     ClaudeAcpAdapter,
@@ -31,8 +33,7 @@ from relay.runtimes.acp_agents import (
     GeminiAcpAdapter,
     package_version,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import Cap, Level
+from relay.runtimes.base import RunRequest
 from tests.conftest import FAKES_DIR
 from tests.runtimes.run_helpers import ended, only
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.registry import available_runtimes
 from tests.conftest import FAKES_DIR
 

@@ -10,10 +10,10 @@ from typing import Any
 import pydantic
 import pytest
 
+from relay.core import capabilities as caps_mod
 from relay.core import events as ev
+from relay.core.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 from relay.core.errors import RelayError, UnsupportedCapabilityError
-from relay.runtimes import capabilities as caps_mod
-from relay.runtimes.capabilities import RUNTIME_NAMES, Cap, Capabilities, Level
 from relay.runtimes.registry import available_runtimes
 
 RANK = {Level.NO: 0, Level.UNKNOWN: 1, Level.PARTIAL: 2, Level.YES: 3}

@@ -23,7 +23,8 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from tests.conftest import FAKES_DIR, fixtures_root
 from tests.runtimes.run_helpers import collect, ended

@@ -18,7 +18,8 @@ from mcp.types import CallToolResult, TextContent
 
 from relay.cli.permission_cmd import NO_RELAY
 from relay.core.events import InputWithdrawn, NeedsInput, Notice
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 from relay.runtimes.claude_permission import (
     DENIED_BY_USER,
     PROMPT_TOOL,

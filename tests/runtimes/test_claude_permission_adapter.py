@@ -19,7 +19,8 @@ from relay.core.events import (
     SessionEnded,
     SessionStarted,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from relay.runtimes.claude_permission import PROMPT_TOOL, STOPPED
 

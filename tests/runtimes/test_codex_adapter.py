@@ -22,8 +22,9 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.runtimes.base import RunRequest
 from relay.runtimes.codex import (
     CodexAdapter,
     codex_home,

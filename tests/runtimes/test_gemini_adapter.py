@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from relay.core.capabilities import Cap, Level
 from relay.core.errors import CliNotFoundError, ConfigError
 from relay.core.events import (
     AgentError,
@@ -21,9 +22,9 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
+from relay.core.models import PermissionPolicy
 from relay.core.procs import StdinMode
-from relay.runtimes.base import PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import Cap, Level
+from relay.runtimes.base import RunRequest
 from relay.runtimes.gemini import APPROVAL_MODES, INSTALL_HINT, GeminiAdapter, plan_session
 from relay.runtimes.gemini_files import find_chat, read_chat
 from relay.runtimes.registry import adapter_class, make_adapter

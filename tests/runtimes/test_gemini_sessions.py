@@ -12,10 +12,9 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import AgentEvent
-from relay.core.models import SessionSpec
-from relay.runtimes.base import PermissionPolicy
+from relay.core.models import PermissionPolicy, SessionSpec
+from relay.engine.engine import Engine
 
 KEY = "gemini-session-test-key"
 
@@ -208,7 +207,7 @@ async def test_a_missing_cli_fails_the_session_naming_the_package(
 
 async def test_an_api_key_account_answers_the_account_check(engine: Engine, fake_gemini: Path,
                                                             tmp_path: Path) -> None:
-    from relay.core.account_check import check_account
+    from relay.engine.account_check import check_account
 
     folder = tmp_path / "checked-home"
     folder.mkdir()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from relay.core.capabilities import Cap, Level
 from relay.core.errors import UnsupportedCapabilityError
 from relay.core.events import SessionStarted
-from relay.runtimes.capabilities import Cap, Level
 from relay.runtimes.registry import make_adapter
 
 

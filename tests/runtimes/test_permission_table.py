@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
+from relay.core.capabilities import RUNTIME_NAMES
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import Notice
-from relay.core.models import SessionSpec
+from relay.core.models import PermissionPolicy, SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes import permissions
 from relay.runtimes.acp import AcpAdapter
 from relay.runtimes.acp_agents import ClaudeAcpAdapter, CodexAcpAdapter, GeminiAcpAdapter
-from relay.runtimes.base import PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import RUNTIME_NAMES
+from relay.runtimes.base import RunRequest
 from relay.runtimes.http.tools import Toolbox, ToolRefused, offered
 from relay.runtimes.pi import permission_label, tool_args
 from tests.conftest import FAKES_DIR

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from relay.core.capabilities import Cap, Level
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import CliNotFoundError, ConfigError, SessionNotFoundError
 from relay.core.events import (
     LimitHit,
@@ -21,9 +21,9 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
-from relay.core.models import SessionSpec
-from relay.runtimes.base import PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import Cap, Level
+from relay.core.models import PermissionPolicy, SessionSpec
+from relay.engine.engine import Engine
+from relay.runtimes.base import RunRequest
 from relay.runtimes.pi import PiAdapter, agent_dir, find_session, safe_prompt, session_folder
 from relay.runtimes.registry import available_runtimes, make_adapter
 from tests.runtimes.run_helpers import collect, only

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from relay.sessions.signals import Signal, classify
+from relay.core.signals import Signal, classify
 from tests.conftest import fixtures_root
 
 ROOT = fixtures_root()

@@ -21,7 +21,7 @@ from relay.core.events import (
 )
 from relay.runtimes.claude_stream import ClaudeStreamParser
 from relay.runtimes.codex_stream import CodexStreamParser
-from relay.sessions.briefing import MAX_ITEMS, build_contract, command_text
+from relay.sessions.briefing import MAX_ITEMS, build_contract, command_text, next_action
 from relay.sessions.contract import (
     ContractV2,
     InFlightCode,
@@ -467,7 +467,6 @@ def _envelope(contract: ContractV2) -> bytes:
      "Continue the task before the previous agent's account reached its limit."),
 ])
 def test_every_handoff_reason_reads_as_a_sentence(reason: str, phrase: str) -> None:
-    from relay.sessions.briefing import _next_action
 
-    text = _next_action(reason=reason, failing=[], in_flight=[], remaining=[], last_message=None)
+    text = next_action(reason=reason, failing=[], in_flight=[], remaining=[], last_message=None)
     assert text.startswith(phrase)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import utcnow
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.sessions.contract import ContractV2, read_envelope
 from relay.sessions.demo_key import demo_key
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import AgentEvent, Notice, utcnow
+from relay.engine.engine import Engine
 from relay.sessions.guarding import choose_entry
 from relay.wallet.model import GuardVerdict
 

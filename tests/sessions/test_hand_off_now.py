@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import HandoffRefusedError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 
 CHAIN = ["demo:primary", "demo:backup"]
 

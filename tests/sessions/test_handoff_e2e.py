@@ -11,9 +11,9 @@ import pytest
 
 from relay.core.audit import iter_entries, verify
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.core.vault import Vault
+from relay.engine.engine import Engine
 from relay.sessions.contract import read_envelope
 from relay.sessions.handoff import HandoffJournal
 from relay.sessions.snapshot import trailers_of

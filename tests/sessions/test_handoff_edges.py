@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.sessions import coordinator as coordinator_mod
 from relay.sessions.handoff import HandoffJournal
 

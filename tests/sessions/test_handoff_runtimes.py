@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import HandoffStep, LimitHit
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 
 STEPS = ["pausing", "snapshotted", "envelope_built", "dispatched", "resuming", "done"]
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.core.vault import Vault
+from relay.engine.engine import Engine
 from relay.runtimes.demo import NOTES_FILE
 from relay.sessions.contract import ContractV2, read_envelope
 from relay.sessions.handoff import HandoffJournal

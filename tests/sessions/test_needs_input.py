@@ -11,11 +11,11 @@ import pytest
 
 from relay.core.bus import Subscription
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord, InputOption, InputWithdrawn, NeedsInput
 from relay.core.models import SessionSpec
 from relay.core.present import end_state
+from relay.engine.engine import Engine
 from relay.runtimes.demo import NOTES_FILE
 from relay.sessions.approvals import policy_choice
 

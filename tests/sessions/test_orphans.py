@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from tests.conftest import wait_until
 
 CLI = [sys.executable, "-m", "relay.cli.main"]

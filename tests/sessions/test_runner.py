@@ -10,10 +10,10 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import SessionNotFoundError, StoreError, UnknownRuntimeError, WorktreeError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.demo import NOTES_FILE
 
 

@@ -1,4 +1,4 @@
-"""relay.sessions.signals over every failure the recorded CLIs printed (part 1).
+"""relay.core.signals over every failure the recorded CLIs printed (part 1).
 
 Every failure report of every capture of claude, codex, gemini and pi (read by
 signal_captures) is classified and checked against a hand-written table; reset times
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from relay.sessions.signals import Signal
+from relay.core.signals import Signal
 from tests.sessions.signal_captures import MOCK, REPORTS, ROOT, Report, mock_reset
 
 

@@ -1,4 +1,4 @@
-"""relay.sessions.signals over what the mock servers sent, as structured fields (part 2).
+"""relay.core.signals over what the mock servers sent, as structured fields (part 2).
 
 The mock servers' own error bodies and headers (each capture's mock_script) are fed
 in as structured fields, with no wording.
@@ -11,7 +11,7 @@ from datetime import UTC, timedelta
 
 import pytest
 
-from relay.sessions.signals import classify
+from relay.core.signals import classify
 from tests.sessions.signal_captures import (
     MOCK,
     ROOT,

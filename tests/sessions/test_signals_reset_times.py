@@ -1,4 +1,4 @@
-"""relay.sessions.signals: reading reset times — wording edges, epochs, zone names.
+"""relay.core.signals: reading reset times — wording edges, epochs, zone names.
 
 Year rollover, DST, 12am/12pm, impossible dates, the local zone when none is named,
 aware clocks and UTC results; epoch fields (seconds or milliseconds) and IANA zone
@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from relay.sessions.signals import classify, from_epoch, reset_from_text, zone_named
+from relay.core.signals import classify, from_epoch, reset_from_text, zone_named
 from tests.sessions.signal_helpers import NOW, at
 
 

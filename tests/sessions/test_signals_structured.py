@@ -1,4 +1,4 @@
-"""relay.sessions.signals over structured fields, with a fixed clock.
+"""relay.core.signals over structured fields, with a fixed clock.
 
 Claude's rate_limit_event and api_error fields, rate-limit headers (Anthropic's
 unified ones, Codex's windows), API error bodies, Codex's error info, Google's error
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from relay.sessions.signals import Signal, classify, error_category, limit_kind
+from relay.core.signals import Signal, classify, error_category, limit_kind
 from tests.sessions.signal_helpers import NOW, at
 
 

@@ -1,4 +1,4 @@
-"""relay.sessions.signals: unknown wording is kept, never guessed (part 4)."""
+"""relay.core.signals: unknown wording is kept, never guessed (part 4)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC
 
 import pytest
 
-from relay.sessions.signals import classify
+from relay.core.signals import classify
 from tests.sessions.signal_helpers import NOW, at
 
 

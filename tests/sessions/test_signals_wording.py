@@ -1,4 +1,4 @@
-"""relay.sessions.signals over every wording variant, with a fixed clock (part 3).
+"""relay.core.signals over every wording variant, with a fixed clock (part 3).
 
 The wordings come from the fixtures and the public trackers; how a reset time is read
 out of them at the edges is in test_signals_reset_times.
@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from relay.sessions.signals import classify
+from relay.core.signals import classify
 from tests.sessions.signal_helpers import NOW, at
 
 NEW_YORK = ZoneInfo("America/New_York")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
 from relay.core.store.db import now_ms
 from relay.core.store.writer import WriteOp
+from relay.engine.engine import Engine
 from relay.wallet.budgets import BudgetBook, BudgetGuard, suggest, usd
 from relay.wallet.model import BudgetState
 from relay.wallet.pricing import Pricing, shipped_table

@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
 from relay.core.store.writer import WriteOp
+from relay.engine.engine import Engine
 from relay.wallet.costs import Costs, day_bounds, local_day, price_usage, run_tokens, week_bounds
 from relay.wallet.model import Tokens
 from relay.wallet.pricing import Pricing, shipped_table

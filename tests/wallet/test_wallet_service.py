@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.conftest import fixtures_root
 
 CLI = [sys.executable, "-m", "relay.cli.main"]

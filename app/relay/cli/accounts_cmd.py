@@ -28,7 +28,6 @@ from rich.markup import escape
 from relay.cli.hints import cli
 from relay.cli.prompt import Passphrase, ask
 from relay.cli.tables import Column, FitTable
-from relay.core.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
 from relay.core.accounts import (
     AUTH_KINDS,
     CONFIG_ENV,
@@ -40,9 +39,10 @@ from relay.core.accounts import (
     check_auth_kind,
 )
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import AccountError
 from relay.core.events import utcnow
+from relay.engine.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
+from relay.engine.engine import Engine
 
 OWN_ACCOUNTS = ("Only your own accounts: Relay runs each CLI as you would, with the folder or "
                 "key you give it — no pooling, no sharing of accounts between people.")

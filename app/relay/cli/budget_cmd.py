@@ -19,8 +19,8 @@ from relay.cli.argtypes import usd_amount
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
+from relay.engine.engine import Engine
 from relay.wallet.budgets import ALL, BudgetBook, BudgetCheck, BudgetGuard, usd
 from relay.wallet.pricing import ModelPrice, Pricing
 

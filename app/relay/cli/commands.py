@@ -16,13 +16,11 @@ from relay.cli.sessions_cmd import print_sessions
 from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
-from relay.core.engine import Engine
 from relay.core.events import NeedsInput
 from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
+from relay.core.states import FINAL_STATES
+from relay.engine.engine import Engine
 from relay.sessions.vault_need import vault_need
-
-FINAL_STATES = ("completed", "failed", "cancelled", "interrupted")
-
 
 Starter = Callable[[Engine], Awaitable[str]]
 #: why the session about to start will need the vault (None: it will not)

@@ -19,9 +19,9 @@ from rich.markup import escape
 from relay.cli.render import StreamPrinter
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.detect import present
 from relay.detect.model import DetectedSession
+from relay.engine.engine import Engine
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],

@@ -35,7 +35,7 @@ WORKERS = 16
 def capability_table(runtimes: list[str]) -> FitTable:
     """What each runtime can do (the static table; adapters narrow it at handshake)."""
     from relay.cli.tables import Column, FitTable
-    from relay.runtimes.capabilities import Cap, Capabilities, Level
+    from relay.core.capabilities import Cap, Capabilities, Level
 
     table = FitTable(Column("capability", figure=True),
                      *(Column(name, figure=True) for name in runtimes),
@@ -103,7 +103,7 @@ def doctor(config: Config, console: Console) -> int:
         from rich.markup import escape
 
         from relay.cli.tables import Column, FitTable
-        from relay.runtimes.capabilities import RUNTIME_NAMES
+        from relay.core.capabilities import RUNTIME_NAMES
         from relay.runtimes.registry import adapter_class, available_runtimes
 
         adapters = [adapter_class(name) for name in available_runtimes()]

@@ -17,7 +17,8 @@ from rich.markup import escape
 
 from relay.cli.render import StreamPrinter
 from relay.core.config import Config
-from relay.core.engine import Engine
+from relay.core.states import FINAL_STATES
+from relay.engine.engine import Engine
 
 #: how long `handoff` follows the handoff before giving up (the session goes on)
 FOLLOW_LIMIT_S = 600.0
@@ -58,8 +59,7 @@ async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPr
                 printer.print(record)
             if ev.kind == "handoff_step" and ev.state in ("done", "failed"):
                 return 0 if ev.state == "done" else 1
-            if ev.kind == "state_changed" and ev.state in ("completed", "failed", "cancelled",
-                                                           "interrupted"):
+            if ev.kind == "state_changed" and ev.state in FINAL_STATES:
                 printer.print(record)
                 return 1
         await asyncio.sleep(0.2)  # tailing another process's writes

@@ -15,8 +15,8 @@ from relay.cli.argtypes import positive_int
 from relay.cli.hints import cli
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import PipelineError, RelayError, SessionNotFoundError
+from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff
 

@@ -35,8 +35,7 @@ def _default_approvals(as_json: bool) -> Literal["ask", "deny"]:
 def _spec(args: argparse.Namespace) -> SessionSpec:
     from pydantic import ValidationError
 
-    from relay.core.models import SessionSpec
-    from relay.runtimes.base import PermissionPolicy
+    from relay.core.models import PermissionPolicy, SessionSpec
 
     try:
         chain = args.provider or ["demo"]
@@ -75,10 +74,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             return 0 if row.state == "completed" else 1
         case "show":
             from relay.cli import commands
+            from relay.core.states import ACTIVE_STATES
 
             row = await commands.show_session(config, args.session, console, args.json, args.follow)
-            return 0 if row.state in ("completed", "pending", "starting", "running", "needs_input",
-                                      "waiting") else 1
+            return 0 if row.state == "completed" or row.state in ACTIVE_STATES else 1
         case "sessions":
             from relay.cli import commands
 

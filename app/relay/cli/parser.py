@@ -133,8 +133,7 @@ def chain_entry(value: str) -> str:
 
 
 def _run_arguments(sub: LazySubParsers) -> None:
-    from relay.core.models import ApprovalPolicy
-    from relay.runtimes.base import PermissionPolicy
+    from relay.core.models import ApprovalPolicy, PermissionPolicy
     from relay.runtimes.registry import available_runtimes
 
     run = sub.add_parser("run")

@@ -24,8 +24,8 @@ from relay.cli.argtypes import int_between
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import PipelineError, PipelineInvalidError
+from relay.engine.engine import Engine
 from relay.pipelines import files, planner
 from relay.pipelines.ledger import RunInfo
 from relay.pipelines.validate import problems

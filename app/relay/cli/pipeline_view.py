@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
+from relay.core.pipeline_model import Pipeline
 from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
-from relay.pipelines.model import Pipeline
 from relay.pipelines.present import STATE_MARK, log_text, run_summary, step_summary, worker
 
 _COLOUR = {"succeeded": "green", "failed": "red", "running": "cyan", "skipped": "dim",

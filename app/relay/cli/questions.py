@@ -25,9 +25,9 @@ from rich.markup import escape
 from relay.cli.hints import cli
 from relay.cli.prompt import NoAnswer, read_line
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import NeedsInput
+from relay.engine.engine import Engine
 
 #: reads one line from the user without blocking the event loop (NoAnswer: Ctrl-D)
 Reader = Callable[[str], Awaitable[str]]

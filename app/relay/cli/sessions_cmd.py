@@ -25,9 +25,9 @@ from rich.markup import escape
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
 from relay.core.present import clip, end_state
+from relay.core.states import ACTIVE_STATES
 
 #: states of a session some Relay process is running (as the engine counts them)
-ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 
 
 class UsageLike(Protocol):
@@ -139,7 +139,7 @@ def quick_rows(db: Path, limit: int) -> list[QuickRow] | None:
         if version != LATEST:
             return None
         owners = conn.execute(f"SELECT owner_pid FROM sessions WHERE state IN "
-                              f"({','.join('?' * len(ACTIVE))})", ACTIVE).fetchall()
+                              f"({','.join('?' * len(ACTIVE_STATES))})", ACTIVE_STATES).fetchall()
         if owners and not all(_alive(pid) for (pid,) in owners):
             return None
         rows = conn.execute(_QUERY, (limit,)).fetchall()

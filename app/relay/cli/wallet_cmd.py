@@ -25,10 +25,10 @@ from relay.cli.tables import Column, FitTable
 from relay.core.accounts import AccountBook
 from relay.core.bus import EventBus
 from relay.core.config import Config
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
+from relay.engine.engine import Engine
 from relay.wallet import present as text
 from relay.wallet.limits import LimitBook, from_statusline
 from relay.wallet.model import AccountView

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from relay.core.states import SessionState
+
 
 def utcnow() -> datetime:
     """The current time as an aware UTC datetime."""
@@ -248,10 +250,6 @@ class SessionEnded(_Event):
     result_text: str | None = None
 
 
-SessionState = Literal[
-    "pending", "starting", "running", "needs_input", "waiting", "completed", "failed",
-    "cancelled", "interrupted",
-]
 
 
 class StateChanged(_Event):

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from relay.core.events import SessionState, Usage
-from relay.runtimes.base import PermissionPolicy
+from relay.core.events import Usage
+from relay.core.states import FINAL_STATES, SessionState
+
+
+class PermissionPolicy(StrEnum):
+    """What an agent may do in its worktree.
+
+    * ``read_only`` — read and run read-only commands; no edits.
+    * ``workspace`` — (default) edit files and run commands in its worktree.
+    * ``full`` — no restrictions (Claude's bypass mode, Codex without sandbox).
+    """
+
+    READ_ONLY = "read_only"
+    WORKSPACE = "workspace"
+    FULL = "full"
+
 
 LimitPolicy = Literal["auto", "handoff", "wait"]
 #: who answers an agent's permission requests (relay.sessions.approvals)
@@ -91,6 +106,17 @@ def entry_runtime(entry: str) -> str:
     return entry.partition(":")[0]
 
 
+#: the runtimes that run a simulation (the demo); each adapter's ``simulated`` flag agrees
+#: (tests/runtimes/test_registry_facts.py)
+SIMULATED_RUNTIMES = frozenset({"demo"})
+
+
+def simulated_entry(entry: str) -> bool:
+    """Whether a chain entry (``runtime[:account]``) runs a simulation (the demo): its
+    accounts, limits and breakers are make-believe and belong to the session that ran them."""
+    return entry_runtime(entry) in SIMULATED_RUNTIMES
+
+
 class SessionRow(BaseModel):
     """A session as the store has it."""
 
@@ -119,7 +145,7 @@ class SessionRow(BaseModel):
 
     @property
     def finished(self) -> bool:
-        return self.state in ("completed", "failed", "cancelled", "interrupted")
+        return self.state in FINAL_STATES
 
 
 class RunRow(BaseModel):

@@ -106,14 +106,14 @@ from urllib.parse import quote
 __all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
 
 from relay.core.redact_rules import (
-    _CODE_RE,
-    _ENV_NAME_RE,
-    _classify_name,
-    _has_digit_and_letter,
-    _is_code,
-    _is_placeholder,
-    _is_secret_value,
-    _is_tokenish,
+    CODE_RE,
+    ENV_NAME_RE,
+    classify_name,
+    has_digit_and_letter,
+    is_code,
+    is_placeholder,
+    is_secret_value,
+    is_tokenish,
 )
 
 KINDS = (
@@ -164,7 +164,7 @@ def _openai(m: re.Match[str]) -> str:
     body = m.group(0)[3:]
     if body.startswith("or-v1-"):
         return marker("openrouter_key")
-    if body.startswith(("proj-", "svcacct-", "admin-")) or _has_digit_and_letter(body):
+    if body.startswith(("proj-", "svcacct-", "admin-")) or has_digit_and_letter(body):
         return marker("openai_key")
     return m.group(0)
 
@@ -222,7 +222,7 @@ _JWT_RULES: _Rules = (
 # --- URL passwords, headers, assignments ------------------------------------------------------
 
 def _url_password(m: re.Match[str]) -> str:
-    if _is_placeholder(m.group("pw")):
+    if is_placeholder(m.group("pw")):
         return m.group(0)
     return f"://{m.group('user')}:{marker('url_password')}@"
 
@@ -238,10 +238,10 @@ _SCHEME_KINDS = {"bearer": "bearer_token", "basic": "basic_auth"}
 
 def _authorization(m: re.Match[str]) -> str:
     cred, scheme = m.group("cred"), m.group("scheme")
-    if _is_placeholder(cred) or _ENV_NAME_RE.fullmatch(cred):
+    if is_placeholder(cred) or ENV_NAME_RE.fullmatch(cred):
         return m.group(0)
     if scheme is None:
-        ok, kind = _is_tokenish(cred) and not _is_code(cred) and m.group("call") is None, "authorization"
+        ok, kind = is_tokenish(cred) and not is_code(cred) and m.group("call") is None, "authorization"
     else:
         ok = len(cred) >= 8 and not (cred.isalpha() and cred.islower())
         kind = _SCHEME_KINDS.get(scheme.lower(), "authorization")
@@ -249,7 +249,7 @@ def _authorization(m: re.Match[str]) -> str:
 
 
 def _bearer(m: re.Match[str]) -> str:
-    if not _is_tokenish(m.group("cred")) or _is_placeholder(m.group("cred")):
+    if not is_tokenish(m.group("cred")) or is_placeholder(m.group("cred")):
         return m.group(0)
     return _replace_group(m, "cred", marker("bearer_token"))
 
@@ -289,18 +289,18 @@ def _is_code_context(m: re.Match[str]) -> bool:
         return True
     annotated, _, default = bare.partition("=")
     if default.strip("="):
-        return _CODE_RE.fullmatch(annotated) is not None
-    return m.group("annot") is not None and _CODE_RE.fullmatch(bare) is not None
+        return CODE_RE.fullmatch(annotated) is not None
+    return m.group("annot") is not None and CODE_RE.fullmatch(bare) is not None
 
 
 def _assignment(m: re.Match[str]) -> str:
-    named = _classify_name(m.group("name"))
+    named = classify_name(m.group("name"))
     if named is None or _is_code_context(m):
         return m.group(0)
     kind, weak = named
     group = next(g for g in ("bare", "dq", "sq", "edq") if m.group(g) is not None)
     env_style = m.group("sep") == "=" and not any(c.islower() for c in m.group("name"))
-    if not _is_secret_value(m.group(group), quoted=group != "bare", weak=weak,
+    if not is_secret_value(m.group(group), quoted=group != "bare", weak=weak,
                             env_style=env_style, kind=kind):
         return m.group(0)
     return _replace_group(m, group, marker(kind))
@@ -356,7 +356,7 @@ def _match_at(text: str, end: int) -> tuple[re.Match[str], str] | None:
         m = _AUTH.match(text, end - 13)
         return (m, _authorization(m)) if m else None
     start = _name_start(text, end)
-    if start is None or _classify_name(text[start:end]) is None:
+    if start is None or classify_name(text[start:end]) is None:
         return None
     m = _ASSIGNMENT.match(text, start)
     return (m, _assignment(m)) if m else None
@@ -465,10 +465,10 @@ class Scrubber:
 
     def _scrub_value(self, value: str, key: str | None) -> str:
         scrubbed = self.scrub(value)
-        named = _classify_name(key) if key and scrubbed == value else None
+        named = classify_name(key) if key and scrubbed == value else None
         if named is not None:
             kind, weak = named
-            if _is_secret_value(value, quoted=True, weak=weak, env_style=False, kind=kind):
+            if is_secret_value(value, quoted=True, weak=weak, env_style=False, kind=kind):
                 return marker(kind)
         return scrubbed
 

@@ -20,7 +20,7 @@ _PLACEHOLDER_RE = re.compile(
     r"|redacted|\$\{|\{\{|\{[\w.]{0,40}+\}"
 )
 _MASK_RE = re.compile(r"[xX*.•_-]+")
-_ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
+ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
 _REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
     r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp):"
@@ -32,41 +32,41 @@ _LABEL_RE = re.compile(r"[A-Za-z_.-]{1,200}+")  # "challengePassword", "access_t
 _SECRET_WORD_RE = re.compile(r"(?i)pass|pwd|token|secret|key|auth|cred")
 _SEGMENT_SEP_RE = re.compile(r"[._/-]")
 _HASH_LIKE_RE = re.compile(r"(?i)[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
-_CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
+CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
 
 
-def _is_placeholder(value: str) -> bool:
+def is_placeholder(value: str) -> bool:
     low = value.lower()
     if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
         return True
     return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
 
 
-def _has_digit_and_letter(value: str) -> bool:
+def has_digit_and_letter(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-def _is_tokenish(value: str) -> bool:
+def is_tokenish(value: str) -> bool:
     """Long enough and mixed enough to be a generated credential rather than a word."""
-    return len(value) >= 16 and _has_digit_and_letter(value) and not any(c.isspace() for c in value)
+    return len(value) >= 16 and has_digit_and_letter(value) and not any(c.isspace() for c in value)
 
 
-def _is_code(value: str) -> bool:
+def is_code(value: str) -> bool:
     """An identifier or attribute path: a variable, a type, a setting — not a literal.
 
     With digits, a lone identifier is taken for a value (``hunter2``), and so is a dotted one
     with a token-like part (``ya29.a0Af…``), unless it has two dots (``mod.sub.Name``).
     """
-    if _CODE_RE.fullmatch(value) is None:
+    if CODE_RE.fullmatch(value) is None:
         return False
     if not any(c.isdigit() for c in value):
         return True
     parts = value.split(".")
-    return len(parts) > 2 or (len(parts) == 2 and not any(map(_is_tokenish, parts)))
+    return len(parts) > 2 or (len(parts) == 2 and not any(map(is_tokenish, parts)))
 
 
 def _is_reference(value: str) -> bool:
-    return _ENV_NAME_RE.fullmatch(value) is not None or _REFERENCE_RE.match(value) is not None
+    return ENV_NAME_RE.fullmatch(value) is not None or _REFERENCE_RE.match(value) is not None
 
 
 def _is_description(value: str, kind: str) -> bool:
@@ -78,16 +78,16 @@ def _is_description(value: str, kind: str) -> bool:
     return _LABEL_RE.fullmatch(value) is not None and _SECRET_WORD_RE.search(value) is not None
 
 
-def _is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
+def is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
     """Whether ``value``, assigned to a secret-looking name, is a real secret (see module doc)."""
-    if len(value) < 4 or _is_placeholder(value) or _is_reference(value):
+    if len(value) < 4 or is_placeholder(value) or _is_reference(value):
         return False
     if _is_description(value, kind):
         return False
-    if not quoted and not env_style and _is_code(value):
+    if not quoted and not env_style and is_code(value):
         return False
     if weak:  # a generated-looking value, not a commit id, UUID or dotted setting name
-        return _is_tokenish(value) and (env_style or not _is_id_or_words(value))
+        return is_tokenish(value) and (env_style or not _is_id_or_words(value))
     return True
 
 
@@ -133,7 +133,7 @@ _KEY_QUALIFIERS = frozenset({
 
 
 @functools.lru_cache(maxsize=2048)
-def _classify_name(name: str) -> tuple[str, bool] | None:
+def classify_name(name: str) -> tuple[str, bool] | None:
     """``(kind, weak)`` when ``name`` names a secret, else None."""
     words = [w.lower() for w in _WORD_RE.findall(name)]
     if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):

@@ -46,13 +46,11 @@ from relay.core.fsutil import write_atomic
 from relay.core.models import SessionSpec, entry_runtime
 from relay.core.present import clip
 from relay.core.redact import scrub_obj
-from relay.core.scrub_events import scrub_event
-from relay.core.store.writer import WriteOp
 from relay.core.vault import Vault
 from relay.detect.model import DetectedSession, Intent, PlanEntry
 from relay.detect.stores.base import StoreRead
 from relay.runtimes.registry import adapter_class
-from relay.sessions.briefing import _last_messages, _next_action, continuation_prompt, done_items
+from relay.sessions.briefing import continuation_prompt, done_items, last_messages, next_action
 from relay.sessions.contract import (
     ADOPTED,
     ContractV2,
@@ -68,7 +66,7 @@ from relay.sessions.intent import IN_PROGRESS, WRITE_TOOLS, in_flight_code, plan
 from relay.sessions.worktree import open_repo
 
 if TYPE_CHECKING:
-    from relay.core.engine import Engine
+    from relay.sessions.port import SessionControl
 
 #: the data folder's sub-folder holding adoption contracts
 ADOPTED_DIR = "adopted"
@@ -121,7 +119,7 @@ class Origin:
     deleted: list[str]
 
 
-async def adopt(engine: Engine, detected: DetectedSession, read: StoreRead, to_entry: str, *,
+async def adopt(engine: SessionControl, detected: DetectedSession, read: StoreRead, to_entry: str, *,
                 in_place: bool = False) -> Adopted:
     """Continue ``detected`` on ``to_entry`` (``runtime[:account]``) from a signed brief.
 
@@ -136,7 +134,7 @@ async def adopt(engine: Engine, detected: DetectedSession, read: StoreRead, to_e
     contract = await asyncio.to_thread(build_adoption_contract, detected, read, origin,
                                        in_place=in_place)
     key = await asyncio.to_thread(
-        lambda: Vault.open(engine.config, engine.coordinator.passphrase_provider).signing_key())
+        lambda: Vault.open(engine.config, engine.passphrase_provider).signing_key())
     folder = adoption_folder(engine.config.home, detected) / contract.contract_id
     await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
     verified = await asyncio.to_thread(read_envelope, folder, key)  # never use an unverified one
@@ -147,10 +145,10 @@ async def adopt(engine: Engine, detected: DetectedSession, read: StoreRead, to_e
                        runtime=entry_runtime(to_entry), chain=[to_entry], worktree=not in_place,
                        carry_uncommitted=not in_place, adopted_from=detected.id)
     session_id = await engine.start_session(spec)
-    await engine.writer.write(WriteOp(session_id, None, scrub_event(Notice(
+    await engine.post_notice(session_id, Notice(
         runtime=entry_runtime(to_entry),
         message=f"Adopted {detected.id}, which {adoption_reason(detected, read.events)}; the signed "
-                f"continuation contract is {folder}."))))
+                f"continuation contract is {folder}."))
     return Adopted(session_id=session_id, contract_dir=folder, brief_path=brief,
                    contract_id=verified.contract_id, repo=origin.root, in_place=in_place)
 
@@ -245,15 +243,15 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
     events, intent, root = read.events, detected.intent, origin.root
     plan, remaining = _plan(intent, events)
     in_flight = in_flight_code(events, root)
-    messages = _last_messages(events)
+    messages = last_messages(events)
     last = clip(intent.last_message, 600) if intent.last_message else (
         messages[-1] if messages else None)
     earlier = [m for m in messages if m != last][-2:]
     where = f" in {root / origin.subdir if origin.subdir else root}"
     opening = (f"Relay adopted this task from the {detected.runtime} session {detected.id}"
                f"{where}, which {adoption_reason(detected, events)}.")
-    next_action = opening + " " + _next_action(reason=None, failing=[], in_flight=in_flight,
-                                               remaining=remaining, last_message=last)
+    action = opening + " " + next_action(reason=None, failing=[], in_flight=in_flight,
+                                         remaining=remaining, last_message=last)
     touched = _touched(intent, events, origin)
     manifest, more = _manifest(origin, touched)
     goal = intent.initial_prompt.strip() or (
@@ -261,7 +259,7 @@ def build_adoption_contract(detected: DetectedSession, read: StoreRead, origin: 
         "(its original request could not be read).")
     return ContractV2(
         contract_id=new_contract_id(), session_id=detected.id, task_id=ADOPTED, task_goal=goal,
-        next_action=next_action, do_not_redo=done_items(events, root),
+        next_action=action, do_not_redo=done_items(events, root),
         file_manifest=manifest,
         decisions=[*(f"Earlier agent: {m}" for m in earlier),
                    *_context(detected, read, intent, events, origin, touched)],

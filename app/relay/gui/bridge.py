@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec, chain_of
+from relay.engine.engine import Engine
 
 log = logging.getLogger(__name__)
 

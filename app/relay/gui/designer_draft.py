@@ -1,6 +1,6 @@
 """The designer's draft: a pipeline being drawn, and every edit the designer makes to it.
 
-No Qt here. A :class:`Draft` holds one :class:`~relay.pipelines.model.Pipeline`. Its
+No Qt here. A :class:`Draft` holds one :class:`~relay.core.pipeline_model.Pipeline`. Its
 methods *plan* edits: each returns an :class:`Edit` — the pipeline before and after, a
 label for the undo menu, a merge key — without applying it, ``None`` when nothing would
 change, or raises :class:`EditRefused` with the reason. The Qt layer pushes each edit on
@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from relay.core.pipeline_model import ID_PATTERN, Node, Pipeline, Position
 from relay.pipelines.graph import Graph
-from relay.pipelines.model import ID_PATTERN, Node, Pipeline, Position
 from relay.pipelines.validate import Problem, problems
 
 #: a node's size on the canvas, and the auto-layout's grid (scene units)

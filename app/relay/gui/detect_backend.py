@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from relay.core.engine import Engine
 from relay.detect.model import DetectedSession
+from relay.engine.engine import Engine
 from relay.runtimes.registry import available_runtimes
 
 

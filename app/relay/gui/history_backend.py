@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.history.diffmodel import FileDiff
 from relay.history.model import (
     FinishResult,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from relay.core.redact import scrub
 
 if TYPE_CHECKING:
-    from relay.core.engine import Engine
+    from relay.engine.engine import Engine
     from relay.knowledge.model import Hit
 
 #: lines shown around a hit in the preview

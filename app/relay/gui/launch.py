@@ -30,9 +30,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from relay import __version__
 from relay.core.config import load_config
 from relay.core.demo_repo import make_demo_repo
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell

@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from relay.core.models import SessionSpec
+from relay.core.models import PermissionPolicy, SessionSpec
 from relay.gui import theme
-from relay.runtimes.base import PermissionPolicy, RuntimeInfo
+from relay.runtimes.base import RuntimeInfo
 from relay.sessions.instructions import Found
 from relay.sessions.instructions_delivery import dialog_found, dialog_summary
 

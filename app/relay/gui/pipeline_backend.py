@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from relay.core.engine import Engine
+from relay.core.pipeline_model import Pipeline
+from relay.engine.engine import Engine
 from relay.pipelines import files, planner
 from relay.pipelines.ledger import RunInfo, StepInfo
-from relay.pipelines.model import Pipeline
 from relay.runtimes.registry import adapter_class
 
 

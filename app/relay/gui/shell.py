@@ -10,10 +10,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.engine import Engine
 from relay.core.errors import VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
+from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
 from relay.gui.docks.designer_dock import DesignerDock

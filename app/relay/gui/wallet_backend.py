@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from relay.core.account_check import AccountCheck, LoginCommand, NoLogin, check_account, login_command
 from relay.core.accounts import UNCHANGED, Account, split_entry
-from relay.core.engine import Engine
 from relay.core.errors import AccountError
+from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin, check_account, login_command
+from relay.engine.engine import Engine
 from relay.wallet.model import AccountView
 from relay.wallet.usage_refresh import RefreshReport
 

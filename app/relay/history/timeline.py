@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from relay.core.events import HandoffStep, SessionEnded, StateChanged, VerifyResult
 from relay.core.models import SessionRow
+from relay.core.states import FINAL_STATES
 from relay.history.model import (
     CommitInfo,
     EntryKind,
@@ -25,7 +26,8 @@ from relay.history.model import (
 )
 from relay.history.records import AuditView, RunInfo, StoryEvent
 
-_FINAL_STATES = ("completed", "failed", "cancelled", "interrupted", "waiting")
+#: the state changes a timeline tells: a session's end, and a wait for a limit's reset
+_STORY_STATES = (*FINAL_STATES, "waiting")
 _CLOCK_SLACK = timedelta(seconds=1)  # git times have whole seconds
 
 
@@ -94,7 +96,7 @@ def _story_entry(item: StoryEvent, entry_of_run: dict[str, str], stint_of_run: d
         mark = "passed" if event.passed else (
             f"failed ({event.problem or f'exit {event.exit_code}'})")
         return made("verify", f"Check {' '.join(event.command)} {mark}", event.output[-400:])
-    if isinstance(event, StateChanged) and event.state in _FINAL_STATES:
+    if isinstance(event, StateChanged) and event.state in _STORY_STATES:
         return made("state", f"Session {event.state}", event.reason or "")
     return None
 

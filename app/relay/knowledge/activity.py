@@ -11,7 +11,7 @@ For one session (all its runs, every agent that worked on it):
   writing tool call for writes (:data:`relay.sessions.intent.WRITE_TOOLS`, paths from
   :func:`relay.sessions.intent.written`), ``mentions`` edges from the task for reads;
 - ``decision`` and ``constraint`` nodes from the agent's text and, for constraints, the
-  user's task (:mod:`relay.knowledge.facts`), each once per session, with a ``has_fact``
+  user's task (:mod:`relay.sessions.facts`), each once per session, with a ``has_fact``
   edge from the task, ``mentions`` edges to the files it names (:meth:`_Builder._mentioned`),
   and a chunk (lang and kind
   ``decision``/``constraint``; path: the first file it names, else the session id) so
@@ -34,8 +34,8 @@ from typing import Any
 
 from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult
 from relay.core.present import args_summary, clip
-from relay.knowledge import facts
 from relay.knowledge.model import Chunk, Edge, Graph, Node, short_hash
+from relay.sessions import facts
 from relay.sessions.briefing import done_items
 from relay.sessions.intent import WRITE_TOOLS, written
 

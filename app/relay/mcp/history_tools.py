@@ -14,8 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError, SessionNotFoundError
+from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff, FileStatus, totals
 from relay.history.model import ReviewComment, Timeline

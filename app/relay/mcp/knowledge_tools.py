@@ -14,9 +14,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.present import clip
+from relay.engine.engine import Engine
 from relay.knowledge.model import Hit
 from relay.mcp.results import guarded, ok
 

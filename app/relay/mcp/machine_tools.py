@@ -13,9 +13,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.detect import present as detect_text
 from relay.detect.model import DetectedSession, PlanEntry
+from relay.engine.engine import Engine
 from relay.mcp.results import guarded, ms_iso, ok
 from relay.wallet import present as wallet_text
 from relay.wallet.model import AccountView, Tokens

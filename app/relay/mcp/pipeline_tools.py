@@ -17,9 +17,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.present import clip
+from relay.engine.engine import Engine
 from relay.mcp.results import guarded, ms_iso, ok
 from relay.pipelines import files
 from relay.pipelines.ledger import RunInfo, StepInfo

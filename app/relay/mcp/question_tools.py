@@ -14,8 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.core.events import NeedsInput
+from relay.engine.engine import Engine
 from relay.mcp.results import find_session, guarded, ok
 from relay.mcp.session_tools import SessionId
 

@@ -22,13 +22,13 @@ from typing import ParamSpec
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import Usage
 from relay.core.models import SessionRow
 from relay.core.present import clip, end_state, usage_line
 from relay.core.redact import scrub, scrub_obj
 from relay.core.store.db import from_ms
+from relay.engine.engine import Engine
 
 log = logging.getLogger(__name__)
 

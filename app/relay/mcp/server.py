@@ -33,7 +33,7 @@ from mcp.server.mcpserver import MCPServer
 
 from relay import __version__
 from relay.core.config import Config
-from relay.core.engine import Engine
+from relay.engine.engine import Engine
 from relay.mcp.history_tools import HistoryTools
 from relay.mcp.knowledge_tools import KnowledgeTools
 from relay.mcp.machine_tools import MachineTools

@@ -18,11 +18,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from relay.core.engine import Engine
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
-from relay.core.models import SessionRow, SessionSpec
+from relay.core.models import PermissionPolicy, SessionRow, SessionSpec
 from relay.core.present import clip, summary
+from relay.engine.engine import Engine
 from relay.mcp.results import (
     SessionInfo,
     find_session,
@@ -32,7 +32,6 @@ from relay.mcp.results import (
     session_info,
     session_line,
 )
-from relay.runtimes.base import PermissionPolicy
 from relay.runtimes.registry import available_runtimes
 
 #: how often a wait looks at a session another process runs (its rows are all there is)

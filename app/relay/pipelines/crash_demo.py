@@ -43,10 +43,10 @@ from rich.markup import escape
 from relay.core.demo_repo import make_demo_repo
 from relay.core.errors import RelayError
 from relay.core.events import AssistantText
+from relay.core.pipeline_model import Pipeline
 from relay.core.store.db import Store
 from relay.pipelines import files
 from relay.pipelines.ledger import Claim, Ledger, LogEntry, StepInfo
-from relay.pipelines.model import Pipeline
 from relay.pipelines.present import log_text, worker
 from relay.pipelines.templates import StepOutputs
 from relay.runtimes.demo import HOLD_ENV, HOLD_TEXT

@@ -24,7 +24,7 @@ from relay.pipelines.scheduler import StepFailure, StepWork
 from relay.pipelines.templates import StepOutputs
 
 if TYPE_CHECKING:
-    from relay.core.engine import Engine
+    from relay.sessions.port import SessionControl
 
 #: the saved answer of a step is cut to this many characters
 OUTPUT_LIMIT = 64 * 1024
@@ -37,7 +37,7 @@ def conflict_note(paths: tuple[str, ...]) -> str:
             f"where two of them changed the same lines. Resolve them first:\n{listed}\n\n")
 
 
-async def final_answer(engine: Engine, session_id: str) -> str:
+async def final_answer(engine: SessionControl, session_id: str) -> str:
     """A session's final answer: its last assistant message (not reasoning, not a
     subagent's), else the CLI's result text."""
     result = ""
@@ -54,7 +54,7 @@ async def final_answer(engine: Engine, session_id: str) -> str:
 class SessionExecutor:
     """Runs a step as a Relay session of ``engine``."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: SessionControl) -> None:
         self.engine = engine
         #: the engine is closing: its sessions end interrupted (the engine sees to that)
         #: and the step is taken up again by the next engine, so nothing is cancelled
@@ -93,7 +93,7 @@ class SessionExecutor:
                 with contextlib.suppress(RelayError):
                     await asyncio.shield(self.engine.cancel_session(session_id))
             raise
-        cost = (await self.engine.wallet.costs.session(session_id)).value
+        cost = await self.engine.session_cost(session_id)
         if row.state != "completed":
             raise StepFailure(f"session {session_id} {row.state}: {row.reason or 'no reason given'}",
                               cost_usd=cost)

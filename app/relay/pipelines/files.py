@@ -12,7 +12,7 @@ from pathlib import Path
 
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import write_atomic
-from relay.pipelines.model import Pipeline, parse_pipeline
+from relay.core.pipeline_model import Pipeline, parse_pipeline
 
 FOLDER = ".relay"
 FILE = "pipelines.json"

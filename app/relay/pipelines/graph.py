@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from relay.pipelines.model import Pipeline
+from relay.core.pipeline_model import Pipeline
 
 
 @dataclass(frozen=True)

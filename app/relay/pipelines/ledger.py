@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from relay.core.errors import PipelineError, StoreError
+from relay.core.pipeline_model import Pipeline
 from relay.core.store.db import now_ms
-from relay.pipelines.model import Pipeline
 from relay.pipelines.templates import StepOutputs
 
 T = TypeVar("T")

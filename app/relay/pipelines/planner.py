@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.core.capabilities import Cap
 from relay.core.errors import PipelineError, PipelineInvalidError, RelayError
-from relay.core.models import SessionSpec
+from relay.core.models import PermissionPolicy, SessionSpec
+from relay.core.pipeline_model import Pipeline, parse_pipeline
 from relay.pipelines.executor import final_answer
-from relay.pipelines.model import Pipeline, parse_pipeline
 from relay.pipelines.validate import problems
-from relay.runtimes.base import PermissionPolicy
-from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class
 
 if TYPE_CHECKING:
-    from relay.core.engine import Engine
+    from relay.sessions.port import SessionControl
 
 GOAL_MARKER = "Goal: "
 FORMAT = """{
@@ -97,7 +96,7 @@ def _check(answer: str, runtimes: list[str]) -> tuple[Pipeline | None, list[str]
     return (None if found else pipeline), found
 
 
-async def plan(engine: Engine, goal: str, repo: Path, runtime: str, model: str | None = None,
+async def plan(engine: SessionControl, goal: str, repo: Path, runtime: str, model: str | None = None,
                runtimes: list[str] | None = None) -> Plan:
     """Ask ``runtime`` for a graph that reaches ``goal``; validated, never run."""
     if not goal.strip():

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from relay.core.pipeline_model import Node
 from relay.pipelines.graph import Graph
 from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, StepInfo
-from relay.pipelines.model import Node
 from relay.pipelines.templates import StepOutputs, references, render
 
 log = logging.getLogger(__name__)

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING
 import psutil
 
 from relay.core.errors import PipelineError
+from relay.core.pipeline_model import Pipeline
 from relay.pipelines import git_ops
 from relay.pipelines.executor import SessionExecutor
 from relay.pipelines.ledger import Ledger, LogEntry, RunInfo, StepInfo
-from relay.pipelines.model import Pipeline
 from relay.pipelines.scheduler import Executor, Scheduler, Settings
 from relay.pipelines.validate import check
 
 if TYPE_CHECKING:
-    from relay.core.engine import Engine
+    from relay.sessions.port import SessionControl
 
 
 def owner_id() -> str:
@@ -57,7 +57,7 @@ def gone(owner: str) -> str | None:
 class Pipelines:
     """Pipeline runs of one engine."""
 
-    def __init__(self, engine: Engine, executor: Executor | None = None) -> None:
+    def __init__(self, engine: SessionControl, executor: Executor | None = None) -> None:
         self.engine = engine
         self.ledger = Ledger.open(engine.config.db_path)
         self.owner = owner_id()

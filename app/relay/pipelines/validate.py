@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from relay.core.errors import PipelineInvalidError
+from relay.core.pipeline_model import Pipeline
 from relay.pipelines.graph import reach
-from relay.pipelines.model import Pipeline
 from relay.pipelines.templates import references
 from relay.runtimes.registry import available_runtimes
 

@@ -33,6 +33,7 @@ import logging
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, ClassVar
 
+from relay.core.capabilities import Cap, Level
 from relay.core.errors import RelayError
 from relay.core.events import (
     AgentError,
@@ -47,11 +48,11 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode, find_executable
 from relay.runtimes.acp_map import AcpEventMapper, as_object
 from relay.runtimes.acp_rpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, RpcError
-from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest, StreamParser
-from relay.runtimes.capabilities import Cap, Level
+from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from relay.core.errors import CliNotFoundError
+from relay.core.models import PermissionPolicy
 from relay.runtimes.acp import AcpAdapter
-from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeInfo
+from relay.runtimes.base import RunRequest, RuntimeInfo
 from relay.runtimes.gemini import INSTALL_HINT as GEMINI_INSTALL_HINT
 from relay.runtimes.gemini import SHELL_ALLOWED
 

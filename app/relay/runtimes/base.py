@@ -9,7 +9,7 @@ native output into :mod:`relay.core.events`. Contract, after ert's drivers:
 * ``stop()`` ends the run (whole process tree); ``wait_safe_point()`` returns
   when the agent is between turns; ``answer_input()`` answers a NeedsInput or
   raises :class:`~relay.core.errors.UnsupportedCapabilityError`;
-* ``capabilities`` is data (see :mod:`relay.runtimes.capabilities`).
+* ``capabilities`` is data (see :mod:`relay.core.capabilities`).
 
 CLI runtimes subclass :class:`CliAdapter` and provide an argv builder and a
 :class:`StreamParser` — a pure object that turns one decoded JSON line into
@@ -27,14 +27,15 @@ import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
+from relay.core.capabilities import Cap, Capabilities, Level
 from relay.core.errors import CliNotFoundError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
+from relay.core.models import PermissionPolicy
 from relay.core.procs import (
     AgentProcess,
     AgentStalledError,
@@ -42,20 +43,6 @@ from relay.core.procs import (
     StdinMode,
     find_executable,
 )
-from relay.runtimes.capabilities import Cap, Capabilities, Level
-
-
-class PermissionPolicy(StrEnum):
-    """What an agent may do in its worktree.
-
-    * ``read_only`` — read and run read-only commands; no edits.
-    * ``workspace`` — (default) edit files and run commands in its worktree.
-    * ``full`` — no restrictions (Claude's bypass mode, Codex without sandbox).
-    """
-
-    READ_ONLY = "read_only"
-    WORKSPACE = "workspace"
-    FULL = "full"
 
 
 @dataclass(frozen=True)

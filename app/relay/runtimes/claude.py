@@ -42,15 +42,11 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from relay.core.capabilities import Cap
 from relay.core.errors import ContractError, PolicyRefusedError, RelayError
 from relay.core.events import AgentEvent
-from relay.runtimes.base import (
-    CliAdapter,
-    PermissionPolicy,
-    RunRequest,
-    StreamParser,
-)
-from relay.runtimes.capabilities import Cap
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
 from relay.runtimes.claude_permission import PermissionBroker, wants_bridge, with_questions
 from relay.runtimes.claude_stream import ClaudeStreamParser
 

@@ -55,7 +55,8 @@ from relay.core.events import (
     Notice,
     SessionEnded,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.runtimes.base import RunRequest
 
 SERVER_NAME = "relay_approval"
 TOOL_NAME = "approve"

@@ -42,8 +42,8 @@ from relay.core.events import (
     Usage,
 )
 from relay.core.procs import ProcessResult
+from relay.core.signals import Signal, classify, error_category, from_epoch, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
-from relay.sessions.signals import Signal, classify, error_category, from_epoch, reset_from_text
 
 RUNTIME = "claude"
 SYNTHETIC_MODEL = "<synthetic>"
@@ -343,7 +343,7 @@ class ClaudeStreamParser(StreamParser):
 # -- classification ---------------------------------------------------------
 #
 # What a failure text, status and error field mean is decided by
-# relay.sessions.signals, shared by every runtime; only what is particular to
+# relay.core.signals, shared by every runtime; only what is particular to
 # Claude Code (result subtypes, the earlier rate_limit_event) is decided here.
 
 _SUBTYPE_CATEGORIES: dict[str, ErrorCategory] = {
@@ -403,7 +403,7 @@ def classify_stderr(text: str) -> ErrorCategory:
 def parse_reset_text(text: str, now: datetime, tz: tzinfo | None = None) -> datetime | None:
     """When a usage limit resets, from the CLI's wording (last resort).
 
-    Delegates to :func:`relay.sessions.signals.reset_from_text`: "resets
+    Delegates to :func:`relay.core.signals.reset_from_text`: "resets
     12:05pm (UTC)", "resets Dec 3, 10:05am (UTC)", "… limit reached|<epoch>" …
 
     Args:

@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from relay.core.capabilities import Cap
 from relay.core.errors import ContractError
 from relay.core.events import Usage
+from relay.core.models import PermissionPolicy
 from relay.core.procs import StdinMode
-from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import Cap
+from relay.runtimes.base import CliAdapter, RunRequest
 from relay.runtimes.codex_stream import CodexStreamParser, codex_usage
 
 INSTALL_HINT = "Install Codex: npm install -g @openai/codex"

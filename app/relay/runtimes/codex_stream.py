@@ -18,7 +18,7 @@ Observed with codex-cli 0.171.0 (``tests/fixtures/codex/NOTES.md``):
 Failure messages are classified by text because ``--json`` carries no
 machine-readable error code (the rollout's ``codex_error_info`` does, but the
 parser does no I/O); the wording rules and reset-time parsing live in
-:mod:`relay.sessions.signals`. Codex writes typographic apostrophes
+:mod:`relay.core.signals`. Codex writes typographic apostrophes
 (``You’ve``); both forms are accepted.
 """
 
@@ -50,8 +50,8 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
+from relay.core.signals import Signal, classify, error_category, limit_kind, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
-from relay.sessions.signals import Signal, classify, error_category, limit_kind, reset_from_text
 
 RUNTIME = "codex"
 
@@ -90,7 +90,7 @@ def parse_reset_time(message: str, now: datetime, tz: tzinfo | None = None) -> d
     """When a limit resets, from the wording codex uses; ``None`` if it does not say.
 
     "try again at 1:08 PM" (the current local day), "try again at Dec 3rd,
-    2026 10:08 AM", "try again in 1.5s" — see :func:`relay.sessions.signals.reset_from_text`.
+    2026 10:08 AM", "try again in 1.5s" — see :func:`relay.core.signals.reset_from_text`.
 
     Args:
         message: The failure message.

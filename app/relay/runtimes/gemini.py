@@ -51,8 +51,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from relay.core.errors import ConfigError
+from relay.core.models import PermissionPolicy
 from relay.core.procs import StdinMode
-from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
+from relay.runtimes.base import CliAdapter, RunRequest
 from relay.runtimes.gemini_files import (
     API_KEY_AUTH,
     AUTH_PIN,

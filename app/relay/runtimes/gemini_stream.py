@@ -34,7 +34,7 @@ its bundle's ``runNonInteractive``):
   stderr also carries noise, stack traces and ``Attempt N failed … Retrying after Nms``
   lines, which become retry notices when the process ends.
 
-Limits are classified from the message text by :mod:`relay.sessions.signals` (daily quota →
+Limits are classified from the message text by :mod:`relay.core.signals` (daily quota →
 ``quota``, "You exceeded your current quota … Suggested retry after 2s." → ``rate_limit``
 with that delay, "Resource has been exhausted" → ``rate_limit``, "No capacity available" /
 "overloaded" → ``overloaded``). Gemini names no reset time for API-key quotas.
@@ -67,9 +67,9 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
+from relay.core.signals import Signal, classify, error_category, limit_kind
 from relay.runtimes.base import StreamParser, ended_from_exit
 from relay.runtimes.gemini_files import AUTH_PIN
-from relay.sessions.signals import Signal, classify, error_category, limit_kind
 
 RUNTIME = "gemini"
 

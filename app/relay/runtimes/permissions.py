@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from relay.runtimes.base import PermissionPolicy
+from relay.core.models import PermissionPolicy
 
 _RO, _WS = PermissionPolicy.READ_ONLY, PermissionPolicy.WORKSPACE
 

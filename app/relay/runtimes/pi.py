@@ -34,10 +34,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from relay.core.capabilities import Cap
 from relay.core.errors import ConfigError, ContractError, SessionNotFoundError
+from relay.core.models import PermissionPolicy
 from relay.core.procs import StdinMode
-from relay.runtimes.base import CliAdapter, PermissionPolicy, RunRequest
-from relay.runtimes.capabilities import Cap
+from relay.runtimes.base import CliAdapter, RunRequest
 from relay.runtimes.pi_stream import PiStreamParser
 
 PI_VERSION = "0.73.1"

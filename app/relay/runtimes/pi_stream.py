@@ -15,7 +15,7 @@ Observed with pi 0.73.1 (``tests/fixtures/pi/NOTES.md``, ``docs/json.md`` of the
   message with ``stopReason:"error"`` + ``errorMessage`` that no retry follows, or
   ``auto_retry_end`` with ``success:false`` and ``finalError``. Pi does not tell rate limits,
   usage limits, quotas and overload apart (``"429 <message>"``, ``"503 <message>"``), so the
-  text is classified by :mod:`relay.sessions.signals` (which reads the leading status);
+  text is classified by :mod:`relay.core.signals` (which reads the leading status);
 * a stream cut short is reported by Pi as a normal answer (``e3``): an answer with zero
   usage gets a warning notice, the run still completes.
 """
@@ -43,8 +43,8 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
+from relay.core.signals import classify, error_category, limit_kind
 from relay.runtimes.base import StreamParser, ended_from_exit
-from relay.sessions.signals import classify, error_category, limit_kind
 
 RUNTIME = "pi"
 #: Pi 0.73.1's built-in tools (``--tools`` picks among them)

@@ -42,12 +42,6 @@ def adapter_class(name: str) -> type[RuntimeAdapter]:
     return cls
 
 
-def simulated_entry(entry: str) -> bool:
-    """Whether a chain entry (``runtime[:account]``) runs a simulation (the demo): its
-    accounts, limits and breakers are make-believe and belong to the session that ran them."""
-    runtime = entry.partition(":")[0]
-    return runtime in _ADAPTERS and adapter_class(runtime).simulated
-
 
 def make_adapter(name: str, env: Mapping[str, str] | None = None) -> RuntimeAdapter:
     """A fresh adapter for one run."""

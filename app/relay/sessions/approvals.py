@@ -23,15 +23,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from relay.core.errors import RelayError
-from relay.core.events import (
-    AgentEvent,
-    InputOption,
-    InputWithdrawn,
-    NeedsInput,
-    Notice,
-    SessionState,
-)
+from relay.core.events import AgentEvent, InputOption, InputWithdrawn, NeedsInput, Notice
 from relay.core.models import ApprovalPolicy
+from relay.core.states import SessionState
 from relay.runtimes.base import RuntimeAdapter
 
 Emit = Callable[[AgentEvent], Awaitable[None]]

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from relay.core.models import simulated_entry
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
-from relay.runtimes.registry import simulated_entry
 
 UNKNOWN_RESET_HOLD = timedelta(hours=1)
 

@@ -8,7 +8,7 @@ differ from where the session started (from git). A failing check comes first in
 the next action: the contract never presents red work as done.
 
 Decisions and constraints the knowledge graph lifted from the session (what the agent
-said it chose, what the user or the agent said must hold — :mod:`relay.knowledge.facts`)
+said it chose, what the user or the agent said must hold — :mod:`relay.sessions.facts`)
 are added to the contract's own when the caller passes them (:class:`KnownFacts`), each
 once: an item already there — equal to, or part of, one of the contract's items
 (``Earlier agent: <its message>``), ignoring case, spacing and end punctuation — is left
@@ -27,7 +27,6 @@ import pygit2
 
 from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult, VerifyResult
 from relay.core.present import args_summary, clip
-from relay.knowledge.facts import normalised
 from relay.sessions.contract import (
     ContractV2,
     InFlightCode,
@@ -35,6 +34,7 @@ from relay.sessions.contract import (
     file_manifest,
     new_contract_id,
 )
+from relay.sessions.facts import normalised
 from relay.sessions.instructions import discover, placements
 from relay.sessions.intent import IN_PROGRESS, WRITE_TOOLS, in_flight_code, plan_lists, written
 from relay.sessions.snapshot import trailers_of
@@ -78,7 +78,7 @@ def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
                    if d.status_char() != "D" and d.new_file.mode not in skip_modes})
 
 
-def _last_messages(events: Sequence[AgentEvent], count: int = 3) -> list[str]:
+def last_messages(events: Sequence[AgentEvent], count: int = 3) -> list[str]:
     texts = [e.text for e in events if e.kind == "assistant_text" and not e.reasoning]
     return [clip(t, 600) for t in texts[-count:]]
 
@@ -206,7 +206,7 @@ def _why(reason: str | None) -> str:
     return _REASONS.get(reason, f" (handed over: {reason.replace('_', ' ')})")
 
 
-def _next_action(*, reason: str | None, failing: list[VerifyResult], in_flight: list[InFlightCode],
+def next_action(*, reason: str | None, failing: list[VerifyResult], in_flight: list[InFlightCode],
                  remaining: list[str], last_message: str | None) -> str:
     why = _why(reason)
     parts = [_failure_sentence(r) for r in failing]
@@ -269,7 +269,7 @@ def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord]
     """
     facts = facts or KnownFacts()
     events = [r.event for r in records]
-    last = _last_messages(events)
+    last = last_messages(events)
     plan, remaining = plan_lists(events)
     in_flight = in_flight_code(events, worktree)
     checks, checked = _acceptance(acceptance, events)
@@ -279,7 +279,7 @@ def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord]
     paths = changed_paths(worktree, snapshot_sha)
     return ContractV2(
         contract_id=new_contract_id(), session_id=session_id, task_goal=task,
-        next_action=_next_action(reason=reason, failing=failing, in_flight=in_flight,
+        next_action=next_action(reason=reason, failing=failing, in_flight=in_flight,
                                  remaining=remaining, last_message=last[-1] if last else None),
         do_not_redo=_done_items(events, worktree, frozenset(checks)),
         acceptance_assertions=[f"{_quoted(c)} exits 0" for c in checks],

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
-from relay.runtimes.registry import simulated_entry
+from relay.core.models import simulated_entry
 from relay.sessions.breaker import CircuitBreakers, resume_command
 from relay.sessions.run_types import TurnGuard
 from relay.wallet.model import GuardVerdict

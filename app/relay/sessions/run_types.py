@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Protocol
 
 from relay.core.accounts import AccountBook
-from relay.core.events import LimitHit, SessionState, Usage
+from relay.core.capabilities import Cap
+from relay.core.events import LimitHit, Usage
 from relay.core.models import entry_runtime
-from relay.runtimes.capabilities import Cap
+from relay.core.states import SessionState
 from relay.runtimes.registry import adapter_class
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import HandoffCoordinator

@@ -25,12 +25,12 @@ from relay.core.events import (
     Notice,
     SessionEnded,
     SessionStarted,
-    SessionState,
     StateChanged,
     utcnow,
 )
 from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.scrub_events import scrub_event
+from relay.core.states import SessionState
 from relay.core.store.db import now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter

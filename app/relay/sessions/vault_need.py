@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from relay.core.accounts import AccountBook
-from relay.runtimes.registry import simulated_entry
+from relay.core.models import simulated_entry
 
 
 async def vault_need(entries: Sequence[str], accounts: AccountBook, *,

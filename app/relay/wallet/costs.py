@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
+from relay.core.capabilities import Cap, Capabilities, Level
 from relay.core.store.db import Store
-from relay.runtimes.capabilities import Cap, Capabilities, Level
 from relay.wallet.model import Figure, Source, Tokens
 from relay.wallet.pricing import Pricing
 

@@ -28,9 +28,9 @@ from datetime import datetime
 
 from relay.core.accounts import Account, AccountBook, split_entry
 from relay.core.config import Config
+from relay.core.models import simulated_entry
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
-from relay.runtimes.registry import simulated_entry
 from relay.wallet.blocks import current_block
 from relay.wallet.budgets import BudgetGuard
 from relay.wallet.costs import Costs, day_bounds, price_usage, week_bounds

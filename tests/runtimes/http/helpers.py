@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-from relay.core.engine import Engine
 from relay.core.events import AgentEvent, SessionEnded
-from relay.runtimes.base import PermissionPolicy, RunRequest
+from relay.core.models import PermissionPolicy
+from relay.engine.engine import Engine
+from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import make_adapter
 
 KEY = "sk-test-SECRET-0123456789abcdef"

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import (
     AgentError,
     HandoffStep,
@@ -26,6 +25,7 @@ from relay.core.events import (
     TurnCompleted,
 )
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.conftest import make_repo
 from tests.fakes import mock_anthropic
 from tests.runtimes.http.helpers import (

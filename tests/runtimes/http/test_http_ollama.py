@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import AgentError, Notice, ToolCall, ToolResult, TurnCompleted
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.http.ollama import host_url, list_models
 from relay.runtimes.registry import make_adapter
 from tests.conftest import make_repo

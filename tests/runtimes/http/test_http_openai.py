@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from relay.core.config import load_config
-from relay.core.engine import Engine
 from relay.core.events import LimitHit, Notice, ToolCall, ToolResult, TurnCompleted
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from tests.conftest import make_repo
 from tests.fakes import mock_chat_completions, mock_openai
 from tests.runtimes.http.helpers import FILES, KEY, READ_ONLY, TOOL_TURNS, ended, of, run_adapter

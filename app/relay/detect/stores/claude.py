@@ -11,7 +11,7 @@ What a transcript records (2.1.197, ``tests/fixtures/claude/NOTES.md`` section 9
   ``[Request interrupted by user…]`` when the user (or a signal) stopped the turn;
 * API errors: assistant lines with ``model:"<synthetic>"``, ``isApiErrorMessage``, ``error``,
   ``apiErrorStatus`` and the CLI's own words ("You've hit your session limit · resets 12:05pm
-  (UTC)"), classified by :mod:`relay.sessions.signals` at the time the line was written;
+  (UTC)"), classified by :mod:`relay.core.signals` at the time the line was written;
 * ``attachment`` lines: ``skill_listing`` (the skills loaded into the session),
   ``max_turns_reached``, ``budget_usd``, ``plan_mode``, ``agent_listing_delta``;
 * ``queue-operation``, ``last-prompt``, ``mode`` lines (only their times are used).

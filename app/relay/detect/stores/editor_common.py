@@ -12,7 +12,7 @@ to skip. Unknown keys are never an error.
   a file and keeping a to-do list, mapped onto the names the intent lift reads (``shell``,
   ``write_file``, ``edit_file``, ``TodoWrite``), with the path under ``path``; every other
   tool keeps its own name.
-* :func:`failure_events` — an API failure through :mod:`relay.sessions.signals`: a blocking
+* :func:`failure_events` — an API failure through :mod:`relay.core.signals`: a blocking
   :class:`~relay.core.events.LimitHit` for a usage limit, quota or rate limit, then the fatal
   :class:`~relay.core.events.AgentError`. A failure the agent retried past is a ``retry``
   :class:`~relay.core.events.Notice`, never an error (an error ends the turn).
@@ -29,9 +29,9 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from relay.core.events import AgentError, AgentEvent, LimitHit, SessionEnded
+from relay.core.signals import classify, error_category, limit_kind
 from relay.detect.stores.base import StoreRead
 from relay.detect.stores.transcript import dict_of, list_of
-from relay.sessions.signals import classify, error_category, limit_kind
 
 #: characters of the initial prompt kept
 MAX_PROMPT = 8000
@@ -192,7 +192,7 @@ def failure_events(message: str, *, runtime: str, ts: datetime, http_status: int
                    forced: str | None = None) -> list[AgentEvent]:
     """An API failure as events: a :class:`LimitHit` when it is a limit, then the error.
 
-    The wording, status and fields are classified by :mod:`relay.sessions.signals` (the same
+    The wording, status and fields are classified by :mod:`relay.core.signals` (the same
     rules as every runtime's). ``forced`` (``rate_limit`` / ``quota``) is a flag the editor
     itself set on the error (Copilot's ``isRateLimited`` / ``isQuotaExceeded``).
     """

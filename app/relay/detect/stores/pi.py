@@ -12,7 +12,7 @@ What a session file records (0.73.1, ``tests/fixtures/pi/NOTES.md``, "Session fi
 **Failures are only in the records**: Pi exits 0 after failed retries. Each failed attempt is an
 assistant message with ``stopReason:"error"`` and ``errorMessage`` ("429 The usage limit has been
 reached"); one followed by another reply was retried (a notice), the last one of a turn is its
-failure, classified by :mod:`relay.sessions.signals` (Pi never gives a reset time).
+failure, classified by :mod:`relay.core.signals` (Pi never gives a reset time).
 
 Only the active branch is read: the path from the last entry back to the root (a session
 navigated with ``/tree`` keeps the abandoned branches in the file). A broken chain (a corrupt

@@ -6,7 +6,7 @@
   limit (never held in memory) and non-UTF-8 lines are counted into ``problems``; an unreadable
   file is a problem too. Never raises.
 * :func:`failure_events` — one failure text (plus status / machine-readable fields) through
-  :mod:`relay.sessions.signals`: a blocking :class:`~relay.core.events.LimitHit` for a usage
+  :mod:`relay.core.signals`: a blocking :class:`~relay.core.events.LimitHit` for a usage
   limit, quota or rate limit (with the reset time anchored at the moment the failure was
   written), then the fatal :class:`~relay.core.events.AgentError`.
 * clipping: a transcript may hold megabytes of tool output; events keep only a bounded part.
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from relay.core.events import AgentError, AgentEvent, LimitHit
+from relay.core.signals import classify, error_category, limit_kind
 from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
-from relay.sessions.signals import classify, error_category, limit_kind
 from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
 #: lines longer than this are skipped and counted (a huge tool result never blows memory)

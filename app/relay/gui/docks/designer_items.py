@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.pipeline_model import Node
 from relay.gui import theme
 from relay.gui.designer_draft import NODE_HEIGHT, NODE_WIDTH
 from relay.pipelines.ledger import StepInfo
-from relay.pipelines.model import Node
 from relay.pipelines.validate import Problem
 
 PORT_RADIUS = 6.0

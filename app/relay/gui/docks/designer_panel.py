@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.models import PermissionPolicy
+from relay.core.pipeline_model import Node
 from relay.gui import theme
 from relay.gui.viewmodels.designer import DesignerViewModel
-from relay.pipelines.model import Node
-from relay.runtimes.base import PermissionPolicy
 
 TASK_HINT = ("Pass a dependency's result in with {{dep.output}} (its final answer), "
              "{{dep.files}}, {{dep.commit}}, {{dep.branch}} or {{dep.session}}.")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.states import ACTIVE_STATES
 from relay.gui import theme
 from relay.gui.docks.parts import row_table
 from relay.gui.viewmodels.sessions import SessionsViewModel
@@ -39,7 +40,7 @@ class SessionsDock(QDockWidget):
     handoffToRequested = Signal(str)
 
     #: states in which the context menu offers a handoff
-    HANDOFF_STATES = ("pending", "starting", "running", "needs_input", "waiting")
+    HANDOFF_STATES = ACTIVE_STATES
 
     def __init__(self, vm: SessionsViewModel, parent: QWidget | None = None) -> None:
         super().__init__("Sessions", parent)

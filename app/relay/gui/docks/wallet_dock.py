@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from relay.core.account_check import COST_NOTE
 from relay.core.accounts import PROVIDERS
+from relay.engine.account_check import COST_NOTE
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content, show_now

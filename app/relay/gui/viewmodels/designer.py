@@ -23,11 +23,11 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from relay.core.pipeline_model import Pipeline
 from relay.gui.bridge import EngineBridge
 from relay.gui.designer_draft import Draft, Edit, EditRefused, new_pipeline, placed
 from relay.gui.pipeline_backend import PipelineBackend
 from relay.gui.viewmodels.pipeline_run import CONTEXT, PipelineRunViewModel
-from relay.pipelines.model import Pipeline
 from relay.pipelines.planner import Plan
 from relay.pipelines.validate import Problem
 

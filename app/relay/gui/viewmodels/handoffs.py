@@ -27,6 +27,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont
 
 from relay.core.events import EventRecord
+from relay.core.states import ACTIVE_STATES
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import STEP_TITLES, STEPS, clock
@@ -37,7 +38,6 @@ from relay.gui.viewmodels.table import ColumnsModel, Index
 COLUMNS = ("Handoff", *(STEP_TITLES[s] for s in STEPS))
 CONTEXT = "handoff"
 #: sessions a "hand off now" may be asked for (the engine answers the rest with a refusal)
-_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 
 
 class HandoffsViewModel(ColumnsModel):
@@ -82,7 +82,7 @@ class HandoffsViewModel(ColumnsModel):
     @property
     def can_hand_off(self) -> bool:
         row = self._stream.session
-        return row is not None and row.id == self._session_id and row.state in _ACTIVE
+        return row is not None and row.id == self._session_id and row.state in ACTIVE_STATES
 
     @property
     def answer(self) -> str:

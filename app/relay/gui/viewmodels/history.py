@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QStandardItem, QStandardItemModel
 
 from relay.core.events import EventRecord
+from relay.core.states import FINAL_STATES
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.history_backend import FinishAction, HistoryBackend, Side
@@ -42,7 +43,6 @@ REFRESH_KINDS = frozenset({"session_started", "session_ended", "state_changed", 
                            "verify_result", "notice", "turn_completed"})
 TONE_COLOURS = {"ok": theme.OK, "error": theme.ERROR, "warning": theme.WARNING,
                 "muted": theme.MUTED, "accent": theme.ACCENT, "": theme.TEXT}
-_FINISHED = ("completed", "failed", "cancelled", "interrupted")
 
 
 class HistoryViewModel(QObject):
@@ -148,7 +148,7 @@ class HistoryViewModel(QObject):
     @property
     def can_finish(self) -> bool:
         line = self._timeline
-        return line is not None and line.branch is not None and line.state in _FINISHED
+        return line is not None and line.branch is not None and line.state in FINAL_STATES
 
     # -- following ----------------------------------------------------------------------
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from relay.core.errors import RelayError
+from relay.core.pipeline_model import Pipeline
 from relay.gui.bridge import EngineBridge
 from relay.gui.pipeline_backend import PipelineBackend
 from relay.pipelines.ledger import RunInfo, StepInfo
-from relay.pipelines.model import Pipeline
 
 CONTEXT = "pipelines"
 

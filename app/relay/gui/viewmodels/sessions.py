@@ -28,13 +28,13 @@ from PySide6.QtGui import QColor
 from relay.core.events import utcnow
 from relay.core.models import SessionRow
 from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
+from relay.core.states import WORKING_STATES
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import resumes_in
 from relay.gui.viewmodels.table import ColumnsModel, Index
 
 COLUMNS = ("State", "Task", "Runtime", "Tokens in/out", "Cost", "Updated")
-_ACTIVE = ("pending", "starting", "running", "needs_input")
 
 
 def runtime_label(row: SessionRow) -> str:
@@ -140,7 +140,7 @@ class SessionsViewModel(ColumnsModel):
             self.beginResetModel()
             self._rows = new
             self.endResetModel()
-        running = sum(1 for r in new if r.state in _ACTIVE)
+        running = sum(1 for r in new if r.state in WORKING_STATES)
         if running != self._running:
             self._running = running
             self.runningChanged.emit(running)

@@ -38,13 +38,13 @@ from PySide6.QtCore import (
 
 from relay.core.events import EventRecord, Usage
 from relay.core.models import SessionRow
+from relay.core.states import ACTIVE_STATES
 from relay.gui.bridge import EngineBridge
 from relay.gui.viewmodels import stream_roles as roles
 from relay.gui.viewmodels.stream_tree import StreamNode, StreamTree
 
 Index = QModelIndex | QPersistentModelIndex
 
-_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 
 
 class StreamViewModel(QAbstractListModel):
@@ -127,7 +127,7 @@ class StreamViewModel(QAbstractListModel):
     @property
     def can_stop(self) -> bool:
         """The session is active and this process runs it."""
-        return (self._row is not None and self._row.state in _ACTIVE
+        return (self._row is not None and self._row.state in ACTIVE_STATES
                 and self._bridge.is_running_here(self._row.id))
 
     def event_count(self) -> int:

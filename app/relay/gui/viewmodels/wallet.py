@@ -35,8 +35,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from relay.core.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.core.events import EventRecord
+from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.gui import login_launch
 from relay.gui.bridge import EngineBridge
 from relay.gui.wallet_backend import AccountForm, WalletBackend

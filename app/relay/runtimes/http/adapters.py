@@ -13,6 +13,7 @@ import socket
 from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, Notice
+from relay.core.signals import Signal
 from relay.runtimes.base import RunRequest, RuntimeInfo
 from relay.runtimes.http.anthropic import AnthropicProvider
 from relay.runtimes.http.loop import HttpAdapter
@@ -20,7 +21,6 @@ from relay.runtimes.http.ollama import OllamaProvider, host_url, list_models
 from relay.runtimes.http.openai import ChatProvider, ResponsesProvider
 from relay.runtimes.http.provider import Provider, TurnContext
 from relay.runtimes.http.transport import ApiFailure
-from relay.sessions.signals import Signal
 from relay.wallet.model import Tokens
 from relay.wallet.pricing import Pricing
 

@@ -16,10 +16,10 @@ from datetime import UTC
 from typing import Any
 
 from relay.core.events import AgentEvent, AssistantText, utcnow
+from relay.core.signals import classify
 from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, sse_events
-from relay.sessions.signals import classify
 from relay.wallet.model import Tokens
 
 API_VERSION = "2023-06-01"

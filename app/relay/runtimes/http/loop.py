@@ -42,14 +42,15 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
-from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeAdapter, RuntimeInfo
+from relay.core.models import PermissionPolicy
+from relay.core.signals import error_category, limit_kind
+from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
 from relay.runtimes.http import conversation as convs
 from relay.runtimes.http import structured
 from relay.runtimes.http.conversation import Conversation, ConversationError, Message
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import Toolbox, ToolRefused, offered
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, QuotaTracker, RetryPolicy
-from relay.sessions.signals import error_category, limit_kind
 from relay.wallet.model import Tokens
 from relay.wallet.pricing import PRICES_FILE, Pricing, shipped_table
 

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, AssistantText, Notice, utcnow
+from relay.core.signals import Signal, classify
 from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, ndjson_objects
-from relay.sessions.signals import Signal, classify
 from relay.wallet.model import Tokens
 
 if TYPE_CHECKING:  # httpx (and its CLI extras) loads only for a real request

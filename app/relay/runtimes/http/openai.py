@@ -24,11 +24,11 @@ from datetime import UTC
 from typing import Any
 
 from relay.core.events import AgentEvent, AssistantText, utcnow
+from relay.core.signals import classify
 from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, sse_events
-from relay.sessions.signals import classify
 from relay.wallet.model import Tokens
 
 

@@ -2,7 +2,7 @@
 
 A run asks for JSON when ``options["output_model"]`` is a pydantic model class, or when
 ``options["purpose"] == "plan"`` (the pipeline planner: the answer must be a
-:class:`relay.pipelines.model.Pipeline`). The final answer's JSON — a fenced ```json block,
+:class:`relay.core.pipeline_model.Pipeline`). The final answer's JSON — a fenced ```json block,
 else the outermost ``{…}`` — is validated; on failure the loop asks once more with the
 problems listed.
 """
@@ -15,14 +15,14 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ValidationError
 
+from relay.core.pipeline_model import Pipeline
+
 
 def output_model(options: Mapping[str, object]) -> type[BaseModel] | None:
     wanted = options.get("output_model")
     if isinstance(wanted, type) and issubclass(wanted, BaseModel):
         return wanted
     if options.get("purpose") == "plan":
-        from relay.pipelines.model import Pipeline  # lazy: pipelines import the runtimes
-
         return Pipeline
     return None
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from relay.runtimes.base import PermissionPolicy
+from relay.core.models import PermissionPolicy
 
 MAX_READ = 100_000          # characters returned by read_file
 MAX_OUTPUT = 16_000         # characters of command output kept (head and tail)

@@ -1,7 +1,7 @@
 """One streaming HTTP request to a model API: retries, limits, rate-limit readings, framing.
 
 :class:`ApiCall` POSTs a JSON body and opens the streamed answer. A failed attempt is
-classified with :func:`relay.sessions.signals.classify` (status, error body, headers):
+classified with :func:`relay.core.signals.classify` (status, error body, headers):
 
 * a rate limit, an overload, a 5xx or a dropped connection is retried — after the
   provider's ``retry-after`` / ``retry-after-ms`` (else 1, 2, 4 … s), at most
@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from relay.core.events import AgentEvent, Notice, QuotaUpdate, utcnow
+from relay.core.reset_times import from_epoch
+from relay.core.signals import Signal, classify
 from relay.core.store.db import now_ms
-from relay.sessions.reset_times import from_epoch
-from relay.sessions.signals import Signal, classify
 from relay.wallet.limits import from_headers
 
 if TYPE_CHECKING:  # httpx (and its CLI extras) loads only for a real request

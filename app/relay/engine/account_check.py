@@ -40,9 +40,10 @@ from relay.core.accounts import KEY_ENV, Account, AccountBook
 from relay.core.config import Config
 from relay.core.errors import CliNotFoundError, RelayError, UnknownRuntimeError
 from relay.core.events import AgentError, AssistantText, LimitHit, SessionEnded, SessionStarted, TurnCompleted
+from relay.core.models import PermissionPolicy
 from relay.core.procs import find_executable
 from relay.core.redact import scrub
-from relay.runtimes.base import PermissionPolicy, RunRequest, RuntimeAdapter
+from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.registry import adapter_class, make_adapter
 
 CHECK_PROMPT = "Reply with the single word OK."

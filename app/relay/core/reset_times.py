@@ -1,6 +1,6 @@
 """Reset times and retry delays in the wording of agent CLIs' limit messages.
 
-Part of :mod:`relay.sessions.signals` (see its docstring for how a time is
+Part of :mod:`relay.core.signals` (see its docstring for how a time is
 resolved against ``now`` and a zone); split out because the date and time
 grammar is large. Pure: no I/O, no clock reads.
 """

@@ -52,8 +52,8 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from relay.core.events import ErrorCategory, LimitKind
-from relay.sessions.reset_times import Reset, from_epoch, reset_from_text, zone_named
-from relay.sessions.signal_fields import SignalKind, _Fields, _kind_for_status, _read_structured
+from relay.core.reset_times import Reset, from_epoch, reset_from_text, zone_named
+from relay.core.signal_fields import Fields, SignalKind, kind_for_status, read_structured
 
 __all__ = ["Reset", "Signal", "classify", "error_category", "from_epoch", "limit_kind",
            "reset_from_text", "zone_named"]
@@ -135,7 +135,7 @@ def classify(text: str | None, *, http_status: int | None = None,
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
     body = text or ""
-    fields = _read_structured(structured or {}, now)
+    fields = read_structured(structured or {}, now)
     status, status_source = http_status, "http_status"
     if status is None:
         status, status_source = _status_in(body), "text"
@@ -145,7 +145,7 @@ def classify(text: str | None, *, http_status: int | None = None,
     source: SignalSource = "none"
     scope = fields.scope
     specific = _specific_wording(body, status, text_reset)
-    by_status = _kind_for_status(status) if status is not None else "unknown"
+    by_status = kind_for_status(status) if status is not None else "unknown"
     if fields.kind is not None:
         kind, source = fields.kind, "structured"
         if kind == "usage_limit" and specific is not None and specific[0] == "quota":
@@ -169,7 +169,7 @@ def classify(text: str | None, *, http_status: int | None = None,
                   reset_source=reset_source)
 
 
-def _pick_reset(fields: _Fields, text: Reset,
+def _pick_reset(fields: Fields, text: Reset,
                 now: datetime) -> tuple[datetime | None, float | None, SignalSource]:
     """The error's own fields, then its wording, then the account's window snapshot.
 

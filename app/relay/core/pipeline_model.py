@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from relay.core.errors import PipelineInvalidError
-from relay.runtimes.base import PermissionPolicy
+from relay.core.models import PermissionPolicy
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 

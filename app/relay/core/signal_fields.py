@@ -1,6 +1,6 @@
-"""Machine-readable failure fields for :mod:`relay.sessions.signals`: error bodies,
+"""Machine-readable failure fields for :mod:`relay.core.signals`: error bodies,
 Claude's ``rate_limit_info``, Codex's ``codex_error_info`` and rate-limit windows, and
-response headers, read into one ``_Fields`` record (split out of signals.py)."""
+response headers, read into one ``Fields`` record (split out of signals.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
-from relay.sessions.reset_times import from_epoch, span_seconds
+from relay.core.reset_times import from_epoch, span_seconds
 
 SignalKind = Literal[
     "usage_limit", "rate_limit", "overloaded", "auth", "invalid_request", "refusal",
@@ -20,7 +20,7 @@ SignalKind = Literal[
 ]
 
 
-def _kind_for_status(status: int) -> SignalKind:
+def kind_for_status(status: int) -> SignalKind:
     if status == 429:
         return "rate_limit"
     if status >= 500:
@@ -79,7 +79,7 @@ _WINDOW_SCOPES = {300: "five_hour", 10080: "seven_day", 1440: "daily"}
 
 
 @dataclass
-class _Fields:
+class Fields:
     kinds: list[SignalKind]
     generic: list[SignalKind]
     weak_kind: SignalKind | None = None
@@ -108,8 +108,8 @@ class _Fields:
             self.scope = scope
 
 
-def _read_structured(data: Mapping[str, Any], now: datetime) -> _Fields:
-    fields = _Fields(kinds=[], generic=[])
+def read_structured(data: Mapping[str, Any], now: datetime) -> Fields:
+    fields = Fields(kinds=[], generic=[])
     _read_rate_limit_info(data, fields)
     error = data.get("error")
     if isinstance(error, Mapping):
@@ -135,7 +135,7 @@ def _read_structured(data: Mapping[str, Any], now: datetime) -> _Fields:
     return fields
 
 
-def _read_rate_limit_info(data: Mapping[str, Any], fields: _Fields) -> None:
+def _read_rate_limit_info(data: Mapping[str, Any], fields: Fields) -> None:
     info = data.get("rate_limit_info")
     if not isinstance(info, Mapping):
         info = data if ("resetsAt" in data or "rateLimitType" in data) else None
@@ -149,7 +149,7 @@ def _read_rate_limit_info(data: Mapping[str, Any], fields: _Fields) -> None:
     fields.name(scope)
 
 
-def _read_body(body: Mapping[str, Any], fields: _Fields) -> None:
+def _read_body(body: Mapping[str, Any], fields: Fields) -> None:
     for key in ("type", "code"):
         _code(body.get(key), fields)
     status = body.get("status")
@@ -165,7 +165,7 @@ def _read_body(body: Mapping[str, Any], fields: _Fields) -> None:
         _read_google_details([d for d in details if isinstance(d, Mapping)], fields)
 
 
-def _read_google_details(details: list[Mapping[str, Any]], fields: _Fields) -> None:
+def _read_google_details(details: list[Mapping[str, Any]], fields: Fields) -> None:
     terminal = False
     for detail in details:
         kind = str(detail.get("@type", ""))
@@ -192,7 +192,7 @@ def _read_google_details(details: list[Mapping[str, Any]], fields: _Fields) -> N
             fields.delay(span_seconds(str(detail.get("retryDelay", ""))))
 
 
-def _read_codex_info(data: Mapping[str, Any], fields: _Fields) -> None:
+def _read_codex_info(data: Mapping[str, Any], fields: Fields) -> None:
     info = data.get("codex_error_info", data.get("codexErrorInfo"))
     if isinstance(info, str):
         _code(_snake(info), fields)
@@ -201,13 +201,13 @@ def _read_codex_info(data: Mapping[str, Any], fields: _Fields) -> None:
             status = inner.get("http_status_code", inner.get("httpStatusCode")) \
                 if isinstance(inner, Mapping) else None
             if isinstance(status, int) and not isinstance(status, bool) \
-                    and _kind_for_status(status) != "unknown":
-                fields.kinds.append(_kind_for_status(status))
+                    and kind_for_status(status) != "unknown":
+                fields.kinds.append(kind_for_status(status))
             else:
                 _code(_snake(str(key)), fields)
 
 
-def _read_headers(headers: Mapping[str, Any], fields: _Fields, now: datetime) -> None:
+def _read_headers(headers: Mapping[str, Any], fields: Fields, now: datetime) -> None:
     if headers.get("anthropic-ratelimit-unified-status") == "rejected":
         claim = headers.get("anthropic-ratelimit-unified-representative-claim")
         named = claim is not None or "anthropic-ratelimit-unified-overage-status" in headers
@@ -224,7 +224,7 @@ def _read_headers(headers: Mapping[str, Any], fields: _Fields, now: datetime) ->
     fields.delay(_retry_after(headers.get("retry-after"), now))
 
 
-def _window(used: Any, resets_at: Any, minutes: Any, slot: str, fields: _Fields) -> None:
+def _window(used: Any, resets_at: Any, minutes: Any, slot: str, fields: Fields) -> None:
     """A Codex rate-limit window (rollout snapshot or x-codex-* headers): full means blocked."""
     percent = _number(used)
     if percent is None or percent < 100:
@@ -253,7 +253,7 @@ def _retry_after(value: Any, now: datetime) -> float | None:
     return None
 
 
-def _code(value: Any, fields: _Fields) -> None:
+def _code(value: Any, fields: Fields) -> None:
     if isinstance(value, str) and value.lower() in _CODES:
         fields.kinds.append(_CODES[value.lower()])
 

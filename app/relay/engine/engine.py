@@ -22,24 +22,27 @@ from relay.core.accounts import AccountBook
 from relay.core.audit import AuditLog
 from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
+from relay.core.capabilities import Cap
 from relay.core.config import Config, load_config
 from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError, WorktreeError
 from relay.core.events import (
     EventRecord,
     InputWithdrawn,
     NeedsInput,
+    Notice,
     SessionEnded,
     StateChanged,
     Usage,
 )
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
+from relay.core.scrub_events import scrub_event
+from relay.core.states import ACTIVE_STATES
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.history.review import Review
 from relay.runtimes.base import RuntimeInfo
-from relay.runtimes.capabilities import Cap
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.control import Answer, ControlRequest, ControlRequests, RequestKind
@@ -59,7 +62,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_ACTIVE = ("pending", "starting", "running", "needs_input", "waiting")
 _QUESTION_KINDS = ("needs_input", "input_withdrawn")
 #: how often an engine looks for requests (hand off now) aimed at the sessions it runs
 CONTROL_POLL_S = 0.25
@@ -153,7 +155,7 @@ class Engine:
         it has gone; returns whether it did. A live owner's session is left alone."""
         async with self.store.conn.execute(
                 f"SELECT owner_pid FROM sessions WHERE id=? AND state IN"
-                f" ({','.join('?' * len(_ACTIVE))})", (session_id, *_ACTIVE)) as cur:
+                f" ({','.join('?' * len(ACTIVE_STATES))})", (session_id, *ACTIVE_STATES)) as cur:
             row = await cur.fetchone()
         if row is None or session_id in self._runners or (
                 row[0] is not None and row[0] != os.getpid() and psutil.pid_exists(row[0])):
@@ -166,7 +168,7 @@ class Engine:
     async def _recover_orphans(self, recover: bool) -> None:
         async with self.store.conn.execute(
                 f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
-                f" ({','.join('?' * len(_ACTIVE))})", _ACTIVE) as cur:
+                f" ({','.join('?' * len(ACTIVE_STATES))})", ACTIVE_STATES) as cur:
             rows = await cur.fetchall()
         running_elsewhere, waiting = set(), []
         for session_id, pid, state in rows:
@@ -497,6 +499,16 @@ class Engine:
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
         """A session's handoffs, oldest first, as last committed."""
         return await self.coordinator.journal.for_session(session_id)
+
+    @property
+    def passphrase_provider(self) -> PassphraseProvider | None:
+        return self.coordinator.passphrase_provider
+
+    async def session_cost(self, session_id: str) -> float | None:
+        return (await self.wallet.costs.session(session_id)).value
+
+    async def post_notice(self, session_id: str, notice: Notice) -> None:
+        await self.writer.write(WriteOp(session_id, None, scrub_event(notice)))
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners
