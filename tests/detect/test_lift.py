@@ -160,12 +160,15 @@ def test_gemini_quota_and_tools(capture: Capture) -> None:
     assert (intent.commands, intent.files_touched) == (["echo hi"], ["hello.txt"])
 
 
-def test_gemini_overload_is_a_failed_turn_not_a_block(capture: Capture) -> None:
+def test_gemini_overload_blocks_the_session_like_every_other_limit(capture: Capture) -> None:
+    # failure → events is one rule (tests/core/test_failure_events.py): an overload that
+    # ended the turn is a blocking limit, so the session is adoptable elsewhere
     cap = capture("gemini", "e_503_overloaded")
     read = only_read(GeminiStore(error_report_dirs=[cap / "tmp_error_reports"]), cap / "dot_gemini")
     lifted = lift(read, None, after(read, 60))
-    assert lifted.state == "ended"
-    assert "failed: The model is overloaded" in lifted.why
+    assert lifted.state == "blocked"
+    assert "ended on an overload" in lifted.why
+    assert "The model is overloaded" in lifted.why
 
 
 def test_pi_usage_limit_and_tools(capture: Capture) -> None:

@@ -226,15 +226,13 @@ async def show_session(config: Config, session_id: str, console: Console, as_jso
     try:
         row = await engine.get_session(session_id)
         printer = StreamPrinter(console, as_json)
-        last = 0
-        while True:
-            for record in await engine.store.events_after(last, session_id=row.id, replay=True):
+        if follow:
+            async for record in engine.follow(row.id):
                 printer.print(record)
-                last = record.id
-            row = await engine.get_session(row.id)
-            if not follow or row.finished:
-                break
-            await asyncio.sleep(0.25)  # tailing another process's writes
+        else:
+            for record in await engine.session_events(row.id):
+                printer.print(record)
+        row = await engine.get_session(row.id)
         if not as_json:
             session_footer(console, row)
         return row

@@ -9,7 +9,6 @@ runtime or account from a signed brief, in a worktree at its repository's curren
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from typing import Any
 
@@ -115,15 +114,9 @@ async def adopt(config: Config, args: argparse.Namespace, console: Console) -> i
 
 
 async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> str:
-    task = asyncio.create_task(engine.wait_session(session_id))
-    while not task.done():
-        for record in await engine.store.events_after(after, session_id=session_id):
-            after = record.id
-            printer.print(record)
-        await asyncio.wait({task}, timeout=0.2)  # tail the store while the session runs
-    for record in await engine.store.events_after(after, session_id=session_id):
+    async for record in engine.follow(session_id, after):
         printer.print(record)
-    return (await task).state
+    return (await engine.get_session(session_id)).state
 
 
 async def daemon(config: Config, args: argparse.Namespace, console: Console) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 
 from rich.console import Console
 from rich.markup import escape
@@ -49,18 +50,15 @@ async def handoff(config: Config, args: argparse.Namespace, console: Console) ->
 
 async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> int:
     """Print the session's handoff steps (and notices) until the handoff is done or failed."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + FOLLOW_LIMIT_S
-    while loop.time() < deadline:
-        for record in await engine.store.events_after(after, session_id=session_id):
-            after = record.id
-            ev = record.event
-            if ev.kind in ("handoff_step", "notice", "error", "session_ended"):
-                printer.print(record)
-            if ev.kind == "handoff_step" and ev.state in ("done", "failed"):
-                return 0 if ev.state == "done" else 1
-            if ev.kind == "state_changed" and ev.state in FINAL_STATES:
-                printer.print(record)
-                return 1
-        await asyncio.sleep(0.2)  # tailing another process's writes
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(FOLLOW_LIMIT_S):
+            async for record in engine.follow(session_id, after):
+                ev = record.event
+                if ev.kind in ("handoff_step", "notice", "error", "session_ended"):
+                    printer.print(record)
+                if ev.kind == "handoff_step" and ev.state in ("done", "failed"):
+                    return 0 if ev.state == "done" else 1
+                if ev.kind == "state_changed" and ev.state in FINAL_STATES:
+                    printer.print(record)
+                    return 1
     return 1

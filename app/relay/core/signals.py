@@ -47,15 +47,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
-from relay.core.events import ErrorCategory, LimitKind
+from relay.core.events import AgentError, AgentEvent, ErrorCategory, LimitHit, LimitKind
 from relay.core.reset_times import Reset, from_epoch, reset_from_text, zone_named
 from relay.core.signal_fields import Fields, SignalKind, kind_for_status, read_structured
 
-__all__ = ["Reset", "Signal", "classify", "error_category", "from_epoch", "limit_kind",
+__all__ = ["Reset", "Signal", "classify", "error_category", "failure_events", "from_epoch",
+           "limit_kind", "named_by_format",
            "reset_from_text", "zone_named"]
 
 SignalSource = Literal["structured", "text", "http_status", "none"]
@@ -194,6 +195,63 @@ def _pick_reset(fields: Fields, text: Reset,
     return None, None, "none"
 
 
+def failure_events(signal: Signal, message: str, *, runtime: str,
+                   category: ErrorCategory | None = None, fatal: bool = True,
+                   report_limit: bool = True, http_status: int | None = None,
+                   ts: datetime | None = None, replay: bool = False) -> list[AgentEvent]:
+    """A classified failure as events: a :class:`LimitHit` when it is a limit, then the
+    :class:`AgentError`. Every runtime and every session store takes this one step.
+
+    * The error's category is the signal's (:func:`error_category`) unless the runtime's
+      format states its own (``category``: Claude's result subtype, Codex's configuration
+      errors); a format's flag that names the failure itself (Copilot's
+      ``isQuotaExceeded``) is applied to the signal first, with :func:`named_by_format`.
+    * There is a LimitHit when the category is a limit's and the caller has not already
+      reported this limit (``report_limit``: Claude's ``rate_limit_event`` came first). Its
+      kind is the signal's (a quota stays a quota), or the category's when the format
+      overrode a wording that named no limit.
+    * It is **blocking exactly when the failure is fatal** — it ended the turn — and that
+      holds for ``overloaded`` too: an overloaded provider cannot go on now, and the
+      handoff decision (:func:`relay.sessions.decision.decide`) retries the same account
+      with a back-off before it hands off, so blocking never means "switch accounts at
+      once". A failure the agent survived (``fatal=False``: it retried and went on) is a
+      non-blocking LimitHit, a warning for the wallet and the window.
+
+    ``http_status`` is a status the format states where the signal read none (Gemini's
+    exit code).
+    """
+    category = category or error_category(signal)
+    kind = _limit_of(signal, category) if report_limit else None
+    stamp = {"ts": ts} if ts is not None else {}
+    events: list[AgentEvent] = []
+    if kind is not None:
+        events.append(LimitHit(runtime=runtime, limit=kind, message=message,
+                               resets_at=signal.resets_at, scope=signal.scope, blocking=fatal,
+                               replay=replay, **stamp))
+    events.append(AgentError(runtime=runtime, category=category, message=message,
+                             http_status=signal.http_status or http_status, fatal=fatal,
+                             replay=replay,
+                             **stamp))
+    return events
+
+
+def named_by_format(signal: Signal, kind: SignalKind | None, *, over: bool = True) -> Signal:
+    """``signal`` with the kind a format's own flag names (None: no flag). ``over=False``
+    applies it only where the wording named no limit (Copilot's ``isRateLimited`` does not
+    turn a worded quota into a rate limit)."""
+    if kind is None or (not over and signal.kind in LIMIT_KINDS):
+        return signal
+    return replace(signal, kind=kind)
+
+
+def _limit_of(signal: Signal, category: ErrorCategory) -> LimitKind | None:
+    if category not in _CATEGORY_LIMITS:
+        return None
+    if error_category(signal) == category:
+        return limit_kind(signal)
+    return _CATEGORY_LIMITS[category]
+
+
 def error_category(signal: Signal) -> ErrorCategory:
     """The :class:`~relay.core.events.AgentError` category for a signal."""
     return _CATEGORIES[signal.kind]
@@ -209,6 +267,10 @@ _CATEGORIES: dict[SignalKind, ErrorCategory] = {
     "overloaded": "overloaded", "auth": "auth", "invalid_request": "request",
     "refusal": "request", "crash": "process", "inactivity": "stalled", "network": "network",
     "timeout": "timeout", "unknown": "unknown",
+}
+#: the limit a category means when a format states the category itself
+_CATEGORY_LIMITS: dict[ErrorCategory, LimitKind] = {
+    "usage_limit": "usage_limit", "rate_limit": "rate_limit", "overloaded": "overloaded",
 }
 _LIMITS: dict[SignalKind, LimitKind] = {
     "usage_limit": "usage_limit", "quota": "quota", "rate_limit": "rate_limit",

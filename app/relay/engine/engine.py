@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,7 @@ from relay.core.states import ACTIVE_STATES
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
+from relay.engine.follow import Follower
 from relay.history.review import Review
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -99,6 +100,7 @@ class Engine:
         self._control: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._knowledge: Knowledge | None = None
+        self._follower = Follower(store, bus, self.is_running_here)
         self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
 
     @classmethod
@@ -526,6 +528,23 @@ class Engine:
                              limit: int = 100_000) -> list[EventRecord]:
         """A session's history from the store (events marked ``replay``)."""
         return await self.store.events_after(after_id, session_id=session_id, limit=limit)
+
+    def follow(self, session_id: str, after_id: int = 0,
+               replay: bool = True) -> AsyncIterator[EventRecord]:
+        """A session's events after ``after_id`` as they are written, by whichever process
+        runs it; ends when the session is finished (:mod:`relay.engine.follow`)."""
+        return self._follower.session(session_id, after_id, replay)
+
+    def follow_others(self, after_id: int) -> AsyncIterator[tuple[list[EventRecord], int]]:
+        """Batches of the events of sessions other processes run (a headless worker,
+        ``relay-cli run``), each with the cursor after it. This process's own events reach
+        its front end through the bus."""
+        return self._follower.others(after_id)
+
+    async def wait_finished(self, session_id: str, timeout_s: float) -> SessionRow:
+        """The session's row once it is finished — whichever process runs it — or as it is
+        when ``timeout_s`` passes (the session goes on)."""
+        return await self._follower.until_finished(session_id, timeout_s)
 
     async def last_event_id(self) -> int:
         return await self.store.last_event_id()

@@ -118,9 +118,6 @@ class EngineBridge(QObject):
     sessionsChanged = Signal()
     sessionStarted = Signal(str)
 
-    #: how often the events table is polled for sessions other processes run.
-    FOLLOW_INTERVAL_S = 0.5
-
     def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
@@ -138,14 +135,12 @@ class EngineBridge(QObject):
     async def _follow(self) -> None:
         cursor = await self.engine.last_event_id()
         while True:
-            await asyncio.sleep(self.FOLLOW_INTERVAL_S)  # polling: another process's writes
             try:
-                records, cursor = await self.engine.events_of_others(cursor)
+                async for records, after in self.engine.follow_others(cursor):
+                    cursor = after
+                    self._on_records(records)
             except RelayError as exc:  # e.g. the database is busy: say so, keep following
                 self.tasks.report("sessions", exc)
-                continue
-            if records:
-                self._on_records(records)
 
     def _on_records(self, batch: Sequence[EventRecord]) -> None:
         self.records.emit(list(batch))

@@ -8,7 +8,6 @@ database request the owning process answers), but only their own process can sto
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import time
 from pathlib import Path
@@ -35,7 +34,6 @@ from relay.mcp.results import (
 from relay.runtimes.registry import available_runtimes
 
 #: how often a wait looks at a session another process runs (its rows are all there is)
-POLL_S = 0.5
 #: the longest a tool waits: MCP clients give up on long requests
 MAX_WAIT_S = 600.0
 
@@ -261,15 +259,7 @@ class SessionTools:
         the timeout passes; returns its state and its last events."""
         started = time.monotonic()
         row = await find_session(self.engine, session_id)
-        if self.engine.is_running_here(row.id):
-            try:
-                row = await asyncio.wait_for(self.engine.wait_session(row.id), timeout_s)
-            except TimeoutError:
-                row = await self.engine.get_session(row.id)
-        else:  # another process runs it: its rows are all there is to watch
-            while not row.finished and time.monotonic() - started < timeout_s:
-                await asyncio.sleep(min(POLL_S, max(0.0, timeout_s - (time.monotonic() - started))))
-                row = await self.engine.get_session(row.id)
+        row = await self.engine.wait_finished(row.id, timeout_s)
         info = await self._info(row)
         last = [event_line(r) for r in (await self.engine.session_events(row.id))[-5:]]
         result = WaitResult(session=info, finished=row.finished, timed_out=not row.finished,
@@ -310,13 +300,6 @@ class SessionTools:
         row = await find_session(self.engine, session_id)
         if not row.finished:
             await self.engine.cancel_session(row.id)
-            deadline = asyncio.get_running_loop().time() + timeout_s
-            try:
-                row = await asyncio.wait_for(self.engine.wait_session(row.id), timeout_s)
-            except TimeoutError:
-                row = await self.engine.get_session(row.id)
-            while not row.finished and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.2)  # another process runs it: its state is in the store
-                row = await self.engine.get_session(row.id)
+            row = await self.engine.wait_finished(row.id, timeout_s)
         info = await self._info(row)
         return ok(info, session_line(info))

@@ -42,7 +42,7 @@ from relay.core.events import (
     Usage,
 )
 from relay.core.procs import ProcessResult
-from relay.core.signals import Signal, classify, error_category, from_epoch, reset_from_text
+from relay.core.signals import Signal, classify, error_category, failure_events, from_epoch, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
 
 RUNTIME = "claude"
@@ -285,15 +285,10 @@ class ClaudeStreamParser(StreamParser):
                              rejected_usage_limit=bool(
                                  self._rejected and self._rejected.kind == "usage_limit"))
         self._failure = message
-        events: list[AgentEvent] = []
-        if category == "usage_limit" and not self._limit_reported:
-            # --output-format json has no rate_limit_event: the wording is all there is.
-            self._limit_reported = True
-            events.append(LimitHit(
-                runtime=RUNTIME, limit="quota" if signal.kind == "quota" else "usage_limit",
-                message=message, resets_at=signal.resets_at, scope=signal.scope))
-        events.append(AgentError(runtime=RUNTIME, category=category, message=message,
-                                 http_status=status))
+        # --output-format json has no rate_limit_event: the wording is all there is.
+        events = failure_events(signal, message, runtime=RUNTIME, category=category,
+                                report_limit=not self._limit_reported, http_status=status)
+        self._limit_reported = self._limit_reported or len(events) > 1
         return events
 
     # -- end of process -----------------------------------------------------

@@ -37,7 +37,6 @@ from relay.core.events import (
     AgentEvent,
     AssistantText,
     ErrorCategory,
-    LimitHit,
     LimitKind,
     Notice,
     PermissionDenied,
@@ -50,7 +49,7 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
-from relay.core.signals import Signal, classify, error_category, limit_kind, reset_from_text
+from relay.core.signals import Signal, classify, error_category, failure_events, limit_kind, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
 
 RUNTIME = "codex"
@@ -356,14 +355,8 @@ class CodexStreamParser(StreamParser):
     def _failure_events(self, message: str) -> list[AgentEvent]:
         signal = self._signal(message)
         classified = _classified(signal)
-        events: list[AgentEvent] = []
-        if classified.limit is not None:
-            events.append(LimitHit(runtime=self.runtime, limit=classified.limit,
-                                   message=message, resets_at=signal.resets_at,
-                                   scope=signal.scope, blocking=True))
-        events.append(AgentError(runtime=self.runtime, category=classified.category,
-                                 message=message, http_status=classified.http_status))
-        return events
+        return failure_events(signal, message, runtime=self.runtime, category=classified.category,
+                              http_status=classified.http_status)
 
     def _agent_error(self, message: str, *, fatal: bool) -> AgentError:
         classified = _classified(self._signal(message))

@@ -55,7 +55,6 @@ from relay.core.events import (
     AgentEvent,
     AssistantText,
     ErrorCategory,
-    LimitHit,
     Notice,
     PermissionDenied,
     SessionEnded,
@@ -67,7 +66,7 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
-from relay.core.signals import Signal, classify, error_category, limit_kind
+from relay.core.signals import Signal, classify, error_category, failure_events
 from relay.runtimes.base import StreamParser, ended_from_exit
 from relay.runtimes.gemini_files import AUTH_PIN
 
@@ -150,19 +149,9 @@ class Failure:
     signal: Signal
     http_status: int | None = None
 
-    @property
-    def limit(self) -> LimitHit | None:
-        kind = limit_kind(self.signal)
-        if kind is None:
-            return None
-        return LimitHit(runtime=RUNTIME, limit=kind, message=self.message,
-                        resets_at=self.signal.resets_at, scope=self.signal.scope, blocking=True)
-
     def events(self) -> list[AgentEvent]:
-        limit = self.limit
-        error = AgentError(runtime=RUNTIME, category=self.category, message=self.message,
-                           http_status=self.http_status)
-        return [limit, error] if limit is not None else [error]
+        return failure_events(self.signal, self.message, runtime=RUNTIME, category=self.category,
+                              http_status=self.http_status)
 
 
 #: what Relay adds to Gemini's own words about a sign-in it cannot use (exit 41)

@@ -27,11 +27,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from relay.core import signals
 from relay.core.events import (
-    AgentError,
     AgentEvent,
     AssistantText,
-    LimitHit,
     Notice,
     PermissionDenied,
     SessionEnded,
@@ -43,7 +42,7 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.procs import ProcessResult
-from relay.core.signals import classify, error_category, limit_kind
+from relay.core.signals import classify
 from relay.runtimes.base import StreamParser, ended_from_exit
 
 RUNTIME = "pi"
@@ -96,15 +95,8 @@ def _result_text(result: Any) -> str:
 
 def failure_events(message: str, *, now: datetime, runtime: str = RUNTIME) -> list[AgentEvent]:
     """LimitHit (when the failure is a limit) and the fatal AgentError for one failure text."""
-    signal = classify(message, provider=runtime, now=now, tz=UTC)
-    events: list[AgentEvent] = []
-    limit = limit_kind(signal)
-    if limit is not None:
-        events.append(LimitHit(runtime=runtime, limit=limit, message=message,
-                               resets_at=signal.resets_at, scope=signal.scope, blocking=True))
-    events.append(AgentError(runtime=runtime, category=error_category(signal), message=message,
-                             http_status=signal.http_status))
-    return events
+    return signals.failure_events(classify(message, provider=runtime, now=now, tz=UTC), message,
+                          runtime=runtime)
 
 
 class PiStreamParser(StreamParser):

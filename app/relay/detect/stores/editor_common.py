@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from relay.core.events import AgentError, AgentEvent, LimitHit, SessionEnded
-from relay.core.signals import classify, error_category, limit_kind
+from relay.core import signals
+from relay.core.events import AgentEvent, SessionEnded
+from relay.core.signals import classify, named_by_format
 from relay.detect.stores.base import StoreRead
 from relay.detect.stores.transcript import dict_of, list_of
 
@@ -198,24 +199,11 @@ def failure_events(message: str, *, runtime: str, ts: datetime, http_status: int
     """
     signal = classify(message, http_status=http_status, structured=structured,
                       provider=runtime, now=ts, tz=None)
-    kind = limit_kind(signal)
     if forced == "quota":
-        kind = "quota"
-    elif forced == "rate_limit" and kind is None:
-        kind = "rate_limit"
-    events: list[AgentEvent] = []
-    if kind is not None:
-        events.append(LimitHit(runtime=runtime, ts=ts, replay=True, limit=kind, message=message,
-                               resets_at=signal.resets_at, scope=signal.scope,
-                               blocking=kind != "overloaded"))
-    category = error_category(signal)
-    if forced == "quota":
-        category = "usage_limit"
-    elif forced == "rate_limit" and category == "unknown":
-        category = "rate_limit"
-    events.append(AgentError(runtime=runtime, ts=ts, replay=True, category=category,
-                             message=message, http_status=signal.http_status, fatal=fatal))
-    return events
+        signal = named_by_format(signal, "quota")
+    elif forced == "rate_limit":  # a worded quota or overload stays what it is
+        signal = named_by_format(signal, "rate_limit", over=False)
+    return signals.failure_events(signal, message, runtime=runtime, fatal=fatal, ts=ts, replay=True)
 
 
 def todos_from_checklist(text: str) -> list[dict[str, str]]:

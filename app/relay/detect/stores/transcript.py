@@ -26,8 +26,9 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from relay.core.events import AgentError, AgentEvent, LimitHit
-from relay.core.signals import classify, error_category, limit_kind
+from relay.core import signals
+from relay.core.events import AgentEvent
+from relay.core.signals import classify
 from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
 from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
@@ -164,21 +165,14 @@ def head(path: Path, size: int = 64 * 1024) -> bytes:
 def failure_events(runtime: str, message: str, *, at: datetime, http_status: int | None = None,
                    structured: Mapping[str, Any] | None = None,
                    tz: tzinfo | None = None) -> list[AgentEvent]:
-    """A failed turn: LimitHit (blocking limits only) then the fatal AgentError.
+    """A failed turn: LimitHit (when it is a limit) then the fatal AgentError.
 
     ``at`` is when the failure was written: a reset worded as a clock time ("resets 12:05pm")
     is the next such time after it, not after now.
     """
     signal = classify(message, http_status=http_status, structured=structured,
                       provider=runtime, now=at, tz=tz)
-    kind = limit_kind(signal)
-    events: list[AgentEvent] = []
-    if kind is not None and kind in BLOCKING_LIMITS:
-        events.append(LimitHit(runtime=runtime, ts=at, replay=True, limit=kind, message=message,
-                               resets_at=signal.resets_at, scope=signal.scope))
-    events.append(AgentError(runtime=runtime, ts=at, replay=True, category=error_category(signal),
-                             message=message, http_status=signal.http_status))
-    return events
+    return signals.failure_events(signal, message, runtime=runtime, ts=at, replay=True)
 
 
 def restamp(events: list[AgentEvent], at: datetime) -> list[AgentEvent]:

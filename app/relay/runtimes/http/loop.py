@@ -32,7 +32,6 @@ from relay.core.errors import AccountError
 from relay.core.events import (
     AgentError,
     AgentEvent,
-    LimitHit,
     Outcome,
     PermissionDenied,
     SessionEnded,
@@ -43,7 +42,7 @@ from relay.core.events import (
     Usage,
 )
 from relay.core.models import PermissionPolicy
-from relay.core.signals import error_category, limit_kind
+from relay.core.signals import failure_events
 from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
 from relay.runtimes.http import conversation as convs
 from relay.runtimes.http import structured
@@ -289,16 +288,8 @@ class HttpAdapter(RuntimeAdapter):
     def _failure(self, exc: ApiFailure) -> list[AgentEvent]:
         if self._stopping.is_set():
             return [self._ended("cancelled", "stopped by Relay")]
-        sig = exc.signal
-        events: list[AgentEvent] = []
-        kind = limit_kind(sig)
-        if kind is not None:
-            events.append(LimitHit(runtime=self.name, limit=kind, message=exc.message,
-                                   resets_at=sig.resets_at, scope=sig.scope))
-        events.append(AgentError(runtime=self.name, category=error_category(sig),
-                                 message=exc.message, http_status=sig.http_status))
-        events.append(self._ended("failed", exc.message))
-        return events
+        return [*failure_events(exc.signal, exc.message, runtime=self.name),
+                self._ended("failed", exc.message)]
 
 
 def missing_key_hint(p: type[Provider]) -> str:
