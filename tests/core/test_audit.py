@@ -480,7 +480,7 @@ def test_threads_sharing_and_not_sharing_a_log_object(log_path: Path) -> None:
             start.wait(timeout=30)
             for i in range(100):
                 log.append("tick", {"thread": index, "i": i})
-        except BaseException as exc:  # reported by the main thread
+        except BaseException as exc:  # noqa: BLE001 — reported by the main thread
             failures.append(exc)
 
     threads = [threading.Thread(target=work, args=(n, log)) for n, log in enumerate(logs)]

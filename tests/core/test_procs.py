@@ -15,15 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from relay.core.errors import AgentProcessError, CliNotFoundError
-from relay.core.procs import (
-    STDERR_TAIL_BYTES,
-    AgentProcess,
-    AgentStalledError,
-    Line,
-    StdinMode,
-    find_executable,
-)
+from relay.core.errors import AgentProcessError, AgentStalledError, CliNotFoundError
+from relay.core.procs import STDERR_TAIL_BYTES, AgentProcess, Line, StdinMode, find_executable
 
 
 def py(code: str, *args: str) -> list[str]:

@@ -16,9 +16,10 @@ import pytest
 
 from relay.core.accounts import Account
 from relay.core.config import load_config
+from relay.core.errors import DetectNotFoundError
 from relay.detect.model import LiveProcess
 from relay.detect.processes import ProcessScan
-from relay.detect.service import DetectNotFoundError, Detector
+from relay.detect.service import Detector
 from relay.detect.stores.base import StoreItem
 from relay.detect.stores.claude import ClaudeStore
 from relay.detect.stores.transcript import TranscriptRead

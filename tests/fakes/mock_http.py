@@ -102,10 +102,10 @@ def normalise_script(
     if isinstance(script, list):
         script = {"turns": script}
     if not isinstance(script, dict):
-        raise ValueError(f"unsupported script: {type(script).__name__}")
+        raise TypeError(f"unsupported script: {type(script).__name__}")
     raw_turns: Any = next((script[k] for k in turn_keys if k in script), [])
     if not isinstance(raw_turns, list):
-        raise ValueError("script 'turns' must be a list")
+        raise TypeError("script 'turns' must be a list")
     out: JSONDict = {"turns": [convert(t) for t in raw_turns]}
     if script.get("default") is not None:
         out["default"] = convert(script["default"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -78,7 +78,7 @@ def cells(dock: DetectDock, row: int) -> list[str]:
 
 
 def clock(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%H:%M")
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone().strftime("%H:%M")
 
 
 def state_of(shell: RelayShell, session_id: str) -> str | None:

@@ -9,11 +9,12 @@ import pytest
 
 from relay.core.bus import EventBus
 from relay.core.config import load_config
+from relay.core.errors import HandoffTransitionError
 from relay.core.models import SessionSpec
 from relay.core.store.db import Store
 from relay.core.store.writer import EventWriter
 from relay.engine.engine import Engine
-from relay.sessions.handoff import HandoffJournal, HandoffTransitionError
+from relay.sessions.handoff import HandoffJournal
 
 
 @pytest.fixture

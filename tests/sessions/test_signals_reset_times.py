@@ -52,7 +52,7 @@ def test_no_zone_and_no_tz_means_this_machine_s_local_zone() -> None:
 
 def test_now_must_be_aware() -> None:
     with pytest.raises(ValueError, match="aware"):
-        classify("x", provider="x", now=datetime(2026, 11, 30, 10, 5), tz=UTC)
+        classify("x", provider="x", now=datetime(2026, 11, 30, 10, 5), tz=UTC)  # noqa: DTZ001
 
 
 def test_reset_is_returned_in_utc() -> None:

@@ -34,7 +34,7 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
     A vault passphrase the session will need (``needs``) is asked for before it starts,
     never in the middle of the stream (:mod:`relay.cli.prompt`). Ctrl-C stops the agent
     and records the session as cancelled before exiting; Ctrl-D at the agent's question
-    stops it too, and the command ends with :class:`~relay.cli.prompt.NoAnswer`.
+    stops it too, and the command ends with :class:`~relay.cli.NoAnswerError`.
     """
     passphrase = Passphrase()
     engine = await Engine.open(config, passphrase_provider=passphrase)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 from relay.cli.parser import build_parser
-from relay.core.errors import RelayError
+from relay.core.errors import NoAnswerError, PromptInterruptedError, RelayError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -199,10 +199,10 @@ def _explain(exc: RelayError, errors: Console) -> int:
     from relay.cli import prompt
     from relay.cli.hints import runnable
 
-    if isinstance(exc, prompt.Interrupted):  # Ctrl-C at a prompt
+    if isinstance(exc, PromptInterruptedError):  # Ctrl-C at a prompt
         errors.print("interrupted", markup=False)
         return prompt.INTERRUPTED_EXIT
-    if isinstance(exc, prompt.NoAnswer):  # Ctrl-D at a prompt: one line, no hint
+    if isinstance(exc, NoAnswerError):  # Ctrl-D at a prompt: one line, no hint
         errors.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False, markup=True)
         return prompt.EOF_EXIT
     errors.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True)

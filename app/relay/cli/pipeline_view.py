@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.markup import escape
@@ -22,7 +22,7 @@ _SHOWN = ("claimed", "takeover", "saved", "fence_refused", "lease_lost", "lease_
 
 
 def _clock(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone().strftime("%H:%M:%S")
 
 
 def log_line(entry: LogEntry, me: str | None, verbose: bool = False) -> str | None:

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterator
 
 from relay.core.config import Config
-from relay.core.errors import RelayError, VaultError
+from relay.core.errors import NoAnswerError, PromptInterruptedError, VaultError
 
 #: the exit code when the input ends at a prompt (Ctrl-D)
 EOF_EXIT = 2
@@ -45,31 +45,23 @@ INTERRUPTED_EXIT = 130
 TRIES = 3
 
 
-class NoAnswer(RelayError):
-    """The input ended (Ctrl-D) at a prompt: nothing was answered."""
-
-
-class Interrupted(RelayError):
-    """Ctrl-C at a prompt."""
-
-
 def ask(prompt: str, *, secret: bool = False) -> str:
     """One line typed at the terminal (``secret``: without echo). Blocking: call it on the
     main thread before work starts (elsewhere Ctrl-C cannot reach it).
 
     Raises:
-        NoAnswer: the input ended (Ctrl-D).
-        Interrupted: Ctrl-C.
+        NoAnswerError: the input ended (Ctrl-D).
+        PromptInterruptedError: Ctrl-C.
     """
     try:
         with _ctrl_c_raises():
             return getpass.getpass(prompt) if secret else input(prompt)
     except EOFError:
         _newline()
-        raise NoAnswer(f"No answer: the input ended at “{prompt.strip()}”.") from None
+        raise NoAnswerError(f"No answer: the input ended at “{prompt.strip()}”.") from None
     except KeyboardInterrupt:
         _newline()
-        raise Interrupted("interrupted") from None
+        raise PromptInterruptedError("interrupted") from None
 
 
 async def read_line(prompt: str) -> str:
@@ -79,7 +71,7 @@ async def read_line(prompt: str) -> str:
     cannot watch stdin (Windows) a thread reads it, as before.
 
     Raises:
-        NoAnswer: the input ended (Ctrl-D).
+        NoAnswerError: the input ended (Ctrl-D).
     """
     loop = asyncio.get_running_loop()
     try:
@@ -112,14 +104,14 @@ async def read_line(prompt: str) -> str:
             return await asyncio.to_thread(input, prompt)
         except EOFError:
             _newline()
-            raise NoAnswer(f"No answer: the input ended at “{prompt.strip()}”.") from None
+            raise NoAnswerError(f"No answer: the input ended at “{prompt.strip()}”.") from None
     try:
         sys.stdout.write(prompt)
         sys.stdout.flush()
         raw = await line
     except EOFError:
         _newline()
-        raise NoAnswer(f"No answer: the input ended at “{prompt.strip()}”.") from None
+        raise NoAnswerError(f"No answer: the input ended at “{prompt.strip()}”.") from None
     finally:
         loop.remove_reader(fd)
     return raw.split(b"\n", 1)[0].decode(errors="replace").rstrip("\r")
@@ -194,7 +186,7 @@ class Passphrase:
 
         Raises:
             VaultError: no terminal to ask at, or the passphrase was wrong every time.
-            NoAnswer, Interrupted: Ctrl-D / Ctrl-C at the prompt.
+            NoAnswerError, PromptInterruptedError: Ctrl-D / Ctrl-C at the prompt.
         """
         from relay.core.vault import PASSPHRASE_ENV, VAULT_FILE, Vault
 

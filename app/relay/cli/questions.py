@@ -23,13 +23,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.hints import cli
-from relay.cli.prompt import NoAnswer, read_line
+from relay.cli.prompt import read_line
 from relay.core.config import Config
-from relay.core.errors import RelayError
+from relay.core.errors import NoAnswerError, RelayError
 from relay.core.events import NeedsInput
 from relay.engine.engine import Engine
 
-#: reads one line from the user without blocking the event loop (NoAnswer: Ctrl-D)
+#: reads one line from the user without blocking the event loop (NoAnswerError: Ctrl-D)
 Reader = Callable[[str], Awaitable[str]]
 
 
@@ -50,7 +50,7 @@ class Questions:
         self.stopped: str | None = None
         #: the input ended at the prompt (Ctrl-D): the session was stopped; the command
         #: ends with this once the session has
-        self.no_answer: NoAnswer | None = None
+        self.no_answer: NoAnswerError | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     def asked(self, session_id: str, event: NeedsInput) -> None:
@@ -85,8 +85,8 @@ class Questions:
         while True:
             try:
                 line = (await self.reader(f"  answer ({hint}, Enter: later)> ")).strip()
-            except NoAnswer as exc:  # Ctrl-D: nobody answers here; stop, say so once
-                self.no_answer = NoAnswer(f"{exc.message} The session was stopped.")
+            except NoAnswerError as exc:  # Ctrl-D: nobody answers here; stop, say so once
+                self.no_answer = NoAnswerError(f"{exc.message} The session was stopped.")
                 await self.engine.cancel_session(session_id)
                 return
             if not line:

@@ -406,10 +406,11 @@ if sys.platform == "win32":
         while True:
             try:
                 msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # gives up after ~10 s: try again
-                return
             except OSError as exc:
                 if exc.errno != errno.EDEADLOCK:
                     raise
+            else:
+                return
 
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)

@@ -91,6 +91,10 @@ class AgentProcessError(RelayError):
     """The agent process could not be started or driven."""
 
 
+class AgentStalledError(AgentProcessError):
+    """The agent wrote nothing for longer than the inactivity timeout."""
+
+
 class WorktreeError(RelayError):
     """A git worktree could not be created or used."""
 
@@ -147,3 +151,23 @@ class PipelineInvalidError(PipelineError):
                          hint or "Fix the pipeline and validate it again "
                                  "(`relay-cli pipeline validate FILE`).")
         self.problems = problems
+
+
+class DetectNotFoundError(RelayError):
+    """No detected session matches what the user named."""
+
+
+class ConversationError(RelayError):
+    """A saved conversation cannot be found or read."""
+
+
+class HandoffTransitionError(RelayError):
+    """A handoff was asked to skip or repeat a step (a Relay bug, never user input)."""
+
+
+class NoAnswerError(RelayError):
+    """The input ended (Ctrl-D) at a prompt: nothing was answered."""
+
+
+class PromptInterruptedError(RelayError):
+    """Ctrl-C at a prompt."""

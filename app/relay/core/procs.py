@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 
-from relay.core.errors import AgentProcessError, CliNotFoundError
+from relay.core.errors import AgentProcessError, AgentStalledError, CliNotFoundError
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
@@ -54,9 +54,6 @@ class ProcessResult:
     stalled: bool = False
     stopped: bool = False
 
-
-class AgentStalledError(AgentProcessError):
-    """The agent wrote nothing for longer than the inactivity timeout."""
 
 
 def find_executable(runtime: str, default_name: str, install_hint: str,

@@ -251,7 +251,7 @@ def _choose_keyring(service: str) -> tuple[keyring.backend.KeyringBackend | None
     """The keyring backend to use, or None and the reason there is none."""
     try:
         backend = keyring.get_keyring()
-    except Exception as exc:  # a broken keyringrc or backend import: keyring's own problem
+    except Exception as exc:  # noqa: BLE001 — a broken keyringrc or backend import: keyring's own
         return None, f"keyring failed to load: {_short(exc)}"
     name = f"{type(backend).__module__}.{type(backend).__qualname__}"
     if isinstance(backend, fail.Keyring | null.Keyring):
@@ -262,7 +262,7 @@ def _choose_keyring(service: str) -> tuple[keyring.backend.KeyringBackend | None
         return None, f"{name} is not an OS keyring"
     try:
         backend.get_password(service, _PROBE_NAME)
-    except Exception as exc:  # any backend failure means: not usable here
+    except Exception as exc:  # noqa: BLE001 — any backend failure means: not usable here
         return None, f"{name} does not work here ({_short(exc)})"
     return backend, name
 
@@ -301,7 +301,7 @@ class _KeyringStore:
     def put(self, name: str, value: str) -> None:
         try:
             self.backend.set_password(self.service, name, value)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 — a third-party backend raises anything
             # A backend's message may quote what it was given: mask it, and chain nothing
             # a traceback could print.
             raise self._error("store", name, exc, mask=value) from None

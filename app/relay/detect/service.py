@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from relay.core.accounts import Account, AccountBook
-from relay.core.errors import RelayError
+from relay.core.errors import DetectNotFoundError, RelayError
 from relay.core.store.db import now_ms
 from relay.detect.lift import lift, lift_intent
 from relay.detect.model import DetectedSession, Intent, LiveProcess
@@ -39,9 +39,6 @@ from relay.wallet.transcripts import TranscriptSource
 #: sessions active this recently are shown without --all
 RECENT_MS = 24 * 3600 * 1000
 
-
-class DetectNotFoundError(RelayError):
-    """No detected session matches what the user named."""
 
 
 @dataclass(slots=True)

@@ -333,7 +333,7 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except StoreError as exc:  # the database cannot be written: nothing to record it in
-            log.error("session %s stopped: %s", runner.session_id, exc)
+            log.error("session %s stopped: %s", runner.session_id, exc)  # noqa: TRY400 — no bug
             raise
         except Exception:  # the runner maps RelayErrors; anything else is a bug: log it
             log.exception("session %s crashed", runner.session_id)
@@ -442,7 +442,7 @@ class Engine:
                 for request in await self.requests.pending(list(self._runners)):
                     await self.requests.answer(request, await self._carry_out(request))
             except StoreError as exc:
-                log.error("cannot read requests: %s", exc)
+                log.error("cannot read requests: %s", exc)  # noqa: TRY400 — the store says why
 
     async def _carry_out(self, request: ControlRequest) -> Answer:
         runner = self._runners.get(request.session_id)

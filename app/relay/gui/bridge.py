@@ -77,7 +77,7 @@ class TaskRunner(QObject):
             if on_done is not None:
                 try:
                     on_done(task.result())
-                except Exception as cb_exc:  # a broken view must be visible, not silent
+                except Exception as cb_exc:  # noqa: BLE001 — a broken view is shown, not silent
                     self.report(context, cb_exc)
             return
         self.report(context, exc)

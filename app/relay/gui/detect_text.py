@@ -8,7 +8,7 @@ come from :mod:`relay.detect.present`, as in the CLI.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 
 from relay.detect import present as text
@@ -123,7 +123,7 @@ def _joined(items: Sequence[str]) -> str:
 def _when(ms: int | None, now_ms: int) -> str:
     if ms is None:
         return UNKNOWN
-    at = datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+    at = datetime.fromtimestamp(ms / 1000, UTC).astimezone().strftime("%Y-%m-%d %H:%M")
     return f"{at} ({text.age_of(ms, now_ms)} ago)"
 
 

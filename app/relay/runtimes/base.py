@@ -33,16 +33,10 @@ from typing import Any, ClassVar
 import orjson
 
 from relay.core.capabilities import Cap, Capabilities, Level
-from relay.core.errors import CliNotFoundError, UnsupportedCapabilityError
+from relay.core.errors import AgentStalledError, CliNotFoundError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
 from relay.core.models import PermissionPolicy
-from relay.core.procs import (
-    AgentProcess,
-    AgentStalledError,
-    ProcessResult,
-    StdinMode,
-    find_executable,
-)
+from relay.core.procs import AgentProcess, ProcessResult, StdinMode, find_executable
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from relay.core.errors import RelayError
+from relay.core.errors import HandoffTransitionError
 from relay.core.events import HandoffState, HandoffStep
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store, from_ms, now_ms
@@ -47,9 +47,6 @@ FINISHED: frozenset[HandoffState] = frozenset({"done", "failed"})
 _COLUMNS = ("id", "session_id", "from_run_id", "from_entry", "to_entry", "reason", "state",
             "snapshot_sha", "contract_dir", "to_run_id", "error", "created_ms", "updated_ms")
 
-
-class HandoffTransitionError(RelayError):
-    """A handoff was asked to skip or repeat a step (a Relay bug, never user input)."""
 
 
 class HandoffRecord(BaseModel):

@@ -55,9 +55,9 @@ def _same_process(pid: int, started: float | None) -> psutil.Process | None:
             return None
         if proc.status() == psutil.STATUS_ZOMBIE:
             return None
-        return proc
     except psutil.Error:
         return None
+    return proc
 
 
 def _stop_group(proc: psutil.Process, grace: float) -> None:

@@ -24,7 +24,7 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from relay.core.accounts import Account, AccountBook, split_entry
 from relay.core.config import Config
@@ -184,7 +184,7 @@ class Wallet:
 
     async def _costs(self, entry: str, now: int, source: Source) -> tuple[Figure, Figure]:
         """Cost today and this week: the transcripts priced, or Relay's runs (see the docstring)."""
-        day = datetime.fromtimestamp(now / 1000).date()
+        day = datetime.fromtimestamp(now / 1000, UTC).astimezone().date()  # the local day
         (d0, _), (w0, w1) = day_bounds(day), week_bounds(day)
         if source == "estimate":
             rows = [(e, u.ts_ms, u.model, u.tokens, u.cost_usd)

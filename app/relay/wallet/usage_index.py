@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +176,7 @@ class UsageIndex:
         days: dict[date, _Day] = {}
         for quarter, model, *sums in rows:
             moment = quarter * QUARTER_MS / 1000
-            day = (datetime.fromtimestamp(moment, tz) if tz else datetime.fromtimestamp(moment)).date()
+            day = datetime.fromtimestamp(moment, UTC).astimezone(tz).date()  # tz None: local
             days.setdefault(day, _Day()).add(model, Tokens(*sums[:5]), sums[5], sums[6])
         return {day: days[day].totals(day) for day in sorted(days)}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
 from relay.core.errors import RelayError
@@ -44,7 +44,7 @@ def parse_since(text: str | None, today: date | None = None) -> int | None:
     """"2026-11-01" or "7d" → epoch ms of that local midnight (None: everything)."""
     if not text:
         return None
-    today = today or date.today()
+    today = today or datetime.now(UTC).astimezone().date()  # the local day
     if m := re.fullmatch(r"(\d+)d", text.strip()):
         day = today - timedelta(days=int(m.group(1)))
     else:
@@ -108,7 +108,7 @@ def _group(table: UsageTable, pricing: Pricing, key: str,
 def _by_day(pricing: Pricing, entries: list[tuple[str, str, UsageEntry]]) -> UsageTable:
     groups: dict[str, list[tuple[str, str, UsageEntry]]] = {}
     for row in sorted(entries, key=lambda r: r[2].ts_ms):
-        day = datetime.fromtimestamp(row[2].ts_ms / 1000).date().isoformat()
+        day = datetime.fromtimestamp(row[2].ts_ms / 1000, UTC).astimezone().date().isoformat()
         groups.setdefault(day, []).append(row)
     table = UsageTable("Usage per day", ["day", "models", *_TOKEN_COLS, "cost"],
                        {"day", "models"})
@@ -132,7 +132,7 @@ def _by_block(pricing: Pricing, entries: list[tuple[str, str, UsageEntry]]) -> U
         by_entry.setdefault(row[0], []).append(row)
     groups: dict[str, list[tuple[str, str, UsageEntry]]] = {}
     extra: dict[str, list[str]] = {}
-    now = int(datetime.now().timestamp() * 1000)
+    now = int(datetime.now(UTC).timestamp() * 1000)
     for entry, rows in sorted(by_entry.items()):
         rows.sort(key=lambda r: r[2].ts_ms)
         for block in five_hour_blocks(((r[2].ts_ms, r[2].tokens, r[2].cost_usd, r[2].model)
@@ -147,4 +147,4 @@ def _by_block(pricing: Pricing, entries: list[tuple[str, str, UsageEntry]]) -> U
 
 
 def _local(ms: int) -> str:
-    return f"{datetime.fromtimestamp(ms / 1000):%Y-%m-%d %H:%M}"
+    return f"{datetime.fromtimestamp(ms / 1000, UTC).astimezone():%Y-%m-%d %H:%M}"

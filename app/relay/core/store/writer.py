@@ -188,7 +188,8 @@ class EventWriter:
                 f"Could not store events: {exc!r}.", "This is a bug in Relay; see the log.")
             self.failure = failure
             self._fail(batch, failure)
-            log.error("event batch not written: %s", exc, exc_info=not isinstance(exc, StoreError))
+            log.error("event batch not written: %s", exc,  # noqa: TRY400 — a bug's traceback only
+                      exc_info=not isinstance(exc, StoreError))
             return
         by_op = iter(records)
         for op in batch:

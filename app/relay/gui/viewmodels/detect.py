@@ -236,7 +236,7 @@ class DetectViewModel(ColumnsModel):
             self._again = False
             try:
                 await self._scan()
-            except Exception:  # reported in the dock by _scan; a later scan may do better
+            except Exception:  # noqa: BLE001 — reported in the dock by _scan; a later scan may do better
                 return
 
     async def _scan(self) -> list[DetectedSession]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from relay.core.errors import RelayError
+from relay.core.errors import ConversationError
 
 
 class ToolUse(BaseModel):
@@ -44,9 +44,6 @@ class Conversation(BaseModel):
     def add(self, message: Message) -> None:
         self.messages.append(message)
 
-
-class ConversationError(RelayError):
-    """A saved conversation cannot be found or read."""
 
 
 def conversations_dir(home: Path, runtime: str) -> Path:

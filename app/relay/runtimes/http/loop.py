@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from relay.core.config import default_home
-from relay.core.errors import AccountError
+from relay.core.errors import AccountError, ConversationError
 from relay.core.events import (
     AgentError,
     AgentEvent,
@@ -46,7 +46,7 @@ from relay.core.signals import failure_events
 from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
 from relay.runtimes.http import conversation as convs
 from relay.runtimes.http import structured
-from relay.runtimes.http.conversation import Conversation, ConversationError, Message
+from relay.runtimes.http.conversation import Conversation, Message
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import Toolbox, ToolRefused, offered
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, QuotaTracker, RetryPolicy
