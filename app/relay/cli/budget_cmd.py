@@ -21,7 +21,7 @@ from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.engine.engine import Engine
-from relay.wallet.budgets import ALL, BudgetBook, BudgetCheck, BudgetGuard, usd
+from relay.wallet.budgets import ALL, BudgetBook, BudgetCheck, usd
 from relay.wallet.pricing import ModelPrice, Pricing
 
 SCOPES = ("day", "week", "session", "task")
@@ -57,9 +57,8 @@ async def budget(config: Config, args: argparse.Namespace, console: Console) -> 
     engine = await Engine.open(config)
     try:
         if args.budget_command == "list":
-            guard = BudgetGuard(engine.store, Pricing.load(config))
-            return _list(await guard.period_checks(), console, args.json)
-        book = BudgetBook(engine.store, engine.writer)
+            return _list(await engine.wallet.budgets.period_checks(), console, args.json)
+        book = engine.wallet.budget_book
         if args.scope in _SESSION_FIELD:
             return await _session_budget(book, args, console)
         if args.session:

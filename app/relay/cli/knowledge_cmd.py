@@ -19,7 +19,6 @@ from rich.markup import escape
 from relay.cli.argtypes import positive_int
 from relay.cli.hints import cli
 from relay.core.config import Config
-from relay.core.store.db import Store
 from relay.knowledge.model import Hit, Stats
 from relay.knowledge.scanner import ScanReport
 from relay.knowledge.service import Knowledge
@@ -84,13 +83,7 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
 
 async def _ingest(config: Config, knowledge: Knowledge) -> int:
     """Index new session activity; 0 when there is no event store yet."""
-    if not config.db_path.exists():
-        return 0
-    store = await Store.open(config.db_path)
-    try:
-        return (await knowledge.ingest(store)).sessions
-    finally:
-        await store.close()
+    return (await knowledge.ingest_file(config.db_path)).sessions
 
 
 def _print_hits(console: Console, query: str, hits: list[Hit], stats: Stats) -> None:

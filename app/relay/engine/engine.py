@@ -498,6 +498,10 @@ class Engine:
             self._knowledge = Built(self.config)
         return self._knowledge
 
+    async def ingest_knowledge(self) -> None:
+        """Bring the knowledge graph's session activity up to date with the event store."""
+        await self.knowledge.ingest(self.store)
+
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
         """A session's handoffs, oldest first, as last committed."""
         return await self.coordinator.journal.for_session(session_id)

@@ -144,6 +144,17 @@ class Knowledge:
             await self._call(lambda s: s.set_cursor(scanned))
             return IngestReport(sessions=len(sessions), cursor=scanned)
 
+    async def ingest_file(self, db_path: Path) -> IngestReport:
+        """:meth:`ingest` from the event store at ``db_path`` (nothing when there is none
+        yet): for a command that runs without an engine."""
+        if not db_path.exists():
+            return IngestReport(sessions=0, cursor=0)
+        store = await Store.open(db_path)
+        try:
+            return await self.ingest(store)
+        finally:
+            await store.close()
+
     async def ingest_session(self, store: Store, session_id: str) -> None:
         """Rebuild one session's activity now (the cursor is left alone)."""
         async with self._ingesting:

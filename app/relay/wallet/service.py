@@ -32,7 +32,7 @@ from relay.core.models import simulated_entry
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
 from relay.wallet.blocks import current_block
-from relay.wallet.budgets import BudgetGuard
+from relay.wallet.budgets import BudgetBook, BudgetGuard
 from relay.wallet.costs import Costs, day_bounds, price_usage, week_bounds
 from relay.wallet.forecast import WindowInputs, forecast, learned_limit, tokens_per_minute
 from relay.wallet.limits import LimitBook, window_length_ms
@@ -72,6 +72,8 @@ class Wallet:
         self.pricing = Pricing.load(config)
         self.costs = Costs(store, self.pricing)
         self.budgets = BudgetGuard(store, self.pricing, flush=writer.flush)
+        #: the budgets users set (relay-cli budget, the wallet dock)
+        self.budget_book = BudgetBook(store, writer)
         self.watermark = config.wallet_watermark
         self.clock = clock
         self._env = dict(os.environ if env is None else env)
