@@ -42,7 +42,9 @@ from relay.core.store import index_file
 from relay.core.store.db import now_ms
 from relay.knowledge.model import Fact, Graph, Hit, Node, RepoStats, Stats
 
-SCHEMA_VERSION = 1
+#: 2: the tree-sitter scanner (members of types, more imports): an index the hand-written
+#: scanner filled is rebuilt, since its files' blob shas would otherwise look unchanged
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 SNIPPET_TOKENS = 16
 SNIPPET_MARKS = ("«", "»")
