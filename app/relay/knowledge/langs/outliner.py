@@ -59,9 +59,12 @@ def _parser(grammar: Grammar, language: Language) -> Parser:
 class _Def:
     node: Node
     kind: str
-    name: Node | None
+    #: the name's text ("" for none)
+    name: str
     owner: Node | None
     pattern: int
+    start: int
+    end: int
 
 
 def outline(grammar: Grammar, text: str) -> Outline:
@@ -79,6 +82,9 @@ class _Extract:
         self.source = source
         self.root = root
         self.lines = source.split(b"\n")
+        self.transparent = grammar.comments | grammar.attributes | {"decorator"}
+        #: pattern index → its ``def.KIND`` capture ("" for patterns of imports and headers)
+        self.roles: dict[int, str] = {}
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
@@ -87,10 +93,13 @@ class _Extract:
         defs: dict[tuple[int, str], _Def] = {}
         imports: list[tuple[int, str]] = []
         header = 0
+        roles = self.roles
         for pattern, caps in matches:
-            kind = next((c[4:] for c in caps if c.startswith("def.")), None)
-            if kind is not None:
-                self._add_defs(defs, pattern, kind, caps)
+            role = roles.get(pattern)
+            if role is None:
+                role = roles[pattern] = next((c for c in caps if c.startswith("def.")), "")
+            if role:
+                self._add_defs(defs, pattern, role, caps)
                 continue
             for node in caps.get("import", ()):
                 names = (self.g.import_text(node, self.text) if self.g.import_text
@@ -102,25 +111,24 @@ class _Extract:
         return Outline(symbols=self._symbols(defs), imports=list(dict.fromkeys(n for _, n in imports)),
                        header_end=header, damaged=self.root.has_error)
 
-    def _add_defs(self, defs: dict[tuple[int, str], _Def], pattern: int, kind: str,
+    def _add_defs(self, defs: dict[tuple[int, str], _Def], pattern: int, role: str,
                   caps: dict[str, list[Node]]) -> None:
-        node = caps[f"def.{kind}"][0]
-        if "kind" in caps:
-            kind = self.text(caps["kind"][0])
+        node = caps[role][0]
+        kind = self.text(caps["kind"][0]) if "kind" in caps else role[4:]
         owner = caps["owner"][0] if "owner" in caps else None
-        names: list[Node | None] = list(caps.get("name", ())) or [None]
-        for name in names:
-            key = (node.id, "" if name is None else self.text(name))
-            if key[1] == "_":
+        found = caps.get("name")
+        node_id = node.id
+        for name in [self.text(n) for n in found] if found else [""]:
+            if name == "_":
                 continue
+            key = (node_id, name)
             known = defs.get(key)
             if known is None or pattern < known.pattern:
-                defs[key] = _Def(node, kind, name, owner, pattern)
+                defs[key] = _Def(node, kind, name, owner, pattern, node.start_byte, node.end_byte)
 
     def _symbols(self, defs: dict[tuple[int, str], _Def]) -> list[Symbol]:
         g = self.g
-        ordered = sorted(defs.values(), key=lambda d: (d.node.start_byte, -d.node.end_byte,
-                                                        d.pattern))
+        ordered = sorted(defs.values(), key=lambda d: (d.start, -d.end, d.pattern))
         is_def = {d.node.id for d in ordered}
         #: a kept container's node → (its qualified name, its kind); outer ones come first
         scopes: dict[int, tuple[str, str]] = {}
@@ -136,7 +144,7 @@ class _Extract:
             if kind in g.custom_names:
                 own, own_scope = g.custom_names[kind](d.node, self.text)
             else:
-                own = _clean_name(self.text(d.name)) if d.name is not None else "default"
+                own = _clean_name(d.name) if d.name else "default"
                 if d.owner is not None:
                     own = f"{_clean_name(self.text(d.owner))}{g.separator}{own}"
                 own_scope = own
@@ -144,7 +152,7 @@ class _Extract:
             if kind in g.containers and d.node.id not in scopes:
                 qualified = self._qualify(scope, own_scope, kind, d.node) if scope else own_scope
                 scopes[d.node.id] = (qualified, kind)
-            out.append((d.node.start_byte, self._symbol(name, kind, d.node)))
+            out.append((d.start, self._symbol(name, kind, d.node)))
         out.sort(key=lambda item: item[0])
         return [s for _, s in out]
 
@@ -176,9 +184,9 @@ class _Extract:
 
     def _span(self, node: Node) -> Node:
         """``node``, or the wrapper it is the only declaration of (repeatedly)."""
-        skip = self.g.comments | self.g.attributes | {"decorator"}
         while (parent := node.parent) is not None and parent.type in self.g.wrappers:
-            if any(c.id != node.id and c.type not in skip for c in parent.named_children):
+            if any(c.id != node.id and c.type not in self.transparent
+                   for c in parent.named_children):
                 break
             node = parent
         return node
