@@ -295,3 +295,14 @@ def test_an_index_the_old_scanner_filled_is_rescanned(tmp_path: Path, sample_rep
         assert ("method", "Widget.size", 11, 13) in symbols(store, "web/widget.ts")
     finally:
         store.close()
+
+
+def test_replacing_a_files_rows_looks_them_up_by_index(kstore: KnowledgeStore) -> None:
+    """Each file scanned drops its old rows first: a scan of the chunks table per file would
+    make a full scan of a large repository quadratic."""
+    ids = "SELECT id FROM nodes WHERE repo=? AND path=? AND origin='code'"
+    for statement in (f"DELETE FROM edges WHERE from_id IN ({ids})",
+                      f"DELETE FROM chunks WHERE node_id IN ({ids})"):
+        plan = " ".join(str(r[3]) for r in kstore.conn.execute(f"EXPLAIN QUERY PLAN {statement}",
+                                                               ("r", "p")))
+        assert "SCAN" not in plan, (statement, plan)
