@@ -48,6 +48,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]  # benchmarks/, and this checkout's relay
 
+import pygit2  # noqa: E402
+
 from benchmarks.knowledge_scan import baseline, generate  # noqa: E402
 from relay.knowledge import scanner  # noqa: E402
 from relay.knowledge.langs import Outline, language_of, outline  # noqa: E402
@@ -88,18 +90,20 @@ def dataset(files: int, seed: int, data_dir: Path) -> Path:
     return folder
 
 
-def sources(root: Path, work: Path) -> list[tuple[str, str, str]]:
-    """``(path, lang, text)`` of every file a scan indexes (one scan, which also warms up)."""
-    store = open_store(work / "listing.sqlite")
-    try:
-        scanner.scan_repo(store, root)
-        paths = [r[0] for r in store.conn.execute("SELECT path FROM files ORDER BY path")]
-    finally:
-        store.close()
+def sources(root: Path) -> list[tuple[str, str, str]]:
+    """``(path, lang, text)`` of the source files git tracks (what a scan of a generated
+    repository reads; of a checkout, about what it reads)."""
     out = []
-    for path in paths:
-        text = (root / path).read_bytes().decode("utf-8", errors="replace")
-        out.append((path, language_of(path) or "", text))
+    for entry in pygit2.Repository(str(root)).index:
+        path, lang = entry.path, language_of(entry.path)
+        target = root / path
+        if lang is None or scanner.sensitive(path) or \
+                scanner.SKIP_DIRS.intersection(Path(path).parts[:-1]) or not target.is_file() \
+                or target.is_symlink() or target.stat().st_size > scanner.MAX_FILE_BYTES:
+            continue
+        data = target.read_bytes()
+        if b"\0" not in data[:scanner.BINARY_PROBE]:
+            out.append((path, lang, data.decode("utf-8", errors="replace")))
     return out
 
 
@@ -123,10 +127,11 @@ class Found:
     symbols: int = 0
     imports: int = 0
     damaged: int = 0
+    index_bytes: int = 0
 
 
 def full_scan(root: Path, fn: Outliner, work: Path) -> tuple[float, int, int]:
-    """Seconds, files and symbols of a scan into a new index."""
+    """Seconds, files and bytes (the index file with its WAL) of a scan into a new index."""
     db = work / f"k-{time.monotonic_ns()}.sqlite"
     store = open_store(db)
     try:
@@ -136,9 +141,12 @@ def full_scan(root: Path, fn: Outliner, work: Path) -> tuple[float, int, int]:
             took = time.perf_counter() - started
     finally:
         store.close()
+    size = 0
     for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    return took, report.scanned, report.symbols
+        part = Path(str(db) + suffix)
+        size += part.stat().st_size if part.exists() and suffix != "-shm" else 0
+        part.unlink(missing_ok=True)
+    return took, report.scanned, size
 
 
 def outline_only(files: list[tuple[str, str, str]], fn: Outliner) -> tuple[float, Found]:
@@ -177,10 +185,11 @@ def measure(root: Path, files: list[tuple[str, str, str]], runs: int, load: int,
     with busy(load):
         for round_ in range(runs):
             for name, fn in CONTENDERS.items():
-                took, scanned, _ = full_scan(root, fn, work)
+                took, scanned, size = full_scan(root, fn, work)
                 times.setdefault(f"{name} full", []).append(took)
                 took, seen = outline_only(files, fn)
                 times.setdefault(f"{name} outline", []).append(took)
+                seen.index_bytes = size
                 found[name] = seen
                 log(f"{'loaded' if load else 'idle'} round {round_ + 1}: {name} full scan of "
                     f"{scanned} files {times[f'{name} full'][-1]:.2f} s, outline only {took:.2f} s")
@@ -227,7 +236,7 @@ def main() -> int:
     data_dir = work if args.smoke else args.data_dir
     root = scanner.repo_root(args.repo) if args.repo else dataset(args.files, args.seed, data_dir)
     try:
-        files = sources(root, work)
+        files = sources(root)
         nbytes = sum(len(t.encode("utf-8", errors="replace")) for _, _, t in files)
         by_lang: dict[str, int] = {}
         for _, lang, _ in files:
@@ -263,7 +272,8 @@ def main() -> int:
             print(row)
     for name, seen in found.items():
         print(f"{name} found: {seen.symbols:,} symbols, {seen.imports:,} imports, "
-              f"{seen.damaged} file(s) marked damaged")
+              f"{seen.damaged} file(s) marked damaged; knowledge.sqlite "
+              f"{seen.index_bytes / generate.MIB:,.0f} MiB")
     ts, hw = found["tree-sitter"], found["hand-written"]
     print(f"tree-sitter stores {ts.symbols / max(hw.symbols, 1):.2f}× the symbols (members of types), "
           "each a node, an edge and a chunk: its full scan does that much more writing")
