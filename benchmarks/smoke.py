@@ -69,6 +69,9 @@ SMOKES = [
           _bench("usage_scan/bench_scan_lag.py", "--size-mb", "5", "--runs", "1"), qt=True),
     Smoke("detect", "detecting agents over 5 MiB of stores vs the wallet's own scan",
           _bench("detect/bench_detect.py", "--size-mb", "5", "--runs", "2"), last=2),
+    Smoke("knowledge-scan", "a full knowledge scan of 60 generated files, tree-sitter vs the "
+          "hand-written scanner, idle and beside a busy process",
+          _bench("knowledge_scan/bench_knowledge_scan.py", "--smoke", "--quiet"), last=2),
     Smoke("scheduler", "the pipeline scheduler's per-step cost vs a bare loop",
           _bench("scheduler/bench_scheduler.py", "--smoke", "--quiet")),
 ]

@@ -1,7 +1,8 @@
 """Small source files in the seven languages the scanner outlines, and what it must find.
 
 The expected symbols were read off the texts by line number (kind, name, first and last
-line; attributes, annotations and decorators belong to the symbol, comments above do not).
+line; attributes, annotations and decorators belong to the symbol, comments above do not),
+members of types included (``Widget.size``, ``Point::new``, ``Account.owner``).
 Each file has a trap: braces in strings, comments, raw strings, template literals and
 regexes; a Rust ``where`` clause; a Ruby heredoc and ``%w[]`` holding ``end``; an endless
 Ruby method; a TypeScript return type written as an object literal.
@@ -255,16 +256,19 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
     ],
     "geometry/src/lib.rs": [
         ("struct", "Point", 9, 13), ("enum", "Shape", 15, 18), ("impl", "impl Point", 20, 28),
-        ("const", "LIMIT", 30, 30), ("macro", "square", 32, 34),
+        ("method", "Point::new", 24, 27), ("const", "LIMIT", 30, 30), ("macro", "square", 32, 34),
         ("fn", "fetch_shapes", 36, 40),
     ],
     "web/widget.ts": [
-        ("class", "Widget", 8, 14), ("interface", "WidgetProps", 16, 18),
+        ("class", "Widget", 8, 14), ("property", "Widget.label", 10, 10),
+        ("method", "Widget.size", 11, 13), ("interface", "WidgetProps", 16, 18),
+        ("property", "WidgetProps.mode", 17, 17),
         ("type", "Align", 20, 22), ("function", "parseWidget", 24, 27),
         ("const", "DEFAULT_ALIGN", 29, 29),
     ],
     "web/util.js": [
         ("const", "path", 1, 1), ("function", "joinAll", 5, 7), ("class", "Cache", 9, 13),
+        ("method", "Cache.get", 10, 12),
         ("function", "default", 15, 17), ("export", "module.exports", 19, 19),
     ],
     "app/billing.py": [
@@ -272,7 +276,8 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("method", "Ledger.add", 17, 18), ("method", "Ledger.total", 20, 21),
     ],
     "bank/Account.java": [
-        ("class", "Account", 9, 27), ("method", "Account.Account", 13, 15),
+        ("class", "Account", 9, 27), ("field", "Account.owner", 11, 11),
+        ("method", "Account.Account", 13, 15),
         ("method", "Account.toString", 17, 21), ("method", "Account.history", 23, 26),
         ("interface", "Ledger", 29, 31), ("method", "Ledger.balance", 30, 30),
         ("record", "Money", 33, 33),

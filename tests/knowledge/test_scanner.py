@@ -16,7 +16,7 @@ import pytest
 
 from relay.core.errors import SchemaTooNewError, WorktreeError
 from relay.knowledge.scanner import MAX_CHUNK_LINES, MAX_FILE_BYTES, scan_repo
-from relay.knowledge.store import KnowledgeStore, open_store
+from relay.knowledge.store import SCHEMA_VERSION, KnowledgeStore, open_store
 from tests.knowledge.conftest import fts_intact
 from tests.knowledge.samples import IMPORTS, LANGS, SOURCES, SYMBOLS
 
@@ -241,6 +241,68 @@ def test_an_index_of_another_schema_is_rebuilt_or_refused(tmp_path: Path,
     for suffix in ("-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
     store = open_store(path)
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("1",)
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (
+        str(SCHEMA_VERSION),)
     store.close()
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_odd_files_are_indexed_without_raising(kstore: KnowledgeStore, tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "odd", {
+        "empty.py": "",
+        "half.ts": "export class Ok { run() {} }\nexport function broken( {\n",
+        "README.md": "# odd\n",
+    })
+    (repo / "latin1.rb").write_bytes(b"require \"json\"\n\n# Caf\xe9 \xab menu \xbb\n"
+                                     b"class Menu\n  def price; \"\xe9\"; end\nend\n")
+
+    report = scan_repo(kstore, repo)
+
+    assert (report.files, report.scanned) == (3, 3)
+    empty = module(kstore, "empty.py")
+    assert empty is not None
+    assert (empty["lines"], empty["imports"], empty["symbols"], empty["damaged"]) == (1, [], 0, False)
+    assert kstore.conn.execute("SELECT count(*) FROM chunks WHERE path='empty.py'").fetchone() == (0,)
+    half = module(kstore, "half.ts")
+    assert half is not None
+    assert half["damaged"] is True
+    assert ("class", "Ok", 1, 1) in symbols(kstore, "half.ts")
+    assert ("method", "Ok.run", 1, 1) in symbols(kstore, "half.ts")
+    latin = module(kstore, "latin1.rb")
+    assert latin is not None
+    assert latin["imports"] == ["json"]
+    assert symbols(kstore, "latin1.rb") == [("class", "Menu", 4, 6), ("method", "Menu#price", 5, 5)]
+    _, start, _, body = chunk(kstore, "Menu")
+    assert start == 3  # the comment above it, replacement characters and all
+    assert body.startswith("# Caf\ufffd \ufffd menu \ufffd")
+    assert fts_intact(kstore)
+
+
+def test_an_index_the_old_scanner_filled_is_rescanned(tmp_path: Path, sample_repo: Path) -> None:
+    path = tmp_path / "k.sqlite"
+    store = open_store(path)
+    scan_repo(store, sample_repo)
+    store.conn.execute("DELETE FROM nodes WHERE node_type='symbol'")  # what it missed
+    store.conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION - 1),))
+    store.close()
+
+    store = open_store(path)
+    try:
+        report = scan_repo(store, sample_repo)
+        assert report.scanned == len(SOURCES)  # not "unchanged": the blob shas were dropped too
+        assert ("method", "Widget.size", 11, 13) in symbols(store, "web/widget.ts")
+    finally:
+        store.close()
+
+
+def test_replacing_a_files_rows_looks_them_up_by_index(kstore: KnowledgeStore) -> None:
+    """Each file scanned drops its old rows first: a scan of the chunks table per file would
+    make a full scan of a large repository quadratic."""
+    ids = "SELECT id FROM nodes WHERE repo=? AND path=? AND origin='code'"
+    for statement in (f"DELETE FROM edges WHERE from_id IN ({ids})",
+                      f"DELETE FROM chunks WHERE node_id IN ({ids})"):
+        plan = " ".join(str(r[3]) for r in kstore.conn.execute(f"EXPLAIN QUERY PLAN {statement}",
+                                                               ("r", "p")))
+        assert "SCAN" not in plan, (statement, plan)

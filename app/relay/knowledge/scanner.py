@@ -19,9 +19,11 @@ removed then, since the listing was not finished.
 
 - a ``module`` node (payload: path, lang, lines, imports, symbol count) with a chunk of its
   header — module docstring, package line and imports (at most 200 lines);
-- a ``symbol`` node per top-level symbol (name, kind, path, lines) with a ``defines`` edge
-  from its module and a chunk of its source: the comment lines right above it and the
-  symbol itself, at most :data:`MAX_CHUNK_LINES` lines;
+- a ``symbol`` node per symbol (name, kind, path, lines) — top-level ones and the members
+  of types (``Class.method``, TS class properties and accessors, Rust impl methods …, see
+  :mod:`relay.knowledge.langs`) — with a ``defines`` edge from its module and a chunk of its
+  source: the comment lines right above it and the symbol itself, at most
+  :data:`MAX_CHUNK_LINES` lines;
 - an ``imports`` edge from the module to ``import:<name>`` for each imported name (a
   name, not a node: imports are not resolved to files).
 """
@@ -258,7 +260,7 @@ def _scan_file(store: KnowledgeStore, batch: _Batch, root: Path, repo: str, key:
         return True
     lang = language_of(path) or ""
     text = data.decode("utf-8", errors="replace")
-    shape = outline(lang, text)
+    shape = outline(lang, text, path)
     batch.begin()
     store.replace_file(repo, path, sha, lang, file_graph(repo, key, path, lang, text, sha, shape),
                        len(shape.symbols))

@@ -42,7 +42,10 @@ from relay.core.store import index_file
 from relay.core.store.db import now_ms
 from relay.knowledge.model import Fact, Graph, Hit, Node, RepoStats, Stats
 
-SCHEMA_VERSION = 1
+#: 2: the tree-sitter scanner (members of types, more imports): an index the hand-written
+#: scanner filled is rebuilt, since its files' blob shas would otherwise look unchanged; and
+#: ``chunks_node``, without which replacing a file's rows scanned the whole chunks table
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 SNIPPET_TOKENS = 16
 SNIPPET_MARKS = ("«", "»")
@@ -64,6 +67,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     origin TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks (repo, path, origin);
 CREATE INDEX IF NOT EXISTS chunks_session ON chunks (session_id);
+CREATE INDEX IF NOT EXISTS chunks_node ON chunks (node_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     body, path, content='chunks', content_rowid='rowid');
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN

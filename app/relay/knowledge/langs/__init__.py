@@ -1,24 +1,33 @@
-"""Outlines of source files: the top-level symbols with their line ranges, and the imports.
+"""Outlines of source files: their symbols with line ranges, and their imports.
 
-One outliner per language, each a pure function ``outline(text) -> Outline``:
+Every language is parsed by tree-sitter with its grammar from PyPI and outlined by one
+query (:mod:`.grammars`, run by :mod:`.outliner`):
 
-=========  ==================================  ===========================================
-language   extensions                          how
-=========  ==================================  ===========================================
-python     .py .pyi                            the standard library's :mod:`ast`
-go         .go                                 line scan over :mod:`.blank`'s cleaned text
-rust       .rs                                 line scan (braces, ``;``, attributes)
-ts / js    .ts .tsx .mts .cts / .js .jsx .mjs  line scan (template literals and regexes
-           .cjs                                blanked)
-java       .java                               line scan; methods of top-level types too
-ruby       .rb .rake, Rakefile, Gemfile        keyword scan matching ``end`` (heredocs and
-                                               ``=begin`` blocks blanked)
-=========  ==================================  ===========================================
+==========  =================================  ============================================
+language    extensions                         symbols (``Container.member`` inside types)
+==========  =================================  ============================================
+python      .py .pyi                           classes (nested too), functions, methods,
+                                               module variables, class attributes
+go          .go                                func, method (``Recv.Name``), struct,
+                                               interface, type, var, const (grouped each)
+rust        .rs                                fn, struct, enum, union, trait, mod, type,
+                                               const, static, macro_rules, impl
+                                               (``impl T for U``), methods (``U::m``)
+typescript  .ts .mts .cts, .tsx (TSX grammar)  function, class, interface, type, enum,
+                                               namespace, const/let/var, ``export default``,
+                                               class members (method, property, getter,
+                                               setter), interface members
+javascript  .js .jsx .mjs .cjs                 the same without the types; ``module.exports``
+                                               and ``exports.x``
+java        .java                              class, interface, enum, record, annotation,
+                                               methods and constructors, fields, nested types
+ruby        .rb .rake, Rakefile, Gemfile       module, class (``A::B``), methods (``A::B#m``,
+                                               ``A::B.m``), top-level ``def``
+==========  =================================  ============================================
 
-The line scanners work on a copy of the text whose comments and string contents are
-replaced by spaces, character for character (:mod:`.blank`), so a brace or keyword inside a
-string never counts, and an import's module name is read from the original text at the
-same offsets.
+Imports: Python ``import``/``from`` (relative ones keep their dots), Go import specs, Rust
+``use`` and ``extern crate``, TS/JS ``import``, ``export … from``, ``require()`` and
+``import()``, Java ``import`` (``static`` too), Ruby ``require``/``require_relative``.
 """
 
 from __future__ import annotations
@@ -45,16 +54,18 @@ def language_of(path: str) -> str | None:
     return _BY_NAME.get(pure.name) or _BY_EXTENSION.get(pure.suffix.lower())
 
 
-def outline(lang: str, text: str) -> Outline:
-    """The outline of ``text`` written in ``lang`` (one of :data:`LANGUAGES`)."""
-    if lang == "python":
-        from relay.knowledge.langs.python import outline as python_outline
+def outline(lang: str, text: str, path: str = "") -> Outline:
+    """The outline of ``text`` written in ``lang`` (one of :data:`LANGUAGES`); ``path``
+    picks a dialect (``.tsx`` files are parsed with the TSX grammar). Never raises for what
+    the text holds: a syntax error gives what parses, marked ``damaged``.
 
-        return python_outline(text)
-    if lang == "ruby":
-        from relay.knowledge.langs.ruby import outline as ruby_outline
+    Raises:
+        KeyError: ``lang`` is not one of :data:`LANGUAGES`.
+    """
+    from relay.knowledge.langs.grammars import GRAMMARS
+    from relay.knowledge.langs.outliner import outline as parse_outline
 
-        return ruby_outline(text)
-    from relay.knowledge.langs.braces import outline as braces_outline
-
-    return braces_outline(lang, text)
+    if lang not in LANGUAGES:
+        raise KeyError(lang)
+    name = "tsx" if lang == "typescript" and path.lower().endswith(".tsx") else lang
+    return parse_outline(GRAMMARS[name], text)

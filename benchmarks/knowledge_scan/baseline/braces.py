@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from relay.knowledge.langs.blank import blank
+from benchmarks.knowledge_scan.baseline.blank import blank
 from relay.knowledge.langs.model import Outline, Symbol
 
 _OPEN, _CLOSE = "([{", ")]}"
@@ -84,7 +84,7 @@ def prepare(lang: str, text: str, attribute: str) -> Source:
 
 def outline(lang: str, text: str) -> Outline:
     """The outline of a Go, Rust, TypeScript/JavaScript or Java file."""
-    from relay.knowledge.langs import clike  # the rules import this module's types
+    from benchmarks.knowledge_scan.baseline import clike  # the rules import this module's types
 
     rules = clike.RULES[lang]
     src = prepare(lang, text, rules.attribute)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from relay.knowledge.langs.braces import Source
+from benchmarks.knowledge_scan.baseline.braces import Source
 from relay.knowledge.langs.model import Outline, Symbol
 
 #: blanks ``text[a:b]`` in the output being built

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from relay.knowledge.langs.braces import Decl, Matcher, Source
+from benchmarks.knowledge_scan.baseline.braces import Decl, Matcher, Source
 
 Imports = Callable[[Source], tuple[list[str], int]]
 
