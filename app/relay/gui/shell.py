@@ -1,6 +1,7 @@
 """The GUI's composition root: builds the bridge, view-models, docks, window and tray.
 
-All wiring between them lives here, so each piece stays small and testable.
+All wiring between them lives here, so each piece stays small and testable. Every error a
+panel reports goes through the window's one :class:`~relay.gui.messages.Messages`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.history_backend import EngineHistoryBackend, HistoryBackend
 from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
+from relay.gui.messages import Messages, PanelPresenter
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.pipeline_backend import EnginePipelineBackend, PipelineBackend
@@ -70,6 +72,8 @@ class RelayShell(QObject):
         self.engine = engine
         self.prompter = prompter
         icon = app_icon()
+        #: the one way any part of the window shows an error or a passing message
+        self.messages = Messages(self)
         self.bridge = EngineBridge(engine, self)
         self.sessions_vm = SessionsViewModel(self.bridge, self)
         self.stream_vm = StreamViewModel(self.bridge, self)
@@ -89,7 +93,7 @@ class RelayShell(QObject):
         self.stream_dock = StreamDock(self.stream_vm)
         self.question_panel = QuestionPanel(self.questions_vm)
         self.stream_dock.add_panel(self.question_panel)
-        self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
+        self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm, self.messages)
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
         self.designer_dock = DesignerDock(self.designer_vm)
@@ -98,7 +102,8 @@ class RelayShell(QObject):
         self.knowledge_dock = KnowledgeDock(self.knowledge_vm)
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
                                  [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
-                                 beside_stream=[self.designer_dock, self.history_dock])
+                                 beside_stream=[self.designer_dock, self.history_dock],
+                                 messages=self.messages)
         if prompter is not None:
             prompter.set_parent_widget(self.window)
             self.bridge.vault_gate = self._vault_gate
@@ -113,7 +118,8 @@ class RelayShell(QObject):
 
     def _wire(self) -> None:
         b, w, t = self.bridge, self.window, self.tray
-        b.tasks.failed.connect(self._on_failed)
+        self._register_panels()
+        b.tasks.failed.connect(self.messages.error)
         b.sessionStarted.connect(self._on_started)
         self.sessions_dock.sessionSelected.connect(self.stream_vm.load)
         self.sessions_dock.newSessionRequested.connect(self.open_new_session_dialog)
@@ -151,6 +157,16 @@ class RelayShell(QObject):
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
         t.quitRequested.connect(self.quitRequested)
+
+    def _register_panels(self) -> None:
+        """Each panel shows the errors of its context in place (and the status bar all)."""
+        panels: dict[str, PanelPresenter] = {
+            "stream": self.stream_dock.show_error, "sessions": self.sessions_dock.show_error,
+            "handoff": self.handoff_dock.show_error, "wallet": self.wallet_dock.show_error,
+            "detect": self.detect_dock.show_error, "pipelines": self.designer_dock.show_error,
+            "history": self.history_dock.show_error, "knowledge": self.knowledge_dock.show_error}
+        for source, show in panels.items():
+            self.messages.register(source, show)
 
     def _follow_repo(self) -> None:
         row = self.stream_vm.session
@@ -295,23 +311,4 @@ class RelayShell(QObject):
     def _notify(self, title: str, message: str, warning: bool) -> None:
         self.tray.notify(title, message, warning)
         if not self.tray.isVisible():  # no tray here: the status bar says it instead
-            self.window.show_message(f"{title}: {message}")
-
-    def _on_failed(self, context: str, message: str, hint: str) -> None:
-        self.window.show_error(context, message, hint)
-        if context == "stream":
-            self.stream_dock.show_error(message, hint)
-        elif context == "sessions":
-            self.sessions_dock.show_error(message, hint)
-        elif context == "handoff":
-            self.handoff_dock.show_error(message, hint)
-        elif context == "wallet":
-            self.wallet_dock.show_error(message, hint)
-        elif context == "detect":
-            self.detect_dock.show_error(message, hint)
-        elif context == "pipelines":
-            self.designer_dock.show_error(message, hint)
-        elif context == "history":
-            self.history_dock.show_error(message, hint)
-        elif context == "knowledge":
-            self.knowledge_dock.show_error(message, hint)
+            self.messages.notice(f"{title}: {message}")
