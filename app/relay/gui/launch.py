@@ -8,6 +8,8 @@ GUI tasks and the engine before the loop ends. Where the vault is a file (no OS
 keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
 dialog (:mod:`relay.gui.passphrase`) before work that needs it starts — never for
 ``relay --demo``, whose handoffs are signed with a throwaway demo key.
+
+Imports go one way: launch → smoke → shell (the shell knows neither).
 """
 
 from __future__ import annotations
@@ -29,9 +31,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from relay import __version__
 from relay.core.config import load_config
-from relay.core.demo_repo import make_demo_repo
 from relay.core.errors import RelayError
-from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
@@ -40,7 +40,6 @@ from relay.gui.smoke import SmokeReport, run_smoke, smoke_environment
 
 log = logging.getLogger(__name__)
 
-DEMO_TASK = "Add a short notes file describing the project"
 NO_DISPLAY_HINT = ("Relay's window needs a graphical display. For a headless demo run "
                    "`relay-cli demo`; `relay-cli --help` lists the other commands.")
 
@@ -153,7 +152,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
                 await run_smoke(shell, report)
                 return 1 if report.failures else 0
             if args.demo:
-                await start_demo(shell, args.demo_limit_after)
+                await shell.start_demo(args.demo_limit_after)
             elif first_run:
                 shell.show_welcome()
             await quit_requested.wait()
@@ -179,19 +178,6 @@ def _quit_on_signals(quit_requested: asyncio.Event) -> list[signal.Signals]:
         else:
             handled.append(sig)
     return handled
-
-
-async def start_demo(shell: RelayShell, limit_after: int | None = None) -> None:
-    """Make a throwaway repository and start a demo session (a SIMULATION) in it."""
-    base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
-    try:
-        repo = await asyncio.to_thread(make_demo_repo, base / "demo-project")
-    except RelayError as exc:
-        shell.bridge.tasks.report("sessions", exc)
-        return
-    chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
-    shell.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
-                                    demo_limit_after=limit_after))
 
 
 async def show_startup_error(exc: RelayError) -> None:

@@ -2,16 +2,20 @@
 
 All wiring between them lives here, so each piece stays small and testable. Every error a
 panel reports goes through the window's one :class:`~relay.gui.messages.Messages`.
+The shell imports neither :mod:`relay.gui.launch` nor :mod:`relay.gui.smoke` (they import
+it): the demo they both start is :meth:`RelayShell.start_demo`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.errors import VaultError
+from relay.core.demo_repo import make_demo_repo
+from relay.core.errors import RelayError, VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
 from relay.engine.engine import Engine
@@ -51,6 +55,8 @@ from relay.gui.welcome import WelcomeDialog
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 from relay.sessions.vault_need import vault_need
+
+DEMO_TASK = "Add a short notes file describing the project"
 
 
 class RelayShell(QObject):
@@ -240,6 +246,19 @@ class RelayShell(QObject):
             self.designer_vm.set_repo(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
+    async def start_demo(self, limit_after: int | None = None) -> None:
+        """Make a throwaway repository and start a demo session (a SIMULATION) in it; with
+        ``limit_after``, it hits a simulated limit after that many turns and hands off."""
+        base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
+        try:
+            repo = await asyncio.to_thread(make_demo_repo, base / "demo-project")
+        except RelayError as exc:
+            self.bridge.tasks.report("sessions", exc)
+            return
+        chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
+        self.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
+                                       demo_limit_after=limit_after))
+
     def show_session(self, session_id: str) -> None:
         """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
         self.sessions_dock.select(session_id)
@@ -286,11 +305,9 @@ class RelayShell(QObject):
 
     def show_welcome(self) -> WelcomeDialog:
         """The first-run welcome (non-modal): the CLIs found, the demo, adding an account."""
-        from relay.gui.launch import start_demo
-
         self.welcome = WelcomeDialog(self.runtime_infos, self.window)
         self.welcome.demoRequested.connect(
-            lambda: self.bridge.tasks.start(start_demo(self, limit_after=1), context="sessions"))
+            lambda: self.bridge.tasks.start(self.start_demo(limit_after=1), context="sessions"))
         self.welcome.newSessionRequested.connect(self.open_new_session_dialog)
         self.welcome.show()
         return self.welcome
