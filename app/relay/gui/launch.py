@@ -9,6 +9,12 @@ keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
 dialog (:mod:`relay.gui.passphrase`) before work that needs it starts — never for
 ``relay --demo``, whose handoffs are signed with a throwaway demo key.
 
+Crashes (exceptions nothing caught: in a Qt slot, a thread, an asyncio task or callback)
+go to one :class:`~relay.core.crash.CrashHandler`, installed for the whole run: logged to
+``<data folder>/logs/relay.log`` (scrubbed) and shown once each in a dialog
+(:mod:`relay.gui.crash_dialog`). One that ends the window prints one line on stderr and
+exits 70.
+
 Imports go one way: launch → smoke → shell (the shell knows neither).
 """
 
@@ -31,8 +37,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from relay import __version__
 from relay.core.config import load_config
+from relay.core.crash import CRASH_EXIT, CrashHandler, log_path, report_line
 from relay.core.errors import RelayError
+from relay.core.home import default_home
 from relay.engine.engine import Engine
+from relay.gui.crash_dialog import window_crash_handler
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
@@ -115,15 +124,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setDesktopFileName("relay")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # quitting closes the engine first (amain)
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    crashes, dialogs = window_crash_handler(log_path(args.home or default_home()))
+    if args.smoke_test:  # nobody reads the dialogs: the smoke test's output says it too
+        dialogs.shown.connect(lambda crash: print(report_line(crash, crashes.log_file),
+                                                  file=sys.stderr))
+
+    def loop_factory() -> qasync.QEventLoop:
+        loop = qasync.QEventLoop(app)
+        loop.set_exception_handler(crashes.loop_handler)  # for the loop's whole life
+        return loop
+
+    with crashes.installed(), asyncio.Runner(loop_factory=loop_factory) as runner:
         try:
-            return runner.run(amain(app, args))
+            return runner.run(amain(app, args, crashes))
         except KeyboardInterrupt:
             return 130
+        except Exception as exc:  # the window cannot go on: one line, the details logged
+            crash = crashes.handle(exc, "the window's main coroutine")
+            print(report_line(crash, crashes.log_file), file=sys.stderr)
+            return CRASH_EXIT
 
 
-async def amain(app: QApplication, args: argparse.Namespace) -> int:
-    """Open the engine, show the window, wait for quit, close everything."""
+async def amain(app: QApplication, args: argparse.Namespace,
+                crashes: CrashHandler | None = None) -> int:
+    """Open the engine, show the window, wait for quit, close everything; ``crashes``
+    receives what the window's tasks raise that is not a RelayError."""
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
     handled = _quit_on_signals(quit_requested)
@@ -143,7 +168,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
             else:
                 await show_startup_error(exc)
             return 2
-        shell = RelayShell(engine, prompter=prompter)
+        shell = RelayShell(engine, prompter=prompter, crashes=crashes)
         shell.quitRequested.connect(quit_requested.set)
         try:
             shell.start(unlock_vault=not args.demo)  # a simulation never needs the vault

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from relay.core.crash import CrashHandler
 from relay.core.demo_repo import make_demo_repo
 from relay.core.errors import RelayError, VaultError
 from relay.core.models import SessionSpec
@@ -73,7 +74,8 @@ class RelayShell(QObject):
                  wallet: WalletBackend | None = None,
                  detect: DetectBackend | None = None,
                  pipelines: PipelineBackend | None = None,
-                 history: HistoryBackend | None = None) -> None:
+                 history: HistoryBackend | None = None,
+                 crashes: CrashHandler | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
@@ -81,6 +83,7 @@ class RelayShell(QObject):
         #: the one way any part of the window shows an error or a passing message
         self.messages = Messages(self)
         self.bridge = EngineBridge(engine, self)
+        self.bridge.tasks.crashes = crashes
         self.sessions_vm = SessionsViewModel(self.bridge, self)
         self.stream_vm = StreamViewModel(self.bridge, self)
         self.handoffs_vm = HandoffsViewModel(self.bridge, self.stream_vm, self)
