@@ -1,4 +1,4 @@
-"""The core, the runtimes, the sessions and the CLI never import Qt."""
+"""The core, the runtimes, the sessions, the engine, the MCP server and the CLI never import Qt."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import relay
 
 QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli", "relay.wallet", "relay.detect",
-           "relay.pipelines", "relay.history", "relay.knowledge")
+           "relay.pipelines", "relay.history", "relay.knowledge", "relay.mcp", "relay.engine")
 
 _PROBE = """
 import importlib, sys
@@ -39,6 +39,7 @@ def test_core_and_cli_import_without_qt() -> None:
     modules = qt_free_modules()
     assert "relay.cli.main" in modules
     assert "relay.engine.engine" in modules
+    assert "relay.mcp.server" in modules
     proc = subprocess.run([sys.executable, "-c", _PROBE, *modules], capture_output=True,
                           text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
