@@ -232,13 +232,14 @@ def test_a_refused_hand_off_shows_its_message_in_the_panel(
     qtbot.waitUntil(lambda: not dock.error.isHidden(), timeout=5000)
     assert dock.error.text() == ("demo is the last entry of this session's chain.\n"
                                  "→ Name where to hand off to: --to provider[:account].")
-    assert "last entry" in shell.window.error_label.text()
+    assert "last entry" in shell.window.status.error_label.text()
     assert vm.rowCount() == 0
     assert dock.answer.isHidden()
 
     dock.target.setText("codex:")  # checked here, never sent
     dock.hand_off_button.click()
     assert dock.error.text().startswith("'codex:': name the account after the colon")
+    assert "name the account" in shell.window.status.error_label.text()  # one message path
 
     dock.target.setText("demo:spare")
     dock.hand_off_button.click()

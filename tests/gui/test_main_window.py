@@ -49,8 +49,8 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
 
 def test_errors_from_tasks_reach_the_status_bar(shell: RelayShell) -> None:
     shell.bridge.tasks.report("sessions", WorktreeError("The repo is gone.", "Pick another."))
-    assert "The repo is gone." in shell.window.error_label.text()
-    assert "Pick another." in shell.window.error_label.text()
+    assert "The repo is gone." in shell.window.status.error_label.text()
+    assert "Pick another." in shell.window.status.error_label.text()
     assert not shell.sessions_dock.error.isHidden()
 
 

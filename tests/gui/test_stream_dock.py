@@ -137,5 +137,5 @@ def test_a_missing_session_is_reported_in_the_stream_panel(
     assert "no-such-session" in message
     assert shell.stream_dock.error.text().startswith(message)
     assert not shell.stream_dock.error.isHidden()
-    assert message in shell.window.error_label.text()
-    assert hint in shell.window.error_label.text()
+    assert message in shell.window.status.error_label.text()
+    assert hint in shell.window.status.error_label.text()

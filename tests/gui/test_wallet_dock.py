@@ -329,7 +329,7 @@ def test_the_window_has_the_wallet_next_to_the_handoff_panel(
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     qtbot.waitUntil(lambda: dock.error.isVisibleTo(dock), timeout=10_000)
     assert dock.error.text().startswith("claude:work is registered already.")
-    assert "registered already" in window.error_label.text()
+    assert "registered already" in window.status.error_label.text()
 
     w.remove_action.trigger()
     assert dock.confirm is not None

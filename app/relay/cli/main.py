@@ -2,7 +2,10 @@
 
 Exit codes: 0 success; 1 the session failed / was cancelled / interrupted;
 2 a usage or setup error Relay could explain, or no answer at a prompt (Ctrl-D: the input
-ended); 130 interrupted by Ctrl-C (at a prompt too). None of them shows a traceback.
+ended); 70 Relay crashed (an error it did not expect, in the command, a thread or an
+asyncio task: one line on stderr, the details in the data folder's logs/relay.log —
+:mod:`relay.core.crash`); 130 interrupted by Ctrl-C (at a prompt too). None of them shows a
+traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 from relay.cli.parser import build_parser
@@ -20,6 +24,7 @@ from relay.core.errors import NoAnswerError, PromptInterruptedError, RelayError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from relay.core.crash import Crash, CrashHandler
     from relay.core.models import SessionSpec
 
 # Only the standard library, the parser and the errors are imported up front: each command
@@ -211,6 +216,24 @@ def _explain(exc: RelayError, errors: Console) -> int:
     return 2
 
 
+async def _run(args: argparse.Namespace, console: Console, crashes: CrashHandler) -> int:
+    """The command on an event loop whose unhandled errors go to ``crashes``."""
+    import asyncio
+
+    asyncio.get_running_loop().set_exception_handler(crashes.loop_handler)
+    return await _dispatch(args, console)
+
+
+def _crash_printer(log_file: Path) -> Callable[[Crash], None]:
+    def show(crash: Crash) -> None:
+        from relay.core.crash import report_line
+
+        sys.stderr.write(report_line(crash, log_file) + "\n")
+        sys.stderr.flush()
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # after parsing: --version and --help never load rich (nor logging)
@@ -218,16 +241,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from rich.console import Console
 
+    from relay.core.crash import CRASH_EXIT, CrashHandler, log_path
+    from relay.core.home import default_home
+
     console = Console(stderr=False, highlight=False)
     errors = Console(stderr=True, highlight=False)
     logging.basicConfig(level=logging.WARNING, format="relay: %(levelname)s %(message)s")
+    log_file = log_path(args.home or default_home())
+    crashes = CrashHandler(log_file, _crash_printer(log_file),
+                           context={"command": f"relay-cli {args.command}"})
+    with crashes.installed():
+        code = _main(args, argv, console, errors, crashes)
+    return CRASH_EXIT if crashes.crashes and code != 130 else code
+
+
+def _main(args: argparse.Namespace, argv: Sequence[str] | None, console: Console,
+          errors: Console, crashes: CrashHandler) -> int:
     try:
         quick = _quick(args, console)
         if quick is not None:
             return _quick_exit(quick) if argv is None else quick
         import asyncio
 
-        return asyncio.run(_dispatch(args, console))
+        return asyncio.run(_run(args, console, crashes))
     except RelayError as exc:
         return _explain(exc, errors)
     except KeyboardInterrupt:  # the terminal echoed ^C: the message goes on its own line
@@ -236,6 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `relay-cli … | head`: the reader left; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # noqa: BLE001 — a crash: one line (printed by the handler), the rest logged
+        from relay.core.crash import CRASH_EXIT
+
+        crashes.handle(exc, f"relay-cli {args.command}")
+        return CRASH_EXIT
 
 
 if __name__ == "__main__":

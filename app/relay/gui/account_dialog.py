@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from relay.core.accounts import CONFIG_ENV, KEY_ENV, PROVIDERS
 from relay.gui import theme
+from relay.gui.messages import ErrorBanner
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet.model import AccountView
 
@@ -88,11 +89,7 @@ class AccountDialog(QDialog):
         self.key.setObjectName("accountKey")
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.key.setAttribute(Qt.WidgetAttribute.WA_InputMethodEnabled, False)
-        self.error = QLabel()
-        self.error.setObjectName("accountError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = ErrorBanner("accountError")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(
@@ -165,8 +162,7 @@ class AccountDialog(QDialog):
         try:
             form = self.build_form()
         except ValueError as exc:
-            self.error.setText(str(exc))
-            self.error.show()
+            self.error.show_error(str(exc))
             return
         self.error.hide()
         super().accept()

@@ -4,9 +4,11 @@
 loop, i.e. the GUI thread) and re-emits committed records as Qt signals.
 :class:`TaskRunner` starts the coroutines that user intents need, keeps a
 reference to every task until it ends and routes failures to one signal — no
-bare ``create_task`` anywhere in the GUI. Work that may need the vault (a session, a
-"hand off now") passes :attr:`EngineBridge.vault_gate` first, so a passphrase it needs is
-asked for before the work starts (the shell sets it to the window's prompter).
+bare ``create_task`` anywhere in the GUI. A failure that is not a RelayError is a crash:
+it also goes to the window's :class:`~relay.core.crash.CrashHandler` (logged, shown once).
+Work that may need the vault (a session, a "hand off now") passes
+:attr:`EngineBridge.vault_gate` first, so a passphrase it needs is asked for before the
+work starts (the shell sets it to the window's prompter).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
+from relay.core.crash import CrashHandler, describe
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec, chain_of
@@ -40,7 +43,8 @@ class TaskRunner(QObject):
 
     ``failed(context, message, hint)`` is emitted for every task that raised:
     ``context`` names the panel concerned (``"stream"``, ``"sessions"`` …) so
-    it can show the error in place, and the status bar shows them all.
+    it can show the error in place, and the status bar shows them all. Any other
+    exception is also handed to :attr:`crashes` (when set), which logs it and shows it once.
     """
 
     failed = Signal(str, str, str)
@@ -49,6 +53,8 @@ class TaskRunner(QObject):
         super().__init__(parent)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._services: set[asyncio.Task[Any]] = set()
+        #: where crashes (errors that are not RelayErrors) go; the shell sets it
+        self.crashes: CrashHandler | None = None
 
     def start(self, coro: Coroutine[Any, Any, T], *, context: str,
               on_done: Callable[[T], None] | None = None,
@@ -87,8 +93,14 @@ class TaskRunner(QObject):
         if isinstance(exc, RelayError):
             self.failed.emit(context, exc.message, exc.hint or "")
             return
-        log.error("unexpected error in %s", context, exc_info=exc)
-        self.failed.emit(context, f"Unexpected error: {exc}", "This is a bug; see the log.")
+        if self.crashes is None:
+            log.error("internal error in %s", context, exc_info=exc)
+            self.failed.emit(context, f"Internal error: {describe(exc)}",
+                             "This is a bug in Relay; the details are in the log.")
+            return
+        crash = self.crashes.handle(exc, f"a window task ({context})")
+        self.failed.emit(context, f"Internal error: {crash.what}",
+                         f"This is a bug in Relay; the details are in {self.crashes.log_file}.")
 
     @property
     def pending(self) -> int:

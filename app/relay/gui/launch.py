@@ -8,6 +8,14 @@ GUI tasks and the engine before the loop ends. Where the vault is a file (no OS
 keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
 dialog (:mod:`relay.gui.passphrase`) before work that needs it starts — never for
 ``relay --demo``, whose handoffs are signed with a throwaway demo key.
+
+Crashes (exceptions nothing caught: in a Qt slot, a thread, an asyncio task or callback)
+go to one :class:`~relay.core.crash.CrashHandler`, installed for the whole run: logged to
+``<data folder>/logs/relay.log`` (scrubbed) and shown once each in a dialog
+(:mod:`relay.gui.crash_dialog`). One that ends the window prints one line on stderr and
+exits 70.
+
+Imports go one way: launch → smoke → shell (the shell knows neither).
 """
 
 from __future__ import annotations
@@ -29,10 +37,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from relay import __version__
 from relay.core.config import load_config
-from relay.core.demo_repo import make_demo_repo
+from relay.core.crash import CRASH_EXIT, CrashHandler, log_path, report_line
 from relay.core.errors import RelayError
-from relay.core.models import SessionSpec
+from relay.core.home import default_home
 from relay.engine.engine import Engine
+from relay.gui.crash_dialog import window_crash_handler
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
@@ -40,7 +49,6 @@ from relay.gui.smoke import SmokeReport, run_smoke, smoke_environment
 
 log = logging.getLogger(__name__)
 
-DEMO_TASK = "Add a short notes file describing the project"
 NO_DISPLAY_HINT = ("Relay's window needs a graphical display. For a headless demo run "
                    "`relay-cli demo`; `relay-cli --help` lists the other commands.")
 
@@ -116,15 +124,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setDesktopFileName("relay")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # quitting closes the engine first (amain)
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    crashes, dialogs = window_crash_handler(log_path(args.home or default_home()))
+    if args.smoke_test:  # nobody reads the dialogs: the smoke test's output says it too
+        dialogs.shown.connect(lambda crash: print(report_line(crash, crashes.log_file),
+                                                  file=sys.stderr))
+
+    def loop_factory() -> qasync.QEventLoop:
+        loop = qasync.QEventLoop(app)
+        loop.set_exception_handler(crashes.loop_handler)  # for the loop's whole life
+        return loop
+
+    with crashes.installed(), asyncio.Runner(loop_factory=loop_factory) as runner:
         try:
-            return runner.run(amain(app, args))
+            return runner.run(amain(app, args, crashes))
         except KeyboardInterrupt:
             return 130
+        except Exception as exc:  # noqa: BLE001 — the window cannot go on: one line, the details logged
+            crash = crashes.handle(exc, "the window's main coroutine")
+            print(report_line(crash, crashes.log_file), file=sys.stderr)
+            return CRASH_EXIT
 
 
-async def amain(app: QApplication, args: argparse.Namespace) -> int:
-    """Open the engine, show the window, wait for quit, close everything."""
+async def amain(app: QApplication, args: argparse.Namespace,
+                crashes: CrashHandler | None = None) -> int:
+    """Open the engine, show the window, wait for quit, close everything; ``crashes``
+    receives what the window's tasks raise that is not a RelayError."""
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
     handled = _quit_on_signals(quit_requested)
@@ -144,7 +168,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
             else:
                 await show_startup_error(exc)
             return 2
-        shell = RelayShell(engine, prompter=prompter)
+        shell = RelayShell(engine, prompter=prompter, crashes=crashes)
         shell.quitRequested.connect(quit_requested.set)
         try:
             shell.start(unlock_vault=not args.demo)  # a simulation never needs the vault
@@ -153,7 +177,7 @@ async def amain(app: QApplication, args: argparse.Namespace) -> int:
                 await run_smoke(shell, report)
                 return 1 if report.failures else 0
             if args.demo:
-                await start_demo(shell, args.demo_limit_after)
+                await shell.start_demo(args.demo_limit_after)
             elif first_run:
                 shell.show_welcome()
             await quit_requested.wait()
@@ -179,19 +203,6 @@ def _quit_on_signals(quit_requested: asyncio.Event) -> list[signal.Signals]:
         else:
             handled.append(sig)
     return handled
-
-
-async def start_demo(shell: RelayShell, limit_after: int | None = None) -> None:
-    """Make a throwaway repository and start a demo session (a SIMULATION) in it."""
-    base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
-    try:
-        repo = await asyncio.to_thread(make_demo_repo, base / "demo-project")
-    except RelayError as exc:
-        shell.bridge.tasks.report("sessions", exc)
-        return
-    chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
-    shell.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
-                                    demo_limit_after=limit_after))
 
 
 async def show_startup_error(exc: RelayError) -> None:

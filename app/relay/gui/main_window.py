@@ -1,4 +1,5 @@
-"""MainWindow: places the docks, owns the menus, toolbar and status bar.
+"""MainWindow: places the docks, owns the menus, toolbar and status bar, where it shows the
+window's :class:`~relay.gui.messages.Messages` (errors and passing messages).
 
 It holds no state and no logic: its actions are signals the shell wires up.
 """
@@ -7,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
 
 from relay.gui import theme
-
-_ERROR_MS = 15_000
+from relay.gui.messages import Messages, StatusBarPresenter
 
 
 class MainWindow(QMainWindow):
@@ -32,7 +32,8 @@ class MainWindow(QMainWindow):
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
                  parent: QWidget | None = None, *,
-                 beside_stream: Sequence[QDockWidget] = ()) -> None:
+                 beside_stream: Sequence[QDockWidget] = (),
+                 messages: Messages | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("relayMainWindow")
         self.setWindowTitle("Relay")
@@ -59,13 +60,9 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(stream, dock)
         stream.raise_()
         self._menus(sessions, stream, [*lower, *beside_stream])
-        self.error_label = QLabel()
-        self.error_label.setObjectName("statusError")
-        self.error_label.setStyleSheet(f"color: {theme.ERROR};")
-        self.statusBar().addWidget(self.error_label, 1)
-        self._error_timer = QTimer(self)
-        self._error_timer.setSingleShot(True)
-        self._error_timer.timeout.connect(self.clear_error)
+        #: the one way any part of the window shows an error or a passing message
+        self.messages = messages if messages is not None else Messages(self)
+        self.status = StatusBarPresenter(self.messages, self.statusBar())
         self.home_label = QLabel()
         self.home_label.setStyleSheet(f"color: {theme.MUTED};")
         self.statusBar().addPermanentWidget(self.home_label)
@@ -120,20 +117,6 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.handoff_action)
 
     # -- status -------------------------------------------------------------------------
-
-    def show_error(self, context: str, message: str, hint: str = "") -> None:
-        """Show an error from any panel in the status bar (it fades after a while)."""
-        text = f"{message}  → {hint}" if hint else message
-        self.error_label.setText(text)
-        self.error_label.setToolTip(f"[{context}] {text}")
-        self._error_timer.start(_ERROR_MS)
-
-    def show_message(self, text: str) -> None:
-        """A passing message in the status bar (e.g. a notification when there is no tray)."""
-        self.statusBar().showMessage(text, _ERROR_MS)
-
-    def clear_error(self) -> None:
-        self.error_label.clear()
 
     def set_home(self, text: str) -> None:
         self.home_label.setText(text)

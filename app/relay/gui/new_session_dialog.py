@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from relay.core.models import PermissionPolicy, SessionSpec
 from relay.gui import theme
+from relay.gui.messages import ErrorBanner
 from relay.runtimes.base import RuntimeInfo
 from relay.sessions.instructions import Found
 from relay.sessions.instructions_delivery import dialog_found, dialog_summary
@@ -195,11 +196,7 @@ class NewSessionDialog(QDialog):
         self.instructions.setObjectName("instructionsHelp")
         self.instructions.setWordWrap(True)
         self.instructions.setStyleSheet(f"color: {theme.MUTED};")
-        self.error = QLabel()
-        self.error.setObjectName("dialogError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = ErrorBanner("dialogError")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start")
@@ -289,8 +286,7 @@ class NewSessionDialog(QDialog):
         self.specAccepted.emit(spec)
 
     def show_error(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.show()
+        self.error.show_error(message)
 
     # -- helpers ------------------------------------------------------------------------
 

@@ -1,16 +1,22 @@
 """The GUI's composition root: builds the bridge, view-models, docks, window and tray.
 
-All wiring between them lives here, so each piece stays small and testable.
+All wiring between them lives here, so each piece stays small and testable. Every error a
+panel reports goes through the window's one :class:`~relay.gui.messages.Messages`.
+The shell imports neither :mod:`relay.gui.launch` nor :mod:`relay.gui.smoke` (they import
+it): the demo they both start is :meth:`RelayShell.start_demo`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.errors import VaultError
+from relay.core.crash import CrashHandler
+from relay.core.demo_repo import make_demo_repo
+from relay.core.errors import RelayError, VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
 from relay.engine.engine import Engine
@@ -28,6 +34,7 @@ from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.history_backend import EngineHistoryBackend, HistoryBackend
 from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
+from relay.gui.messages import Messages, PanelPresenter
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.pipeline_backend import EnginePipelineBackend, PipelineBackend
@@ -50,6 +57,8 @@ from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 from relay.sessions.vault_need import vault_need
 
+DEMO_TASK = "Add a short notes file describing the project"
+
 
 class RelayShell(QObject):
     """Everything one Relay window needs, wired together.
@@ -65,12 +74,16 @@ class RelayShell(QObject):
                  wallet: WalletBackend | None = None,
                  detect: DetectBackend | None = None,
                  pipelines: PipelineBackend | None = None,
-                 history: HistoryBackend | None = None) -> None:
+                 history: HistoryBackend | None = None,
+                 crashes: CrashHandler | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self.prompter = prompter
         icon = app_icon()
+        #: the one way any part of the window shows an error or a passing message
+        self.messages = Messages(self)
         self.bridge = EngineBridge(engine, self)
+        self.bridge.tasks.crashes = crashes
         self.sessions_vm = SessionsViewModel(self.bridge, self)
         self.stream_vm = StreamViewModel(self.bridge, self)
         self.handoffs_vm = HandoffsViewModel(self.bridge, self.stream_vm, self)
@@ -89,7 +102,7 @@ class RelayShell(QObject):
         self.stream_dock = StreamDock(self.stream_vm)
         self.question_panel = QuestionPanel(self.questions_vm)
         self.stream_dock.add_panel(self.question_panel)
-        self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm)
+        self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm, self.messages)
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
         self.designer_dock = DesignerDock(self.designer_vm)
@@ -98,7 +111,8 @@ class RelayShell(QObject):
         self.knowledge_dock = KnowledgeDock(self.knowledge_vm)
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
                                  [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
-                                 beside_stream=[self.designer_dock, self.history_dock])
+                                 beside_stream=[self.designer_dock, self.history_dock],
+                                 messages=self.messages)
         if prompter is not None:
             prompter.set_parent_widget(self.window)
             self.bridge.vault_gate = self._vault_gate
@@ -113,7 +127,8 @@ class RelayShell(QObject):
 
     def _wire(self) -> None:
         b, w, t = self.bridge, self.window, self.tray
-        b.tasks.failed.connect(self._on_failed)
+        self._register_panels()
+        b.tasks.failed.connect(self.messages.error)
         b.sessionStarted.connect(self._on_started)
         self.sessions_dock.sessionSelected.connect(self.stream_vm.load)
         self.sessions_dock.newSessionRequested.connect(self.open_new_session_dialog)
@@ -151,6 +166,16 @@ class RelayShell(QObject):
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
         t.quitRequested.connect(self.quitRequested)
+
+    def _register_panels(self) -> None:
+        """Each panel shows the errors of its context in place (and the status bar all)."""
+        panels: dict[str, PanelPresenter] = {
+            "stream": self.stream_dock.show_error, "sessions": self.sessions_dock.show_error,
+            "handoff": self.handoff_dock.show_error, "wallet": self.wallet_dock.show_error,
+            "detect": self.detect_dock.show_error, "pipelines": self.designer_dock.show_error,
+            "history": self.history_dock.show_error, "knowledge": self.knowledge_dock.show_error}
+        for source, show in panels.items():
+            self.messages.register(source, show)
 
     def _follow_repo(self) -> None:
         row = self.stream_vm.session
@@ -224,6 +249,19 @@ class RelayShell(QObject):
             self.designer_vm.set_repo(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
+    async def start_demo(self, limit_after: int | None = None) -> None:
+        """Make a throwaway repository and start a demo session (a SIMULATION) in it; with
+        ``limit_after``, it hits a simulated limit after that many turns and hands off."""
+        base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
+        try:
+            repo = await asyncio.to_thread(make_demo_repo, base / "demo-project")
+        except RelayError as exc:
+            self.bridge.tasks.report("sessions", exc)
+            return
+        chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
+        self.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
+                                       demo_limit_after=limit_after))
+
     def show_session(self, session_id: str) -> None:
         """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
         self.sessions_dock.select(session_id)
@@ -270,11 +308,9 @@ class RelayShell(QObject):
 
     def show_welcome(self) -> WelcomeDialog:
         """The first-run welcome (non-modal): the CLIs found, the demo, adding an account."""
-        from relay.gui.launch import start_demo
-
         self.welcome = WelcomeDialog(self.runtime_infos, self.window)
         self.welcome.demoRequested.connect(
-            lambda: self.bridge.tasks.start(start_demo(self, limit_after=1), context="sessions"))
+            lambda: self.bridge.tasks.start(self.start_demo(limit_after=1), context="sessions"))
         self.welcome.newSessionRequested.connect(self.open_new_session_dialog)
         self.welcome.show()
         return self.welcome
@@ -295,23 +331,4 @@ class RelayShell(QObject):
     def _notify(self, title: str, message: str, warning: bool) -> None:
         self.tray.notify(title, message, warning)
         if not self.tray.isVisible():  # no tray here: the status bar says it instead
-            self.window.show_message(f"{title}: {message}")
-
-    def _on_failed(self, context: str, message: str, hint: str) -> None:
-        self.window.show_error(context, message, hint)
-        if context == "stream":
-            self.stream_dock.show_error(message, hint)
-        elif context == "sessions":
-            self.sessions_dock.show_error(message, hint)
-        elif context == "handoff":
-            self.handoff_dock.show_error(message, hint)
-        elif context == "wallet":
-            self.wallet_dock.show_error(message, hint)
-        elif context == "detect":
-            self.detect_dock.show_error(message, hint)
-        elif context == "pipelines":
-            self.designer_dock.show_error(message, hint)
-        elif context == "history":
-            self.history_dock.show_error(message, hint)
-        elif context == "knowledge":
-            self.knowledge_dock.show_error(message, hint)
+            self.messages.notice(f"{title}: {message}")

@@ -44,8 +44,6 @@ def smoke_environment(home: Path) -> dict[str, str]:
 
 async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
     """Open every dock, run a demo handoff, and record what worked."""
-    from relay.gui.launch import start_demo
-
     failed: list[str] = []
     shell.bridge.tasks.failed.connect(lambda ctx, msg, _hint: failed.append(f"{ctx}: {msg}"))
     docks = shell.window.findChildren(QDockWidget)
@@ -61,7 +59,7 @@ async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
             started.set_result(session_id)
 
     shell.bridge.sessionStarted.connect(on_started)
-    await start_demo(shell, limit_after=1)
+    await shell.start_demo(limit_after=1)
     try:
         session_id = await asyncio.wait_for(started, 10)
         row = await asyncio.wait_for(shell.engine.wait_session(session_id), SMOKE_TIMEOUT_S)

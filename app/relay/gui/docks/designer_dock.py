@@ -33,6 +33,7 @@ from relay.gui import theme
 from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, DesignerView
 from relay.gui.docks.designer_panel import DesignerPanel
 from relay.gui.docks.designer_toolbar import DesignerToolbar
+from relay.gui.messages import ErrorBanner
 from relay.gui.plan_dialog import PlanDialog
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.runtimes.base import RuntimeInfo
@@ -92,12 +93,7 @@ class DesignerDock(QDockWidget):
         self.vm = vm
         names = list(runtimes if runtimes is not None else available_runtimes())
         self.toolbar = DesignerToolbar(vm)
-        self.error = QLabel()
-        self.error.setObjectName("designerError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
+        self.error = ErrorBanner("designerError")
         self.note = QLabel()
         self.note.setObjectName("designerNote")
         self.note.setWordWrap(True)
@@ -275,8 +271,7 @@ class DesignerDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show a pipelines error (message and hint) in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def show_note(self, text: str, tone: str) -> None:
         self.note.setText(text)

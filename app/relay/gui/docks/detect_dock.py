@@ -37,6 +37,7 @@ from relay.detect.model import DetectedSession
 from relay.gui import theme
 from relay.gui.detect_text import detail_html
 from relay.gui.docks.parts import empty_or_content, row_table
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.detect import STATE_COLOURS, DetectViewModel, Note
 
 EMPTY_TEXT = ("No agent sessions live or active in the last 24 hours.\n"
@@ -160,12 +161,7 @@ class DetectDock(QDockWidget):
         self.rescan_button.setObjectName("detectRescan")
         self.rescan_button.setToolTip("Look for agent sessions now (only what changed is read)")
         self.rescan_button.clicked.connect(self._rescan)
-        self.error = QLabel()
-        self.error.setObjectName("detectError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
+        self.error = ErrorBanner("detectError")
         self.problems = _label("detectProblems")
         self.problems.setStyleSheet(PROBLEMS_CSS)
         self.problems.setWordWrap(True)
@@ -269,8 +265,7 @@ class DetectDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show a Detect error (message and hint) in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def _adopt(self, session_id: str, target: str, in_place: bool) -> None:
         self.error.hide()

@@ -32,8 +32,9 @@ from PySide6.QtWidgets import (
 from relay.gui import theme
 from relay.gui.docks.parts import detail_view, empty_or_content, row_table
 from relay.gui.handoff_text import parse_target
+from relay.gui.messages import ErrorBanner, Messages
 from relay.gui.viewmodels.contract import ContractViewModel
-from relay.gui.viewmodels.handoffs import HandoffsViewModel
+from relay.gui.viewmodels.handoffs import CONTEXT, HandoffsViewModel
 
 EMPTY_TEXT = "Select a session to see its handoffs."
 NO_HANDOFF_TEXT = ("No handoff in this session yet. “Hand off now” pauses the agent at a safe "
@@ -71,11 +72,12 @@ class HandoffDock(QDockWidget):
     handoffRequested = Signal(str)
 
     def __init__(self, vm: HandoffsViewModel, contract: ContractViewModel,
-                 parent: QWidget | None = None) -> None:
+                 messages: Messages, parent: QWidget | None = None) -> None:
         super().__init__("Handoff", parent)
         self.setObjectName("handoffDock")
         self.vm = vm
         self.contract = contract
+        self.messages = messages
         self._selected: str | None = None
         self._build_controls()
         self.table = self._make_table()
@@ -111,12 +113,7 @@ class HandoffDock(QDockWidget):
         self.answer.setStyleSheet(theme.INFO_LABEL_CSS)
         self.answer.setWordWrap(True)
         self.answer.hide()
-        self.error = QLabel()
-        self.error.setObjectName("handoffError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
+        self.error = ErrorBanner("handoffError")
 
     def _make_table(self) -> QTableView:
         table = row_table("handoffTable", self.vm, stretch=0, row_height=_ROW_HEIGHT)
@@ -184,7 +181,8 @@ class HandoffDock(QDockWidget):
         try:
             target = parse_target(self.target.text())
         except ValueError as exc:
-            self.show_error(str(exc), "Leave the field empty to hand off to the next entry.")
+            self.messages.error(CONTEXT, str(exc),
+                                "Leave the field empty to hand off to the next entry.")
             return
         self.error.hide()
         self.handoffRequested.emit(target or "")
@@ -198,8 +196,7 @@ class HandoffDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show a refusal or error about this panel's session in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     # -- binding ------------------------------------------------------------------------
 

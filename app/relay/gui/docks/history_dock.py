@@ -29,6 +29,7 @@ from relay.gui.docks.diff_view import DiffView
 from relay.gui.docks.parts import empty_or_content
 from relay.gui.history_dialogs import CommentDialog, FinishDialog
 from relay.gui.history_text import audit_text, header_text, short
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
 from relay.history.model import FinishSummary
 
@@ -75,12 +76,7 @@ class HistoryDock(QDockWidget):
         self.message.setObjectName("historyMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error = QLabel()
-        self.error.setObjectName("historyError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
+        self.error = ErrorBanner("historyError")
         self.tree = QTreeView()
         self.tree.setObjectName("historyTimeline")
         self.tree.setModel(self.vm.model)
@@ -174,8 +170,7 @@ class HistoryDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show an error about this panel's session in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def select_key(self, key: str) -> bool:
         """Pick the timeline node ``key``; whether it exists."""

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from relay.gui import theme
 from relay.gui.docks.parts import empty_or_content, row_table
 from relay.gui.knowledge_backend import Preview
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.knowledge import KnowledgeViewModel
 
 EMPTY_TEXT = ("Search the project's code and what the agents decided.\n"
@@ -62,11 +63,7 @@ class KnowledgeDock(QDockWidget):
         self.status = QLabel()
         self.status.setObjectName("knowledgeStatus")
         self.status.setStyleSheet(f"color: {theme.MUTED};")
-        self.error = QLabel()
-        self.error.setObjectName("knowledgeError")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet(f"color: {theme.ERROR};")
-        self.error.hide()
+        self.error = ErrorBanner("knowledgeError")
         self.table = row_table("knowledgeHits", vm, stretch=0)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.preview = QPlainTextEdit()
@@ -110,8 +107,7 @@ class KnowledgeDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         self.vm.failed()
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def _scope(self, only: bool) -> None:
         self.vm.scope = self._session_repo if only else None

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from relay.core.states import ACTIVE_STATES
 from relay.gui import theme
 from relay.gui.docks.parts import row_table
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.sessions import SessionsViewModel
 
 
@@ -54,11 +55,7 @@ class SessionsDock(QDockWidget):
         self.new_button = QPushButton("New session…")
         self.new_button.setObjectName("newSessionButton")
         self.new_button.clicked.connect(self.newSessionRequested)
-        self.error = QLabel()
-        self.error.setObjectName("sessionsError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = ErrorBanner("sessionsError")
         top = QHBoxLayout()
         top.addWidget(self.count, 1)
         top.addWidget(self.new_button)
@@ -112,8 +109,7 @@ class SessionsDock(QDockWidget):
         return str(rows[0].data(SessionsViewModel.SessionIdRole)) if rows else None
 
     def show_error(self, message: str, hint: str = "") -> None:
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def _select_wanted(self) -> None:
         if self._wanted is None:

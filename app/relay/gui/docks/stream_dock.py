@@ -27,6 +27,7 @@ from relay.gui import theme
 from relay.gui.docks.parts import detail_view, empty_or_content
 from relay.gui.docks.stream_view import StreamView
 from relay.gui.handoff_text import wait_line
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.stream import StreamViewModel
 
 EMPTY_TEXT = "Select a session on the left, or start one with File → New session…"
@@ -86,11 +87,7 @@ class StreamDock(QDockWidget):
         self._ticker = QTimer(self)
         self._ticker.setInterval(1000)
         self._ticker.timeout.connect(self._show_wait)
-        self.error = QLabel()
-        self.error.setObjectName("streamError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = ErrorBanner("streamError")
         self.view = self._make_view()
         self.detail = detail_view("streamDetail", "Select a row to read it in full.")
         self.pages, self.empty = empty_or_content(EMPTY_TEXT, "streamEmpty", self._content())
@@ -170,8 +167,7 @@ class StreamDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show an error about this panel's session in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def _on_reset(self) -> None:
         self.error.hide()

@@ -38,6 +38,7 @@ from relay.engine.account_check import COST_NOTE
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content, show_now
+from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet import present as text
@@ -334,12 +335,7 @@ class WalletDock(QDockWidget):
         self.progress.setMaximumHeight(14)
         self.progress.setTextVisible(False)
         self.scan_label = _label("walletScanLabel", muted=True)
-        self.error = QLabel()
-        self.error.setObjectName("walletError")
-        self.error.setStyleSheet(theme.ERROR_LABEL_CSS)
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error.hide()
+        self.error = ErrorBanner("walletError")
 
     def _scroller(self) -> QScrollArea:
         inner = QWidget()
@@ -411,8 +407,7 @@ class WalletDock(QDockWidget):
 
     def show_error(self, message: str, hint: str = "") -> None:
         """Show a wallet error (message and hint) in place."""
-        self.error.setText(message + (f"\n→ {hint}" if hint else ""))
-        self.error.show()
+        self.error.show_error(message, hint)
 
     def _act(self, action: Callable[[str], None], entry: str) -> None:
         self.error.hide()
