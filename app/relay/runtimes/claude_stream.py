@@ -41,6 +41,11 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.jsonvalue import as_dict as _dict
+from relay.core.jsonvalue import as_float as _float
+from relay.core.jsonvalue import as_int as _int
+from relay.core.jsonvalue import as_list as _list
+from relay.core.jsonvalue import as_str as _str
 from relay.core.procs import ProcessResult
 from relay.core.signals import Signal, classify, error_category, from_epoch, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -486,34 +491,6 @@ def _content_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in _list(content) if isinstance(b, dict)]
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 def _quota_reading(info: dict[str, Any]) -> QuotaUpdate | None:

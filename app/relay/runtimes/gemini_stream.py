@@ -66,6 +66,8 @@ from relay.core.events import (
     Usage,
     utcnow,
 )
+from relay.core.jsonvalue import as_int
+from relay.core.jsonvalue import as_text as _str
 from relay.core.procs import ProcessResult
 from relay.core.signals import Signal, classify, error_category, limit_kind
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -119,8 +121,9 @@ def gemini_usage(stats: Mapping[str, Any] | None) -> Usage:
     """
     if not stats:
         return Usage()
-    prompt, candidates = _count(stats, "input_tokens"), _count(stats, "output_tokens")
-    cached, fresh, total = _count(stats, "cached"), _count(stats, "input"), _count(stats, "total_tokens")
+    prompt, candidates = as_int(stats.get("input_tokens")), as_int(stats.get("output_tokens"))
+    cached, fresh = as_int(stats.get("cached")), as_int(stats.get("input"))
+    total = as_int(stats.get("total_tokens"))
     if fresh is None and prompt is not None:
         fresh = max(prompt - (cached or 0), 0)
     output, reasoning = candidates, None
@@ -129,11 +132,6 @@ def gemini_usage(stats: Mapping[str, Any] | None) -> Usage:
         output, reasoning = total - prompt, total - prompt - candidates
     return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
                  reasoning_tokens=reasoning, cost_usd=None)
-
-
-def _count(raw: Mapping[str, Any], key: str) -> int | None:
-    value = raw.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # ---------------------------------------------------------------------------
@@ -496,10 +494,6 @@ def _single_model(stats: Any) -> str | None:
     """The model of a run whose stats name exactly one (side calls add their own)."""
     models = stats.get("models") if isinstance(stats, Mapping) else None
     return next(iter(models)) if isinstance(models, Mapping) and len(models) == 1 else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _refused(kind: str, tool: str, message: str) -> bool:

@@ -32,13 +32,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from relay.core.jsonvalue import as_dict, as_int, as_str
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.editor_common import (
     MAX_JSON_BYTES,
     EditorRead,
-    as_dict,
-    as_int,
-    as_str,
     parse_json,
     read_json_file,
     uri_to_path,
