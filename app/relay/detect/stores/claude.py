@@ -32,6 +32,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import ClaudeHome
 from relay.core.events import AgentError, AgentEvent, Notice, SessionEnded, SessionStarted, TurnCompleted
 from relay.core.jsonvalue import as_dict, as_int, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
@@ -81,7 +82,7 @@ class ClaudeStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for project in scan(root / "projects", listing):
+        for project in scan(ClaudeHome(root).projects, listing):
             if not is_dir(project):
                 continue
             for item in scan(Path(project.path), listing):

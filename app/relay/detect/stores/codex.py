@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from relay.core.agent_homes import CodexHome
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -68,7 +69,6 @@ from relay.detect.stores.transcript import (
 from relay.wallet.transcripts import iso_ms
 
 RUNTIME = "codex"
-_FOLDERS = ("sessions", "archived_sessions")
 _THREAD_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _REFUSED = re.compile(r"rejected by user|approval policy is Never|reject command|"
@@ -89,8 +89,8 @@ class CodexStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for folder in _FOLDERS:
-            self._walk(root / folder, entry, listing, depth=0)
+        for folder in CodexHome(root).rollout_dirs:
+            self._walk(folder, entry, listing, depth=0)
         return listing
 
     def _walk(self, folder: Path, entry: str, listing: StoreListing, depth: int) -> None:

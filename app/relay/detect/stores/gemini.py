@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from relay.core.agent_homes import GeminiHome
 from relay.core.events import AgentError, AssistantText, SessionStarted, ToolCall, ToolResult, TurnCompleted
 from relay.core.jsonvalue import as_dict, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
@@ -93,7 +94,7 @@ class GeminiStore:
     def list(self, root: Path, entry: str) -> StoreListing:
         """Every chat; its session id is read from the file's first 64 KiB."""
         listing = StoreListing()
-        for project in scan(_base(root) / "tmp", listing):
+        for project in scan(GeminiHome.found_in(root).tmp, listing):
             if not is_dir(project):
                 continue
             for item in scan(Path(project.path) / "chats", listing):
@@ -333,10 +334,6 @@ def _objects(path: Path, problems: list[str], limit: int) -> Iterator[dict[str, 
     yield from (m for m in as_list(document.get("messages")) if isinstance(m, dict))
 
 
-def _base(root: Path) -> Path:
-    return root if (root / "tmp").is_dir() else root / ".gemini"
-
-
 def _text_of(content: Any) -> str | None:
     """A record's text: a string, or its text parts joined."""
     if isinstance(content, str):
@@ -350,7 +347,7 @@ def _project_cwd(chat: Path) -> str | None:
     """The working folder of a chat's project: ``projects.json``, else ``.project_root``."""
     project = chat.parent.parent
     try:
-        table = as_dict(orjson.loads((project.parent.parent / "projects.json").read_bytes()))
+        table = as_dict(orjson.loads(GeminiHome(project.parent.parent).projects_file.read_bytes()))
     except (OSError, orjson.JSONDecodeError):
         table = {}
     for cwd, name in as_dict(table.get("projects")).items():

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import PiHome
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -61,7 +62,6 @@ from relay.detect.stores.transcript import (
 from relay.wallet.transcripts import iso_ms
 
 RUNTIME = "pi"
-_FOLDERS = ("sessions", "agent/sessions", ".pi/agent/sessions")
 
 
 class PiStore:
@@ -74,8 +74,8 @@ class PiStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for folder in _FOLDERS:
-            for project in scan(root / folder, listing):
+        for folder in PiHome(root).session_dirs:
+            for project in scan(folder, listing):
                 if not is_dir(project):
                     continue
                 for item in scan(Path(project.path), listing):
