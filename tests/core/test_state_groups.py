@@ -3,9 +3,10 @@ active (Relay resumes it) but not working (no agent is at it)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import get_args
 
-from relay.core.models import SessionRow
+from relay.core.models import PermissionPolicy, SessionRow
 from relay.core.states import ACTIVE_STATES, FINAL_STATES, WORKING_STATES, SessionState
 
 
@@ -24,5 +25,8 @@ def test_waiting_is_active_but_not_working() -> None:
 
 def test_a_row_is_finished_exactly_in_the_final_states() -> None:
     for state in get_args(SessionState):
-        row = SessionRow.model_construct(state=state)
+        row = SessionRow(id="s", repo="/r", task="t", runtime="demo", model=None, state=state,
+                         permission=PermissionPolicy.WORKSPACE, workdir=None, branch=None,
+                         agent_session_id=None, reason=None, simulated=False,
+                         created_at=datetime.now(UTC), updated_at=datetime.now(UTC))
         assert row.finished is (state in FINAL_STATES)
