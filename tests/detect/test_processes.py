@@ -28,7 +28,6 @@ from relay.core.accounts import Account
 from relay.detect.processes import (
     claude_session_from_argv,
     codex_session_from_argv,
-    config_folder,
     match_signature,
     scan_processes,
 )
@@ -344,19 +343,6 @@ def test_codex_session_from_argv(args: list[str], expected: str | None) -> None:
 ])
 def test_claude_session_from_argv(args: list[str], expected: str | None) -> None:
     assert claude_session_from_argv(args) == expected
-
-
-def test_config_folders_from_the_environment_else_the_defaults(tmp_path: Path) -> None:
-    home = {"HOME": "/home/u"}
-    assert config_folder("claude", {**home, "CLAUDE_CONFIG_DIR": "cfg"}, "/w") == Path("/w/cfg")
-    assert config_folder("claude", {**home, "CLAUDE_CONFIG_DIR": "~/c"}, None) == Path("/home/u/c")
-    assert config_folder("claude", home, None) == Path("/home/u/.claude")
-    assert config_folder("codex", home, None) == Path("/home/u/.codex")
-    assert config_folder("gemini", {**home, "GEMINI_CLI_HOME": "/g"}, None) == Path("/g/.gemini")
-    assert config_folder("gemini", home, None) == Path("/home/u/.gemini")
-    assert config_folder("pi", home, None) == Path("/home/u/.pi/agent")
-    assert config_folder("pi", {**home, "PI_CODING_AGENT_DIR": "/p"}, None) == Path("/p")
-    assert config_folder("aider", home, None) is None
 
 
 # -- a mocked process table ---------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 
+from relay.core.agent_homes import ClaudeHome
 from relay.core.errors import CliNotFoundError, PolicyRefusedError
 from relay.core.events import (
     AgentError,
@@ -94,7 +95,7 @@ async def test_text_answer(fake: pytest.MonkeyPatch, fake_log: Path, git_repo: P
                                 "--allowedTools", "Bash", "--session-id", session]
     assert call["argv"][0] == str(fakes_on_path / "claude")
     assert call["cwd"] == repo_real
-    transcript = ClaudeAdapter.transcript_path(config_dir, git_repo, session)
+    transcript = ClaudeHome(config_dir).transcript(git_repo, session)
     assert transcript.is_file()
     assert f'"sessionId":"{session}"' in transcript.read_text()
 
@@ -326,10 +327,3 @@ def test_info_reports_a_broken_executable(tmp_path: Path,
     assert info.problem is not None
     assert "cannot start" in info.problem
     assert info.hint is not None
-
-
-def test_transcript_path_encoding(tmp_path: Path) -> None:
-    path = ClaudeAdapter.transcript_path(Path("/cfg"), Path("/srv/my_proj/repo"), "s-1")
-    assert path == Path("/cfg/projects/-srv-my-proj-repo/s-1.jsonl")
-    assert ClaudeAdapter.config_dir({"CLAUDE_CONFIG_DIR": "/c"}) == Path("/c")
-    assert ClaudeAdapter.config_dir({}) == Path.home() / ".claude"

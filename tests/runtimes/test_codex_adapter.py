@@ -27,7 +27,6 @@ from relay.core.procs import AgentProcess, StdinMode
 from relay.runtimes.base import RunRequest
 from relay.runtimes.codex import (
     CodexAdapter,
-    codex_home,
     find_rollout,
     process_timezone,
     rollout_thread_total,
@@ -304,8 +303,6 @@ def test_rollout_lookup_and_total(tmp_path: Path) -> None:
         {"type": "event_msg", "payload": {"type": "task_complete"}},
     ]
     rollout.write_text("\n".join(json.dumps(r) for r in records) + "\nnot json\n")
-    assert codex_home({"CODEX_HOME": str(home)}) == home
-    assert codex_home({"HOME": "/h"}) == Path("/h/.codex")
     assert find_rollout(home, "abc-1") == rollout
     assert find_rollout(home, "other") is None
     assert find_rollout(home, "../*") is None

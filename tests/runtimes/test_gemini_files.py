@@ -16,8 +16,6 @@ from relay.runtimes.gemini_files import (
     auth_setup,
     chat_state,
     find_chat,
-    gemini_dir,
-    gemini_home,
     read_chat,
 )
 from tests.conftest import fixtures_root
@@ -41,11 +39,6 @@ def write_settings(folder: Path, settings: object) -> None:
 # ---------------------------------------------------------------------------
 # Folder and auth
 # ---------------------------------------------------------------------------
-
-
-def test_the_folder_is_gemini_cli_home_else_home(tmp_path: Path) -> None:
-    assert gemini_home({"GEMINI_CLI_HOME": "/a", "HOME": "/b"}) == Path("/a")
-    assert gemini_dir({"HOME": "/b"}) == Path("/b/.gemini")
 
 
 @pytest.mark.parametrize(("env", "expected"), [

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from relay.core.agent_homes import PiHome, pi_home
 from relay.core.capabilities import Cap, Level
 from relay.core.config import load_config
 from relay.core.errors import CliNotFoundError, ConfigError, SessionNotFoundError
@@ -24,7 +25,7 @@ from relay.core.events import (
 from relay.core.models import PermissionPolicy, SessionSpec
 from relay.engine.engine import Engine
 from relay.runtimes.base import RunRequest
-from relay.runtimes.pi import PiAdapter, agent_dir, find_session, safe_prompt, session_folder
+from relay.runtimes.pi import PiAdapter, find_session, safe_prompt
 from relay.runtimes.registry import available_runtimes, make_adapter
 from tests.runtimes.run_helpers import collect, only
 
@@ -71,7 +72,7 @@ async def test_text_answer_with_usage_and_cost(fake_pi: Path, git_repo: Path) ->
     assert call["pi_offline"] == "1"
     assert call["stdin_isatty"] is False
     # the session file is where the adapter looks for it on resume
-    assert find_session(agent_dir({"PI_CODING_AGENT_DIR": str(fake_pi.parent / "pi-agent")}),
+    assert find_session(pi_home({"PI_CODING_AGENT_DIR": str(fake_pi.parent / "pi-agent")}).root,
                         git_repo, started.agent_session_id or "") is not None
 
 
@@ -109,7 +110,7 @@ async def test_resume_continues_the_session(fake_pi: Path, git_repo: Path,
     assert "PINEAPPLE" in (events[-1].result_text or "")  # type: ignore[union-attr]
     argv = calls(fake_pi)[-1]["argv"]
     assert argv[argv.index("--session") + 1] == sid
-    folder = session_folder(Path(fake_pi.parent / "pi-agent"), git_repo)
+    folder = PiHome(fake_pi.parent / "pi-agent").session_folder(git_repo)
     (session,) = folder.glob("*.jsonl")
     assert session.read_text().count('"role":"user"') == 2
 

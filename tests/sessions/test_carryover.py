@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from relay.runtimes.claude import ClaudeAdapter
+from relay.core.agent_homes import ClaudeHome
 from relay.sessions import carryover
 from relay.sessions.carryover import CarryResult, carry_conversation
 from tests.conftest import fixtures_root
@@ -50,7 +50,7 @@ def codex_env(home: Path) -> dict[str, str]:
 def claude_account(config: Path, cwd: Path, capture: str, session: str) -> Path:
     """A Claude config folder holding one captured session (and its per-session state)."""
     captured = CLAUDE / capture / "config"
-    transcript = ClaudeAdapter.transcript_path(config, cwd, session)
+    transcript = ClaudeHome(config).transcript(cwd, session)
     transcript.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(captured / "projects" / "CWD_ENCODED" / f"{session}.jsonl", transcript)
     session_dir = captured / "projects" / "CWD_ENCODED" / session
@@ -89,7 +89,7 @@ def test_claude_copies_the_transcript_and_leaves_the_source_alone(tmp_path: Path
     result = carry_conversation("claude", SESSION, git_repo, claude_env(a), claude_env(b))
 
     assert result.possible, result.reason
-    target = ClaudeAdapter.transcript_path(b, git_repo, SESSION)
+    target = ClaudeHome(b).transcript(git_repo, SESSION)
     assert result.source == source
     assert result.target == target
     assert result.copied == (target,)
@@ -111,7 +111,7 @@ def test_claude_carries_subagents_and_the_task_list_but_no_lock(tmp_path: Path,
 
     assert sub.possible, sub.reason
     assert tasks.possible, tasks.reason
-    project = ClaudeAdapter.transcript_path(b, git_repo, SUBAGENT_SESSION).parent
+    project = ClaudeHome(b).transcript(git_repo, SUBAGENT_SESSION).parent
     assert {p.name for p in sub.copied} == {
         f"{SUBAGENT_SESSION}.jsonl", "agent-a163d17cca5a8b83d.jsonl",
         "agent-a163d17cca5a8b83d.meta.json"}
@@ -170,7 +170,7 @@ def test_claude_missing_transcript_is_reported(tmp_path: Path, git_repo: Path) -
     result = carry_conversation("claude", SESSION, git_repo, claude_env(a), claude_env(b))
     assert not result.possible
     assert result.reason.startswith("No transcript at ")
-    assert str(ClaudeAdapter.transcript_path(a, git_repo, SESSION)) in result.reason
+    assert str(ClaudeHome(a).transcript(git_repo, SESSION)) in result.reason
     assert not b.exists()
 
 
@@ -254,8 +254,8 @@ def test_round_trip_brings_an_older_copy_up_to_date(tmp_path: Path, git_repo: Pa
     assert back.possible, back.reason
     assert back.copied == ()
     assert set(back.replaced) == {a / "tasks" / TASK_SESSION / "1.json",
-                                  ClaudeAdapter.transcript_path(a, git_repo, TASK_SESSION)}
-    assert ClaudeAdapter.transcript_path(a, git_repo, TASK_SESSION).read_text() == continued
+                                  ClaudeHome(a).transcript(git_repo, TASK_SESSION)}
+    assert ClaudeHome(a).transcript(git_repo, TASK_SESSION).read_text() == continued
     assert "completed" in (a / "tasks" / TASK_SESSION / "1.json").read_text()
     assert not list(a.rglob("*.tmp"))
 
@@ -282,7 +282,7 @@ def test_a_different_conversation_under_the_same_id_is_a_conflict(tmp_path: Path
                                                                  git_repo: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     claude_account(a, git_repo, "o_task_tools", TASK_SESSION)
-    target = ClaudeAdapter.transcript_path(b, git_repo, TASK_SESSION)
+    target = ClaudeHome(b).transcript(git_repo, TASK_SESSION)
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps({"type": "user", "sessionId": TASK_SESSION,
                                   "message": {"content": "other"}}) + "\n")

@@ -511,7 +511,9 @@ def test_default_folders_follow_the_environment(tmp_path: Path) -> None:
     a, b, codex = tmp_path / "a", tmp_path / "b", tmp_path / "cx"
     for folder in (a, b, codex):
         folder.mkdir()
-    env = {"HOME": str(tmp_path / "nohome"), "CLAUDE_CONFIG_DIR": f"{a},{b}",
+    env = {"HOME": str(tmp_path / "nohome"), "CLAUDE_CONFIG_DIR": str(a),
            "CODEX_HOME": str(codex)}
-    assert [(s.entry, s.root) for s in sources_for([], env)] == [("claude", a), ("claude", b),
-                                                                 ("codex", codex)]
+    assert [(s.entry, s.root) for s in sources_for([], env)] == [("claude", a), ("codex", codex)]
+    # one folder, as Claude Code reads it: not a comma-separated list (relay.core.agent_homes)
+    listed = {**env, "CLAUDE_CONFIG_DIR": f"{a},{b}"}
+    assert [(s.entry, s.root) for s in sources_for([], listed)] == [("codex", codex)]

@@ -23,6 +23,7 @@ from rich.markup import escape
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.accounts import AccountBook
+from relay.core.agent_homes import claude_home
 from relay.core.bus import EventBus
 from relay.core.config import Config
 from relay.core.errors import RelayError
@@ -169,7 +170,7 @@ async def statusline(config: Config, console: Console,
     writer = EventWriter(store, EventBus())
     writer.start()
     try:
-        entry = await _entry_of(AccountBook(store, writer), env.get("CLAUDE_CONFIG_DIR"))
+        entry = await _entry_of(AccountBook(store, writer), claude_home(env).root)
         readings = from_statusline(entry, payload, now_ms())
         await LimitBook(store, writer).record(readings)
     except RelayError as exc:
@@ -186,11 +187,10 @@ async def statusline(config: Config, console: Console,
     return 0
 
 
-async def _entry_of(book: AccountBook, config_dir: str | None) -> str:
+async def _entry_of(book: AccountBook, config_dir: Path) -> str:
     """The account whose configuration folder Claude Code runs with (else plain "claude")."""
-    if config_dir:
-        folder = Path(config_dir).expanduser().resolve()
-        for account in await book.all():
-            if account.provider == "claude" and account.config_dir == folder:
-                return account.entry
+    folder = config_dir.resolve()
+    for account in await book.all():
+        if account.provider == "claude" and account.config_dir == folder:
+            return account.entry
     return "claude"

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeVar
 
+from relay.core.agent_homes import HOME_ENV, GeminiHome
 from relay.core.errors import AccountError, VaultError
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -59,11 +60,11 @@ AUTH_KINDS: tuple[AuthKind, ...] = ("cli_login", "api_key")
 #: the providers an account can be registered for (adapters may come later)
 PROVIDERS: tuple[str, ...] = ("claude", "codex", "gemini", "pi", "anthropic", "openai")
 
-#: the environment variable that points each CLI at its configuration folder.
-#: Gemini's is the folder that *holds* ``.gemini`` (gemini-cli's ``homedir()``); an
-#: account folder named ``.gemini`` is pointed at through its parent.
-CONFIG_ENV: dict[str, str] = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME",
-                              "gemini": "GEMINI_CLI_HOME", "pi": "PI_CODING_AGENT_DIR"}
+#: the environment variable that points each CLI at its configuration folder
+#: (:mod:`relay.core.agent_homes`). Gemini's is the folder that *holds* ``.gemini``
+#: (gemini-cli's ``homedir()``); an account folder named ``.gemini`` is pointed at through
+#: its parent.
+CONFIG_ENV: dict[str, str] = HOME_ENV
 
 #: the variable each CLI reads an API key from (Pi has none of its own: it reads the key
 #: of whichever of its many model providers runs, so Pi accounts use Pi's own login)
@@ -124,8 +125,8 @@ class Account:
         if not var or self.config_dir is None:
             return {}
         folder = self.config_dir
-        if self.provider == "gemini" and folder.name == ".gemini":
-            folder = folder.parent
+        if self.provider == "gemini":
+            folder = GeminiHome.for_folder(folder).cli_home
         return {var: str(folder)}
 
     def drop_env(self) -> frozenset[str]:

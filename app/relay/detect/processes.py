@@ -68,6 +68,7 @@ from typing import Any, Protocol
 import psutil
 
 from relay.core.accounts import CONFIG_ENV
+from relay.core.agent_homes import ClaudeHome, GeminiHome, config_folder
 from relay.detect.model import LiveProcess
 
 #: a Claude sessions/<pid>.json larger than this is not a pid file
@@ -298,8 +299,8 @@ def _real(path: Path) -> str:
 def _account_key(provider: str, folder: Path) -> tuple[str, str]:
     """How an account's folder compares with a process's: Gemini's is the ``.gemini`` folder
     (an account folder not named so is pointed at as GEMINI_CLI_HOME, see ``Account.env``)."""
-    if provider == "gemini" and folder.name != ".gemini":
-        folder = folder / ".gemini"
+    if provider == "gemini":
+        folder = GeminiHome.for_folder(folder).root
     return provider, _real(folder)
 
 
@@ -310,36 +311,6 @@ def _accounts_by_folder(accounts: Iterable[AccountLike]) -> dict[tuple[str, str]
             found.setdefault(_account_key(account.provider, Path(account.config_dir)),
                              account.entry)
     return found
-
-
-def config_folder(runtime: str, env: Mapping[str, str], cwd: str | None) -> Path | None:
-    """The configuration folder a ``runtime`` process with environment ``env`` uses."""
-    var = CONFIG_ENV.get(runtime)
-    if var is None:
-        return None
-    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
-    raw = env.get(var, "").strip()
-    value = None
-    if raw:
-        if raw == "~":
-            value = home
-        elif raw.startswith(("~/", "~\\")):
-            value = home / raw[2:]
-        else:
-            value = Path(raw)
-        if not value.is_absolute() and cwd:
-            value = Path(cwd) / value
-    if runtime == "gemini":
-        return (value or home) / ".gemini"
-    if value is not None:
-        return value
-    if runtime == "claude":
-        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "claude"
-        default = home / ".claude"
-        return xdg if not default.is_dir() and xdg.is_dir() else default
-    if runtime == "codex":
-        return home / ".codex"
-    return home / ".pi" / "agent"
 
 
 # -- linking a process to its session ------------------------------------------------------
@@ -404,7 +375,7 @@ def codex_session_from_argv(args: Sequence[str]) -> str | None:
 def _claude_pid_file(folder: Path, pid: int, started_ms: int) -> tuple[str | None, str | None,
                                                                           str | None]:
     """(session id, cwd, problem) from ``<folder>/sessions/<pid>.json``."""
-    path = folder / "sessions" / f"{pid}.json"
+    path = ClaudeHome(folder).pid_file(pid)
     try:
         with path.open("rb") as fh:
             raw = fh.read(_MAX_PID_FILE + 1)
@@ -507,7 +478,7 @@ def _inspect(proc: Any, argv: tuple[str, ...], sig: Signature,
             problems.append(f"its environment could not be read ({_why(exc)}): "
                             f"{CONFIG_ENV[runtime]} and so its account are unknown")
         if env is not None:
-            config_dir = config_folder(runtime, env, cwd)
+            config_dir = config_folder(runtime, env, cwd=cwd)
     if config_dir is not None:
         entry = folders.get((runtime, _real(config_dir)), runtime)
     target = _target(argv)

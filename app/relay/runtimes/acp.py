@@ -48,9 +48,10 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.jsonvalue import as_dict
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode, find_executable
-from relay.runtimes.acp_map import AcpEventMapper, as_object
+from relay.runtimes.acp_map import AcpEventMapper
 from relay.runtimes.acp_rpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, RpcError
 from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
 
@@ -189,7 +190,7 @@ class AcpAdapter(CliAdapter):
         can_load = isinstance(caps, dict) and caps.get("loadSession") is True
         if not can_load:
             self.capabilities = self.capabilities.narrow(resume=Level.NO)
-        info = as_object(init.get("agentInfo"))
+        info = as_dict(init.get("agentInfo"))
         agent_version = str(info.get("version")) if info.get("version") else None
         session = await self._open_session(request, conn, can_load, agent_version)
         if isinstance(session, SessionEnded):
@@ -225,7 +226,7 @@ class AcpAdapter(CliAdapter):
 
     async def _apply_policy(self, policy: PermissionPolicy, session: dict[str, Any],
                             conn: JsonRpcConnection) -> None:
-        modes = as_object(session.get("modes"))
+        modes = as_dict(session.get("modes"))
         offered = {str(m.get("id")) for m in modes.get("availableModes") or []
                    if isinstance(m, dict)}
         mode = next((m for m in POLICY_MODES[policy] if m in offered), None)
@@ -288,7 +289,7 @@ class AcpAdapter(CliAdapter):
             self._emit(*self._mapper.flush())
             request_id = f"{self._session_id or 'acp'}:{rpc_id}"
             event = self._mapper.permission(request_id, params)
-            call_id = as_object(params.get("toolCall")).get("toolCallId")
+            call_id = as_dict(params.get("toolCall")).get("toolCallId")
             self._pending[request_id] = (rpc_id, event, str(call_id) if call_id else None)
             self._emit(event)
             if self._stop_requested:  # asked while Relay is cancelling: cancelled at once

@@ -37,6 +37,7 @@ from relay.core.events import (
     ToolCall,
     ToolResult,
 )
+from relay.core.jsonvalue import as_dict
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +49,6 @@ _OPTION_KINDS: dict[str, InputOptionKind] = {
     "reject_once": "reject_once", "reject_always": "reject_always"}
 _FILE_KINDS = frozenset({"edit", "delete", "move"})
 _IGNORED = frozenset({"available_commands_update", "current_mode_update"})
-
-
-def as_object(value: Any) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one."""
-    return value if isinstance(value, dict) else {}
 
 
 def content_text(block: Any) -> str:
@@ -219,7 +215,7 @@ class AcpEventMapper:
 
     def permission(self, request_id: str, params: dict[str, Any]) -> NeedsInput:
         """The NeedsInput for a ``session/request_permission`` request's params."""
-        asked = as_object(params.get("toolCall"))
+        asked = as_dict(params.get("toolCall"))
         call_id = str(asked.get("toolCallId") or "")
         tool = {**self._tools.get(call_id, {}),
                 **{k: v for k, v in asked.items() if v is not None}}

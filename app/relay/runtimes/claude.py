@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import uuid
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
@@ -171,28 +170,6 @@ class ClaudeAdapter(CliAdapter):
     def make_parser(self, request: RunRequest) -> StreamParser:
         """A fresh :class:`ClaudeStreamParser`."""
         return ClaudeStreamParser()
-
-    @staticmethod
-    def config_dir(env: Mapping[str, str]) -> Path:
-        """Where Claude Code keeps its state: ``CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-        configured = env.get("CLAUDE_CONFIG_DIR")
-        return Path(configured) if configured else Path.home() / ".claude"
-
-    @staticmethod
-    def transcript_path(config_dir: Path, cwd: Path, session_id: str) -> Path:
-        """The session's JSONL transcript (NOTES section 9).
-
-        Args:
-            config_dir: Claude's state folder (see :meth:`config_dir`).
-            cwd: The directory the agent ran in; resolved, as the CLI sees it.
-            session_id: The agent's session id.
-
-        Returns:
-            ``<config_dir>/projects/<cwd, every character outside [A-Za-z0-9]
-            as '-'>/<session_id>.jsonl`` (it may not exist).
-        """
-        encoded = re.sub(r"[^A-Za-z0-9]", "-", str(Path(cwd).resolve()))
-        return Path(config_dir) / "projects" / encoded / f"{session_id}.jsonl"
 
 
 def brief_path(request: RunRequest) -> Path | None:

@@ -41,6 +41,7 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.jsonvalue import as_dict, as_float, as_int, as_list, as_str
 from relay.core.procs import ProcessResult
 from relay.core.signals import Signal, classify, error_category, failure_events, from_epoch, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -94,7 +95,7 @@ class ClaudeStreamParser(StreamParser):
         if kind == "user":
             return self._on_user(obj)
         if kind == "rate_limit_event":
-            return self._on_rate_limit(_dict(obj.get("rate_limit_info")))
+            return self._on_rate_limit(as_dict(obj.get("rate_limit_info")))
         if kind == "result":
             return self._on_result(obj)
         return []
@@ -110,41 +111,41 @@ class ClaudeStreamParser(StreamParser):
         return []
 
     def _on_init(self, obj: dict[str, Any]) -> list[AgentEvent]:
-        session_id = _str(obj.get("session_id"))
-        model = _str(obj.get("model"))
+        session_id = as_str(obj.get("session_id"))
+        model = as_str(obj.get("model"))
         self._model = model or self._model
         # With stream-json input every turn repeats init; one start per session.
         if session_id is not None and session_id == self._session_id:
             return []
         self._session_id = session_id
-        tools = [t for t in _list(obj.get("tools")) if isinstance(t, str)]
+        tools = [t for t in as_list(obj.get("tools")) if isinstance(t, str)]
         return [SessionStarted(
             runtime=RUNTIME, agent_session_id=session_id, model=model,
-            cwd=_str(obj.get("cwd")), tools=tools,
-            permission_mode=_str(obj.get("permissionMode")),
-            version=_str(obj.get("claude_code_version")))]
+            cwd=as_str(obj.get("cwd")), tools=tools,
+            permission_mode=as_str(obj.get("permissionMode")),
+            version=as_str(obj.get("claude_code_version")))]
 
     def _on_fallback(self, obj: dict[str, Any]) -> list[AgentEvent]:
-        original = _str(obj.get("original_model")) or "the primary model"
-        fallback = _str(obj.get("fallback_model"))
+        original = as_str(obj.get("original_model")) or "the primary model"
+        fallback = as_str(obj.get("fallback_model"))
         self._model = fallback or self._model
-        message = _str(obj.get("content")) or f"Switched from {original} to {fallback}."
+        message = as_str(obj.get("content")) or f"Switched from {original} to {fallback}."
         return [Notice(runtime=RUNTIME, category="fallback", message=message)]
 
     # -- assistant / user ---------------------------------------------------
 
     def _on_assistant(self, obj: dict[str, Any]) -> list[AgentEvent]:
-        message = _dict(obj.get("message"))
+        message = as_dict(obj.get("message"))
         blocks = _content_blocks(message.get("content"))
         if message.get("model") == SYNTHETIC_MODEL:
             # An API error dressed as a reply; the result line reports it.
-            text = "\n".join(_str(b.get("text")) or "" for b in blocks).strip()
-            self._synthetic = (_str(obj.get("error")), text)
+            text = "\n".join(as_str(b.get("text")) or "" for b in blocks).strip()
+            self._synthetic = (as_str(obj.get("error")), text)
             return []
-        model = _str(message.get("model"))
+        model = as_str(message.get("model"))
         self._model = model or self._model
-        parent = _str(obj.get("parent_tool_use_id"))
-        message_id = _str(message.get("id"))
+        parent = as_str(obj.get("parent_tool_use_id"))
+        message_id = as_str(message.get("id"))
         events: list[AgentEvent] = []
         for block in blocks:
             event = self._assistant_block(block, message_id, parent)
@@ -156,28 +157,28 @@ class ClaudeStreamParser(StreamParser):
                          parent: str | None) -> AgentEvent | None:
         kind = block.get("type")
         if kind in ("text", "thinking"):
-            text = _str(block.get(kind))
+            text = as_str(block.get(kind))
             if not text:  # redacted thinking carries only a signature
                 return None
             return AssistantText(runtime=RUNTIME, text=text, reasoning=kind == "thinking",
                                  message_id=message_id, parent_call_id=parent)
         if kind == "tool_use":
-            call_id, name = _str(block.get("id")), _str(block.get("name"))
+            call_id, name = as_str(block.get("id")), as_str(block.get("name"))
             if call_id is None or name is None:
                 return None
             self._tool_names[call_id] = name
             return ToolCall(runtime=RUNTIME, call_id=call_id, name=name,
-                            input=_dict(block.get("input")), parent_call_id=parent)
+                            input=as_dict(block.get("input")), parent_call_id=parent)
         return None
 
     def _on_user(self, obj: dict[str, Any]) -> list[AgentEvent]:
         if obj.get("isReplay"):  # our own prompt echoed back (--replay-user-messages)
             return []
-        parent = _str(obj.get("parent_tool_use_id"))
-        blocks = _content_blocks(_dict(obj.get("message")).get("content"))
+        parent = as_str(obj.get("parent_tool_use_id"))
+        blocks = _content_blocks(as_dict(obj.get("message")).get("content"))
         events: list[AgentEvent] = []
         for block in blocks:
-            call_id = _str(block.get("tool_use_id"))
+            call_id = as_str(block.get("tool_use_id"))
             if block.get("type") != "tool_result" or call_id is None:
                 continue  # e.g. the prompt a subagent receives
             events.append(self._tool_result(block, call_id, parent))
@@ -206,7 +207,7 @@ class ClaudeStreamParser(StreamParser):
     def _limit_of(self, info: dict[str, Any]) -> list[AgentEvent]:
         status = info.get("status")
         if status == "allowed_warning":
-            resets_at, scope = from_epoch(info.get("resetsAt")), _str(info.get("rateLimitType"))
+            resets_at, scope = from_epoch(info.get("resetsAt")), as_str(info.get("rateLimitType"))
             when = f"; resets {_fmt_time(resets_at)}" if resets_at else ""
             # not blocking: the account still works; a task may hand off pre-emptively
             return [LimitHit(runtime=RUNTIME, limit="usage_limit", blocking=False,
@@ -236,12 +237,12 @@ class ClaudeStreamParser(StreamParser):
 
     def _on_result(self, obj: dict[str, Any]) -> list[AgentEvent]:
         self._results += 1
-        self._result_text = _str(obj.get("result"))
+        self._result_text = as_str(obj.get("result"))
         events: list[AgentEvent] = [*self._denials(obj)]
         events.append(TurnCompleted(
             runtime=RUNTIME, usage=self._turn_usage(obj), model=self._model,
-            num_turns=_int(obj.get("num_turns")), result_text=self._result_text))
-        subtype = _str(obj.get("subtype")) or ""
+            num_turns=as_int(obj.get("num_turns")), result_text=self._result_text))
+        subtype = as_str(obj.get("subtype")) or ""
         failed = obj.get("is_error") is True or subtype.startswith("error")
         # The last result decides: a stream-json session goes on after a failed turn.
         self._last_ok = not failed
@@ -251,34 +252,34 @@ class ClaudeStreamParser(StreamParser):
         return events
 
     def _turn_usage(self, obj: dict[str, Any]) -> Usage:
-        usage = _dict(obj.get("usage"))
-        total = _float(obj.get("total_cost_usd"))
+        usage = as_dict(obj.get("usage"))
+        total = as_float(obj.get("total_cost_usd"))
         cost = None
         if total is not None:
             cost = round(max(total - self._cost_seen, 0.0), 10)
             self._cost_seen = max(total, self._cost_seen)
         return Usage(
-            input_tokens=_int(usage.get("input_tokens")),
-            output_tokens=_int(usage.get("output_tokens")),
-            cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
-            cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+            input_tokens=as_int(usage.get("input_tokens")),
+            output_tokens=as_int(usage.get("output_tokens")),
+            cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
+            cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")),
             cost_usd=cost)
 
     def _denials(self, obj: dict[str, Any]) -> list[AgentEvent]:
         events: list[AgentEvent] = []
-        for denial in _list(obj.get("permission_denials")):
-            entry = _dict(denial)
-            call_id = _str(entry.get("tool_use_id"))
+        for denial in as_list(obj.get("permission_denials")):
+            entry = as_dict(denial)
+            call_id = as_str(entry.get("tool_use_id"))
             detail = self._tool_errors.get(call_id or "") or _summarise(entry.get("tool_input"))
             events.append(PermissionDenied(
-                runtime=RUNTIME, tool=_str(entry.get("tool_name")) or "unknown",
+                runtime=RUNTIME, tool=as_str(entry.get("tool_name")) or "unknown",
                 call_id=call_id, detail=detail))
         return events
 
     def _result_failure(self, obj: dict[str, Any], subtype: str) -> list[AgentEvent]:
         message = _failure_message(obj, subtype)
-        status = _int(obj.get("api_error_status"))
-        api_error = _str(obj.get("api_error")) or _str(obj.get("api_error_type"))
+        status = as_int(obj.get("api_error_status"))
+        api_error = as_str(obj.get("api_error")) or as_str(obj.get("api_error_type"))
         signal = self._signal(message, http_status=status, structured=_fields(
             api_error, self._synthetic[0] if self._synthetic else None))
         category = _category(signal, subtype=subtype, status=status, api_error=api_error,
@@ -426,7 +427,7 @@ def flatten_content(content: Any) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in _list(content):
+    for block in as_list(content):
         if isinstance(block, str):
             parts.append(block)
         elif isinstance(block, dict):
@@ -438,30 +439,30 @@ def flatten_content(content: Any) -> str:
 
 
 def _retry_message(obj: dict[str, Any]) -> str:
-    status = _int(obj.get("error_status"))
-    error = _str(obj.get("error"))
+    status = as_int(obj.get("error_status"))
+    error = as_str(obj.get("error"))
     cause = f"HTTP {status}" if status is not None else "no response"
     if error and error != "unknown":
         cause += f", {error.replace('_', ' ')}"
-    attempt, limit = _int(obj.get("attempt")), _int(obj.get("max_retries"))
+    attempt, limit = as_int(obj.get("attempt")), as_int(obj.get("max_retries"))
     counter = f"retry {attempt} of {limit}" if attempt and limit else "retrying"
-    delay = _float(obj.get("retry_delay_ms"))
+    delay = as_float(obj.get("retry_delay_ms"))
     wait = f" in {delay / 1000:.1f} s" if delay is not None else ""
     return f"API request failed ({cause}); {counter}{wait}."
 
 
 def _failure_message(obj: dict[str, Any], subtype: str) -> str:
-    text = _str(obj.get("result"))
+    text = as_str(obj.get("result"))
     if text:
         return text
-    errors = [e for e in _list(obj.get("errors")) if isinstance(e, str)]
+    errors = [e for e in as_list(obj.get("errors")) if isinstance(e, str)]
     if errors:
         return "; ".join(errors)
     return f"Claude Code reported an error ({subtype or 'no details'})."
 
 
 def _summarise(tool_input: Any) -> str:
-    data = _dict(tool_input)
+    data = as_dict(tool_input)
     for key in ("command", "file_path", "path", "url", "pattern"):
         if isinstance(data.get(key), str):
             return str(data[key])
@@ -480,35 +481,7 @@ def _last_line(text: str) -> str:
 def _content_blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [b for b in _list(content) if isinstance(b, dict)]
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    return [b for b in as_list(content) if isinstance(b, dict)]
 
 
 def _quota_reading(info: dict[str, Any]) -> QuotaUpdate | None:
@@ -517,7 +490,7 @@ def _quota_reading(info: dict[str, Any]) -> QuotaUpdate | None:
     The stream says allowed / allowed_warning / rejected and the reset, never how much is
     used; a rejection means the window is full (100 %).
     """
-    scope, status = _str(info.get("rateLimitType")), _str(info.get("status"))
+    scope, status = as_str(info.get("rateLimitType")), as_str(info.get("status"))
     if scope is None:
         return None
     return QuotaUpdate(runtime=RUNTIME, window=scope if scope in _WINDOWS else "other",

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from relay.core.agent_homes import CodexHome, codex_home
 from relay.core.capabilities import Cap
 from relay.core.errors import ContractError
 from relay.core.events import Usage
@@ -133,7 +134,7 @@ class CodexAdapter(CliAdapter):
                 f"Cannot read the continuation brief {brief} ({exc.strerror or exc}), so Codex "
                 "was not started.",
                 "The brief is written just before a handoff; start the handoff again.") from exc
-        own = user_developer_instructions(codex_home(self.build_env(request)))
+        own = user_developer_instructions(codex_home(self.build_env(request)).root)
         combined = f"{own}\n\n{text}" if own else text
         arg = f"{BRIEF_CONFIG_KEY}={toml_string(combined)}"
         if len(arg.encode("utf-8")) > MAX_BRIEF_ARG:
@@ -172,7 +173,7 @@ class CodexAdapter(CliAdapter):
             return given
         if isinstance(given, Mapping):
             return Usage.model_validate(dict(given))
-        rollout = find_rollout(codex_home(env), thread_id)
+        rollout = find_rollout(codex_home(env).root, thread_id)
         return rollout_thread_total(rollout) if rollout is not None else None
 
 
@@ -217,7 +218,7 @@ _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n"
 def user_developer_instructions(home: Path) -> str:
     """The top-level ``developer_instructions`` of ``<home>/config.toml`` ("" if none)."""
     try:
-        with (home / "config.toml").open("rb") as fh:
+        with CodexHome(home).config.open("rb") as fh:
             value = tomllib.load(fh).get(BRIEF_CONFIG_KEY)
     except (OSError, tomllib.TOMLDecodeError):
         return ""
@@ -245,18 +246,9 @@ def process_timezone(env: Mapping[str, str]) -> ZoneInfo | None:
         return None
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
-    """Where codex keeps its state: ``$CODEX_HOME`` or ``~/.codex``."""
-    configured = env.get("CODEX_HOME")
-    if configured:
-        return Path(configured)
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".codex"
-
-
 def find_rollout(home: Path, thread_id: str) -> Path | None:
     """The rollout file of a thread (``sessions/YYYY/MM/DD/rollout-…-<id>.jsonl``), if any."""
-    sessions = home / "sessions"
+    sessions = CodexHome(home).sessions
     if not _THREAD_ID.match(thread_id) or not sessions.is_dir():
         return None
     found = sorted(sessions.glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))

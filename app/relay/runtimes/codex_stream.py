@@ -48,6 +48,7 @@ from relay.core.events import (
     Usage,
     utcnow,
 )
+from relay.core.jsonvalue import as_int
 from relay.core.procs import ProcessResult
 from relay.core.signals import Signal, classify, error_category, failure_events, limit_kind, reset_from_text
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -110,17 +111,12 @@ def parse_reset_time(message: str, now: datetime, tz: tzinfo | None = None) -> d
 
 def codex_usage(raw: Mapping[str, Any]) -> Usage:
     """Map a codex usage object (``turn.completed`` or rollout) to :class:`Usage`."""
-
-    def count(key: str) -> int | None:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
     return Usage(
-        input_tokens=count("input_tokens"),
-        output_tokens=count("output_tokens"),
-        cache_read_tokens=count("cached_input_tokens"),
-        cache_write_tokens=count("cache_write_input_tokens"),
-        reasoning_tokens=count("reasoning_output_tokens"),
+        input_tokens=as_int(raw.get("input_tokens")),
+        output_tokens=as_int(raw.get("output_tokens")),
+        cache_read_tokens=as_int(raw.get("cached_input_tokens")),
+        cache_write_tokens=as_int(raw.get("cache_write_input_tokens")),
+        reasoning_tokens=as_int(raw.get("reasoning_output_tokens")),
         cost_usd=None,  # codex reports no cost
     )
 

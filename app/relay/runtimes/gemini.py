@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from relay.core.agent_homes import gemini_home
 from relay.core.errors import ConfigError
 from relay.core.models import PermissionPolicy
 from relay.core.procs import StdinMode
@@ -62,7 +63,6 @@ from relay.runtimes.gemini_files import (
     ChatState,
     auth_setup,
     find_chat,
-    gemini_dir,
     read_chat,
 )
 from relay.runtimes.gemini_stream import GeminiStreamParser
@@ -141,7 +141,7 @@ class GeminiAdapter(CliAdapter):
         return argv + plan.args
 
     def make_parser(self, request: RunRequest) -> GeminiStreamParser:
-        folder = gemini_dir(self.build_env(request))
+        folder = gemini_home(self.build_env(request)).root
 
         def final_answer(session_id: str) -> ChatState | None:
             chat = find_chat(folder, session_id)
@@ -163,7 +163,7 @@ class GeminiAdapter(CliAdapter):
         """The session arguments of ``request``, decided once (the argv and the parser's
         notes must agree, and a new session's id is drawn here)."""
         if self._planned is None or self._planned[0] is not request:
-            self._planned = (request, plan_session(request, gemini_dir(self.build_env(request))))
+            self._planned = (request, plan_session(request, gemini_home(self.build_env(request)).root))
         return self._planned[1]
 
 

@@ -3,8 +3,9 @@
 Facts from Gemini CLI 0.61.0 (``tests/fixtures/gemini/NOTES.md`` and its bundle):
 
 * **Folder.** gemini-cli's ``homedir()`` is ``$GEMINI_CLI_HOME``, else ``$HOME``; its state
-  is ``<that>/.gemini``: ``settings.json``, ``projects.json`` (cwd → project short name) and
-  the chats ``tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-<first 8 of the id>.jsonl``.
+  is ``<that>/.gemini`` (:mod:`relay.core.agent_homes`): ``settings.json``, ``projects.json``
+  (cwd → project short name) and the chats
+  ``tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-<first 8 of the id>.jsonl``.
 * **Auth type.** Headless validation takes ``security.auth.selectedType`` from the merged
   settings (the workspace's ``<cwd>/.gemini/settings.json`` over the user's; the system
   files must be owned by root and are not read here), else derives one from the
@@ -31,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import GeminiHome, gemini_home, gemini_workspace_settings
+
 #: the auth types (``AuthType`` in gemini-cli 0.61.0)
 API_KEY_AUTH = "gemini-api-key"
 GATEWAY_AUTH = "gateway"
@@ -45,17 +48,6 @@ _IGNORED_PROMPT = ("/", "?", "<session_context>", "<hook_context>")
 _UUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f-]{27}$")
 #: chats bigger than this are not read for a resume (nothing Relay needs is worth it)
 MAX_CHAT_BYTES = 64 * 1024 * 1024
-
-
-def gemini_home(env: Mapping[str, str]) -> Path:
-    """The folder gemini-cli takes as home (it keeps its state in ``.gemini`` there)."""
-    configured = env.get("GEMINI_CLI_HOME") or env.get("HOME")
-    return Path(configured) if configured else Path.home()
-
-
-def gemini_dir(env: Mapping[str, str]) -> Path:
-    """``<home>/.gemini``: settings, projects and chats."""
-    return gemini_home(env) / ".gemini"
 
 
 # ---------------------------------------------------------------------------
@@ -98,10 +90,10 @@ def auth_from_env(env: Mapping[str, str]) -> str | None:
 def auth_setup(env: Mapping[str, str], cwd: Path) -> AuthSetup | None:
     """How the run will sign in; ``None`` when a settings file cannot be read as JSON
     (it may hold comments, which gemini-cli strips): then only the CLI can tell."""
-    user_path = gemini_dir(env) / "settings.json"
+    user_path = gemini_home(env).settings
     auth: dict[str, Any] = {}
     paths = [user_path]
-    workspace = Path(cwd) / ".gemini" / "settings.json"
+    workspace = gemini_workspace_settings(cwd)
     if workspace.resolve() != user_path.resolve():  # gemini skips it when cwd is home
         paths.append(workspace)
     for path in paths:
@@ -164,7 +156,7 @@ def find_chat(gemini_folder: Path, session_id: str) -> Path | None:
     if not _UUID.match(session_id):
         return None
     pattern = f"*/chats/session-*-{session_id[:8]}.json*"
-    for path in sorted((gemini_folder / "tmp").glob(pattern)):
+    for path in sorted(GeminiHome(gemini_folder).tmp.glob(pattern)):
         if _header_id(path) == session_id:
             return path
     return None

@@ -65,6 +65,7 @@ from relay.core.events import (
     Usage,
     utcnow,
 )
+from relay.core.jsonvalue import as_int, as_text
 from relay.core.procs import ProcessResult
 from relay.core.signals import Signal, classify, error_category, failure_events
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -118,8 +119,9 @@ def gemini_usage(stats: Mapping[str, Any] | None) -> Usage:
     """
     if not stats:
         return Usage()
-    prompt, candidates = _count(stats, "input_tokens"), _count(stats, "output_tokens")
-    cached, fresh, total = _count(stats, "cached"), _count(stats, "input"), _count(stats, "total_tokens")
+    prompt, candidates = as_int(stats.get("input_tokens")), as_int(stats.get("output_tokens"))
+    cached, fresh = as_int(stats.get("cached")), as_int(stats.get("input"))
+    total = as_int(stats.get("total_tokens"))
     if fresh is None and prompt is not None:
         fresh = max(prompt - (cached or 0), 0)
     output, reasoning = candidates, None
@@ -128,11 +130,6 @@ def gemini_usage(stats: Mapping[str, Any] | None) -> Usage:
         output, reasoning = total - prompt, total - prompt - candidates
     return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached,
                  reasoning_tokens=reasoning, cost_usd=None)
-
-
-def _count(raw: Mapping[str, Any], key: str) -> int | None:
-    value = raw.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # ---------------------------------------------------------------------------
@@ -342,8 +339,8 @@ class GeminiStreamParser(StreamParser):
         return events
 
     def _on_init(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
-        self.session_id = _str(obj.get("session_id"))
-        self.model = _str(obj.get("model"))
+        self.session_id = as_text(obj.get("session_id"))
+        self.model = as_text(obj.get("model"))
         events: list[AgentEvent] = [SessionStarted(
             runtime=RUNTIME, agent_session_id=self.session_id, model=self.model, cwd=self._cwd,
             permission_mode=self._permission_mode)]
@@ -364,8 +361,8 @@ class GeminiStreamParser(StreamParser):
                               message_id=f"{self.session_id or 'gemini'}:text{self._segments}")]
 
     def _on_tool_use(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
-        call_id = _str(obj.get("tool_id")) or f"gemini-call-{len(self._tools)}"
-        name = _str(obj.get("tool_name")) or "unknown"
+        call_id = as_text(obj.get("tool_id")) or f"gemini-call-{len(self._tools)}"
+        name = as_text(obj.get("tool_name")) or "unknown"
         self._tools[call_id] = name
         self._result_text = None  # text before a tool call is not the final answer
         params = obj.get("parameters")
@@ -373,13 +370,13 @@ class GeminiStreamParser(StreamParser):
                          input=dict(params) if isinstance(params, Mapping) else {})]
 
     def _on_tool_result(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
-        call_id = _str(obj.get("tool_id")) or "unknown"
+        call_id = as_text(obj.get("tool_id")) or "unknown"
         status = obj.get("status")
         error = obj.get("error")
         error = error if isinstance(error, Mapping) else {}
-        detail = _str(error.get("message"))
+        detail = as_text(error.get("message"))
         failed = status == "error"
-        output = (detail if failed and detail else _str(obj.get("output"))) or ""
+        output = (detail if failed and detail else as_text(obj.get("output"))) or ""
         events: list[AgentEvent] = [ToolResult(
             runtime=RUNTIME, call_id=call_id, output=output,
             is_error=failed if status in ("error", "success") else None)]
@@ -391,7 +388,7 @@ class GeminiStreamParser(StreamParser):
         return events
 
     def _on_error(self, obj: Mapping[str, Any]) -> list[AgentEvent]:
-        message = _str(obj.get("message")) or "Gemini reported an error."
+        message = as_text(obj.get("message")) or "Gemini reported an error."
         if obj.get("severity") == "warning":
             return [Notice(runtime=RUNTIME, category="warning", message=message)]
         # Held back: an invalid stream's error is followed by a result without an error
@@ -413,7 +410,7 @@ class GeminiStreamParser(StreamParser):
         final = self._final() if ok else None
         events = self._flush(final.last_answer if final else None)
         error = obj.get("error")
-        message = _str(error.get("message")) if isinstance(error, Mapping) else None
+        message = as_text(error.get("message")) if isinstance(error, Mapping) else None
         if ok or message is not None:
             events += self._flush_error()
         model = self.model if self.model not in (None, "auto") else None
@@ -485,10 +482,6 @@ def _single_model(stats: Any) -> str | None:
     """The model of a run whose stats name exactly one (side calls add their own)."""
     models = stats.get("models") if isinstance(stats, Mapping) else None
     return next(iter(models)) if isinstance(models, Mapping) and len(models) == 1 else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _refused(kind: str, tool: str, message: str) -> bool:

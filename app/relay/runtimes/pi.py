@@ -11,8 +11,9 @@ What the adapter relies on (``tests/fixtures/pi/NOTES.md``, the package's ``docs
   Pi appends every completed entry to the session file. So RPC mode is not used (yet);
 * **the exit code is not trusted**: Pi exits 0 after failed retries; the parser decides;
 * sessions live in ``<agent dir>/sessions/--<cwd, "/" → "-">--/<time>_<id>.jsonl``; the
-  agent dir is ``$PI_CODING_AGENT_DIR`` (what a Relay account sets) or ``~/.pi/agent``;
-  ``--session <id>`` continues one (same cwd); the adapter checks the file exists first;
+  agent dir is ``$PI_CODING_AGENT_DIR`` (what a Relay account sets) or ``~/.pi/agent``
+  (:mod:`relay.core.agent_homes`); ``--session <id>`` continues one (same cwd); the adapter
+  checks the file exists first;
 * custom providers come from ``<agent dir>/models.json``; their ``apiKey`` names an
   environment variable, and **when that variable is unset Pi sends the variable's name as
   the key** (h2). The adapter checks the variable before starting and fails naming it;
@@ -34,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from relay.core.agent_homes import PiHome, pi_home
 from relay.core.capabilities import Cap
 from relay.core.errors import ConfigError, ContractError, SessionNotFoundError
 from relay.core.models import PermissionPolicy
@@ -76,12 +78,13 @@ class PiAdapter(CliAdapter):
             self.capabilities.require(Cap.CHOOSE_SESSION_ID)
         self.executable()
         env = self.build_env(request)
-        check_api_key(agent_dir(env), self._provider(request, env), env)
+        folder = pi_home(env).root
+        check_api_key(folder, self._provider(request, env), env)
         if request.resume_id is not None and \
-                find_session(agent_dir(env), request.cwd, request.resume_id) is None:
+                find_session(folder, request.cwd, request.resume_id) is None:
             raise SessionNotFoundError(
                     f"Pi has no session {request.resume_id!r} for {request.cwd} in "
-                    f"{agent_dir(env) / 'sessions'}.",
+                    f"{PiHome(folder).sessions}.",
                     "Pi keeps sessions per agent folder and working directory; resume with the "
                     "same account and worktree, or start a new session.")
         self._brief_args(request)
@@ -144,7 +147,7 @@ class PiAdapter(CliAdapter):
             return given
         if request.model and "/" in request.model:
             return request.model.split("/", 1)[0]
-        settings = _read_json(agent_dir(env) / "settings.json")
+        settings = _read_json(pi_home(env).settings)
         default = settings.get("defaultProvider")
         return default if isinstance(default, str) else None
 
@@ -173,26 +176,11 @@ def safe_prompt(prompt: str) -> str:
     return f" {prompt}" if prompt[:1] in ("-", "@") else prompt
 
 
-def agent_dir(env: Mapping[str, str]) -> Path:
-    """Pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
-    configured = env.get("PI_CODING_AGENT_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".pi" / "agent"
-
-
-def session_folder(folder: Path, cwd: Path) -> Path:
-    """``sessions/--<cwd without its leading "/", "/" "\\" ":" → "-">--`` (pi's rule)."""
-    text = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", str(cwd)))
-    return folder / "sessions" / f"--{text}--"
-
-
 def find_session(folder: Path, cwd: Path, session_id: str) -> Path | None:
     """The session file of ``session_id`` (or a unique prefix of it) for ``cwd``."""
     if not _SESSION_ID.match(session_id):
         return None
-    where = session_folder(folder, cwd)
+    where = PiHome(folder).session_folder(cwd)
     found = sorted(where.glob(f"*_{session_id}*.jsonl")) if where.is_dir() else []
     return found[-1] if len(found) == 1 or (found and all(
         p.name.endswith(f"_{session_id}.jsonl") for p in found)) else None
@@ -207,7 +195,8 @@ def check_api_key(folder: Path, provider: str | None, env: Mapping[str, str]) ->
     """
     if not provider:
         return
-    providers = _read_json(folder / "models.json").get("providers")
+    models = PiHome(folder).models
+    providers = _read_json(models).get("providers")
     spec = providers.get(provider) if isinstance(providers, Mapping) else None
     key = spec.get("apiKey") if isinstance(spec, Mapping) else None
     if not isinstance(key, str) or not _ENV_NAME.match(key):
@@ -217,7 +206,7 @@ def check_api_key(folder: Path, provider: str | None, env: Mapping[str, str]) ->
             f"Pi's provider {provider!r} takes its API key from the environment variable {key}, "
             "which is not set, so Pi was not started (it would send the name as the key).",
             f"Set {key} (or register the key with the Pi account), or put the key itself in "
-            f"{folder / 'models.json'}.")
+            f"{models}.")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -228,5 +217,5 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-__all__ = ["INSTALL_HINT", "PI_VERSION", "PiAdapter", "agent_dir", "check_api_key",
-           "find_session", "safe_prompt", "session_folder", "tool_args"]
+__all__ = ["INSTALL_HINT", "PI_VERSION", "PiAdapter", "check_api_key", "find_session",
+           "safe_prompt", "tool_args"]

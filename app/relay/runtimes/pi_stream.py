@@ -41,6 +41,7 @@ from relay.core.events import (
     Usage,
     utcnow,
 )
+from relay.core.jsonvalue import as_int
 from relay.core.procs import ProcessResult
 from relay.core.signals import classify
 from relay.runtimes.base import StreamParser, ended_from_exit
@@ -53,10 +54,6 @@ _EXIT_CODE = re.compile(r"Command exited with code (\d+)\s*\Z")
 _MAX_REASON = 2000
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def pi_usage(raw: Any) -> Usage:
     """One assistant message's ``usage`` (with its ``cost``) as :class:`Usage`.
 
@@ -67,10 +64,10 @@ def pi_usage(raw: Any) -> Usage:
     cost = raw.get("cost")
     total = cost.get("total") if isinstance(cost, Mapping) else None
     return Usage(
-        input_tokens=_int(raw.get("input")),
-        output_tokens=_int(raw.get("output")),
-        cache_read_tokens=_int(raw.get("cacheRead")),
-        cache_write_tokens=_int(raw.get("cacheWrite")),
+        input_tokens=as_int(raw.get("input")),
+        output_tokens=as_int(raw.get("output")),
+        cache_read_tokens=as_int(raw.get("cacheRead")),
+        cache_write_tokens=as_int(raw.get("cacheWrite")),
         reasoning_tokens=None,  # Pi does not report them separately
         cost_usd=float(total) if isinstance(total, int | float) and not isinstance(total, bool)
         else None,

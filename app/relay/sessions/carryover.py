@@ -80,15 +80,15 @@ from pathlib import Path
 
 import orjson
 
+from relay.core.agent_homes import CLAUDE_CREDENTIALS, CODEX_AUTH, ClaudeHome, claude_home, codex_home
 from relay.core.fsutil import create_atomic, write_atomic
-from relay.runtimes.claude import ClaudeAdapter
-from relay.runtimes.codex import codex_home, find_rollout
+from relay.runtimes.codex import find_rollout
 
 #: Runtimes whose conversations can be carried between accounts.
 CARRIABLE_RUNTIMES = ("claude", "codex")
 
 #: File names never copied, wherever they appear.
-CREDENTIAL_NAMES = frozenset({".credentials.json", "auth.json"})
+CREDENTIAL_NAMES = frozenset({CLAUDE_CREDENTIALS, CODEX_AUTH})
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _THREAD_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{0,127}")
@@ -195,28 +195,25 @@ def _plan_claude(session_id: str, cwd: Path, source_env: Mapping[str, str],
                  target_env: Mapping[str, str]) -> _Plan:
     if not _UUID.fullmatch(session_id):
         raise _NotPossible(f"{session_id!r} is not a Claude Code session id (a UUID).")
-    src_home = ClaudeAdapter.config_dir(source_env)
-    dst_home = ClaudeAdapter.config_dir(target_env)
-    source = ClaudeAdapter.transcript_path(src_home, cwd, session_id)
-    target = ClaudeAdapter.transcript_path(dst_home, cwd, session_id)
-    data = _read_transcript(source, lambda: _claude_elsewhere(src_home, session_id, cwd))
+    src, dst = claude_home(source_env), claude_home(target_env)
+    source, target = src.transcript(cwd, session_id), dst.transcript(cwd, session_id)
+    data = _read_transcript(source, lambda: _claude_elsewhere(src, session_id, cwd))
     _check_claude(data, source, session_id)
-    if _same_folder(src_home, dst_home):
+    if _same_folder(src.root, dst.root):
         return _Plan(source, source, same_folder=True)
     plan = _Plan(source, target)
     _plan_main(plan, data)
     if not plan.target_newer:
         # The session's own state, as the CLI's per-session cleanup lists it.
         for src_dir, dst_dir in ((source.with_suffix(""), target.with_suffix("")),
-                                 (src_home / "tasks" / session_id, dst_home / "tasks" / session_id),
-                                 (src_home / "file-history" / session_id,
-                                  dst_home / "file-history" / session_id)):
+                                 (src.tasks(session_id), dst.tasks(session_id)),
+                                 (src.file_history(session_id), dst.file_history(session_id))):
             _plan_tree(plan, src_dir, dst_dir)
     return plan
 
 
-def _claude_elsewhere(home: Path, session_id: str, cwd: Path) -> str:
-    projects = home / "projects"
+def _claude_elsewhere(home: ClaudeHome, session_id: str, cwd: Path) -> str:
+    projects = home.projects
     found = sorted(projects.glob(f"*/{session_id}.jsonl")) if projects.is_dir() else []
     if found:
         return (f" It exists under another project folder ({found[0].parent.name}): the session "
@@ -238,7 +235,7 @@ def _plan_codex(thread_id: str, cwd: Path, source_env: Mapping[str, str],
                 target_env: Mapping[str, str]) -> _Plan:
     if not _THREAD_ID.fullmatch(thread_id):
         raise _NotPossible(f"{thread_id!r} is not a Codex thread id.")
-    src_home, dst_home = codex_home(source_env), codex_home(target_env)
+    src_home, dst_home = codex_home(source_env).root, codex_home(target_env).root
     source = find_rollout(src_home, thread_id)
     if source is None:
         raise _NotPossible(f"No rollout of Codex thread {thread_id} under {src_home / 'sessions'} "

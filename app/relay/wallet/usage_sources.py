@@ -5,12 +5,13 @@ default folder (counted under the bare provider name) when it exists and is not 
 account's. :func:`discover` walks one source for its transcript files: an unreadable folder
 or file is counted as a warning and the walk goes on.
 
-- claude: ``$CLAUDE_CONFIG_DIR`` (a comma-separated list is allowed), else ``~/.claude`` and
-  ``~/.config/claude``; transcripts are ``projects/**/*.jsonl`` (subagents included).
-- codex: ``$CODEX_HOME``, else ``~/.codex``; ``sessions/**/*.jsonl`` and
-  ``archived_sessions/**/*.jsonl``.
-- gemini: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``; ``tmp/<project>/chats/*.json[l]``.
-- pi: ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``; ``sessions/**/*.jsonl``.
+The folders are :mod:`relay.core.agent_homes`'s (one each: ``$CLAUDE_CONFIG_DIR`` is one
+path, not a list, and Claude Code has no ``~/.config/claude``):
+
+- claude: ``projects/**/*.jsonl`` (subagents included);
+- codex: ``sessions/**/*.jsonl`` and ``archived_sessions/**/*.jsonl``;
+- gemini: ``tmp/<project>/chats/*.json[l]``;
+- pi: ``sessions/**/*.jsonl``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from relay.core.agent_homes import ClaudeHome, CodexHome, GeminiHome, PiHome, default_folders
 from relay.wallet.transcripts import RUNTIMES, TranscriptSource
 
 #: warning kinds of the walk
@@ -77,25 +79,11 @@ def sources_for(accounts: Iterable[AccountLike], env: Mapping[str, str]) -> list
     sources = [TranscriptSource(a.entry, a.provider, a.config_dir) for a in accounts
                if a.config_dir is not None and a.provider in RUNTIMES]
     taken = {_real(s.root) for s in sources}
-    for runtime, root in default_roots(env):
+    for runtime, root in default_folders(env):
         if _real(root) not in taken and root.is_dir():
             taken.add(_real(root))
             sources.append(TranscriptSource(runtime, runtime, root))
     return sources
-
-
-def default_roots(env: Mapping[str, str]) -> list[tuple[str, Path]]:
-    """Each CLI's default configuration folder(s), whether they exist or not."""
-    home = Path(env.get("HOME") or Path.home())
-    claude = [Path(p) for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
-    if not claude:
-        xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        claude = [home / ".claude", xdg / "claude"]
-    gemini_home = env.get("GEMINI_CLI_HOME")
-    return [*(("claude", p) for p in claude),
-            ("codex", Path(env.get("CODEX_HOME") or home / ".codex")),
-            ("gemini", (Path(gemini_home) if gemini_home else home) / ".gemini"),
-            ("pi", Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent"))]
 
 
 def discover(sources: Iterable[TranscriptSource]) -> Discovery:
@@ -105,15 +93,23 @@ def discover(sources: Iterable[TranscriptSource]) -> Discovery:
         if source.runtime == "gemini":
             _walk_gemini(source, found)
             continue
-        for sub in _SUBDIRS.get(source.runtime, ()):
-            folder = source.root / sub
+        for folder in _transcript_dirs(source):
             if folder.is_dir():
                 _walk(str(folder), source, found, {})
     return found
 
 
-_SUBDIRS = {"claude": ("projects",), "codex": ("sessions", "archived_sessions"),
-            "pi": ("sessions", "agent/sessions", ".pi/agent/sessions")}
+def _transcript_dirs(source: TranscriptSource) -> tuple[Path, ...]:
+    """The folders a Claude, Codex or Pi source keeps its transcripts in."""
+    if source.runtime == "claude":
+        return (ClaudeHome(source.root).projects,)
+    if source.runtime == "codex":
+        return CodexHome(source.root).rollout_dirs
+    if source.runtime == "pi":
+        return PiHome(source.root).session_dirs
+    return ()
+
+
 #: the names :func:`relay.wallet.transcripts.reader_for` reads, per runtime
 _SUFFIXES = {"claude": (".jsonl",), "codex": (".jsonl",), "pi": (".jsonl",),
              "gemini": (".json", ".jsonl")}
@@ -156,16 +152,16 @@ def _add(path: str, source: TranscriptSource, found: Discovery, hints: dict[str,
 
 def _walk_gemini(source: TranscriptSource, found: Discovery) -> None:
     """``tmp/<project>/chats/*``, each chat hinted with its project's folder."""
-    base = source.root if (source.root / "tmp").is_dir() else source.root / ".gemini"
-    projects = _gemini_projects(base)
+    home = GeminiHome.found_in(source.root)
+    projects = _gemini_projects(home)
     try:
-        with os.scandir(base / "tmp") as listing:
+        with os.scandir(home.tmp) as listing:
             folders = [item for item in listing if _is_dir(item)]
     except FileNotFoundError:
         return
     except OSError:
         found.warn(source.entry, UNREADABLE_DIR)
-        found.blind.append(str(base / "tmp"))
+        found.blind.append(str(home.tmp))
         return
     for item in folders:
         chats = os.path.join(item.path, "chats")
@@ -173,10 +169,10 @@ def _walk_gemini(source: TranscriptSource, found: Discovery) -> None:
             _walk(chats, source, found, {"project": projects.get(item.name, item.name)})
 
 
-def _gemini_projects(base: Path) -> dict[str, str]:
+def _gemini_projects(home: GeminiHome) -> dict[str, str]:
     """``projects.json``: project folder name → the working directory it stands for."""
     try:
-        data = orjson.loads((base / "projects.json").read_bytes())
+        data = orjson.loads(home.projects_file.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return {}
     table = data.get("projects") if isinstance(data, dict) else None

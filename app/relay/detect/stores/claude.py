@@ -32,7 +32,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import ClaudeHome
 from relay.core.events import AgentError, AgentEvent, Notice, SessionEnded, SessionStarted, TurnCompleted
+from relay.core.jsonvalue import as_dict, as_int, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.transcript import (
     LINE_LIMIT,
@@ -45,17 +47,13 @@ from relay.detect.stores.transcript import (
     at_ms,
     clip,
     clip_value,
-    dict_of,
     failure_events,
-    int_of,
     is_dir,
-    list_of,
     mtime_of,
     records,
     restamp,
     scan,
     skill_names,
-    str_of,
 )
 from relay.runtimes.claude_stream import SYNTHETIC_MODEL, ClaudeStreamParser
 from relay.wallet.transcripts import iso_ms
@@ -84,7 +82,7 @@ class ClaudeStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for project in scan(root / "projects", listing):
+        for project in scan(ClaudeHome(root).projects, listing):
             if not is_dir(project):
                 continue
             for item in scan(Path(project.path), listing):
@@ -122,16 +120,16 @@ class _Reading:
         if obj.get("isSidechain") is True:
             return
         kind = obj.get("type")
-        message = dict_of(obj.get("message"))
+        message = as_dict(obj.get("message"))
         if self._ending is not None and not (
-                kind == "assistant" and str_of(message.get("id")) == self._ending[0]):
+                kind == "assistant" and as_text(message.get("id")) == self._ending[0]):
             self._end_turn()
         if kind == "user":
             self._user(obj, message)
         elif kind == "assistant":
             self._assistant(obj, message)
         elif kind == "attachment":
-            self._attachment(dict_of(obj.get("attachment")))
+            self._attachment(as_dict(obj.get("attachment")))
         elif kind == "system" and obj.get("subtype") == "api_error":
             self._emit([Notice(runtime=RUNTIME, category="retry", message=_retry_text(obj))])
 
@@ -145,7 +143,7 @@ class _Reading:
             self.read.last_activity_ms = ms
         for key, field in (("cwd", "cwd"), ("gitBranch", "branch"), ("version", "version"),
                            ("permissionMode", "mode")):
-            value = str_of(obj.get(key))
+            value = as_text(obj.get(key))
             if value and (field == "mode" or field not in self._meta):
                 self._meta[field] = value
 
@@ -179,37 +177,37 @@ class _Reading:
             return
         events = [_clipped(e) for e in self._parser.feed(obj)]
         self._emit(events)
-        model = str_of(message.get("model"))
+        model = as_text(message.get("model"))
         add_unique(self.read.models, model)
-        kinds = {b.get("type") for b in list_of(message.get("content")) if isinstance(b, dict)}
+        kinds = {b.get("type") for b in as_list(message.get("content")) if isinstance(b, dict)}
         stop = message.get("stop_reason")
         if "tool_use" in kinds or stop == "tool_use":
             self._open, self._ending = True, None
         elif stop in _TURN_ENDS or (stop is None and "text" in kinds):
             texts = [e.text for e in events if e.kind == "assistant_text" and not e.reasoning]
             earlier = self._ending[2] if self._ending else None
-            self._ending = (str_of(message.get("id")), model, texts[-1] if texts else earlier)
+            self._ending = (as_text(message.get("id")), model, texts[-1] if texts else earlier)
             self._open = False
         else:  # thinking without a stop reason: the reply goes on
             self._open = True
 
     def _api_error(self, obj: dict[str, Any], message: dict[str, Any]) -> None:
-        blocks = [b for b in list_of(message.get("content")) if isinstance(b, dict)]
-        text = "\n".join(str_of(b.get("text")) or "" for b in blocks).strip()
-        error = str_of(obj.get("error"))
+        blocks = [b for b in as_list(message.get("content")) if isinstance(b, dict)]
+        text = "\n".join(as_text(b.get("text")) or "" for b in blocks).strip()
+        error = as_text(obj.get("error"))
         self.read.events.extend(failure_events(
             RUNTIME, text or f"API error ({error or 'no details'})", at=self._at,
-            http_status=int_of(obj.get("apiErrorStatus")),
+            http_status=as_int(obj.get("apiErrorStatus")),
             structured={"assistant_error": error}, tz=self._tz))
         self._open, self._ending = False, None
 
     def _attachment(self, attachment: dict[str, Any]) -> None:
         kind = attachment.get("type")
         if kind == "skill_listing":
-            for name in skill_names(str_of(attachment.get("content")) or ""):
+            for name in skill_names(as_text(attachment.get("content")) or ""):
                 add_unique(self.read.skills, name)
         elif kind == "max_turns_reached":
-            limit = int_of(attachment.get("maxTurns"))
+            limit = as_int(attachment.get("maxTurns"))
             self._emit([AgentError(runtime=RUNTIME, category="max_turns",
                                    message=f"Stopped at the turn limit ({limit or '?'} turns).")])
             self._open = False
@@ -244,7 +242,7 @@ def _prompt_of(content: Any) -> str | None:
     if isinstance(content, str):
         text = content
     else:
-        parts = [str_of(b.get("text")) or "" for b in list_of(content)
+        parts = [as_text(b.get("text")) or "" for b in as_list(content)
                  if isinstance(b, dict) and b.get("type") == "text"]
         text = "\n".join(p for p in parts if p)
     return text.strip() or None
@@ -259,7 +257,7 @@ def _clipped(event: AgentEvent) -> AgentEvent:
 
 
 def _retry_text(obj: dict[str, Any]) -> str:
-    attempt, most = int_of(obj.get("retryAttempt")), int_of(obj.get("maxRetries"))
+    attempt, most = as_int(obj.get("retryAttempt")), as_int(obj.get("maxRetries"))
     counter = f"; retry {attempt} of {most}" if attempt and most else ""
     return f"API request failed{counter}."
 

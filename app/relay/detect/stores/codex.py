@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from relay.core.agent_homes import CodexHome
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -45,6 +46,7 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
+from relay.core.jsonvalue import as_dict, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.transcript import (
     LINE_LIMIT,
@@ -57,20 +59,16 @@ from relay.detect.stores.transcript import (
     at_ms,
     clip,
     clip_value,
-    dict_of,
     failure_events,
     is_dir,
-    list_of,
     mtime_of,
     records,
     scan,
     skill_names,
-    str_of,
 )
 from relay.wallet.transcripts import iso_ms
 
 RUNTIME = "codex"
-_FOLDERS = ("sessions", "archived_sessions")
 _THREAD_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _REFUSED = re.compile(r"rejected by user|approval policy is Never|reject command|"
@@ -91,8 +89,8 @@ class CodexStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for folder in _FOLDERS:
-            self._walk(root / folder, entry, listing, depth=0)
+        for folder in CodexHome(root).rollout_dirs:
+            self._walk(folder, entry, listing, depth=0)
         return listing
 
     def _walk(self, folder: Path, entry: str, listing: StoreListing, depth: int) -> None:
@@ -134,13 +132,13 @@ class _Reading:
             self._started = self._started or self._at
             self.read.started_ms = self.read.started_ms or ms
             self.read.last_activity_ms = ms
-        kind, payload = obj.get("type"), dict_of(obj.get("payload"))
+        kind, payload = obj.get("type"), as_dict(obj.get("payload"))
         if kind == "session_meta":
             self._session_meta(payload)
         elif kind == "turn_context":
             self._turn_context(payload)
         elif kind == "world_state":
-            self._world_state(dict_of(payload.get("state")))
+            self._world_state(as_dict(payload.get("state")))
         elif kind == "response_item":
             self._response_item(payload)
         elif kind == "event_msg":
@@ -153,23 +151,23 @@ class _Reading:
 
     def _session_meta(self, meta: dict[str, Any]) -> None:
         for key, field in (("cwd", "cwd"), ("cli_version", "version"), ("id", "id")):
-            if (value := str_of(meta.get(key))) and field not in self._meta:
+            if (value := as_text(meta.get(key))) and field not in self._meta:
                 self._meta[field] = value
-        branch = str_of(dict_of(meta.get("git")).get("branch"))
+        branch = as_text(as_dict(meta.get("git")).get("branch"))
         if branch:
             self._meta.setdefault("branch", branch)
 
     def _turn_context(self, context: dict[str, Any]) -> None:
-        self._model = str_of(context.get("model")) or self._model
+        self._model = as_text(context.get("model")) or self._model
         add_unique(self.read.models, self._model)
-        policy = str_of(context.get("approval_policy"))
+        policy = as_text(context.get("approval_policy"))
         if policy:
             self._meta["mode"] = policy
-        if (cwd := str_of(context.get("cwd"))) and "cwd" not in self._meta:
+        if (cwd := as_text(context.get("cwd"))) and "cwd" not in self._meta:
             self._meta["cwd"] = cwd
 
     def _world_state(self, state: dict[str, Any]) -> None:
-        body = str_of(dict_of(state.get("host_skills")).get("body")) or ""
+        body = as_text(as_dict(state.get("host_skills")).get("body")) or ""
         section = body.partition("### Available skills")[2].partition("\n###")[0]
         for name in skill_names(section):
             add_unique(self.read.skills, name)
@@ -185,7 +183,7 @@ class _Reading:
         if kind == "message":
             self._message(item)
         elif kind == "reasoning":
-            texts = [str_of(p.get("text")) for p in list_of(item.get("summary")) if isinstance(p, dict)]
+            texts = [as_text(p.get("text")) for p in as_list(item.get("summary")) if isinstance(p, dict)]
             text = "\n".join(t for t in texts if t)
             if text:
                 self._emit(AssistantText(runtime=RUNTIME, ts=self._at, replay=True,
@@ -196,16 +194,16 @@ class _Reading:
             self._output(item)
 
     def _message(self, item: dict[str, Any]) -> None:
-        texts = [str_of(p.get("text")) for p in list_of(item.get("content")) if isinstance(p, dict)]
+        texts = [as_text(p.get("text")) for p in as_list(item.get("content")) if isinstance(p, dict)]
         text = "\n".join(t for t in texts if t).strip()
         role = item.get("role")
         if role == "assistant" and text:
             self._last_text = text
             self._emit(AssistantText(runtime=RUNTIME, ts=self._at, replay=True,
-                                     text=clip(text, MAX_TEXT), message_id=str_of(item.get("id"))))
+                                     text=clip(text, MAX_TEXT), message_id=as_text(item.get("id"))))
         elif role == "user":
-            meta = dict_of(item.get("internal_chat_message_metadata_passthrough"))
-            item_kinds = list_of(meta.get("content_item_kinds"))
+            meta = as_dict(item.get("internal_chat_message_metadata_passthrough"))
+            item_kinds = as_list(meta.get("content_item_kinds"))
             if "user.text" in item_kinds or (not item_kinds and not _CONTEXT_TAG.match(text)):
                 self._prompt(text)
 
@@ -215,7 +213,7 @@ class _Reading:
             self.read.initial_prompt = clip(text.strip(), MAX_PROMPT)
 
     def _call(self, item: dict[str, Any]) -> None:
-        call_id = str_of(item.get("call_id")) or str_of(item.get("id"))
+        call_id = as_text(item.get("call_id")) or as_text(item.get("id"))
         if call_id is None:
             return
         name, arguments = _call_parts(item)
@@ -223,7 +221,7 @@ class _Reading:
                             name=name, input=clip_value(arguments)))
 
     def _output(self, item: dict[str, Any]) -> None:
-        call_id = str_of(item.get("call_id"))
+        call_id = as_text(item.get("call_id"))
         if call_id is None:
             return
         output, exit_code = _output_parts(item.get("output"))
@@ -242,42 +240,42 @@ class _Reading:
         elif kind == "task_complete":
             self._task_complete(event)
         elif kind == "turn_aborted":
-            reason = str_of(event.get("reason")) or "aborted"
+            reason = as_text(event.get("reason")) or "aborted"
             self._emit(SessionEnded(runtime=RUNTIME, ts=self._at, replay=True,
                                     outcome="interrupted", reason=f"turn aborted ({reason})"))
             self._open = False
         elif kind == "token_count" and isinstance(event.get("rate_limits"), dict):
             self._rate_limits = event["rate_limits"]
         elif kind == "user_message":
-            self._prompt(str_of(event.get("message")))
+            self._prompt(as_text(event.get("message")))
         elif kind == "item_completed":
-            self._item_completed(dict_of(event.get("item")))
+            self._item_completed(as_dict(event.get("item")))
         elif kind in _APPROVALS:
             self._approval(event)
 
     def _task_complete(self, event: dict[str, Any]) -> None:
         self._open = False
-        error = dict_of(event.get("error"))
+        error = as_dict(event.get("error"))
         if error:
-            message = str_of(error.get("message")) or "The turn failed."
+            message = as_text(error.get("message")) or "The turn failed."
             structured = {"codex_error_info": error.get("codex_error_info"),
                           "rate_limits": self._rate_limits}
             self._emit(*failure_events(RUNTIME, message, at=self._at, structured=structured))
             return
-        text = str_of(event.get("last_agent_message")) or self._last_text
+        text = as_text(event.get("last_agent_message")) or self._last_text
         self._emit(TurnCompleted(runtime=RUNTIME, ts=self._at, replay=True, model=self._model,
                                  result_text=text))
 
     def _item_completed(self, item: dict[str, Any]) -> None:
         if item.get("type") == "UserMessage":
-            texts = [str_of(p.get("text")) for p in list_of(item.get("content")) if isinstance(p, dict)]
+            texts = [as_text(p.get("text")) for p in as_list(item.get("content")) if isinstance(p, dict)]
             self._prompt("\n".join(t for t in texts if t))
 
     def _approval(self, event: dict[str, Any]) -> None:
-        request = str_of(event.get("call_id")) or str_of(event.get("id")) or "approval"
+        request = as_text(event.get("call_id")) or as_text(event.get("id")) or "approval"
         command = event.get("command")
         what = " ".join(str(c) for c in command) if isinstance(command, list) else ""
-        prompt = str_of(event.get("reason")) or what or "Codex asks for approval."
+        prompt = as_text(event.get("reason")) or what or "Codex asks for approval."
         self._emit(NeedsInput(runtime=RUNTIME, ts=self._at, replay=True, request_id=request,
                               prompt=clip(prompt, MAX_OUTPUT)))
 
@@ -301,10 +299,10 @@ def _call_parts(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(tool name, arguments) of a function / custom / local shell call."""
     kind = item.get("type")
     if kind == "local_shell_call":
-        return "local_shell", {"command": dict_of(item.get("action")).get("command")}
-    name = str_of(item.get("name")) or "unknown"
+        return "local_shell", {"command": as_dict(item.get("action")).get("command")}
+    name = as_text(item.get("name")) or "unknown"
     if kind == "custom_tool_call":
-        return name, {"input": str_of(item.get("input")) or ""}
+        return name, {"input": as_text(item.get("input")) or ""}
     raw = item.get("arguments")
     if isinstance(raw, str):
         try:
@@ -312,14 +310,14 @@ def _call_parts(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         except orjson.JSONDecodeError:
             return name, {"arguments": raw}
         return name, parsed if isinstance(parsed, dict) else {"arguments": parsed}
-    return name, dict_of(raw)
+    return name, as_dict(raw)
 
 
 def _output_parts(raw: Any) -> tuple[str, int | None]:
     """(output text, exit code) of a call output: plain text, or older ``{output, metadata}``."""
     if isinstance(raw, dict):
-        text = str_of(raw.get("output")) or str_of(raw.get("content")) or ""
-        code = dict_of(raw.get("metadata")).get("exit_code")
+        text = as_text(raw.get("output")) or as_text(raw.get("content")) or ""
+        code = as_dict(raw.get("metadata")).get("exit_code")
         return text, code if isinstance(code, int) and not isinstance(code, bool) else None
     text = raw if isinstance(raw, str) else ""
     if text.startswith("{"):

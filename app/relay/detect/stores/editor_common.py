@@ -30,9 +30,9 @@ from urllib.parse import unquote, urlparse
 
 from relay.core import signals
 from relay.core.events import AgentEvent, SessionEnded
+from relay.core.jsonvalue import as_dict, as_int, as_str
 from relay.core.signals import classify, named_by_format
 from relay.detect.stores.base import StoreRead
-from relay.detect.stores.transcript import dict_of, list_of
 
 #: characters of the initial prompt kept
 MAX_PROMPT = 8000
@@ -40,33 +40,6 @@ MAX_PROMPT = 8000
 CLIP = 8000
 #: a JSON file larger than this is not loaded (reported instead)
 MAX_JSON_BYTES = 256 * 1024 * 1024
-
-
-#: the same coercions as the CLI stores' (a dict / list, else empty)
-as_dict = dict_of
-as_list = list_of
-
-
-def as_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
-def as_float(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    return float(value) if isinstance(value, int | float) else None
 
 
 def clip(text: str, limit: int = CLIP) -> str:
@@ -102,13 +75,16 @@ def ms_to_dt(ms: int | float | None) -> datetime | None:
 
 
 def iso_to_ms(value: Any) -> int | None:
-    """Milliseconds from an ISO-8601 string or a number of milliseconds."""
+    """Milliseconds from an ISO-8601 string, a number of milliseconds or a string of its
+    digits (Continue's ``dateCreated`` is ``String(Date.now())``)."""
     number = as_int(value)
     if number is not None:
         return number
-    text = as_str(value)
+    text = (as_str(value) or "").strip()
     if not text:
         return None
+    if text.isascii() and text.isdigit():
+        return int(text)
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -38,7 +38,9 @@ from typing import Any
 
 import orjson
 
+from relay.core.agent_homes import GeminiHome
 from relay.core.events import AgentError, AssistantText, SessionStarted, ToolCall, ToolResult, TurnCompleted
+from relay.core.jsonvalue import as_dict, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.transcript import (
     LINE_LIMIT,
@@ -51,15 +53,12 @@ from relay.detect.stores.transcript import (
     at_ms,
     clip,
     clip_value,
-    dict_of,
     failure_events,
     head,
     is_dir,
-    list_of,
     mtime_of,
     records,
     scan,
-    str_of,
 )
 from relay.wallet.transcripts import iso_ms
 
@@ -95,7 +94,7 @@ class GeminiStore:
     def list(self, root: Path, entry: str) -> StoreListing:
         """Every chat; its session id is read from the file's first 64 KiB."""
         listing = StoreListing()
-        for project in scan(_base(root) / "tmp", listing):
+        for project in scan(GeminiHome.found_in(root).tmp, listing):
             if not is_dir(project):
                 continue
             for item in scan(Path(project.path) / "chats", listing):
@@ -159,7 +158,7 @@ class _Reading:
         if isinstance(patch, dict):
             self._patch(patch)
             return
-        kind, rid = obj.get("type"), str_of(obj.get("id"))
+        kind, rid = obj.get("type"), as_text(obj.get("id"))
         if self._ending is not None and kind in ("user", "gemini", "error") \
                 and rid != self._ending[0]:
             self._end_turn()
@@ -186,7 +185,7 @@ class _Reading:
         messages = patch.get("messages")
         if not isinstance(messages, list):
             return
-        ids = {str_of(m.get("id")) for m in messages if isinstance(m, dict)}
+        ids = {as_text(m.get("id")) for m in messages if isinstance(m, dict)}
         for message in messages:
             if isinstance(message, dict) and message.get("type") == "user":
                 self._context(_text_of(message.get("content")) or "")
@@ -202,10 +201,10 @@ class _Reading:
     # -- records -------------------------------------------------------------------------------
 
     def _user(self, rid: str | None, content: Any) -> None:
-        responses = [dict_of(p.get("functionResponse")) for p in list_of(content)
+        responses = [as_dict(p.get("functionResponse")) for p in as_list(content)
                      if isinstance(p, dict) and "functionResponse" in p]
         for response in responses:
-            call_id = str_of(response.get("id"))
+            call_id = as_text(response.get("id"))
             if call_id and call_id not in self._results:
                 self._result(call_id, response, None)
         if responses:
@@ -222,13 +221,13 @@ class _Reading:
 
     def _gemini(self, rid: str, rec: dict[str, Any]) -> None:
         seen = self._seen.setdefault(rid, _Seen())
-        model = str_of(rec.get("model"))
+        model = as_text(rec.get("model"))
         add_unique(self.read.models, model)
         self._answered = True
-        thoughts = [t for t in list_of(rec.get("thoughts")) if isinstance(t, dict)]
+        thoughts = [t for t in as_list(rec.get("thoughts")) if isinstance(t, dict)]
         for thought in thoughts[seen.thoughts:]:
-            words = ": ".join(w for w in (str_of(thought.get("subject")),
-                                          str_of(thought.get("description"))) if w)
+            words = ": ".join(w for w in (as_text(thought.get("subject")),
+                                          as_text(thought.get("description"))) if w)
             if words:
                 self._emit_text(words, reasoning=True)
         seen.thoughts = max(seen.thoughts, len(thoughts))
@@ -236,7 +235,7 @@ class _Reading:
         if text and not seen.text:
             seen.text = True
             self._emit_text(text, reasoning=False, message_id=rid)
-        calls = [c for c in list_of(rec.get("toolCalls")) if isinstance(c, dict)]
+        calls = [c for c in as_list(rec.get("toolCalls")) if isinstance(c, dict)]
         for call in calls:
             self._call(call, seen)
         if calls:
@@ -252,22 +251,22 @@ class _Reading:
                                               message_id=message_id))
 
     def _call(self, call: dict[str, Any], seen: _Seen) -> None:
-        call_id = str_of(call.get("id"))
+        call_id = as_text(call.get("id"))
         if call_id is None or call_id in seen.calls:
             return
         seen.calls.add(call_id)
         self.read.events.append(ToolCall(
             runtime=RUNTIME, ts=self._at, replay=True, call_id=call_id,
-            name=str_of(call.get("name")) or "unknown", input=clip_value(dict_of(call.get("args")))))
-        results = [dict_of(dict_of(r).get("functionResponse")) for r in list_of(call.get("result"))]
+            name=as_text(call.get("name")) or "unknown", input=clip_value(as_dict(call.get("args")))))
+        results = [as_dict(as_dict(r).get("functionResponse")) for r in as_list(call.get("result"))]
         if results or call.get("status") in ("success", "error", "cancelled"):
-            self._result(call_id, results[0] if results else {}, str_of(call.get("status")))
+            self._result(call_id, results[0] if results else {}, as_text(call.get("status")))
 
     def _result(self, call_id: str, response: dict[str, Any], status: str | None) -> None:
         self._results.add(call_id)
-        body = dict_of(response.get("response"))
+        body = as_dict(response.get("response"))
         error = body.get("error")
-        output = str_of(body.get("output")) or str_of(error) or ""
+        output = as_text(body.get("output")) or as_text(error) or ""
         failed = status in ("error", "cancelled") if status else (True if error else None)
         match = _EXIT_CODE.search(output[:2000])
         code = int(match.group(1)) if match else None
@@ -330,20 +329,16 @@ def _objects(path: Path, problems: list[str], limit: int) -> Iterator[dict[str, 
     except (OSError, orjson.JSONDecodeError) as exc:
         problems.append(f"cannot read {path.name}: {exc}")
         return
-    document = dict_of(document)
+    document = as_dict(document)
     yield {k: v for k, v in document.items() if k != "messages"}
-    yield from (m for m in list_of(document.get("messages")) if isinstance(m, dict))
-
-
-def _base(root: Path) -> Path:
-    return root if (root / "tmp").is_dir() else root / ".gemini"
+    yield from (m for m in as_list(document.get("messages")) if isinstance(m, dict))
 
 
 def _text_of(content: Any) -> str | None:
     """A record's text: a string, or its text parts joined."""
     if isinstance(content, str):
         return content
-    parts = [str_of(p.get("text")) for p in list_of(content) if isinstance(p, dict)]
+    parts = [as_text(p.get("text")) for p in as_list(content) if isinstance(p, dict)]
     text = "\n".join(p for p in parts if p)
     return text or None
 
@@ -352,10 +347,10 @@ def _project_cwd(chat: Path) -> str | None:
     """The working folder of a chat's project: ``projects.json``, else ``.project_root``."""
     project = chat.parent.parent
     try:
-        table = dict_of(orjson.loads((project.parent.parent / "projects.json").read_bytes()))
+        table = as_dict(orjson.loads(GeminiHome(project.parent.parent).projects_file.read_bytes()))
     except (OSError, orjson.JSONDecodeError):
         table = {}
-    for cwd, name in dict_of(table.get("projects")).items():
+    for cwd, name in as_dict(table.get("projects")).items():
         if name == project.name:
             return str(cwd)
     try:
@@ -384,15 +379,15 @@ def _report_message(path: Path, prompt: str) -> str | None:
     try:
         if path.stat().st_size > _MAX_REPORT:
             return None
-        report = dict_of(orjson.loads(path.read_bytes()))
+        report = as_dict(orjson.loads(path.read_bytes()))
     except (OSError, orjson.JSONDecodeError):
         return None
-    texts = {(str_of(p.get("text")) or "").strip()
-             for m in list_of(report.get("context")) if isinstance(m, dict) and m.get("role") == "user"
-             for p in list_of(m.get("parts")) if isinstance(p, dict)}
+    texts = {(as_text(p.get("text")) or "").strip()
+             for m in as_list(report.get("context")) if isinstance(m, dict) and m.get("role") == "user"
+             for p in as_list(m.get("parts")) if isinstance(p, dict)}
     if prompt not in texts:
         return None
-    return str_of(dict_of(report.get("error")).get("message"))
+    return as_text(as_dict(report.get("error")).get("message"))
 
 
 STORE = GeminiStore()

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import PiHome
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -39,6 +40,7 @@ from relay.core.events import (
     ToolResult,
     TurnCompleted,
 )
+from relay.core.jsonvalue import as_dict, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.transcript import (
     LINE_LIMIT,
@@ -51,19 +53,15 @@ from relay.detect.stores.transcript import (
     at_ms,
     clip,
     clip_value,
-    dict_of,
     failure_events,
     is_dir,
-    list_of,
     mtime_of,
     records,
     scan,
-    str_of,
 )
 from relay.wallet.transcripts import iso_ms
 
 RUNTIME = "pi"
-_FOLDERS = ("sessions", "agent/sessions", ".pi/agent/sessions")
 
 
 class PiStore:
@@ -76,8 +74,8 @@ class PiStore:
 
     def list(self, root: Path, entry: str) -> StoreListing:
         listing = StoreListing()
-        for folder in _FOLDERS:
-            for project in scan(root / folder, listing):
+        for folder in PiHome(root).session_dirs:
+            for project in scan(folder, listing):
                 if not is_dir(project):
                     continue
                 for item in scan(Path(project.path), listing):
@@ -127,27 +125,27 @@ class _Reading:
         if kind == "session":
             self._header = {**obj, **self._header}  # a resume repeats it: the first one wins
             return
-        entry = _Entry(str_of(obj.get("id")), str_of(obj.get("parentId")), self._at, "other")
+        entry = _Entry(as_text(obj.get("id")), as_text(obj.get("parentId")), self._at, "other")
         if kind == "model_change":
-            entry.role, entry.model = "model", str_of(obj.get("modelId"))
+            entry.role, entry.model = "model", as_text(obj.get("modelId"))
         elif kind == "message":
-            self._message(entry, dict_of(obj.get("message")))
+            self._message(entry, as_dict(obj.get("message")))
         self._entries.append(entry)
 
     def _message(self, entry: _Entry, message: dict[str, Any]) -> None:
-        role = str_of(message.get("role")) or "other"
+        role = as_text(message.get("role")) or "other"
         entry.role = role
         if role == "user":
             entry.text = _text_of(message.get("content"))
         elif role == "assistant":
-            entry.model, entry.stop = str_of(message.get("model")), str_of(message.get("stopReason"))
+            entry.model, entry.stop = as_text(message.get("model")), as_text(message.get("stopReason"))
             if entry.stop == "error":
-                entry.role, entry.text = "error", str_of(message.get("errorMessage")) or "Pi failed."
+                entry.role, entry.text = "error", as_text(message.get("errorMessage")) or "Pi failed."
             else:
                 entry.events = self._reply(message, entry.at)
                 entry.text = _text_of(message.get("content"))
         elif role == "toolResult":
-            call_id = str_of(message.get("toolCallId"))
+            call_id = as_text(message.get("toolCallId"))
             if call_id is not None:
                 failed = message.get("isError")
                 entry.events = [ToolResult(
@@ -157,16 +155,16 @@ class _Reading:
 
     def _reply(self, message: dict[str, Any], at: datetime) -> list[AgentEvent]:
         events: list[AgentEvent] = []
-        for block in list_of(message.get("content")):
-            block = dict_of(block)
+        for block in as_list(message.get("content")):
+            block = as_dict(block)
             kind = block.get("type")
-            if kind in ("text", "thinking") and (text := str_of(block.get(kind))):
+            if kind in ("text", "thinking") and (text := as_text(block.get(kind))):
                 events.append(AssistantText(runtime=RUNTIME, ts=at, replay=True,
                                             text=clip(text, MAX_TEXT), reasoning=kind == "thinking"))
-            elif kind == "toolCall" and (call_id := str_of(block.get("id"))):
+            elif kind == "toolCall" and (call_id := as_text(block.get("id"))):
                 events.append(ToolCall(runtime=RUNTIME, ts=at, replay=True, call_id=call_id,
-                                       name=str_of(block.get("name")) or "unknown",
-                                       input=clip_value(dict_of(block.get("arguments")))))
+                                       name=as_text(block.get("name")) or "unknown",
+                                       input=clip_value(as_dict(block.get("arguments")))))
         return events
 
     # -- pass 2: the active branch -------------------------------------------------------------
@@ -239,12 +237,12 @@ class _Reading:
 
     def _started(self) -> TranscriptRead:
         read = self.read
-        read.cwd = str_of(self._header.get("cwd"))
+        read.cwd = as_text(self._header.get("cwd"))
         if read.events or read.initial_prompt or self._header:
             started_ms = iso_ms(self._header.get("timestamp")) or read.started_ms
             read.events.insert(0, SessionStarted(
                 runtime=RUNTIME, ts=at_ms(started_ms) if started_ms else self._at, replay=True,
-                agent_session_id=str_of(self._header.get("id")) or read.item.agent_session_id,
+                agent_session_id=as_text(self._header.get("id")) or read.item.agent_session_id,
                 model=read.models[0] if read.models else None, cwd=read.cwd))
         return read
 
@@ -252,8 +250,8 @@ class _Reading:
 def _text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content.strip() or None
-    parts = [str_of(dict_of(p).get("text")) for p in list_of(content)
-             if dict_of(p).get("type") == "text"]
+    parts = [as_text(as_dict(p).get("text")) for p in as_list(content)
+             if as_dict(p).get("type") == "text"]
     text = "\n".join(p for p in parts if p).strip()
     return text or None
 

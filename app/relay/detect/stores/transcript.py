@@ -217,19 +217,3 @@ _SKILL_LINE = re.compile(r"^- ([A-Za-z0-9][\w.:-]*): ", re.MULTILINE)
 def skill_names(listing: str) -> list[str]:
     """Skill names of a "- name: description" listing (Claude's skill_listing, Codex's skills)."""
     return list(dict.fromkeys(_SKILL_LINE.findall(listing)))
-
-
-def dict_of(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def list_of(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def str_of(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def int_of(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -32,13 +32,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from relay.core.agent_homes import app_config_base, cline_data_dir, continue_dir, user_home
+from relay.core.jsonvalue import as_dict, as_int, as_str
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.editor_common import (
     MAX_JSON_BYTES,
     EditorRead,
-    as_dict,
-    as_int,
-    as_str,
     parse_json,
     read_json_file,
     uri_to_path,
@@ -73,8 +72,7 @@ def editor_roots(env: Mapping[str, str], platform: str) -> list[tuple[str, Path]
     Returns:
         ``(runtime, folder)`` pairs, each folder once, only folders that exist.
     """
-    named = env.get("USERPROFILE") if platform == "win32" else None
-    home = Path(named or env.get("HOME") or Path.home())
+    home = user_home(env, platform=platform)
     roots: list[tuple[str, Path]] = []
     for runtime, user_dir in _user_dirs(env, platform, home):
         if not user_dir.is_dir():
@@ -83,24 +81,18 @@ def editor_roots(env: Mapping[str, str], platform: str) -> list[tuple[str, Path]
         cline = user_dir / "globalStorage" / CLINE_EXTENSION
         if cline.is_dir():
             roots.append(("cline", cline))
-    cline_data = Path(env["CLINE_DATA_DIR"]) if env.get("CLINE_DATA_DIR") else \
-        Path(env.get("CLINE_DIR") or home / ".cline") / "data"
+    cline_data = cline_data_dir(env, home=home)
     if (cline_data / "tasks").is_dir():
         roots.append(("cline", cline_data))
-    continue_dir = Path(env.get("CONTINUE_GLOBAL_DIR") or home / ".continue")
-    if (continue_dir / "sessions").is_dir():
-        roots.append(("continue", continue_dir))
+    continue_root = continue_dir(env, home=home)
+    if (continue_root / "sessions").is_dir():
+        roots.append(("continue", continue_root))
     unique: dict[tuple[str, Path], None] = dict.fromkeys(roots)
     return list(unique)
 
 
 def _user_dirs(env: Mapping[str, str], platform: str, home: Path) -> Iterable[tuple[str, Path]]:
-    if platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif platform == "win32":
-        base = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    base = app_config_base(env, platform=platform, home=home)
     for app, runtime in _APPS:
         yield runtime, base / app / "User"
     for server, runtime in _SERVERS:

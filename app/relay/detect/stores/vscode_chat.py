@@ -34,12 +34,9 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.jsonvalue import as_dict, as_int, as_list, as_str
 from relay.detect.stores.editor_common import (
     EditorRead,
-    as_dict,
-    as_int,
-    as_list,
-    as_str,
     clip,
     clip_input,
     failure_events,

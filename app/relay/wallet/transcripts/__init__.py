@@ -187,11 +187,6 @@ class BadNumber(ValueError):
     """A token count no model call can have."""
 
 
-def text(value: object) -> str | None:
-    """A non-empty string, else None."""
-    return value if isinstance(value, str) and value else None
-
-
 class EntrySink:
     """Collects entries, merging those with the same dedupe key.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from relay.core.jsonvalue import as_text
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
     BAD_NUMBER,
@@ -30,7 +31,6 @@ from relay.wallet.transcripts import (
     iso_ms,
     lines_with,
     load_line,
-    text,
 )
 
 #: every usage object has this key, tool results (most of the bytes) rarely do; a longer
@@ -86,7 +86,7 @@ def _key(message: dict[str, Any], obj: dict[str, Any]) -> str | None:
 
 def _entry(obj: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], key: str | None,
            offset: int, warnings: Counter[str]) -> UsageEntry | None:
-    model = text(message.get("model"))
+    model = as_text(message.get("model"))
     if model == _SYNTHETIC:
         return None
     ts_ms = iso_ms(obj.get("timestamp"))
@@ -100,8 +100,8 @@ def _entry(obj: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], 
         tokens=Tokens(*map(_count, map(usage.get, _FIELDS))),
         cost_usd=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
         dedupe_key=key,
-        session_id=text(obj.get("sessionId")),
-        project=text(obj.get("cwd")),
+        session_id=as_text(obj.get("sessionId")),
+        project=as_text(obj.get("cwd")),
         offset=offset,
     )
 

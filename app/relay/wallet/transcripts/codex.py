@@ -29,6 +29,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from relay.core.jsonvalue import as_text
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import (
     BAD_NUMBER,
@@ -43,7 +44,6 @@ from relay.wallet.transcripts import (
     iso_ms,
     lines_with,
     load_line,
-    text,
 )
 
 _MARKER = re.compile(rb'"(?:session_meta|turn_context|token_count)"')
@@ -69,11 +69,11 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
             continue
         kind = obj.get("type")
         if kind == "session_meta":
-            state["session"] = text(payload.get("id")) or state.get("session")
-            state["cwd"] = text(payload.get("cwd")) or state.get("cwd")
+            state["session"] = as_text(payload.get("id")) or state.get("session")
+            state["cwd"] = as_text(payload.get("cwd")) or state.get("cwd")
         elif kind == "turn_context":
-            state["model"] = text(payload.get("model")) or state.get("model")
-            state["cwd"] = text(payload.get("cwd")) or state.get("cwd")
+            state["model"] = as_text(payload.get("model")) or state.get("model")
+            state["cwd"] = as_text(payload.get("cwd")) or state.get("cwd")
         elif kind == "event_msg" and payload.get("type") == "token_count":
             _token_count(obj, payload, base + line_start, state, out, sink)
     out.entries = sink.entries

@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from relay.core.jsonvalue import as_text
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
     BAD_NUMBER,
@@ -45,7 +46,6 @@ from relay.wallet.transcripts import (
     lines_with,
     load_json,
     load_line,
-    text,
 )
 
 _MARKER = re.compile(rb'"(?:tokens|sessionId)"')
@@ -65,7 +65,7 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
         patch = obj.get("$set")
         if isinstance(patch, dict):
             obj = patch
-        state["session"] = text(obj.get("sessionId")) or state.get("session")
+        state["session"] = as_text(obj.get("sessionId")) or state.get("session")
         records = obj.get("messages") if isinstance(patch, dict) else [obj]
         for record in records if isinstance(records, list) else []:
             _add(record, base + line_start, state, sink, warnings)
@@ -88,7 +88,7 @@ def parse_document(buf: Buffer, state: State, start: int = 0, end: int | None = 
     if doc is None:
         return Parsed([], [], base + start, state, warnings)
     state = dict(state)
-    state["session"] = text(doc.get("sessionId")) or state.get("session")
+    state["session"] = as_text(doc.get("sessionId")) or state.get("session")
     sink = EntrySink()
     messages = doc.get("messages")
     if not isinstance(messages, list):
@@ -117,9 +117,9 @@ def _add(record: object, offset: int, state: State, sink: EntrySink,
         return
     if counted.total == 0:
         return
-    record_id = text(record.get("id"))
+    record_id = as_text(record.get("id"))
     sink.add(UsageEntry(
-        ts_ms=ts_ms, model=text(record.get("model")), tokens=counted,
+        ts_ms=ts_ms, model=as_text(record.get("model")), tokens=counted,
         dedupe_key=f"gemini:{record_id}" if record_id else None,
         session_id=state.get("session"), project=state.get("project"), offset=offset))
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from relay.core.jsonvalue import as_text
 from relay.wallet.model import Tokens, UsageEntry
 from relay.wallet.transcripts import (
     BAD_NUMBER,
@@ -30,7 +31,6 @@ from relay.wallet.transcripts import (
     iso_ms,
     lines_with,
     load_line,
-    text,
 )
 
 _MARKER = re.compile(rb'"(?:usage|session)"')
@@ -49,8 +49,8 @@ def parse(buf: Buffer, state: State, start: int = 0, end: int | None = None,
             continue
         kind = obj.get("type")
         if kind == "session":
-            state["session"] = text(obj.get("id")) or state.get("session")
-            state["cwd"] = text(obj.get("cwd")) or state.get("cwd")
+            state["session"] = as_text(obj.get("id")) or state.get("session")
+            state["cwd"] = as_text(obj.get("cwd")) or state.get("cwd")
         elif kind == "message":
             try:
                 entry = _entry(obj, base + line_start, state, warnings)
@@ -86,10 +86,10 @@ def _entry(obj: dict[str, Any], offset: int, state: State,
         return None
     cost = usage.get("cost")
     total = cost.get("total") if isinstance(cost, dict) else None
-    response, entry_id = text(message.get("responseId")), text(obj.get("id"))
+    response, entry_id = as_text(message.get("responseId")), as_text(obj.get("id"))
     key = (f"pi:{response}" if response
            else f"pi:{state.get('session')}:{entry_id}" if entry_id else None)
     return UsageEntry(
-        ts_ms=ts_ms, model=text(message.get("model")), tokens=tokens,
+        ts_ms=ts_ms, model=as_text(message.get("model")), tokens=tokens,
         cost_usd=float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
         dedupe_key=key, session_id=state.get("session"), project=state.get("cwd"), offset=offset)
