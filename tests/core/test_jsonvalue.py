@@ -62,3 +62,15 @@ def test_values_as_the_json_parser_gives_them() -> None:
         [5, 5, None, None, None, None, None]
     assert (as_float(doc["nan"]), as_float(doc["x"])) == (None, 0.5)
     assert (as_dict(doc["o"]), as_text(doc["s"]), as_str(doc["s"])) == ({}, None, "")
+
+
+def test_as_number_reads_header_strings_and_refuses_what_is_not_finite() -> None:
+    from relay.core.jsonvalue import as_number
+
+    assert as_number(" 42.5 ") == 42.5
+    assert as_number(7) == 7.0
+    assert as_number(True) is None
+    assert as_number("nan") is None
+    assert as_number("inf") is None
+    assert as_number("soon") is None
+    assert as_number(None) is None

@@ -75,3 +75,14 @@ def as_float(value: Any) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def as_number(value: Any) -> float | None:
+    """:func:`as_float`, or a string that holds a finite number (an HTTP header's value,
+    ``" 42.5 "``); else None."""
+    if isinstance(value, str):
+        try:
+            return as_float(float(value.strip()))
+        except ValueError:
+            return None
+    return as_float(value)

@@ -4,7 +4,6 @@ response headers, read into one ``Fields`` record (split out of signals.py)."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
+from relay.core.jsonvalue import as_number
 from relay.core.reset_times import from_epoch, span_seconds
 
 SignalKind = Literal[
@@ -218,7 +218,7 @@ def _read_headers(headers: Mapping[str, Any], fields: Fields, now: datetime) -> 
         _window(headers.get(f"x-codex-{slot}-used-percent"),
                 headers.get(f"x-codex-{slot}-reset-at"),
                 headers.get(f"x-codex-{slot}-window-minutes"), slot, fields)
-    millis = _number(headers.get("retry-after-ms"))
+    millis = as_number(headers.get("retry-after-ms"))
     if millis is not None:
         fields.delay(millis / 1000.0)
     fields.delay(_retry_after(headers.get("retry-after"), now))
@@ -226,7 +226,7 @@ def _read_headers(headers: Mapping[str, Any], fields: Fields, now: datetime) -> 
 
 def _window(used: Any, resets_at: Any, minutes: Any, slot: str, fields: Fields) -> None:
     """A Codex rate-limit window (rollout snapshot or x-codex-* headers): full means blocked."""
-    percent = _number(used)
+    percent = as_number(used)
     if percent is None or percent < 100:
         return
     fields.kinds.append("usage_limit")
@@ -234,12 +234,12 @@ def _window(used: Any, resets_at: Any, minutes: Any, slot: str, fields: Fields) 
     # Both windows full: usable again only when the later one resets.
     if when is not None and (fields.window is None or when > fields.window):
         fields.window = when
-    window = _number(minutes)
+    window = as_number(minutes)
     fields.name(_WINDOW_SCOPES.get(int(window), slot) if window is not None else slot)
 
 
 def _retry_after(value: Any, now: datetime) -> float | None:
-    seconds = _number(value)
+    seconds = as_number(value)
     if seconds is not None:
         return seconds
     if isinstance(value, str):
@@ -261,16 +261,3 @@ def _code(value: Any, fields: Fields) -> None:
 def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None

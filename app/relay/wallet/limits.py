@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from relay.core.events import QuotaUpdate, parse_event
+from relay.core.jsonvalue import as_number
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.wallet.model import FIVE_HOURS_MS, SEVEN_DAYS_MS, LimitSnapshot, WindowKind
@@ -70,18 +71,6 @@ def _epoch_ms(value: Any) -> int | None:
     return None
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
 
 def from_statusline(entry: str, payload: Mapping[str, Any], now: int) -> list[LimitSnapshot]:
     """Claude Code's status-line input → readings (none when it carries no ``rate_limits``)."""
@@ -92,7 +81,7 @@ def from_statusline(entry: str, payload: Mapping[str, Any], now: int) -> list[Li
     for name, window in limits.items():
         if not isinstance(window, Mapping):
             continue
-        used = _number(window.get("used_percentage"))
+        used = as_number(window.get("used_percentage"))
         if used is None:
             continue
         kind = window_of(name)
@@ -113,7 +102,7 @@ def from_headers(entry: str, headers: Mapping[str, str], now: int) -> list[Limit
     out = []
     for short, kind in (("5h", "five_hour"), ("7d", "seven_day")):
         prefix = f"anthropic-ratelimit-unified-{short}-"
-        used, status = _number(h.get(prefix + "utilization")), h.get(prefix + "status")
+        used, status = as_number(h.get(prefix + "utilization")), h.get(prefix + "status")
         if used is None and status is None:
             continue
         out.append(LimitSnapshot(entry, window_of(kind), now,
@@ -122,10 +111,10 @@ def from_headers(entry: str, headers: Mapping[str, str], now: int) -> list[Limit
                                  status=status, origin="anthropic headers"))
     for slot in ("primary", "secondary"):
         prefix = f"x-codex-{slot}-"
-        used = _number(h.get(prefix + "used-percent"))
+        used = as_number(h.get(prefix + "used-percent"))
         if used is None:
             continue
-        minutes = _number(h.get(prefix + "window-minutes"))
+        minutes = as_number(h.get(prefix + "window-minutes"))
         mins = int(minutes) if minutes else None
         out.append(LimitSnapshot(entry, window_of(None, mins), now, used_percent=used,
                                  resets_at_ms=_epoch_ms(h.get(prefix + "reset-at")),
