@@ -12,7 +12,7 @@ from datetime import UTC, timedelta
 import pytest
 
 from relay.core.signals import classify
-from tests.sessions.signal_captures import (
+from tests.core.signal_captures import (
     MOCK,
     ROOT,
     Report,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from relay.core.signals import Signal, classify, error_category, limit_kind
-from tests.sessions.signal_helpers import NOW, at
+from tests.core.signal_helpers import NOW, at
 
 
 def fields(structured: dict[str, Any], text: str | None = None,

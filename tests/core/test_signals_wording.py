@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from relay.core.signals import classify
-from tests.sessions.signal_helpers import NOW, at
+from tests.core.signal_helpers import NOW, at
 
 NEW_YORK = ZoneInfo("America/New_York")
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from relay.core.signals import Signal
-from tests.sessions.signal_captures import MOCK, REPORTS, ROOT, Report, mock_reset
+from tests.core.signal_captures import MOCK, REPORTS, ROOT, Report, mock_reset
 
 
 @dataclass(frozen=True)

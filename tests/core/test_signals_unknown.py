@@ -7,7 +7,7 @@ from datetime import UTC
 import pytest
 
 from relay.core.signals import classify
-from tests.sessions.signal_helpers import NOW, at
+from tests.core.signal_helpers import NOW, at
 
 
 @pytest.mark.parametrize("text", [

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from relay.core.signals import classify, from_epoch, reset_from_text, zone_named
-from tests.sessions.signal_helpers import NOW, at
+from tests.core.signal_helpers import NOW, at
 
 
 @pytest.mark.parametrize(("text", "now", "expected"), [
