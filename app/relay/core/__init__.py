@@ -1,1 +1,1 @@
-"""Relay's Qt-free core: events, store, bus, config, engine."""
+"""Relay's core: the shared vocabulary and machinery every layer stands on (imports nothing above it)."""

@@ -1,1 +1,1 @@
-"""Sessions: worktrees, the session runner (and later handoff, contracts, verify)."""
+"""Sessions: a session's life — worktree, runner, handoff, contract, decisions, approvals."""
