@@ -117,11 +117,11 @@ async def adopt(config: Config, args: argparse.Namespace, console: Console) -> i
 async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> str:
     task = asyncio.create_task(engine.wait_session(session_id))
     while not task.done():
-        for record in await engine.store.events_after(after, session_id=session_id):
+        for record in await engine.session_events(session_id, after):
             after = record.id
             printer.print(record)
         await asyncio.wait({task}, timeout=0.2)  # tail the store while the session runs
-    for record in await engine.store.events_after(after, session_id=session_id):
+    for record in await engine.session_events(session_id, after):
         printer.print(record)
     return (await task).state
 

@@ -52,7 +52,7 @@ async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPr
     loop = asyncio.get_running_loop()
     deadline = loop.time() + FOLLOW_LIMIT_S
     while loop.time() < deadline:
-        for record in await engine.store.events_after(after, session_id=session_id):
+        for record in await engine.session_events(session_id, after):
             after = record.id
             ev = record.event
             if ev.kind in ("handoff_step", "notice", "error", "session_ended"):

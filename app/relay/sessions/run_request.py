@@ -10,6 +10,7 @@ from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
 from relay.core.models import SessionSpec, entry_runtime
+from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
@@ -78,9 +79,8 @@ async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,
                               message=carried.summary(spec.repo)))
     else:
         ws = await in_place(spec.repo)
-    await writer.write(WriteOp(session_id, statements=[(
-        "UPDATE sessions SET workdir=?, branch=?, base_sha=?, base_branch=? WHERE id=?",
-        (str(ws.path), ws.branch, ws.base_sha, ws.base_branch, session_id))]))
+    await writer.write(WriteOp(session_id, statements=[SessionsRepo.workspace(
+        session_id, str(ws.path), ws.branch, ws.base_sha, ws.base_branch)]))
     if ws.is_worktree and spec.setup_command:
         await run_setup(spec.setup_command, ws.path)
     return ws

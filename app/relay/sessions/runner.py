@@ -31,7 +31,7 @@ from relay.core.events import (
 from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.scrub_events import scrub_event
 from relay.core.states import SessionState
-from relay.core.store.db import now_ms
+from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
@@ -77,9 +77,9 @@ class SessionRunner:
     spec: SessionSpec
     config: Config
     writer: EventWriter
+    services: Services
     continuation: Continuation | None = None
     recovery: Recovery | WaitRecovery | None = None
-    services: Services | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     #: interrupts a wait (cancel, or "hand off now" while waiting for a reset)
@@ -128,7 +128,7 @@ class SessionRunner:
     async def _refused(self) -> int:
         """The session's refused tool calls so far, as stored (its end state carries them)."""
         await self.writer.flush()
-        return await self.writer.store.refused_calls(self.session_id)
+        return await self.writer.store.sessions.refused_calls(self.session_id)
 
     async def run(self) -> SessionState:
         """Run to the end; returns the final state."""
@@ -249,8 +249,6 @@ class SessionRunner:
 
     async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
         """The entry to run from ``start`` (see :func:`choose_entry`); None sets ``_stopped``."""
-        if self.services is None:
-            return start
         index, why = await choose_entry(chain, start, self.session_id, self.services.guard,
                                         self.services.breakers, utcnow(), self._emit)
         if index is None:
@@ -485,11 +483,8 @@ class SessionRunner:
         self.adapter = adapter
         run_id = new_id()
         self._run_id, self._agent_sid = run_id, None
-        await self.writer.write(WriteOp(self.session_id, statements=[(
-            "INSERT INTO runs (id, session_id, attempt, runtime, entry, model, started_ms) VALUES"
-            " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?, ?)",
-            (run_id, self.session_id, self.session_id, runtime, step.entry, step.model,
-             now_ms()))]))
+        await self.writer.write(WriteOp(self.session_id, statements=[SessionsRepo.insert_run(
+            run_id, self.session_id, runtime, step.entry, step.model)]))
         await self._state("running")
         short = shortfall(runtime, request.permission)
         if short is not None:  # said before the agent works, not found later in the docs
@@ -516,9 +511,8 @@ class SessionRunner:
             step.handoff = None
         pid = adapter.pid
         if pid is not None:
-            await self.writer.write(WriteOp(self.session_id, statements=[(
-                "UPDATE runs SET pid=?, pid_started=? WHERE id=?",
-                (pid, process_start_time(pid), run_id))]))
+            await self.writer.write(WriteOp(self.session_id, statements=[
+                SessionsRepo.run_pid(run_id, pid, process_start_time(pid))]))
         if self.services is not None and await self.services.breakers.get(
                 step.entry, now=utcnow()) is not None:
             await self.services.breakers.reset(self.session_id, step.entry)
