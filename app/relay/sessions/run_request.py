@@ -27,7 +27,7 @@ from relay.sessions.worktree import (
 
 
 async def build_request(spec: SessionSpec, config: Config, continuation: Continuation | None,
-                        services: Services | None, ws: Workspace, step: Step,
+                        services: Services, ws: Workspace, step: Step,
                         emit: Callable[[AgentEvent], Awaitable[None]]) -> RunRequest:
     """The request for ``step``: a registered account brings its folder and key, and no
     other credential in the user's environment overrides them; the project's instruction
@@ -50,15 +50,14 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
         options["pipeline_step"] = spec.pipeline_step
     env: dict[str, str] = {}
     drop: frozenset[str] = frozenset()
-    if services is not None:
-        account = await services.accounts.for_entry(step.entry)
-        if account is not None:
-            env = await services.accounts.agent_env(account)
-            drop = account.drop_env()
-        elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
-            await emit(Notice(message=(
-                f"{step.entry} is not a registered account, so it runs with the CLI's own "
-                "login. Register it with `relay-cli accounts add`.")))
+    account = await services.accounts.for_entry(step.entry)
+    if account is not None:
+        env = await services.accounts.agent_env(account)
+        drop = account.drop_env()
+    elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
+        await emit(Notice(message=(
+            f"{step.entry} is not a registered account, so it runs with the CLI's own "
+            "login. Register it with `relay-cli accounts add`.")))
     request = RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                          permission=spec.permission, resume_id=step.resume_id,
                          inactivity_timeout=config.inactivity_timeout, options=options,
