@@ -10,7 +10,7 @@ import sys
 import relay
 
 QT_FREE = ("relay.core", "relay.runtimes", "relay.sessions", "relay.cli", "relay.wallet", "relay.detect",
-           "relay.pipelines", "relay.history", "relay.knowledge")
+           "relay.pipelines", "relay.history", "relay.knowledge", "relay.engine")
 
 _PROBE = """
 import importlib, sys
