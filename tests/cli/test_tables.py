@@ -17,10 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from relay.cli import budget_cmd, doctor_cmd
-from relay.cli.sessions_cmd import QuickRow, QuickUsage, sessions_table
+from relay.cli.sessions_cmd import sessions_table
 from relay.cli.tables import Column, FitTable
 from relay.core.capabilities import RUNTIME_NAMES, Cap, Capabilities
 from relay.core.config import load_config
+from relay.core.store.sessions_quick import QuickRow, QuickUsage
 from relay.wallet.pricing import Pricing
 
 WIDTHS = (80, 100, 200)

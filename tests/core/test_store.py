@@ -114,7 +114,7 @@ async def test_reopening_does_not_rerun_migrations(db_path: Path) -> None:
     second = await Store.open(db_path)
     try:
         assert await second.schema_version() == LATEST
-        assert (await second.get_session("kept")).id == "kept"  # data survived
+        assert (await second.sessions.get("kept")).id == "kept"  # data survived
     finally:
         await second.close()
     assert query(db_path, "SELECT version, applied_ms FROM schema_version ORDER BY version") \
@@ -309,7 +309,7 @@ async def test_state_changed_updates_the_session_row(writer: EventWriter, store:
     assert rows["s1"][:2] == ("running", "go")
     assert rows["s1"][2] > 1          # updated_ms touched by the event
     assert rows["s2"] == ("pending", None, 1)  # other sessions untouched
-    assert (await store.get_session("s1")).state == "running"
+    assert (await store.sessions.get("s1")).state == "running"
 
 
 async def test_session_started_and_ended_update_session_and_run(writer: EventWriter,
@@ -318,9 +318,9 @@ async def test_session_started_and_ended_update_session_and_run(writer: EventWri
     await writer.write(WriteOp("s1", "r1", SessionStarted(agent_session_id="agent-7",
                                                           model="m-1")))
     await writer.write(WriteOp("s1", "r1", SessionEnded(outcome="failed", exit_code=4)))
-    session = await store.get_session("s1")
+    session = await store.sessions.get("s1")
     assert session.agent_session_id == "agent-7"
-    [run] = await store.runs("s1")
+    [run] = await store.sessions.runs("s1")
     assert run.model == "m-1"
     assert run.outcome == "failed"
     assert run.exit_code == 4
@@ -369,7 +369,7 @@ async def test_failed_batch_commits_nothing_and_reports_failure(store: Store, bu
     # The connection is usable again (the transaction was rolled back, not left open).
     assert not store.conn.in_transaction
     await store.conn.execute(*insert_session("s2"))
-    assert (await store.get_session("s2")).state == "pending"
+    assert (await store.sessions.get("s2")).state == "pending"
 
 
 async def test_disk_full_maps_to_store_error_with_free_space_hint(writer: EventWriter,
@@ -408,7 +408,7 @@ async def test_turn_usage_accumulates_and_unknown_stays_null(writer: EventWriter
     await writer.write(WriteOp("s1", "r2", TurnCompleted(usage=Usage(input_tokens=100))))
     await writer.write(WriteOp("quiet", "r3", TurnCompleted()))
 
-    r1, r2 = await store.runs("s1")
+    r1, r2 = await store.sessions.runs("s1")
     assert (r1.attempt, r2.attempt) == (1, 2)
     assert r1.usage == Usage(input_tokens=13, output_tokens=5, cache_read_tokens=7,
                              cache_write_tokens=None, reasoning_tokens=None, cost_usd=0.25)
@@ -417,13 +417,13 @@ async def test_turn_usage_accumulates_and_unknown_stays_null(writer: EventWriter
                          " FROM runs WHERE id='r2'")
     assert raw == [(None, None, None, None)]  # NULL in the table, not 0
 
-    session = await store.get_session("s1")
+    session = await store.sessions.get("s1")
     assert session.usage == Usage(input_tokens=113, output_tokens=5, cache_read_tokens=7,
                                   cost_usd=0.25)
-    [quiet_run] = await store.runs("quiet")
+    [quiet_run] = await store.sessions.runs("quiet")
     assert quiet_run.usage == Usage()
     assert quiet_run.usage.is_unknown
-    listed = {s.id: s for s in await store.list_sessions()}
+    listed = {s.id: s for s in await store.sessions.recent()}
     assert listed["quiet"].usage == Usage()
     assert listed["s1"].usage == session.usage
 
@@ -436,19 +436,19 @@ async def test_refused_tool_calls_are_counted_per_run_and_summed_per_session(
     for run_id in ("r1", "r2", "r2"):
         await writer.write(WriteOp("s1", run_id, PermissionDenied(tool="run_shell_command")))
     await writer.write(WriteOp("s1", None, PermissionDenied(tool="x")))  # no run: not counted
-    r1, r2 = await store.runs("s1")
+    r1, r2 = await store.sessions.runs("s1")
     assert (r1.refused_calls, r2.refused_calls) == (1, 2)
-    assert (await store.get_session("s1")).refused_calls == 3
-    assert await store.refused_calls("s1") == 3
-    listed = {s.id: s.refused_calls for s in await store.list_sessions()}
+    assert (await store.sessions.get("s1")).refused_calls == 3
+    assert await store.sessions.refused_calls("s1") == 3
+    listed = {s.id: s.refused_calls for s in await store.sessions.recent()}
     assert listed == {"s1": 3, "clean": 0}
 
 
 async def test_session_without_runs_has_unknown_usage(writer: EventWriter, store: Store) -> None:
     await new_session(writer, "empty")
-    [row] = await store.list_sessions()
+    [row] = await store.sessions.recent()
     assert row.usage == Usage()
-    assert await store.runs("empty") == []
+    assert await store.sessions.runs("empty") == []
 
 
 # -- publish after commit ---------------------------------------------------------------
@@ -547,13 +547,13 @@ async def test_replayed_records_are_never_published(writer: EventWriter, store: 
 async def test_get_session_by_prefix_and_errors(writer: EventWriter, store: Store) -> None:
     await new_session(writer, "abc123")
     await new_session(writer, "abd456")
-    assert (await store.get_session("abc")).id == "abc123"
-    assert (await store.get_session("abd456")).id == "abd456"
+    assert (await store.sessions.get("abc")).id == "abc123"
+    assert (await store.sessions.get("abd456")).id == "abd456"
     with pytest.raises(SessionNotFoundError, match="ambiguous"):
-        await store.get_session("ab")
+        await store.sessions.get("ab")
     with pytest.raises(SessionNotFoundError, match="No session"):
-        await store.get_session("zzz")
-    spec = await store.session_spec("abc123")
+        await store.sessions.get("zzz")
+    spec = await store.sessions.spec("abc123")
     assert spec.task == "task of abc123"
     with pytest.raises(SessionNotFoundError):
-        await store.session_spec("zzz")
+        await store.sessions.spec("zzz")

@@ -209,7 +209,7 @@ async def test_a_claude_session_blocked_by_quota_continues_on_codex(
                  "`hello.txt` modified"):
         assert text in markdown
     # the session records what it adopted, and says it carried the changes over
-    assert (await engine.store.session_spec(row.id)).adopted_from == detected.id
+    assert (await engine.store.sessions.spec(row.id)).adopted_from == detected.id
     notices = [r.event.message for r in await engine.session_events(row.id)
                if r.event.kind == "notice"]
     assert any(n.startswith(f"Adopted {detected.id}, which is blocked") for n in notices)
@@ -252,7 +252,7 @@ async def test_a_tampered_contract_refuses_and_nothing_starts(
     monkeypatch.setattr(adopt_module, "write_envelope", write_then_tamper)
     with pytest.raises(ContractTamperedError, match="signature does not match"):
         await adopt(engine, detected, read, "codex")
-    assert await engine.store.list_sessions() == []
+    assert await engine.store.sessions.recent() == []
     assert not engine.config.worktrees_dir.exists()
 
 
@@ -270,7 +270,7 @@ async def test_a_folder_outside_any_repository_is_refused_with_a_hint(
                                     "is not in a git repository.")
     assert "git init" in (caught.value.hint or "")
     assert not (engine.config.home / "adopted").exists()
-    assert await engine.store.list_sessions() == []
+    assert await engine.store.sessions.recent() == []
 
 
 async def test_an_unknown_runtime_is_refused_before_anything_is_written(

@@ -56,10 +56,10 @@ async def test_plan_implement_review_runs_each_step_as_a_session(engine: Engine,
     # implement started from plan's result; review from implement's
     impl = _commit(repo, by["implement"].outputs.commit)
     assert repo.descendant_of(impl.id, _commit(repo, by["plan"].outputs.commit).id)
-    review_spec = await engine.store.session_spec(by["review"].session_id or "")
+    review_spec = await engine.store.sessions.spec(by["review"].session_id or "")
     assert review_spec.task == f"review {NOTES_FILE} at {by['implement'].outputs.commit}"
     assert review_spec.pipeline_step == f"{run_id}/review"
-    implement_spec = await engine.store.session_spec(by["implement"].session_id or "")
+    implement_spec = await engine.store.sessions.spec(by["implement"].session_id or "")
     assert implement_spec.task == "implement: " + by["plan"].outputs.output
     assert by["plan"].outputs.output.startswith("(simulated) Done.")
     branch = repo.branches.local[f"relay/pipeline-{run_id}"]
@@ -78,7 +78,7 @@ async def test_fan_in_merges_both_results_and_flags_conflicts(engine: Engine,
     assert run.state == "succeeded", run.reason
     _, steps = engine.pipelines.status(run.id)
     join = next(s for s in steps if s.node_id == "join")
-    spec = await engine.store.session_spec(join.session_id or "")
+    spec = await engine.store.sessions.spec(join.session_id or "")
     # both demo agents wrote the notes file differently: the join starts with the markers
     assert spec.task.startswith("Before the task:")
     assert f"- {NOTES_FILE}" in spec.task

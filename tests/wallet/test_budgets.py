@@ -195,9 +195,9 @@ async def test_the_budget_book_sets_clears_and_refuses_nonsense(
         await book.set("month", 1)
     session = await add_session(engine, git_repo)
     assert await book.set_session(session[:6], "budget_usd", 7.5) == session
-    assert (await engine.store.session_spec(session)).budget_usd == 7.5
+    assert (await engine.store.sessions.spec(session)).budget_usd == 7.5
     await book.set_session(session, "budget_usd", None)
-    assert (await engine.store.session_spec(session)).budget_usd is None
+    assert (await engine.store.sessions.spec(session)).budget_usd is None
 
 
 def test_amounts_read_as_people_write_them() -> None:

@@ -84,9 +84,9 @@ def stored_needs(session_id: str, *, resumed: bool) -> Needs:
     runs its last runtime alone; otherwise (a rewind's new session) its whole chain."""
     async def needs(engine: Engine) -> str | None:
         row = await engine.get_session(session_id)
-        chain = chain_of(await engine.store.session_spec(row.id))
+        chain = chain_of(await engine.session_spec(row.id))
         if resumed:
-            runs = await engine.store.runs(row.id)
+            runs = await engine.runs(row.id)
             return await vault_need([runs[-1].runtime] if runs else chain[:1],
                                     engine.accounts, can_hand_off=False)
         return await vault_need(chain, engine.accounts, can_hand_off=len(chain) > 1)
@@ -101,19 +101,14 @@ async def _recover_needs(config: Config) -> str | None:
 
     store = await Store.open(config.db_path)
     try:
-        async with store.conn.execute(
-                "SELECT s.id, s.state, s.spec_json FROM sessions s WHERE s.simulated=0 AND"
-                " (s.state='waiting' OR EXISTS (SELECT 1 FROM handoffs h WHERE"
-                " h.session_id=s.id AND h.state NOT IN ('done', 'failed')))"
-                " ORDER BY s.created_ms") as cur:
-            rows = await cur.fetchall()
+        sessions = await store.sessions.to_carry_on()
     finally:
         await store.close()
-    for session_id, state, spec_json in rows:
+    for session_id, state, spec in sessions:
         if state != "waiting":
             return (f"Carrying on session {session_id}'s unfinished handoff signs its contract "
                     "with the key in Relay's vault")
-        if len(chain_of(SessionSpec.model_validate_json(spec_json))) > 1:
+        if len(chain_of(spec)) > 1:
             return (f"Session {session_id}, waiting for a reset, can still hand off, and each "
                     "handoff's contract is signed with the key in Relay's vault")
     return None

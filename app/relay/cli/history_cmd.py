@@ -111,7 +111,7 @@ async def _history(engine: Engine, args: argparse.Namespace, console: Console) -
 async def _diff(engine: Engine, args: argparse.Namespace, console: Console) -> int:
     files: list[FileDiff]
     try:
-        row = None if args.session else await engine.store.get_session(args.target)
+        row = None if args.session else await engine.get_session(args.target)
     except SessionNotFoundError:
         row = None
     if row is not None:

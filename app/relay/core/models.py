@@ -165,3 +165,5 @@ class RunRow(BaseModel):
     exit_code: int | None
     usage: Usage
     refused_calls: int = 0
+    #: the chain entry it ran on (``provider[:account]``); None for runs from before entries
+    entry: str | None = None

@@ -37,8 +37,7 @@ from relay.core.events import (
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
-from relay.core.states import ACTIVE_STATES
-from relay.core.store.db import Store, now_ms
+from relay.core.store.db import Store
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.engine.follow import Follower
@@ -68,6 +67,11 @@ _QUESTION_KINDS = ("needs_input", "input_withdrawn")
 CONTROL_POLL_S = 0.25
 #: how long ``request_handoff`` waits for the owning process to answer
 ANSWER_TIMEOUT_S = 10.0
+
+
+def _owned_elsewhere(pid: int | None) -> bool:
+    """Whether another Relay process that still runs owns a session."""
+    return pid is not None and pid != os.getpid() and psutil.pid_exists(pid)
 
 
 class Engine:
@@ -155,12 +159,8 @@ class Engine:
     async def reap_session(self, session_id: str) -> bool:
         """Mark a session interrupted (stopping its agents) when the Relay process that ran
         it has gone; returns whether it did. A live owner's session is left alone."""
-        async with self.store.conn.execute(
-                f"SELECT owner_pid FROM sessions WHERE id=? AND state IN"
-                f" ({','.join('?' * len(ACTIVE_STATES))})", (session_id, *ACTIVE_STATES)) as cur:
-            row = await cur.fetchone()
-        if row is None or session_id in self._runners or (
-                row[0] is not None and row[0] != os.getpid() and psutil.pid_exists(row[0])):
+        row = await self.store.sessions.active_one(session_id)
+        if row is None or session_id in self._runners or _owned_elsewhere(row.owner_pid):
             return False
         await stop_orphan_agents(self.store, session_id)
         await self.writer.write(WriteOp(session_id, None, StateChanged(
@@ -168,13 +168,9 @@ class Engine:
         return True
 
     async def _recover_orphans(self, recover: bool) -> None:
-        async with self.store.conn.execute(
-                f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
-                f" ({','.join('?' * len(ACTIVE_STATES))})", ACTIVE_STATES) as cur:
-            rows = await cur.fetchall()
         running_elsewhere, waiting = set(), []
-        for session_id, pid, state in rows:
-            if pid is not None and pid != os.getpid() and psutil.pid_exists(pid):
+        for session_id, pid, state in await self.store.sessions.active():
+            if _owned_elsewhere(pid):
                 running_elsewhere.add(session_id)
                 continue
             for agent in await stop_orphan_agents(self.store, session_id):
@@ -211,37 +207,32 @@ class Engine:
 
     async def _carry_on(self, handoff: HandoffRecord) -> None:
         """Restart a session's runner from the handoff step a stopped Relay left."""
-        row = await self.store.get_session(handoff.session_id)
+        row = await self.store.sessions.get(handoff.session_id)
         if not row.workdir:
             await self.coordinator.failed(handoff, "the session has no worktree to resume in")
             return
         if handoff.state == "dispatched" and handoff.to_run_id:  # its receiver was cut off
             await self.writer.write(WriteOp(row.id, handoff.to_run_id, SessionEnded(
                 outcome="interrupted", reason="Relay stopped before the agent started working")))
-        spec = await self.store.session_spec(row.id)
-        await self.writer.write(WriteOp(row.id, statements=[(
-            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
+        spec = await self.store.sessions.spec(row.id)
+        await self._own(row.id)
         workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
-        self._launch(SessionRunner(row.id, spec, self.config, self.writer,
-                                   recovery=Recovery(handoff, workspace), services=self.services))
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, self.services,
+                                   recovery=Recovery(handoff, workspace)))
         self.recovered.append(row.id)
 
     async def _wait_on(self, session_id: str) -> None:
         """Restart a session a stopped Relay left waiting for a reset: wait on, then resume."""
-        row = await self.store.get_session(session_id)
-        async with self.store.conn.execute(
-                "SELECT entry, agent_session_id FROM runs WHERE session_id=? AND entry IS NOT NULL"
-                " ORDER BY attempt DESC LIMIT 1", (row.id,)) as cur:
-            last = await cur.fetchone()
+        row = await self.store.sessions.get(session_id)
+        last = await self.store.sessions.last_entry(row.id)
         if not row.workdir or last is None or row.wait_until is None:
             await self.writer.write(WriteOp(row.id, None, StateChanged(
                 state="interrupted", reason="Relay stopped while this session waited")))
             return
-        spec = await self.store.session_spec(row.id)
-        await self.writer.write(WriteOp(row.id, statements=[(
-            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
+        spec = await self.store.sessions.spec(row.id)
+        await self._own(row.id)
         workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
-        self._launch(SessionRunner(row.id, spec, self.config, self.writer, services=self.services,
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, self.services,
                                    recovery=WaitRecovery(last[0], last[1], row.wait_until,
                                                          workspace)))
         self.recovered.append(row.id)
@@ -259,17 +250,12 @@ class Engine:
                                 "Pass the path of your project's git repository (--repo).")
         spec = spec.model_copy(update={"repo": repo})
         session_id = new_id()
-        ms = now_ms()
         simulated = any(c.simulated for c in classes)
         await self.writer.write(WriteOp(session_id, None, StateChanged(
-            state="pending", runtime=spec.runtime, simulated=simulated), statements=[(
-                "INSERT INTO sessions (id, repo, task, runtime, model, state, permission, simulated,"
-                " owner_pid, spec_json, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (session_id, str(repo), spec.task, spec.runtime, spec.model,
-                 "pending", spec.permission.value, int(simulated), os.getpid(),
-                 spec.model_dump_json(), ms, ms))]))
-        self._launch(SessionRunner(session_id, spec, self.config, self.writer,
-                                   services=self.services))
+            state="pending", runtime=spec.runtime, simulated=simulated), statements=[
+                self.store.sessions.insert(session_id, spec, simulated=simulated,
+                                           owner_pid=os.getpid())]))
+        self._launch(SessionRunner(session_id, spec, self.config, self.writer, self.services))
         self.knowledge.scan_soon(repo)  # in the background: never delays or fails the session
         return session_id
 
@@ -279,16 +265,16 @@ class Engine:
         The agent resumes its own session (``--resume`` / ``exec resume``) in the same
         worktree. Raises a RelayError when there is nothing to resume.
         """
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         if self.is_running_here(row.id) or not row.finished:
             raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",
                                        "Wait for it to finish (or stop it) before continuing it.")
         if not row.agent_session_id or not row.workdir:
             raise SessionNotFoundError(f"Session {row.id} never started an agent session to resume.",
                                        "Start a new session instead.")
-        spec = await self.store.session_spec(row.id)
+        spec = await self.store.sessions.spec(row.id)
         previous = Usage()
-        runs = await self.store.runs(row.id)
+        runs = await self.store.sessions.runs(row.id)
         for run in runs:
             if run.agent_session_id == row.agent_session_id:
                 previous = previous + run.usage
@@ -303,11 +289,15 @@ class Engine:
                             else None,
                             workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
                             previous_total=previous)
-        await self.writer.write(WriteOp(row.id, statements=[(
-            "UPDATE sessions SET owner_pid=? WHERE id=?", (os.getpid(), row.id))]))
-        self._launch(SessionRunner(row.id, spec, self.config, self.writer, continuation=cont,
-                                   services=self.services))
+        await self._own(row.id)
+        self._launch(SessionRunner(row.id, spec, self.config, self.writer, self.services,
+                                   continuation=cont))
         return row.id
+
+    async def _own(self, session_id: str) -> None:
+        """This process runs the session from now on (another engine's orphan check says so)."""
+        await self.writer.write(WriteOp(session_id, statements=[
+            self.store.sessions.owned_by(session_id, os.getpid())]))
 
     def _launch(self, runner: SessionRunner) -> None:
         self._runners[runner.session_id] = runner
@@ -347,7 +337,7 @@ class Engine:
         while (task := self._tasks.get(session_id)) is not None:  # and its continuations
             await asyncio.shield(task)
         await self.writer.flush()
-        return await self.store.get_session(session_id)
+        return await self.store.sessions.get(session_id)
 
     async def run_session(self, spec: SessionSpec) -> SessionRow:
         return await self.wait_session(await self.start_session(spec))
@@ -359,7 +349,7 @@ class Engine:
         if runner is not None:
             await runner.cancel()
             return
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         if not row.finished:
             await self._ask_owner(row.id, "stop", None, SessionNotFoundError)
 
@@ -375,7 +365,7 @@ class Engine:
             HandoffRefusedError: the session is not running, or cannot be handed off.
             SessionNotFoundError: no such session.
         """
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         runner = self._runners.get(row.id)
         if runner is not None:
             return runner.request_handoff(to_entry)
@@ -406,7 +396,7 @@ class Engine:
                            text: str | None = None) -> str:
         """Answer a question a session's agent asks (an option id, or free text), whichever
         Relay process runs it; returns what was done."""
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         runner = self._runners.get(row.id)
         if runner is not None:
             return await runner.gate.answer(request_id, option_id, text)
@@ -417,7 +407,7 @@ class Engine:
 
     async def open_questions(self, session_id: str) -> list[NeedsInput]:
         """The session's questions nobody has answered or withdrawn yet, oldest first."""
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         runner = self._runners.get(row.id)
         if runner is not None:
             return list(runner.gate.pending.values())
@@ -498,8 +488,8 @@ class Engine:
             self._knowledge = Built(self.config)
         return self._knowledge
 
-    async def ingest_knowledge(self) -> None:
-        """Bring the knowledge graph's session activity up to date with the event store."""
+    async def ingest_activity(self) -> None:
+        """Index the session activity stored since the last ingest (any process's) now."""
         await self.knowledge.ingest(self.store)
 
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
@@ -520,13 +510,17 @@ class Engine:
         return session_id in self._runners
 
     async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
-        return await self.store.list_sessions(limit)
+        return await self.store.sessions.recent(limit)
 
     async def get_session(self, session_id: str) -> SessionRow:
-        return await self.store.get_session(session_id)
+        return await self.store.sessions.get(session_id)
+
+    async def session_spec(self, session_id: str) -> SessionSpec:
+        """What the user asked of the session (``session_id`` in full)."""
+        return await self.store.sessions.spec(session_id)
 
     async def runs(self, session_id: str) -> list[RunRow]:
-        return await self.store.runs(session_id)
+        return await self.store.sessions.runs(session_id)
 
     async def session_events(self, session_id: str, after_id: int = 0,
                              limit: int = 100_000) -> list[EventRecord]:
@@ -559,7 +553,7 @@ class Engine:
         This process's own events reach its front end through the bus; a view follows
         the rest by calling this with the cursor it returned last time.
         """
-        return await self.store.events_of_others(after_id, os.getpid())
+        return await self.store.sessions.events_of_others(after_id, os.getpid())
 
     # -- runtimes --------------------------------------------------------------------
 

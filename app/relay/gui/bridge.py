@@ -189,7 +189,7 @@ class EngineBridge(QObject):
 
     async def _hand_off(self, session_id: str, to_entry: str | None) -> str:
         if self.vault_gate is not None and self.engine.is_running_here(session_id):
-            spec = await self.engine.store.session_spec(session_id)  # this process signs
+            spec = await self.engine.session_spec(session_id)  # this process signs
             await self.vault_gate([*chain_of(spec), *([to_entry] if to_entry else [])], True)
         return await self.engine.request_handoff(session_id, to_entry)
 

@@ -46,13 +46,6 @@ class AuditView:
     audited: frozenset[int]
 
 
-async def base_of(store: Store, session_id: str) -> tuple[str | None, str | None]:
-    async with store.conn.execute("SELECT base_sha, base_branch FROM sessions WHERE id=?",
-                                  (session_id,)) as cur:
-        row = await cur.fetchone()
-    return (row[0], row[1]) if row else (None, None)
-
-
 async def story(store: Store, session_id: str) -> list[StoryEvent]:
     marks = ",".join("?" * len(STORY_KINDS))
     async with store.conn.execute(
@@ -63,20 +56,8 @@ async def story(store: Store, session_id: str) -> list[StoryEvent]:
 
 
 async def runs(store: Store, session_id: str) -> list[RunInfo]:
-    async with store.conn.execute(
-            "SELECT id, attempt, runtime, coalesce(entry, runtime), started_ms, ended_ms, outcome"
-            " FROM runs WHERE session_id=? ORDER BY attempt", (session_id,)) as cur:
-        rows = await cur.fetchall()
-    return [RunInfo(r[0], r[1], r[2], r[3], from_ms(r[4]), from_ms(r[5]) if r[5] else None, r[6])
-            for r in rows]
-
-
-async def sessions_with_branches(store: Store, limit: int = 500) -> list[tuple[str, str, str]]:
-    """(session id, repository, branch) of recent sessions that have a branch."""
-    async with store.conn.execute(
-            "SELECT id, repo, branch FROM sessions WHERE branch IS NOT NULL"
-            " ORDER BY updated_ms DESC LIMIT ?", (limit,)) as cur:
-        return [(r[0], r[1], r[2]) for r in await cur.fetchall()]
+    return [RunInfo(r.id, r.attempt, r.runtime, r.entry or r.runtime, r.started_at, r.ended_at,
+                    r.outcome) for r in await store.sessions.runs(session_id)]
 
 
 @dataclass(frozen=True)

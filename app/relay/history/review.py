@@ -86,7 +86,7 @@ class Review:
             raise RelayError("The comment is empty.", "Write what the agent should change.")
         if line < 1:
             raise RelayError(f"Line {line} is not a line number.", "Lines count from 1.")
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         full, excerpt = await asyncio.to_thread(_excerpt, Path(row.repo), sha, path, line, side)
         comment_id = uuid.uuid4().hex[:12]
         await self.writer.write(WriteOp(row.id, None, Notice(
@@ -100,7 +100,7 @@ class Review:
         return found[0]
 
     async def comments(self, session_id: str, sha: str | None = None) -> list[ReviewComment]:
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         where, params = "session_id=?", [row.id]
         if sha:
             where += " AND (sha=? OR sha LIKE ?)"
@@ -124,7 +124,7 @@ class Review:
     async def deliver(self, session_id: str) -> bool:
         """Send the session's queued comments if its agent is free; whether it was sent."""
         async with self._lock:
-            row = await self.store.get_session(session_id)
+            row = await self.store.sessions.get(session_id)
             if not row.finished or self._running_here(row.id):
                 return False
             claim, now = uuid.uuid4().hex, now_ms()

@@ -43,13 +43,13 @@ class History:
         self._start, self._pipelines = start_session, pipelines
 
     async def _base(self, row: SessionRow) -> tuple[str | None, str | None]:
-        base_sha, base_branch = await records.base_of(self.store, row.id)
+        base_sha, base_branch = await self.store.sessions.base_of(row.id)
         if base_sha is None and row.branch and row.workdir and Path(row.workdir).is_dir():
             base_sha = await asyncio.to_thread(_reflog_base, Path(row.workdir))
         return base_sha, base_branch
 
     async def timeline(self, session_id: str) -> Timeline:
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         base = await self._base(row)
         runs = await records.runs(self.store, row.id)
         story = await records.story(self.store, row.id)
@@ -77,12 +77,12 @@ class History:
         if not 0 <= stint < len(line.stints):
             raise RelayError(f"Session {line.session_id} has no stint {stint + 1}.",
                              f"It has {len(line.stints)}; see `relay-cli history {session_id}`.")
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         return await asyncio.to_thread(_stint_files, line, Path(row.repo), stint)
 
     async def session_diff(self, session_id: str) -> list[FileDiff]:
         """Everything the session changed: its base to its branch, uncommitted work included."""
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         base_sha, _ = await self._base(row)
         if not row.branch or base_sha is None:
             raise RelayError(f"Session {row.id} has no branch to compare.",
@@ -94,9 +94,9 @@ class History:
     async def _repo_of(self, sha: str, session_id: str | None) -> Path:
         """The repository holding commit ``sha`` (the session's, else the first that has it)."""
         if session_id is not None:
-            return Path((await self.store.get_session(session_id)).repo)
+            return Path((await self.store.sessions.get(session_id)).repo)
         seen: set[str] = set()
-        for _, repo, _branch in await records.sessions_with_branches(self.store):
+        for _, repo, _branch in await self.store.sessions.with_branches():
             if repo in seen:
                 continue
             seen.add(repo)
@@ -131,8 +131,8 @@ class History:
                 raise RelayError(f"Commit {sha[:10]} is not a Relay snapshot, so there is no "
                                  "task to continue.", "Pass the task to continue with (--prompt).")
             return SessionSpec(repo=repo, task=f"{prompt}\n\n{note}", base_commit=sha)
-        spec = await self.store.session_spec(
-            (await self.store.get_session(origin)).id)
+        spec = await self.store.sessions.spec(
+            (await self.store.sessions.get(origin)).id)
         task = (f"{prompt}\n\n{note} The original task was:\n{spec.task}" if prompt else
                 f"{spec.task}\n\n{note} Continue the task from this state; work done after "
                 "it was set aside.")
@@ -142,7 +142,7 @@ class History:
                                        "demo_quota": []})
 
     async def summary(self, session_id: str) -> FinishSummary:
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         line = await self.timeline(row.id)
         if not row.branch:
             raise RelayError(f"Session {row.id} ran in place: its changes are already in "
@@ -167,7 +167,7 @@ class History:
 
     async def finish(self, session_id: str, action: Literal["merge", "keep"]) -> FinishResult:
         """Merge the session's branch into its base branch, or keep it as it is."""
-        row = await self.store.get_session(session_id)
+        row = await self.store.sessions.get(session_id)
         if not row.finished:
             raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",
                                        "Wait for it to finish (or stop it) first.")

@@ -162,7 +162,7 @@ class Knowledge:
 
     async def _ingest_one(self, store: Store, session_id: str) -> None:
         try:
-            row = await store.get_session(session_id)
+            row = await store.sessions.get(session_id)
         except SessionNotFoundError:
             return  # events of a session whose row is gone: nothing to attach them to
         records = await store.events_after(0, session_id=row.id, limit=10_000_000, replay=False)

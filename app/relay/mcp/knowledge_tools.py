@@ -61,7 +61,7 @@ class KnowledgeTools:
         # answer from an index that caught up: this process's background scans and ingests,
         # then activity other Relay processes recorded and did not index (one that died)
         await self.engine.knowledge.wait_idle()
-        await self.engine.ingest_knowledge()
+        await self.engine.ingest_activity()
         hits = await self.engine.knowledge.retrieve(query, limit, where)
         text = "\n".join(hit_text(h) for h in hits) if hits else f"Nothing matches {query!r}."
         return ok(RetrieveResult(query=query, hits=hits), text)

@@ -38,14 +38,14 @@ NONE_OPEN = "every account in the chain is out until its reset or paused"
 Emit = Callable[[AgentEvent], Awaitable[None]]
 
 
-async def choose_entry(chain: list[str], start: int, session_id: str, guard: TurnGuard | None,
+async def choose_entry(chain: list[str], start: int, session_id: str, guard: TurnGuard,
                        breakers: CircuitBreakers, now: datetime,
                        emit: Emit) -> tuple[int | None, str | None]:
     """The chain entry to run from ``start``; (None, why) when none may run."""
     avoided: int | None = None
     out: list[str] = []  # real entries skipped for an open breaker, and how to clear it
     for index in range(start, len(chain)):
-        verdict = await guard.before_run(session_id, chain[index]) if guard else None
+        verdict = await guard.before_run(session_id, chain[index])
         if verdict is not None and verdict.action == "stop":
             return None, verdict.reason
         if verdict is not None and verdict.action == "handoff":

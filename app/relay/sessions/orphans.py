@@ -25,16 +25,12 @@ _SAME_PROCESS_SLACK = 1.0
 
 async def stop_orphan_agents(store: Store, session_id: str, grace: float = 3.0) -> list[int]:
     """Stop the still-running agents of ``session_id``'s unfinished runs; returns their pids."""
-    async with store.conn.execute(
-            "SELECT pid, pid_started FROM runs WHERE session_id=? AND ended_ms IS NULL"
-            " AND pid IS NOT NULL", (session_id,)) as cur:
-        rows = await cur.fetchall()
     stopped = []
-    for pid, started in rows:
-        proc = _same_process(int(pid), started)
+    for pid, started in await store.sessions.unfinished_agents(session_id):
+        proc = _same_process(pid, started)
         if proc is not None:
             await asyncio.to_thread(_stop_group, proc, grace)
-            stopped.append(int(pid))
+            stopped.append(pid)
     return stopped
 
 

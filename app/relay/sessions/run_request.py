@@ -10,6 +10,7 @@ from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
 from relay.core.models import SessionSpec, entry_runtime
+from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
@@ -26,7 +27,7 @@ from relay.sessions.worktree import (
 
 
 async def build_request(spec: SessionSpec, config: Config, continuation: Continuation | None,
-                        services: Services | None, ws: Workspace, step: Step,
+                        services: Services, ws: Workspace, step: Step,
                         emit: Callable[[AgentEvent], Awaitable[None]]) -> RunRequest:
     """The request for ``step``: a registered account brings its folder and key, and no
     other credential in the user's environment overrides them; the project's instruction
@@ -49,15 +50,14 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
         options["pipeline_step"] = spec.pipeline_step
     env: dict[str, str] = {}
     drop: frozenset[str] = frozenset()
-    if services is not None:
-        account = await services.accounts.for_entry(step.entry)
-        if account is not None:
-            env = await services.accounts.agent_env(account)
-            drop = account.drop_env()
-        elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
-            await emit(Notice(message=(
-                f"{step.entry} is not a registered account, so it runs with the CLI's own "
-                "login. Register it with `relay-cli accounts add`.")))
+    account = await services.accounts.for_entry(step.entry)
+    if account is not None:
+        env = await services.accounts.agent_env(account)
+        drop = account.drop_env()
+    elif ":" in step.entry and not adapter_class(entry_runtime(step.entry)).simulated:
+        await emit(Notice(message=(
+            f"{step.entry} is not a registered account, so it runs with the CLI's own "
+            "login. Register it with `relay-cli accounts add`.")))
     request = RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                          permission=spec.permission, resume_id=step.resume_id,
                          inactivity_timeout=config.inactivity_timeout, options=options,
@@ -78,9 +78,8 @@ async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,
                               message=carried.summary(spec.repo)))
     else:
         ws = await in_place(spec.repo)
-    await writer.write(WriteOp(session_id, statements=[(
-        "UPDATE sessions SET workdir=?, branch=?, base_sha=?, base_branch=? WHERE id=?",
-        (str(ws.path), ws.branch, ws.base_sha, ws.base_branch, session_id))]))
+    await writer.write(WriteOp(session_id, statements=[SessionsRepo.workspace(
+        session_id, str(ws.path), ws.branch, ws.base_sha, ws.base_branch)]))
     if ws.is_worktree and spec.setup_command:
         await run_setup(spec.setup_command, ws.path)
     return ws

@@ -1,4 +1,5 @@
-"""The records a session runner works with: what it resumes, recovers and runs.
+"""The records a session runner works with: what it resumes, recovers and runs, the
+services it needs, its phases and the outcomes it tells apart.
 
 Kept apart from :mod:`relay.sessions.runner` so the runner module holds behaviour only.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from relay.core.accounts import AccountBook
 from relay.core.capabilities import Cap
@@ -55,6 +56,17 @@ class WaitRecovery:
     workspace: Workspace
 
 
+#: what a runner is doing (:mod:`relay.sessions.runner` draws the transitions); "hand off
+#: now" is accepted while ``running`` (an agent works) or ``waiting`` (for a retry or reset)
+Phase = Literal["preparing", "running", "deciding", "verifying", "waiting", "handing_off",
+                "finished"]
+
+#: how an agent run ended, as the runner tells outcomes apart (each has its handler):
+#: the wallet ``stopped`` the session; a "hand off now" is pending (``paused``); the agent
+#: ``completed``; a failure the fallback takes over (a ``snag``); a ``limit``; any other end
+OutcomeKind = Literal["stopped", "paused", "completed", "snag", "limit", "ended"]
+
+
 @dataclass(frozen=True)
 class Services:
     """What every runner of one engine shares."""
@@ -62,8 +74,8 @@ class Services:
     coordinator: HandoffCoordinator
     breakers: CircuitBreakers
     accounts: AccountBook
-    #: the wallet's budgets, paused accounts and forecasts (None: nothing guards)
-    guard: TurnGuard | None = None
+    #: the wallet's budgets, paused accounts and forecasts
+    guard: TurnGuard
 
 
 class TurnGuard(Protocol):
@@ -93,11 +105,30 @@ class Step:
 
 @dataclass(frozen=True)
 class Outcome:
+    """How one agent run ended."""
+
     state: SessionState
     reason: str | None
     run_id: str | None = None
     limit: LimitHit | None = None
     agent_session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A step that ran, how it ended, and how often its entry was retried in a row before."""
+
+    step: Step
+    outcome: Outcome
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a session ended: its final state and why."""
+
+    state: SessionState
+    reason: str | None
 
 
 def entry_index(chain: list[str], from_entry: str | None, to_entry: str | None) -> int:

@@ -1,10 +1,24 @@
-"""Runs one session: workspace → agent run → final state, every step stored.
+"""Runs one session: workspace → agent runs → final state, every step stored.
 
 The runner never talks to a front end: it writes state changes and agent
 events through the :class:`~relay.core.store.writer.EventWriter` (committed
 together, published after commit) and front ends watch the bus or the store.
 It guarantees a final state — completed, failed (with the reason), cancelled
 or interrupted — whatever the adapter does.
+
+It is a state machine over :data:`~relay.sessions.run_types.Phase`::
+
+    preparing ─▶ running ─▶ deciding ─┬─▶ verifying ──▶ finished, or handing_off
+                    ▲                 ├─▶ waiting ────▶ running (the same entry), or handing_off
+                    │                 ├─▶ handing_off ─▶ running (the next entry)
+                    └─────────────────┴─▶ finished
+
+Each agent run's outcome goes to one handler (:meth:`SessionRunner._decide`): the wallet
+stopped the session, a "hand off now" is pending, the agent completed (then the acceptance
+commands decide), a failure the fallback takes over (a snag), a limit (retry, wait, hand
+off or fail: :func:`~relay.sessions.decision.decide`), or any other end. A handler returns
+the next step to run or how the session ended. "Hand off now" is accepted while an agent
+runs or the session waits, and only then.
 """
 
 from __future__ import annotations
@@ -31,7 +45,7 @@ from relay.core.events import (
 from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.scrub_events import scrub_event
 from relay.core.states import SessionState
-from relay.core.store.db import now_ms
+from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
@@ -46,8 +60,12 @@ from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
 from relay.sessions.receiver import prepare_receiver
 from relay.sessions.run_request import build_request, prepare_workspace, snapshot_run
 from relay.sessions.run_types import (
+    Attempt,
     Continuation,
+    Ended,
     Outcome,
+    OutcomeKind,
+    Phase,
     Recovery,
     Services,
     Step,
@@ -62,6 +80,10 @@ from relay.wallet.model import GuardVerdict
 _FINAL: dict[str, SessionState] = {"completed": "completed", "failed": "failed",
                                    "cancelled": "cancelled", "interrupted": "interrupted"}
 CANCELLED_WAITING = "cancelled by the user while waiting"
+#: how a refused "hand off now" names what the session is doing
+_DOING: dict[Phase, str] = {"preparing": "preparing", "deciding": "between two runs",
+                            "verifying": "verifying", "handing_off": "handing off",
+                            "finished": "not running"}
 
 
 def new_id() -> str:
@@ -77,16 +99,16 @@ class SessionRunner:
     spec: SessionSpec
     config: Config
     writer: EventWriter
+    services: Services
     continuation: Continuation | None = None
     recovery: Recovery | WaitRecovery | None = None
-    services: Services | None = None
     adapter: RuntimeAdapter | None = None
     _cancel: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     #: interrupts a wait (cancel, or "hand off now" while waiting for a reset)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     simulated: bool = field(default=False, init=False)
-    #: what the runner does now: agent, waiting, handoff, verifying, idle
-    phase: str = field(default="idle", init=False)
+    #: what the runner does now (the module docstring draws the transitions)
+    phase: Phase = field(default="preparing", init=False)
     _chain: list[str] = field(default_factory=list, init=False)
     _index: int = field(default=0, init=False)
     _ws: Workspace | None = field(default=None, init=False)
@@ -104,8 +126,8 @@ class SessionRunner:
         self.gate = InputGate(self.spec.approvals, lambda ev: self._emit(ev, self._run_id), self._state)
 
     @property
-    def coordinator(self) -> HandoffCoordinator | None:
-        return self.services.coordinator if self.services else None
+    def coordinator(self) -> HandoffCoordinator:
+        return self.services.coordinator
 
     def _label(self, event: AgentEvent) -> AgentEvent:
         """Scrub secrets; stamp runtime and the simulation flag on Relay's own events too."""
@@ -128,38 +150,35 @@ class SessionRunner:
     async def _refused(self) -> int:
         """The session's refused tool calls so far, as stored (its end state carries them)."""
         await self.writer.flush()
-        return await self.writer.store.refused_calls(self.session_id)
+        return await self.writer.store.sessions.refused_calls(self.session_id)
 
     async def run(self) -> SessionState:
         """Run to the end; returns the final state."""
-        final: SessionState = "failed"
-        reason: str | None = None
         try:
             await self._state("starting")
             if isinstance(self.recovery, WaitRecovery):
-                final, reason = await self._recover_wait(self.recovery)
+                end = await self._recover_wait(self.recovery)
             elif self.recovery is not None:
-                final, reason = await self._recover(self.recovery)
+                end = await self._recover(self.recovery)
             else:
                 workspace = (self.continuation.workspace if self.continuation
                              else await self._workspace())
-                final, reason = await self._run_chain(workspace)
+                end = await self._run_chain(workspace)
         except StoreError:
             raise
         except RelayError as exc:
             await self._emit(AgentError(category="config", message=str(exc), runtime=self.spec.runtime))
-            final, reason = "failed", exc.message
+            end = Ended("failed", exc.message)
         except asyncio.CancelledError:
-            final, reason = "interrupted", "Relay was closed while the session ran"
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._state(final, reason))
+                await asyncio.shield(self._state("interrupted", "Relay was closed while the session ran"))
             raise
         finally:
-            self.phase = "idle"
+            self.phase = "finished"
             if self._pauser is not None:
                 self._pauser.cancel()
-        await self._state(final, reason, refused=await self._refused())
-        return final
+        await self._state(end.state, end.reason, refused=await self._refused())
+        return end.state
 
     async def cancel(self) -> None:
         """Ask the agent to stop; the run ends as cancelled."""
@@ -180,11 +199,11 @@ class SessionRunner:
         Raises:
             HandoffRefusedError: nowhere to go, not handed off-able, or already under way.
         """
-        if self.services is None or self._ws is None or self.phase not in ("agent", "waiting"):
+        if self._ws is None or self.phase not in ("running", "waiting"):
             raise HandoffRefusedError(
-                f"Session {self.session_id} is {self.phase.replace('idle', 'not running')}"
+                f"Session {self.session_id} is {_DOING.get(self.phase, self.phase)}"
                 " right now, so it cannot be handed off.",
-                "Try again once its agent is working." if self.phase != "handoff"
+                "Try again once its agent is working." if self.phase != "handing_off"
                 else "A handoff is already under way; watch it with `relay-cli show`.")
         if self._pause is not None:
             raise HandoffRefusedError("A handoff of this session was already requested.",
@@ -202,7 +221,7 @@ class SessionRunner:
         if target == current:
             raise HandoffRefusedError(f"The session already runs on {current}.",
                                       "Name another provider or account.")
-        self._pause = PauseRequest(target, reason, agent_running=self.phase == "agent")
+        self._pause = PauseRequest(target, reason, agent_running=self.phase == "running")
         self._safe.arm()
         self._pauser = asyncio.create_task(self._pause_agent(self._pause),
                                            name=f"relay-pause-{self.session_id}")
@@ -213,8 +232,7 @@ class SessionRunner:
                 f"then handing off to {target}")
 
     async def _pause_agent(self, pause: PauseRequest) -> None:
-        assert self.services is not None
-        coordinator, ws, run_id = self.services.coordinator, self._ws, self._run_id
+        coordinator, ws, run_id = self.coordinator, self._ws, self._run_id
         assert ws is not None
         current = self._chain[self._index]
 
@@ -232,7 +250,7 @@ class SessionRunner:
         return await prepare_workspace(self.spec, self.config, self.session_id, self.writer,
                                        self._emit)
 
-    async def _run_chain(self, ws: Workspace) -> tuple[SessionState, str | None]:
+    async def _run_chain(self, ws: Workspace) -> Ended:
         """Run the chain's entries in turn: a run that ends on a limit hands off to the next."""
         cont = self.continuation
         chain = [cont.runtime] if cont else chain_of(self.spec)
@@ -241,7 +259,7 @@ class SessionRunner:
                      model=cont.model if cont else self.spec.model)
         index = await self._first_open_entry(chain)  # a follow-up is new work too
         if index is None:
-            return "failed", self._stopped
+            return Ended("failed", self._stopped)
         step.entry = chain[index]
         if index:
             step.model = None  # the model asked for belongs to the first entry
@@ -249,34 +267,31 @@ class SessionRunner:
 
     async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
         """The entry to run from ``start`` (see :func:`choose_entry`); None sets ``_stopped``."""
-        if self.services is None:
-            return start
         index, why = await choose_entry(chain, start, self.session_id, self.services.guard,
                                         self.services.breakers, utcnow(), self._emit)
         if index is None:
             self._stopped = why
         return index
 
-    async def _recover(self, recovery: Recovery) -> tuple[SessionState, str | None]:
+    async def _recover(self, recovery: Recovery) -> Ended:
         """Carry on a handoff from its last committed state, then the rest of the chain."""
         record, ws = recovery.handoff, recovery.workspace
         chain = chain_of(self.spec)
         if record.to_entry and record.to_entry not in chain:  # a "hand off now" target
             chain = [*chain, record.to_entry]
         index = entry_index(chain, record.from_entry, record.to_entry)
-        assert self.coordinator is not None
         if record.state == "resuming":  # the receiver was working when Relay stopped
             await self.coordinator.confirmed_after_crash(record)
-            return "interrupted", (f"Relay stopped while {record.to_entry} worked; continue "
-                                   f"with `relay-cli run TASK --resume {self.session_id}`")
-        self._ws, self._chain, self._index, self.phase = ws, chain, index, "handoff"
+            return Ended("interrupted", f"Relay stopped while {record.to_entry} worked; continue "
+                                        f"with `relay-cli run TASK --resume {self.session_id}`")
+        self._ws, self._chain, self._index, self.phase = ws, chain, index, "handing_off"
         record, brief = await self.coordinator.resume(record, self._handoff_request(
             ws, record.from_run_id, record.from_entry or "", record.to_entry or "",
             record.reason))
         step = await self._receiver(ws, record, brief, agent_session_id=None)
         return await self._run_from(ws, chain, index, step)
 
-    async def _recover_wait(self, recovery: WaitRecovery) -> tuple[SessionState, str | None]:
+    async def _recover_wait(self, recovery: WaitRecovery) -> Ended:
         """Wait out the rest of a reset a stopped Relay was waiting for, then resume."""
         chain = chain_of(self.spec)
         if recovery.entry not in chain:
@@ -284,12 +299,11 @@ class SessionRunner:
         self._ws, self._chain, self._index = recovery.workspace, chain, chain.index(recovery.entry)
         decision = Decision("wait", "waiting for the reset (carried on after Relay restarted)",
                             until=recovery.until)
-        step = await self._wait_then(recovery.workspace, decision,
-                                     Step(entry=recovery.entry, prompt=self.spec.task),
-                                     Outcome("failed", None,
-                                             agent_session_id=recovery.agent_session_id))
-        if step is None:
-            return "cancelled", CANCELLED_WAITING
+        waited = Attempt(Step(entry=recovery.entry, prompt=self.spec.task),
+                         Outcome("failed", None, agent_session_id=recovery.agent_session_id))
+        step = await self._on_wait(recovery.workspace, decision, waited)
+        if isinstance(step, Ended):
+            return step
         return await self._run_from(recovery.workspace, chain, self._index, step)
 
     def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
@@ -300,71 +314,114 @@ class SessionRunner:
                               reason=reason, simulated=self.simulated, paused=paused,
                               acceptance=self.spec.verify)
 
-    async def _run_from(self, ws: Workspace, chain: list[str], start: int,
-                        step: Step) -> tuple[SessionState, str | None]:
+    async def _run_from(self, ws: Workspace, chain: list[str], start: int, step: Step) -> Ended:
+        """Run ``step``, then what its outcome's handler says, until one says how it ended."""
         self._ws, self._chain, self._index = ws, chain, start
-        retries = 0
+        retries = 0  # of the same entry in a row; a handoff starts the count again
         while True:
-            outcome = await self._run_agent(ws, step)
-            if self._stopped is not None:
-                await self._drop_pause("the wallet stopped the session")
-                return "failed", self._stopped
-            if self._pause is not None and not self._cancel.is_set():
-                if outcome.state == "completed":
-                    await self._emit(Notice(message="The agent finished before it could be "
-                                                    "paused; no handoff."))
-                    await self._drop_pause("the agent finished first")
-                else:
-                    step = await self._hand_off_now(ws)
-                    retries = 0
-                    continue
-            if outcome.state == "completed":
-                failed = await self._verify(ws)
-                if failed is None:
-                    return "completed", outcome.reason
-                nxt = await self._next_index()
-                if nxt is None or not ws.is_worktree or self.coordinator is None:
-                    return "failed", failed
-                step = await self._prepare_handoff(ws, outcome, step.entry, nxt, "verify_failed")
-                continue
-            if self._snag(outcome, ws) and (nxt := await self._next_index()) is not None:
-                await self._emit(Notice(message=(  # a pipeline node's fallback takes over
-                    f"{step.entry} failed ({outcome.reason or 'no reason given'}); the "
-                    f"fallback {self._chain[nxt]} takes the task over.")))
-                step, retries = await self._prepare_handoff(ws, outcome, step.entry, nxt, "failed"), 0
-                continue
-            if (outcome.state != "failed" or outcome.limit is None or self._cancel.is_set()
-                    or self.coordinator is None):
-                return outcome.state, outcome.reason
-            nxt = await self._next_index()
-            decision = decide(outcome.limit, now=utcnow(), rules=Rules.for_task(self.spec, self.config),
-                              has_next=nxt is not None and ws.is_worktree, retries=retries)
-            if decision.terminal and self.services is not None:
-                await self.services.breakers.trip(
-                    self.session_id, step.entry, outcome.limit.limit, outcome.limit.resets_at,
-                    outcome.limit.message, now=utcnow())
-            if decision.action in ("retry", "wait"):
-                after = await self._wait_then(ws, decision, step, outcome)
-                if after is None:
-                    return "cancelled", CANCELLED_WAITING
-                retries = 0 if after.handoff is not None else retries + 1
-                step = after
-                continue
-            if decision.action == "handoff" and nxt is not None:
-                step = await self._prepare_handoff(ws, outcome, step.entry, nxt,
-                                                   outcome.limit.limit)
-                retries = 0
-                continue
-            if not ws.is_worktree and nxt is not None:
-                await self._emit(AgentError(category="config", message=(
-                    "No handoff: in-place sessions (--no-worktree) cannot be handed off.")))
-            return "failed", f"{outcome.reason or 'limit reached'} — {decision.why}"
+            attempt = Attempt(step, await self._run_agent(ws, step), retries)
+            self.phase = "deciding"
+            after = await self._decide(ws, attempt)
+            if isinstance(after, Ended):
+                return after
+            step, retries = after, (0 if after.handoff is not None else retries + 1)
 
-    def _snag(self, outcome: Outcome, ws: Workspace) -> bool:
-        """A failure without a limit that the session's fallback should take over."""
-        return (self.spec.fallback_on_failure and outcome.state == "failed"
-                and outcome.limit is None and not self._cancel.is_set()
-                and self.coordinator is not None and ws.is_worktree)
+    async def _decide(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
+        """The handler of the attempt's outcome: the next step, or how the session ended."""
+        match self._outcome_of(attempt.outcome, ws):
+            case "stopped":
+                return await self._on_stopped()
+            case "paused":
+                return await self._hand_off_now(ws)
+            case "completed":
+                return await self._on_completed(ws, attempt)
+            case "snag":
+                return await self._on_snag(ws, attempt)
+            case "limit":
+                return await self._on_limit(ws, attempt)
+            case "ended":
+                return Ended(attempt.outcome.state, attempt.outcome.reason)
+
+    def _outcome_of(self, outcome: Outcome, ws: Workspace) -> OutcomeKind:
+        """Which handler an agent run's outcome goes to; the first that applies wins."""
+        cancelled = self._cancel.is_set()
+        if self._stopped is not None:
+            return "stopped"
+        if self._pause is not None and not cancelled and outcome.state != "completed":
+            return "paused"
+        if outcome.state == "completed":
+            return "completed"
+        if outcome.state != "failed" or cancelled:
+            return "ended"
+        if outcome.limit is not None:
+            return "limit"
+        return "snag" if self.spec.fallback_on_failure and ws.is_worktree else "ended"
+
+    async def _on_stopped(self) -> Ended:
+        """The wallet stopped the session (a budget is spent): no handoff either."""
+        await self._drop_pause("the wallet stopped the session")
+        return Ended("failed", self._stopped)
+
+    async def _on_completed(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
+        """The agent finished: a handoff asked for meanwhile is dropped, and the acceptance
+        commands decide."""
+        if self._pause is not None and not self._cancel.is_set():
+            await self._emit(Notice(message="The agent finished before it could be paused; "
+                                            "no handoff."))
+            await self._drop_pause("the agent finished first")
+        failed = await self._verify(ws)
+        if failed is None:
+            return Ended("completed", attempt.outcome.reason)
+        return await self._on_verify_failed(ws, attempt, failed)
+
+    async def _on_verify_failed(self, ws: Workspace, attempt: Attempt, failed: str) -> Step | Ended:
+        """The acceptance commands failed: the next entry takes the task over, if any."""
+        nxt = await self._next_index()
+        if nxt is None or not ws.is_worktree:
+            return Ended("failed", failed)
+        return await self._prepare_handoff(ws, attempt.outcome, attempt.step.entry, nxt,
+                                           "verify_failed")
+
+    async def _on_snag(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
+        """A failure without a limit: the fallback takes the task over (a pipeline node's
+        ``fallback_on_failure``), if one may run."""
+        outcome, entry = attempt.outcome, attempt.step.entry
+        nxt = await self._next_index()
+        if nxt is None:
+            return Ended(outcome.state, outcome.reason)
+        await self._emit(Notice(message=(
+            f"{entry} failed ({outcome.reason or 'no reason given'}); the "
+            f"fallback {self._chain[nxt]} takes the task over.")))
+        return await self._prepare_handoff(ws, outcome, entry, nxt, "failed")
+
+    async def _on_limit(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
+        """A limit ended the run: retry, wait for the reset, hand off, or fail (as
+        :func:`~relay.sessions.decision.decide` says); a limit that will not pass soon trips
+        the entry's breaker."""
+        outcome, entry, limit = attempt.outcome, attempt.step.entry, attempt.outcome.limit
+        assert limit is not None  # (what makes it a limit's outcome)
+        nxt = await self._next_index()
+        decision = decide(limit, now=utcnow(), rules=Rules.for_task(self.spec, self.config),
+                          has_next=nxt is not None and ws.is_worktree, retries=attempt.retries)
+        if decision.terminal:
+            await self.services.breakers.trip(self.session_id, entry, limit.limit,
+                                              limit.resets_at, limit.message, now=utcnow())
+        if decision.action in ("retry", "wait"):
+            return await self._on_wait(ws, decision, attempt)
+        if decision.action == "handoff" and nxt is not None:
+            return await self._prepare_handoff(ws, outcome, entry, nxt, limit.limit)
+        if not ws.is_worktree and nxt is not None:
+            await self._emit(AgentError(category="config", message=(
+                "No handoff: in-place sessions (--no-worktree) cannot be handed off.")))
+        return Ended("failed", f"{outcome.reason or 'limit reached'} — {decision.why}")
+
+    async def _on_wait(self, ws: Workspace, decision: Decision, attempt: Attempt) -> Step | Ended:
+        """Wait; then the same entry again — or the handoff asked for meanwhile."""
+        if await self._wait(decision, attempt.step.entry):
+            return retry_step(attempt.step, attempt.outcome)
+        if self._pause is not None and not self._cancel.is_set():
+            return await self._hand_off_now(ws)
+        return Ended("cancelled", CANCELLED_WAITING)
 
     async def _next_index(self) -> int | None:
         if self._index + 1 >= len(self._chain):
@@ -376,8 +433,7 @@ class SessionRunner:
 
     async def _prepare_handoff(self, ws: Workspace, outcome: Outcome, from_entry: str,
                                index: int, reason: str) -> Step:
-        assert self.coordinator is not None
-        self.phase = "handoff"
+        self.phase = "handing_off"
         record, brief = await self.coordinator.prepare(self._handoff_request(
             ws, outcome.run_id, from_entry, self._chain[index], reason))
         self._index = index
@@ -390,7 +446,7 @@ class SessionRunner:
         receiver = await prepare_receiver(
             brief, from_entry=record.from_entry or "", to_entry=to_entry,
             agent_session_id=agent_session_id, cwd=ws.path,
-            accounts=self.services.accounts if self.services else None)
+            accounts=self.services.accounts)
         if receiver.note:
             await self._emit(Notice(category="fallback", message=receiver.note))
         return Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
@@ -398,10 +454,9 @@ class SessionRunner:
 
     async def _hand_off_now(self, ws: Workspace) -> Step:
         """The agent has stopped (or was not running): carry the requested handoff out."""
-        assert self.coordinator is not None
         assert self._pause is not None
         pause, self._pause = self._pause, None
-        self.phase = "handoff"
+        self.phase = "handing_off"
         await self._settle(pause)
         if pause.to_entry not in self._chain[self._index + 1:]:
             self._chain.insert(self._index + 1, pause.to_entry)
@@ -419,7 +474,7 @@ class SessionRunner:
         if pause is None:
             return
         await self._settle(pause)
-        if pause.record is not None and self.coordinator is not None:
+        if pause.record is not None:
             await self.coordinator.failed(pause.record, why)
 
     async def _settle(self, pause: PauseRequest) -> None:
@@ -450,15 +505,6 @@ class SessionRunner:
         await self._state("running", f"{entry}: resuming after the wait")
         return True
 
-    async def _wait_then(self, ws: Workspace, decision: Decision, step: Step,
-                         outcome: Outcome) -> Step | None:
-        """Wait; then the same entry again — or the handoff asked for meanwhile (None: cancelled)."""
-        if await self._wait(decision, step.entry):
-            return retry_step(step, outcome)
-        if self._pause is not None and not self._cancel.is_set():
-            return await self._hand_off_now(ws)
-        return None
-
     async def _verify(self, ws: Workspace) -> str | None:
         """Run the acceptance commands; the failure to report, or None when all pass."""
         if not self.spec.verify:
@@ -485,18 +531,15 @@ class SessionRunner:
         self.adapter = adapter
         run_id = new_id()
         self._run_id, self._agent_sid = run_id, None
-        await self.writer.write(WriteOp(self.session_id, statements=[(
-            "INSERT INTO runs (id, session_id, attempt, runtime, entry, model, started_ms) VALUES"
-            " (?, ?, (SELECT coalesce(max(attempt), 0) + 1 FROM runs WHERE session_id=?), ?, ?, ?, ?)",
-            (run_id, self.session_id, self.session_id, runtime, step.entry, step.model,
-             now_ms()))]))
+        await self.writer.write(WriteOp(self.session_id, statements=[SessionsRepo.insert_run(
+            run_id, self.session_id, runtime, step.entry, step.model)]))
         await self._state("running")
         short = shortfall(runtime, request.permission)
         if short is not None:  # said before the agent works, not found later in the docs
             await self._emit(Notice(category="warning", message=short), run_id)
-        self.phase = "agent"
+        self.phase = "running"
         self._safe.new_run()
-        if step.handoff is not None and self.coordinator is not None:
+        if step.handoff is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
         ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
         await snapshot_run(ws, self.session_id, run_id, step.entry, ended.outcome, self._emit)
@@ -505,22 +548,20 @@ class SessionRunner:
         return Outcome(_FINAL[ended.outcome], ended.reason, run_id, limit, agent_sid)
 
     async def _fail_handoff(self, step: Step, why: str) -> None:
-        if step.handoff is not None and self.coordinator is not None:
+        if step.handoff is not None:
             await self.coordinator.failed(step.handoff, why)
             step.handoff = None
 
     async def _first_event(self, adapter: RuntimeAdapter, run_id: str, step: Step) -> None:
         """The agent is working: confirm the handoff, record its pid, close a probed breaker."""
-        if step.handoff is not None and self.coordinator is not None:
+        if step.handoff is not None:
             await self.coordinator.confirmed(step.handoff)  # the receiver works
             step.handoff = None
         pid = adapter.pid
         if pid is not None:
-            await self.writer.write(WriteOp(self.session_id, statements=[(
-                "UPDATE runs SET pid=?, pid_started=? WHERE id=?",
-                (pid, process_start_time(pid), run_id))]))
-        if self.services is not None and await self.services.breakers.get(
-                step.entry, now=utcnow()) is not None:
+            await self.writer.write(WriteOp(self.session_id, statements=[
+                SessionsRepo.run_pid(run_id, pid, process_start_time(pid))]))
+        if await self.services.breakers.get(step.entry, now=utcnow()) is not None:
             await self.services.breakers.reset(self.session_id, step.entry)
 
     async def _stream(self, adapter: RuntimeAdapter, request: RunRequest, run_id: str,
@@ -549,8 +590,7 @@ class SessionRunner:
                     self._safe.note(event)
                     await self._emit(event, run_id)
                     await self.gate.seen(event, adapter)
-                    if watch is not None:
-                        await watch.seen(event)
+                    await watch.seen(event)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
         except RelayError as exc:
@@ -558,15 +598,13 @@ class SessionRunner:
             await self._emit(AgentError(runtime=adapter.name, category="process", message=str(exc)), run_id)
             await self._emit(ended, run_id)
         except asyncio.CancelledError:
-            if watch is not None:
-                await watch.close()
+            await watch.close()
             with contextlib.suppress(Exception):
                 await asyncio.shield(adapter.stop(grace=1.0))
                 await asyncio.shield(self._emit(SessionEnded(
                     runtime=adapter.name, outcome="interrupted", reason="Relay was closed"), run_id))
             raise
-        if watch is not None:
-            await watch.close()
+        await watch.close()
         await self.gate.close()
         if ended is None:  # an adapter bug; never leave a run without an end
             ended = SessionEnded(runtime=adapter.name, outcome="failed",
@@ -578,7 +616,7 @@ class SessionRunner:
 
     async def _hand_off_early(self, reason: str, run_id: str) -> None:
         """The account nears its limit: hand off at the next safe point, before it blocks."""
-        if self._pause is not None or self.phase != "agent":
+        if self._pause is not None or self.phase != "running":
             return
         try:
             self.request_handoff(None, reason=reason)
@@ -586,12 +624,9 @@ class SessionRunner:
             await self._emit(Notice(category="warning", message=(
                 f"No pre-emptive handoff: {exc.message}")), run_id)
 
-    def _watch(self, run_id: str, entry: str) -> GuardWatch | None:
-        """The wallet's watch over this run (None: nothing guards this engine)."""
-        guard = self.services.guard if self.services else None
-        if guard is None:
-            return None
-        watch = GuardWatch(guard, self.session_id, run_id, entry,
+    def _watch(self, run_id: str, entry: str) -> GuardWatch:
+        """The wallet's watch over this run."""
+        watch = GuardWatch(self.services.guard, self.session_id, run_id, entry,
                            functools.partial(self._act, run_id=run_id), self.config.wallet_interval)
         watch.start()
         return watch

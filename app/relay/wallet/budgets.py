@@ -136,10 +136,9 @@ class BudgetBook:
         """
         if limit_usd is not None:
             _check_budget("session", limit_usd)
-        row = await self.store.get_session(session_id)
-        await self.writer.write(WriteOp("", statements=[(
-            f"UPDATE sessions SET spec_json=json_set(spec_json, '$.{field}', ?) WHERE id=?",
-            (limit_usd, row.id))]))
+        row = await self.store.sessions.get(session_id)
+        await self.writer.write(WriteOp("", statements=[
+            self.store.sessions.spec_field(row.id, field, limit_usd)]))
         return row.id
 
 
@@ -230,7 +229,7 @@ class BudgetGuard:
 
     async def _session_checks(self, session_id: str, run_id: str | None) -> list[BudgetCheck]:
         try:
-            spec = await self.store.session_spec(session_id)
+            spec = await self.store.sessions.spec(session_id)
         except RelayError:
             return []
         out = []

@@ -17,10 +17,10 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Any
 
 from relay.core.capabilities import Cap, Capabilities, Level
 from relay.core.store.db import Store
+from relay.core.store.sessions_repo import RunUsage
 from relay.wallet.model import Figure, Source, Tokens
 from relay.wallet.pricing import Pricing
 
@@ -29,10 +29,6 @@ INPUT_INCLUDES_CACHE_READ = frozenset({"codex"})
 
 #: (entry, ts_ms, model, tokens, cost the CLI wrote or None) — one transcript usage entry
 UsageRow = tuple[str, int, str | None, Tokens, float | None]
-
-_RUN_COLS = ("r.id, r.session_id, r.runtime, coalesce(r.entry, r.runtime), r.model, r.started_ms,"
-             " r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens,"
-             " r.reasoning_tokens, r.cost_usd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +105,11 @@ class Costs:
         self.tz = tz
 
     async def run(self, run_id: str) -> Figure:
-        runs = await self._runs("WHERE r.id = ?", (run_id,))
+        runs = self._costs(await self.store.sessions.run_usage(run_id=run_id))
         return runs[0].cost if runs else Figure(None, "unknown", detail=f"no run {run_id}")
 
     async def session(self, session_id: str) -> Figure:
-        return _total(await self._runs("WHERE r.session_id = ?", (session_id,)))
+        return _total(self._costs(await self.store.sessions.run_usage(session_id=session_id)))
 
     async def account(self, entry: str, start_ms: int | None = None,
                       end_ms: int | None = None) -> Figure:
@@ -148,27 +144,17 @@ class Costs:
 
     async def runs_between(self, start_ms: int | None, end_ms: int | None,
                            entry: str | None = None) -> list[RunCost]:
-        where, params = ["1=1"], list[Any]()
-        if start_ms is not None:
-            where.append("r.started_ms >= ?")
-            params.append(start_ms)
-        if end_ms is not None:
-            where.append("r.started_ms < ?")
-            params.append(end_ms)
-        if entry is not None:
-            where.append("coalesce(r.entry, r.runtime) = ?")
-            params.append(entry)
-        return await self._runs("WHERE " + " AND ".join(where), params)
+        return self._costs(await self.store.sessions.run_usage(start_ms=start_ms, end_ms=end_ms,
+                                                               entry=entry))
 
-    async def _runs(self, where: str, params: Sequence[Any]) -> list[RunCost]:
-        async with self.store.conn.execute(
-                f"SELECT {_RUN_COLS} FROM runs r {where} ORDER BY r.started_ms", params) as cur:
-            rows = await cur.fetchall()
-        return [RunCost(r[0], r[1], r[3], r[5], self.run_figure(r)) for r in rows]
+    def _costs(self, runs: Iterable[RunUsage]) -> list[RunCost]:
+        return [RunCost(r.id, r.session_id, r.entry, r.started_ms, self.run_figure(r)) for r in runs]
 
-    def run_figure(self, row: Sequence[Any]) -> Figure:
-        """A runs row (``_RUN_COLS`` order) → its cost."""
-        runtime, model, started, counts, reported = row[2], row[4], row[5], row[6:11], row[11]
+    def run_figure(self, run: RunUsage) -> Figure:
+        """A run's cost, from its recorded usage."""
+        runtime, model, started, reported = run.runtime, run.model, run.started_ms, run.cost_usd
+        counts = (run.input_tokens, run.output_tokens, run.cache_read_tokens,
+                  run.cache_write_tokens, run.reasoning_tokens)
         if reported is not None and not _priced_by_relay(runtime):
             who = "the demo (simulated)" if runtime == "demo" else runtime
             return Figure(float(reported), "recorded", started, f"reported by {who}")

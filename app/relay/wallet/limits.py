@@ -183,13 +183,8 @@ class LimitBook:
         its own events, so another session's readings of the same entry never count (a
         simulated account's readings belong to the demo run that made them up)."""
         await self.writer.flush()
-        async with self.store.conn.execute(
-                "SELECT e.payload FROM events e JOIN runs r ON r.id = e.run_id"
-                " WHERE e.session_id=? AND e.kind='quota_update'"
-                " AND coalesce(r.entry, r.runtime)=? ORDER BY e.id", (session_id, entry)) as cur:
-            rows = await cur.fetchall()
         out = []
-        for (payload,) in rows:
+        for payload in await self.store.sessions.event_payloads(session_id, entry, "quota_update"):
             ev = parse_event(payload)
             if not isinstance(ev, QuotaUpdate):
                 continue

@@ -134,20 +134,9 @@ class Wallet:
         """Turns of Relay's own sessions (or of ``session_id`` only) on ``entry`` (their
         per-turn usage events)."""
         provider, label = split_entry(entry)
-        match = "r.entry=?" if label else "(r.entry=? OR (r.entry IS NULL AND r.runtime=?))"
-        args: tuple[object, ...] = (entry,) if label else (entry, provider)
-        if session_id is not None:
-            match += " AND r.session_id=?"
-            args = (*args, session_id)
-        async with self.store.conn.execute(
-                "SELECT e.ts_ms, coalesce(json_extract(e.payload, '$.usage.input_tokens'), 0)"
-                " + coalesce(json_extract(e.payload, '$.usage.output_tokens'), 0)"
-                " + coalesce(json_extract(e.payload, '$.usage.cache_read_tokens'), 0)"
-                " + coalesce(json_extract(e.payload, '$.usage.cache_write_tokens'), 0)"
-                " FROM events e JOIN runs r ON r.id = e.run_id"
-                f" WHERE e.kind='turn_completed' AND e.ts_ms>=? AND {match} ORDER BY e.ts_ms",
-                (since_ms, *args)) as cur:
-            return [(int(ts), int(n)) for ts, n in await cur.fetchall()]
+        # a bare provider's runs include those recorded before runs had entries
+        return await self.store.sessions.turn_tokens(
+            entry, since_ms, bare_runtime=None if label else provider, session_id=session_id)
 
     # -- views ------------------------------------------------------------------------
 
@@ -157,10 +146,8 @@ class Wallet:
         shown: dict[str, Account | None] = {a.entry: a for a in accounts}
         for source in await self.sources():
             shown.setdefault(source.entry, None)
-        async with self.store.conn.execute(
-                "SELECT DISTINCT coalesce(entry, runtime) FROM runs") as cur:
-            for (entry,) in await cur.fetchall():
-                shown.setdefault(entry, None)
+        for entry in await self.store.sessions.entries():
+            shown.setdefault(entry, None)
         return sorted(shown.items(), key=lambda kv: (kv[1] is None, kv[0]))
 
     async def summary(self) -> list[AccountView]:
@@ -363,7 +350,7 @@ class WalletGuard:
         return await self._forecast(session_id, entry) or spent
 
     async def _forecast(self, session_id: str, entry: str) -> GuardVerdict | None:
-        spec = await self.wallet.store.session_spec(session_id)
+        spec = await self.wallet.store.sessions.spec(session_id)
         if spec.on_limit == "wait" or self.wallet.watermark >= 1.0:
             return None
         if split_entry(entry)[0] != "demo":

@@ -1,4 +1,4 @@
-"""SQLite persistence (aiosqlite, WAL): migrations, the batched event writer, queries."""
+"""SQLite persistence (aiosqlite, WAL): migrations, the batched event writer, the tables' owners."""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import sqlite3
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,11 +23,14 @@ import orjson
 from relay.core.bus import EventBus
 from relay.core.errors import StoreError
 from relay.core.events import AgentEvent, EventRecord
-from relay.core.store.db import Store, now_ms
+from relay.core.store.db import Store
+from relay.core.store.sessions_quick import USAGE_COLS
+from relay.core.store.sessions_repo import SessionsRepo
+from relay.core.store.sql import Statement, now_ms
+
+__all__ = ["EventWriter", "Statement", "WriteOp", "derived_updates"]
 
 log = logging.getLogger(__name__)
-
-Statement = tuple[str, Sequence[Any]]
 MAX_BATCH = 2000
 #: pauses before writing again when the database is locked at once (about 5 s in all)
 LOCKED_RETRIES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.2, 2.0)
@@ -70,22 +72,15 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
     out: list[Statement] = []
     if event.kind == "state_changed":
         until = int(event.until.timestamp() * 1000) if event.until else None
-        out.append(("UPDATE sessions SET state=?, reason=?, wait_until_ms=? WHERE id=?",
-                    (event.state, event.reason, until, session_id)))
+        out.append(SessionsRepo.state(session_id, event.state, event.reason, until))
     elif event.kind == "session_started" and event.agent_session_id:
-        out.append(("UPDATE sessions SET agent_session_id=? WHERE id=?",
-                    (event.agent_session_id, session_id)))
+        out.append(SessionsRepo.agent_session(session_id, event.agent_session_id))
         if run_id:
-            out.append(("UPDATE runs SET agent_session_id=?, model=coalesce(?, model) WHERE id=?",
-                        (event.agent_session_id, event.model, run_id)))
+            out.append(SessionsRepo.run_agent_session(run_id, event.agent_session_id, event.model))
     elif event.kind == "turn_completed" and run_id and not event.usage.is_unknown:
-        u = event.usage
-        cols = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
-                "reasoning_tokens": u.reasoning_tokens, "cost_usd": u.cost_usd}
-        known = {k: v for k, v in cols.items() if v is not None}
-        sets = ", ".join(f"{k}=coalesce({k}, 0) + ?" for k in known)
-        out.append((f"UPDATE runs SET {sets} WHERE id=?", (*known.values(), run_id)))
+        used = {c: getattr(event.usage, c) for c in USAGE_COLS}
+        out.append(SessionsRepo.run_usage_added(
+            run_id, {c: v for c, v in used.items() if v is not None}))
     elif event.kind == "quota_update" and run_id:
         resets = int(event.resets_at.timestamp() * 1000) if event.resets_at else None
         out.append(("INSERT INTO limit_snapshots (entry, window, observed_ms, used_percent,"
@@ -99,10 +94,9 @@ def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> l
                     (event.state, now_ms(), event.state, event.detail, event.handoff_id)))
     elif event.kind == "permission_denied" and run_id:
         # a refused tool call: the session's end state says how many (never a silent success)
-        out.append(("UPDATE runs SET refused_calls = refused_calls + 1 WHERE id=?", (run_id,)))
+        out.append(SessionsRepo.run_refused(run_id))
     elif event.kind == "session_ended" and run_id:
-        out.append(("UPDATE runs SET ended_ms=?, outcome=?, exit_code=? WHERE id=?",
-                    (now_ms(), event.outcome, event.exit_code, run_id)))
+        out.append(SessionsRepo.run_ended(run_id, event.outcome, event.exit_code))
     return out
 
 
@@ -242,10 +236,8 @@ class EventWriter:
                     for sql, params in statements:
                         await conn.execute(sql, params)
                 records = await self._insert(conn, events)
-                touched = {op.session_id for op in events}
-                ms = now_ms()
-                await conn.executemany("UPDATE sessions SET updated_ms=? WHERE id=?",
-                                       [(ms, sid) for sid in touched])
+                await conn.executemany(*SessionsRepo.touched({op.session_id for op in events},
+                                                             now_ms()))
                 await conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # SQLITE_FULL etc. may already have rolled it back

@@ -1,0 +1,115 @@
+"""The session list as the store reads it, with the standard library alone.
+
+``relay-cli sessions`` answers without the engine (which costs most of a second: the
+store's models, aiosqlite, the runtimes…): :func:`quick_sessions` opens relay.db read-only
+with :mod:`sqlite3` and runs the very statements the store's
+:class:`~relay.core.store.sessions_repo.SessionsRepo` runs — :data:`SESSIONS_SELECT` and
+:data:`ACTIVE_SESSIONS` are defined here, once, so the two cannot drift. It answers only
+when the answer is the engine's: the database is at this build's schema, and no active
+session lost its Relay process (an engine marks those interrupted, and stops their agents,
+when it opens). Nothing here imports pydantic or aiosqlite.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from relay.core.states import ACTIVE_STATES
+
+#: a run's usage columns, in :class:`~relay.core.events.Usage`'s field order
+USAGE_COLS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+              "reasoning_tokens", "cost_usd")
+
+# One session row with its runs' usage and refused calls summed; a caller appends the WHERE,
+# ORDER and LIMIT. Column positions are the ones :func:`quick_row` and the repository read.
+SESSIONS_SELECT = (
+    "SELECT s.id, s.repo, s.task, s.runtime, s.model, s.state, s.permission, s.workdir,"
+    " s.branch, s.agent_session_id, s.reason, s.simulated, s.created_ms, s.updated_ms, "
+    + ", ".join(f"(SELECT sum(r.{c}) FROM runs r WHERE r.session_id = s.id)" for c in USAGE_COLS)
+    + ", s.wait_until_ms,"
+    " (SELECT coalesce(sum(r.refused_calls), 0) FROM runs r WHERE r.session_id = s.id)"
+    " FROM sessions s")
+#: the newest sessions first (one parameter: how many)
+RECENT_SESSIONS = f"{SESSIONS_SELECT} ORDER BY s.updated_ms DESC LIMIT ?"
+#: (id, owner_pid, state) of the sessions some Relay process is (or was) running
+ACTIVE_SESSIONS = (f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
+                   f" ({','.join('?' * len(ACTIVE_STATES))})")
+
+
+@dataclass(frozen=True)
+class QuickUsage:
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    reasoning_tokens: int | None
+    cost_usd: float | None
+
+    @property
+    def is_unknown(self) -> bool:
+        return all(v is None for v in (self.input_tokens, self.output_tokens,
+                                       self.cache_read_tokens, self.cache_write_tokens,
+                                       self.reasoning_tokens, self.cost_usd))
+
+
+@dataclass(frozen=True)
+class QuickRow:
+    """A session as :func:`quick_sessions` reads it: what the sessions table shows."""
+
+    id: str
+    state: str
+    runtime: str
+    simulated: bool
+    task: str
+    updated_at: datetime
+    refused_calls: int
+    usage: QuickUsage
+
+
+def quick_row(r: Sequence[Any]) -> QuickRow:
+    """A :data:`SESSIONS_SELECT` row, as the table shows it."""
+    return QuickRow(id=r[0], state=r[5], runtime=r[3], simulated=bool(r[11]), task=r[2],
+                    updated_at=datetime.fromtimestamp(r[13] / 1000, UTC),
+                    usage=QuickUsage(*r[14:20]), refused_calls=int(r[21]))
+
+
+def quick_sessions(db: Path, limit: int) -> list[QuickRow] | None:
+    """The newest ``limit`` sessions, or None when only the engine can answer (no database
+    yet, another schema, an active session whose Relay process is gone, anything unusual)."""
+    from relay.core.store.migrations import LATEST
+
+    if not db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        (version,) = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        if version != LATEST:
+            return None
+        owners = [pid for _, pid, _ in conn.execute(ACTIVE_SESSIONS, ACTIVE_STATES)]
+        if owners and not all(_alive(pid) for pid in owners):
+            return None
+        return [quick_row(r) for r in conn.execute(RECENT_SESSIONS, (limit,))]
+    except (sqlite3.Error, TypeError, ValueError):
+        return None
+    finally:
+        conn.close()
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether the Relay process ``pid`` still runs (as the engine decides it)."""
+    if pid is None:
+        return False
+    if pid == os.getpid():
+        return True
+    import psutil
+
+    return bool(psutil.pid_exists(pid))
