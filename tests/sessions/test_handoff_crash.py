@@ -15,13 +15,19 @@ import pygit2
 import pytest
 
 from relay.core.audit import verify
-from relay.sessions.coordinator import FAULT_ENV
 from relay.sessions.snapshot import trailers_of
 
+ROOT = Path(__file__).resolve().parents[2]  # where `tests` is importable
 
-def relay(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "relay.cli.main", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=env, timeout=120, check=False)
+
+def relay(*args: str, env: dict[str, str],
+          killed_after: str | None = None) -> subprocess.CompletedProcess[str]:
+    """relay-cli ARGS; with ``killed_after``, SIGKILLed right after that state is committed."""
+    command = (["-m", "tests.fakes.relay_killed_after", killed_after] if killed_after
+               else ["-m", "relay.cli.main"])
+    return subprocess.run([sys.executable, *command, *args], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, env=env, timeout=120, check=False,
+                          cwd=ROOT)
 
 
 @pytest.fixture
@@ -39,7 +45,7 @@ def lines(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
                                           "dispatched"])
 def test_the_handoff_completes_exactly_once_after_a_crash(killed_after: str,
                                                          env: dict[str, str]) -> None:
-    crashed = relay("demo", "--limit-after", "1", "--json", env={**env, FAULT_ENV: killed_after})
+    crashed = relay("demo", "--limit-after", "1", "--json", env=env, killed_after=killed_after)
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     session_id = str(lines(crashed)[0]["session_id"])
 
@@ -67,7 +73,7 @@ def test_the_handoff_completes_exactly_once_after_a_crash(killed_after: str,
 
 
 def test_a_receiver_already_working_is_not_started_twice(env: dict[str, str]) -> None:
-    crashed = relay("demo", "--limit-after", "1", "--json", env={**env, FAULT_ENV: "resuming"})
+    crashed = relay("demo", "--limit-after", "1", "--json", env=env, killed_after="resuming")
     assert crashed.returncode == -signal.SIGKILL
     session_id = str(lines(crashed)[0]["session_id"])
     recovered = relay("recover", "--json", env=env)
@@ -85,7 +91,7 @@ def test_a_receiver_already_working_is_not_started_twice(env: dict[str, str]) ->
 
 
 def test_one_shot_commands_leave_an_unfinished_handoff_for_recover(env: dict[str, str]) -> None:
-    crashed = relay("demo", "--limit-after", "1", "--json", env={**env, FAULT_ENV: "snapshotted"})
+    crashed = relay("demo", "--limit-after", "1", "--json", env=env, killed_after="snapshotted")
     session_id = str(lines(crashed)[0]["session_id"])
     assert relay("sessions", env=env).returncode == 0
     shown = lines(relay("show", session_id, "--json", env=env))
@@ -96,7 +102,7 @@ def test_one_shot_commands_leave_an_unfinished_handoff_for_recover(env: dict[str
 def test_a_wait_for_a_reset_survives_a_crash(env: dict[str, str]) -> None:
     # the simulated limit resets in 1 s: near, so the session waits instead of handing off
     near = {**env, "RELAY_DEMO_RESET_AFTER": "1", "RELAY_RESET_MARGIN": "0"}
-    crashed = relay("demo", "--limit-after", "1", "--json", env={**near, FAULT_ENV: "waiting"})
+    crashed = relay("demo", "--limit-after", "1", "--json", env=near, killed_after="waiting")
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     session_id = str(lines(crashed)[0]["session_id"])
     # a one-shot command leaves the wait as committed

@@ -46,7 +46,7 @@ from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.control import Answer, ControlRequest, ControlRequests, RequestKind
-from relay.sessions.coordinator import HandoffCoordinator
+from relay.sessions.coordinator import FaultHook, HandoffCoordinator, no_faults
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
 from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
@@ -78,13 +78,14 @@ class Engine:
     """Store + bus + runners. Create with :meth:`open`; end with :meth:`close`."""
 
     def __init__(self, config: Config, store: Store, bus: EventBus, writer: EventWriter,
-                 audit: AuditTrail, passphrase_provider: PassphraseProvider | None = None) -> None:
+                 audit: AuditTrail, passphrase_provider: PassphraseProvider | None = None,
+                 fault: FaultHook = no_faults) -> None:
         self.config = config
         self.store = store
         self.bus = bus
         self.writer = writer
         self.audit = audit
-        self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider)
+        self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider, fault)
         self.breakers = CircuitBreakers(store, writer)
         self.accounts = AccountBook(store, writer, lambda: Vault.open(config, passphrase_provider))
         self.requests = ControlRequests(store, writer)
@@ -110,7 +111,7 @@ class Engine:
     @classmethod
     async def open(cls, config: Config | None = None,
                    passphrase_provider: PassphraseProvider | None = None,
-                   recover: bool = False) -> Engine:
+                   recover: bool = False, fault: FaultHook = no_faults) -> Engine:
         """Open the store and start the writer.
 
         Args:
@@ -120,6 +121,8 @@ class Engine:
             recover: Carry on the handoffs a stopped Relay left between two steps
                 (:attr:`recovered` lists their sessions). Long-lived front ends and
                 ``relay-cli recover`` pass True; one-shot commands leave them be.
+            fault: Called after each committed handoff state: the crash tests' injection
+                point (:data:`relay.sessions.coordinator.FaultHook`).
         """
         config = config or load_config()
         store = await Store.open(config.db_path)
@@ -129,7 +132,7 @@ class Engine:
         trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
         bus.add_listener(trail.on_records)
         trail.start()
-        engine = cls(config, store, bus, writer, trail, passphrase_provider)
+        engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
         await engine._recover_orphans(recover)
         engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
         if recover:  # a long-lived engine also takes up pipeline runs other engines abandon

@@ -60,7 +60,7 @@ class Follower:
         process's own commits are not what it looks for."""
         while True:
             await asyncio.sleep(FOLLOW_POLL_S)  # a clock: other processes write the file
-            records, after_id = await self.store.events_of_others(after_id, os.getpid())
+            records, after_id = await self.store.sessions.events_of_others(after_id, os.getpid())
             if records:
                 yield records, after_id
 
@@ -70,12 +70,12 @@ class Follower:
             async with asyncio.timeout(timeout_s):
                 async for _ in self.session(session_id, await self.store.last_event_id()):
                     pass
-        return await self.store.get_session(session_id)
+        return await self.store.sessions.get(session_id)
 
     async def _finished(self, session_id: str) -> bool:
         if self.running_here(session_id):
             return False
-        return (await self.store.get_session(session_id)).finished
+        return (await self.store.sessions.get(session_id)).finished
 
     @contextlib.contextmanager
     def _wakeup(self) -> Iterator[asyncio.Event]:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,23 +73,24 @@ class HandoffRequest:
     acceptance: list[list[str]] = field(default_factory=list)
 
 
-#: fault injection for the crash tests: ``RELAY_FAULT_KILL_AFTER=<state>`` SIGKILLs this
-#: process right after that handoff state (or ``waiting``) is committed (never set it in
-#: real use).
-FAULT_ENV = "RELAY_FAULT_KILL_AFTER"
+#: called with each handoff state (and ``waiting``) right after it is committed: where the
+#: crash tests inject their fault (``tests/fakes/relay_killed_after.py`` kills the process
+#: there); Relay itself injects none
+FaultHook = Callable[[str], None]
 
 
-def fault_point(state: str) -> None:
-    if os.environ.get(FAULT_ENV) == state:
-        os.kill(os.getpid(), signal.SIGKILL)
+def no_faults(state: str) -> None:
+    """The fault hook of real use: nothing happens."""
 
 
 class HandoffCoordinator:
     """Takes a session from one chain entry to the next."""
 
     def __init__(self, config: Config, store: Store, writer: EventWriter,
-                 passphrase_provider: PassphraseProvider | None = None) -> None:
+                 passphrase_provider: PassphraseProvider | None = None,
+                 fault: FaultHook = no_faults) -> None:
         self.config = config
+        self.fault = fault
         self.store = store
         self.journal = HandoffJournal(store, writer)
         self.passphrase_provider = passphrase_provider
@@ -115,7 +114,7 @@ class HandoffCoordinator:
         record = await self.journal.begin(
             req.session_id, from_run_id=req.from_run_id, from_entry=req.from_entry,
             to_entry=req.to_entry, reason=req.reason, simulated=req.simulated)
-        fault_point("pausing")
+        self.fault("pausing")
         return record
 
     async def resume(self, record: HandoffRecord,
@@ -147,7 +146,7 @@ class HandoffCoordinator:
             self._simulated.discard(record.id)
         record = await self.journal.advance(record, state, detail=detail, simulated=simulated,
                                             **produced)
-        fault_point(state)
+        self.fault(state)
         return record
 
     async def _steps(self, record: HandoffRecord, req: HandoffRequest) -> tuple[HandoffRecord, Brief]:

@@ -51,7 +51,7 @@ from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.approvals import InputGate
-from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest, fault_point
+from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.guarding import NONE_OPEN, GuardWatch, choose_entry
 from relay.sessions.handoff import HandoffRecord
@@ -494,7 +494,7 @@ class SessionRunner:
         self._wake.clear()
         if decision.action == "wait":
             await self._state("waiting", f"{entry}: {decision.why}", until=decision.until)
-            fault_point("waiting")
+            self.coordinator.fault("waiting")
         else:
             await self._emit(Notice(category="retry", message=decision.why))
         delay = max((decision.until - utcnow()).total_seconds(), 0.0)
