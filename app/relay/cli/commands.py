@@ -20,7 +20,7 @@ from relay.core.events import NeedsInput
 from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.states import FINAL_STATES
 from relay.engine.engine import Engine
-from relay.sessions.vault_need import vault_need
+from relay.sessions.vault_need import recover_needs, vault_need
 
 Starter = Callable[[Engine], Awaitable[str]]
 #: why the session about to start will need the vault (None: it will not)
@@ -93,27 +93,6 @@ def stored_needs(session_id: str, *, resumed: bool) -> Needs:
     return needs
 
 
-async def _recover_needs(config: Config) -> str | None:
-    """Why carrying on what a stopped Relay left will need the vault: a real session's
-    unfinished handoff (its contract is signed), or a real session waiting for a reset
-    that may still hand off."""
-    from relay.core.store.db import Store
-
-    store = await Store.open(config.db_path)
-    try:
-        sessions = await store.sessions.to_carry_on()
-    finally:
-        await store.close()
-    for session_id, state, spec in sessions:
-        if state != "waiting":
-            return (f"Carrying on session {session_id}'s unfinished handoff signs its contract "
-                    "with the key in Relay's vault")
-        if len(chain_of(spec)) > 1:
-            return (f"Session {session_id}, waiting for a reset, can still hand off, and each "
-                    "handoff's contract is signed with the key in Relay's vault")
-    return None
-
-
 async def _print_instructions(console: Console, row: SessionRow) -> None:
     """The one line naming the repository's instruction files and how the first runtime
     gets them (nothing when there are none)."""
@@ -130,7 +109,7 @@ async def recover(config: Config, console: Console, as_json: bool) -> int:
     A vault passphrase they need is asked for before any of them is taken up."""
     passphrase = Passphrase()
     if await asyncio.to_thread(passphrase.needed, config):
-        why = await _recover_needs(config)
+        why = await recover_needs(config.db_path)
         if why:
             passphrase.unlock(config, why)
     engine = await Engine.open(config, passphrase_provider=passphrase, recover=True)

@@ -69,18 +69,12 @@ def _key_provider(runtime: str) -> str:
 def _database(path: Path) -> tuple[str, list[str]]:
     """The database line and the api_key accounts (``provider:label``) that are not paused."""
     from relay.core.store.migrations import LATEST
+    from relay.core.store.peek import database_facts
 
     if not path.is_file():
         return f"{path} · not created yet (the first session creates it)", []
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
-        try:
-            (schema,) = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-            keyed = [f"{p}:{label}" for p, label in conn.execute(  # a key's presence is enough
-                "SELECT provider, label FROM accounts WHERE auth_kind='api_key' AND paused=0"
-                " ORDER BY provider, label")]
-        finally:
-            conn.close()
+        schema, keyed = database_facts(path)
     except sqlite3.Error as exc:
         from rich.markup import escape
 

@@ -14,7 +14,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -22,17 +21,12 @@ from rich.markup import escape
 
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
-from relay.core.accounts import AccountBook
-from relay.core.agent_homes import claude_home
-from relay.core.bus import EventBus
 from relay.core.config import Config
 from relay.core.errors import RelayError
-from relay.core.store.db import Store, now_ms
-from relay.core.store.writer import EventWriter
 from relay.engine.engine import Engine
 from relay.wallet import present as text
-from relay.wallet.limits import LimitBook, from_statusline
 from relay.wallet.model import AccountView
+from relay.wallet.statusline import record_statusline
 from relay.wallet.usage_report import usage_report
 
 #: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
@@ -166,19 +160,11 @@ async def statusline(config: Config, console: Console,
     if not isinstance(payload, dict):
         print("relay: status input is not a JSON object")
         return 1
-    store = await Store.open(config.db_path)
-    writer = EventWriter(store, EventBus())
-    writer.start()
     try:
-        entry = await _entry_of(AccountBook(store, writer), claude_home(env).root)
-        readings = from_statusline(entry, payload, now_ms())
-        await LimitBook(store, writer).record(readings)
+        entry, readings = await record_statusline(config, payload, env)
     except RelayError as exc:
         print(f"relay: {exc.message}")
         return 1
-    finally:
-        await writer.close()
-        await store.close()
     parts = [f"{r.window.replace('five_hour', '5h').replace('seven_day', '7d')} "
              f"{r.used_percent:.0f}%" for r in readings if r.used_percent is not None]
     model = payload.get("model")
@@ -186,11 +172,3 @@ async def statusline(config: Config, console: Console,
     print(" · ".join([p for p in [f"[{name}]" if name else "", entry, *parts] if p]))
     return 0
 
-
-async def _entry_of(book: AccountBook, config_dir: Path) -> str:
-    """The account whose configuration folder Claude Code runs with (else plain "claude")."""
-    folder = config_dir.resolve()
-    for account in await book.all():
-        if account.provider == "claude" and account.config_dir == folder:
-            return account.entry
-    return "claude"

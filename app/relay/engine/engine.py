@@ -42,6 +42,7 @@ from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.engine.follow import Follower
 from relay.history.review import Review
+from relay.pipelines.ledger import unfinished_runs_exist
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
@@ -194,9 +195,7 @@ class Engine:
             self.recovered_runs = await self.pipelines.resume_all()
 
     async def _has_unfinished_runs(self) -> bool:
-        async with self.store.conn.execute(
-                "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling') LIMIT 1") as cur:
-            return await cur.fetchone() is not None
+        return await unfinished_runs_exist(self.store)
 
     async def _watch_pipelines(self) -> None:
         """Now and then, take up pipeline runs whose engine stopped (a killed relay-cli)."""

@@ -27,7 +27,7 @@ from relay.core.events import Usage
 from relay.core.models import SessionRow
 from relay.core.present import clip, end_state, usage_line
 from relay.core.redact import scrub, scrub_obj
-from relay.core.store.db import from_ms
+from relay.core.store.sql import from_ms
 from relay.engine.engine import Engine
 
 log = logging.getLogger(__name__)

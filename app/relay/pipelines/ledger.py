@@ -36,7 +36,7 @@ from typing import Any, Literal, TypeVar
 
 from relay.core.errors import PipelineError, StoreError
 from relay.core.pipeline_model import Pipeline
-from relay.core.store.db import now_ms
+from relay.core.store.db import Store, now_ms
 from relay.pipelines.templates import StepOutputs
 
 T = TypeVar("T")
@@ -480,3 +480,11 @@ def _store_error(exc: sqlite3.Error) -> StoreError:
     hint = ("Free disk space, then retry." if "full" in str(exc)
             else "Check the data folder (RELAY_HOME) and relay-cli doctor.")
     return StoreError(f"Could not update the pipeline records: {exc}.", hint)
+
+
+async def unfinished_runs_exist(store: Store) -> bool:
+    """Whether any pipeline run is still running or cancelling, read through the engine's own
+    store connection (cheap enough for the engine to ask before it builds a Ledger)."""
+    async with store.conn.execute(
+            "SELECT 1 FROM pipeline_runs WHERE state IN ('running', 'cancelling') LIMIT 1") as cur:
+        return await cur.fetchone() is not None

@@ -12,9 +12,11 @@ needs none of it: its contracts are signed with a throwaway demo key
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from relay.core.accounts import AccountBook
-from relay.core.models import simulated_entry
+from relay.core.models import chain_of, simulated_entry
+from relay.core.store.db import Store
 
 
 async def vault_need(entries: Sequence[str], accounts: AccountBook, *,
@@ -34,4 +36,23 @@ async def vault_need(entries: Sequence[str], accounts: AccountBook, *,
     for entry in entries:
         if not simulated_entry(entry) and await accounts.auth_kind_of(entry) == "api_key":
             return f"{entry} signs in with the API key kept in Relay's vault"
+    return None
+
+
+async def recover_needs(db_path: Path) -> str | None:
+    """Why carrying on what a stopped Relay left will need the vault: a real session's
+    unfinished handoff (its contract is signed), or a real session waiting for a reset
+    that may still hand off."""
+    store = await Store.open(db_path)
+    try:
+        sessions = await store.sessions.to_carry_on()
+    finally:
+        await store.close()
+    for session_id, state, spec in sessions:
+        if state != "waiting":
+            return (f"Carrying on session {session_id}'s unfinished handoff signs its contract "
+                    "with the key in Relay's vault")
+        if len(chain_of(spec)) > 1:
+            return (f"Session {session_id}, waiting for a reset, can still hand off, and each "
+                    "handoff's contract is signed with the key in Relay's vault")
     return None
