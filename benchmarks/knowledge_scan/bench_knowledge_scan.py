@@ -51,6 +51,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "app")]  # benchmarks/, and this checkout'
 import pygit2  # noqa: E402
 
 from benchmarks.knowledge_scan import baseline, generate  # noqa: E402
+from benchmarks.machine import cpu_name  # noqa: E402
 from relay.knowledge import scanner  # noqa: E402
 from relay.knowledge.langs import Outline, language_of, outline  # noqa: E402
 from relay.knowledge.store import open_store  # noqa: E402
@@ -207,14 +208,6 @@ def fmt(values: list[float]) -> str:
         return f"{med:.2f} s"
     return f"{med:.2f} s ({min(values):.2f}–{max(values):.2f})"
 
-
-def cpu_name() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def main() -> int:

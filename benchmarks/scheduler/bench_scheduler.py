@@ -62,6 +62,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make benchmarks/ importable
 
+from benchmarks.machine import cpu_name  # noqa: E402
 from relay.core.pipeline_model import Node, Pipeline  # noqa: E402
 from relay.core.store.db import Store  # noqa: E402
 from relay.pipelines.ledger import Ledger  # noqa: E402
@@ -286,15 +287,6 @@ def fmt(values: Sequence[float]) -> str:
 def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

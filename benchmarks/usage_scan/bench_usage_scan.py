@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: make benchmarks/ importable
 
 import orjson  # noqa: E402
 
+from benchmarks.machine import cpu_name  # noqa: E402
 from benchmarks.usage_scan import generate  # noqa: E402
 from benchmarks.usage_scan.floor import floor_pass  # noqa: E402
 from relay.wallet.usage_index import RefreshReport, TranscriptSource, UsageIndex  # noqa: E402
@@ -240,14 +241,6 @@ def breakdown(folder: Path, files: list[Path], work: Path, runs: int) -> list[tu
             f"cold scan in one process {single_s[-1]:.2f} s")
     return [("  reader alone, 1 process, no SQLite", parse_s), ("  cold scan, workers=1", single_s)]
 
-
-def cpu_name() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def profile_cold(folder: Path, out: Path, db: Path) -> None:
