@@ -39,8 +39,6 @@ MAX_OUTPUT = 4000
 MAX_ARGUMENT = 4000
 MAX_TEXT = 20_000
 MAX_PROMPT = 8000
-#: limits that leave the session blocked until they reset (an overload is not one)
-BLOCKING_LIMITS = frozenset({"usage_limit", "quota", "rate_limit"})
 
 
 @dataclass(slots=True)
