@@ -18,7 +18,7 @@ async def test_events_of_others_skips_own_sessions_and_advances(relay_home: Path
     try:
         mine = await engine.run_session(SessionSpec(repo=git_repo, task="mine"))
         cursor = 0
-        records, cursor = await engine.events_of_others(cursor)
+        records, cursor = await engine.store.sessions.events_of_others(cursor, os.getpid())
         assert records == []  # everything so far is this process's own
         assert cursor == await engine.last_event_id()
         proc = await asyncio.create_subprocess_exec(
@@ -28,11 +28,11 @@ async def test_events_of_others_skips_own_sessions_and_advances(relay_home: Path
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0
         theirs = out.decode().splitlines()
-        records, cursor = await engine.events_of_others(cursor)
+        records, cursor = await engine.store.sessions.events_of_others(cursor, os.getpid())
         assert len(records) == len(theirs)
         assert {r.session_id for r in records} != {mine.id}
         assert all(not r.event.replay for r in records)
-        again, _ = await engine.events_of_others(cursor)
+        again, _ = await engine.store.sessions.events_of_others(cursor, os.getpid())
         assert again == []
     finally:
         await engine.close()

@@ -51,8 +51,9 @@ async def handoff(config: Config, args: argparse.Namespace, console: Console) ->
 async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> int:
     """Print the session's handoff steps (and notices) until the handoff is done or failed."""
     with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(FOLLOW_LIMIT_S):
-            async for record in engine.follow(session_id, after):
+        async with (asyncio.timeout(FOLLOW_LIMIT_S),
+                    contextlib.aclosing(engine.follow(session_id, after)) as records):
+            async for record in records:
                 ev = record.event
                 if ev.kind in ("handoff_step", "notice", "error", "session_ended"):
                     printer.print(record)

@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -530,12 +530,12 @@ class Engine:
         return await self.store.events_after(after_id, session_id=session_id, limit=limit)
 
     def follow(self, session_id: str, after_id: int = 0,
-               replay: bool = True) -> AsyncIterator[EventRecord]:
+               replay: bool = True) -> AsyncGenerator[EventRecord, None]:
         """A session's events after ``after_id`` as they are written, by whichever process
         runs it; ends when the session is finished (:mod:`relay.engine.follow`)."""
         return self._follower.session(session_id, after_id, replay)
 
-    def follow_others(self, after_id: int) -> AsyncIterator[tuple[list[EventRecord], int]]:
+    def follow_others(self, after_id: int) -> AsyncGenerator[tuple[list[EventRecord], int], None]:
         """Batches of the events of sessions other processes run (a headless worker,
         ``relay-cli run``), each with the cursor after it. This process's own events reach
         its front end through the bus."""
@@ -548,14 +548,6 @@ class Engine:
 
     async def last_event_id(self) -> int:
         return await self.store.last_event_id()
-
-    async def events_of_others(self, after_id: int) -> tuple[list[EventRecord], int]:
-        """Events of sessions other processes run (a headless worker, `relay-cli run`).
-
-        This process's own events reach its front end through the bus; a view follows
-        the rest by calling this with the cursor it returned last time.
-        """
-        return await self.store.sessions.events_of_others(after_id, os.getpid())
 
     # -- runtimes --------------------------------------------------------------------
 

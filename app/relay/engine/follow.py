@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class Follower:
         self.running_here = running_here
 
     async def session(self, session_id: str, after_id: int = 0,
-                      replay: bool = True) -> AsyncIterator[EventRecord]:
+                      replay: bool = True) -> AsyncGenerator[EventRecord, None]:
         """The session's events after ``after_id`` as they are written; ends once the session
         is finished (no process runs it any more) and every one of its events was yielded."""
         with self._wakeup() as woken:
@@ -54,7 +54,7 @@ class Follower:
                     return
                 await _nap(woken)
 
-    async def others(self, after_id: int) -> AsyncIterator[tuple[list[EventRecord], int]]:
+    async def others(self, after_id: int) -> AsyncGenerator[tuple[list[EventRecord], int], None]:
         """Batches of the events of sessions other processes run, with the cursor after each
         batch; never ends (the caller stops iterating). Only the clock wakes it: this
         process's own commits are not what it looks for."""
