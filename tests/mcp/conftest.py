@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -30,7 +31,13 @@ def server_params(relay_home: Path, tmp_path: Path, **env: str) -> StdioServerPa
         "HOME": str(home), "RELAY_HOME": str(relay_home), "RELAY_DEMO_STEP_DELAY": "0",
         "RELAY_WALLET_DEFAULT_FOLDERS": "0",
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "RELAY_VAULT_PASSPHRASE": VAULT_PASSPHRASE, **env})
+        "RELAY_VAULT_PASSPHRASE": VAULT_PASSPHRASE, **_import_path(), **env})
+
+
+def _import_path() -> dict[str, str]:
+    """The test run's PYTHONPATH: the server imports the Relay under test, not the install."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
 
 
 @pytest.fixture
