@@ -83,8 +83,21 @@ async def call_error(client: ClientSession, tool: str, **arguments: Any) -> str:
     """The text of an error result (fails the test when the call succeeds)."""
     result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed: {text_of(result)}"
-    assert result.structured_content is None
-    return text_of(result)
+    text = text_of(result)
+    error = error_of(result)
+    assert text == (f"{error['message']}\n→ {error['hint']}" if error["hint"] else error["message"])
+    return text
+
+
+def error_of(result: CallToolResult) -> dict[str, Any]:
+    """An error result's JSON: ``{"code", "message", "hint"}``, nothing else."""
+    assert result.is_error
+    data = result.structured_content
+    assert isinstance(data, dict)
+    assert set(data) == {"error"}
+    assert set(data["error"]) == {"code", "message", "hint"}
+    assert isinstance(data["error"]["code"], str)
+    return dict(data["error"])
 
 
 def as_json(result: dict[str, Any]) -> str:

@@ -104,6 +104,10 @@ class UnsafeRepositoryError(WorktreeError):
     Relay's data folder (or a repository whose root is one of them)."""
 
 
+class ApprovalRequiredError(RelayError):
+    """Work an MCP client asked for would run commands that nobody has approved."""
+
+
 class SessionNotFoundError(RelayError):
     """No session has the given id."""
 
