@@ -168,7 +168,7 @@ def test_every_line_is_passed_on_answered_or_blank(line: bytes) -> None:
         assert checked.code in (PARSE_ERROR, INVALID_REQUEST)
         assert checked.request_id is None or isinstance(checked.request_id, str | int)
     elif checked is None:
-        assert not line.strip()
+        assert not line.strip(b" \t\r\n")
     else:
         assert isinstance(checked, str)
         message = json.loads(checked)

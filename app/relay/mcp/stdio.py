@@ -38,6 +38,8 @@ __all__ = ["INVALID_REQUEST", "MAX_LINE_BYTES", "PARSE_ERROR", "Reject", "check_
 
 #: the longest line read as a message; the rest of a longer one is skipped, unread
 MAX_LINE_BYTES = 8 * 1024 * 1024
+#: what JSON counts as whitespace (str.strip would take any Unicode space for blank)
+JSON_WHITESPACE = " \t\r\n"
 #: the longest integer read (Python's own limit for turning digits into a number)
 MAX_DIGITS = 4300
 
@@ -92,7 +94,7 @@ def check_line(raw: bytes) -> str | Reject | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Reject(PARSE_ERROR, "Parse error: the line is not UTF-8 text.")
-    if not text.strip():
+    if not text.strip(JSON_WHITESPACE):
         return None
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)

@@ -85,7 +85,9 @@ class Pipelines:
                     budget_usd: float | None = None) -> str:
         """Validate ``pipeline``, record a run from the repository's HEAD, and drive it."""
         check(pipeline)
-        repo = await asyncio.to_thread(check_repository, Path(repo), self.engine.config.home)
+        # where no session may start (its git needs are head_commit's, in a pipeline's words)
+        repo = await asyncio.to_thread(check_repository, Path(repo), self.engine.config.home,
+                                       worktree=False)
         base = await asyncio.to_thread(git_ops.head_commit, repo)
         run_id = uuid.uuid4().hex[:12]
         await self.ledger.create_run(run_id, pipeline, repo, concurrency or pipeline.concurrency,

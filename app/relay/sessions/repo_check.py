@@ -7,9 +7,10 @@ them one; starting there could only fail or make a worktree of the wrong project
 repository whose root is one of them is refused from any of its subfolders too.
 
 With a worktree the folder must be in a git repository with a work tree and a first
-commit (what creating the worktree needs); without one (``--no-worktree``) any other
-folder will do. Each refusal is a :class:`~relay.core.errors.WorktreeError` saying what
-and what to do, raised before a session row, a branch or a worktree exists.
+commit (what creating the worktree needs); without one (``--no-worktree``, and for a
+pipeline run, whose own check words what it needs) any other folder will do. Each
+refusal is a :class:`~relay.core.errors.WorktreeError` saying what and what to do,
+raised before a session row, a branch or a worktree exists.
 """
 
 from __future__ import annotations
@@ -72,18 +73,22 @@ def check_repository(path: Path, data_home: Path, *, worktree: bool = True) -> P
         raise WorktreeError(f"{path} is not a folder.",
                             "Pass the path of your project's git repository (--repo).")
     _refuse(given, data_home, given)
-    if not worktree:
-        return given
     try:
         repo = pygit2.Repository(str(given))
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+        if not worktree:
+            return given
         raise WorktreeError(f"{given} is not a git repository.",
                             "Run `git init` there, or start the session with --no-worktree.") from exc
     if repo.is_bare or not repo.workdir:
+        if not worktree:
+            return given
         raise WorktreeError(f"{given} is a bare repository.", "Pass a repository with a work tree.")
     root = _resolved(Path(repo.workdir))
-    if root is not None and root != given:
+    if root is not None and root != given:  # a repository rooted at such a folder: its commits
         _refuse(root, data_home, given)
+    if not worktree:
+        return given
     try:
         unborn = repo.head_is_unborn
     except pygit2.GitError as exc:
