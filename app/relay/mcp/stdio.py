@@ -152,21 +152,29 @@ class CheckedLines:
         return self
 
     async def __anext__(self) -> str:
-        while True:
-            line, too_long = await anyio.to_thread.run_sync(_read_line, self._stream, abandon_on_cancel=True)
-            if line is None:
+        while True:  # reading and checking a line (up to 8 MiB of JSON) never blocks the loop
+            checked = await anyio.to_thread.run_sync(_next_line, self._stream, abandon_on_cancel=True)
+            if checked is _END:
                 raise StopAsyncIteration
-            checked = (
-                Reject(INVALID_REQUEST, f"Invalid Request: the line is longer than {MAX_LINE_BYTES} bytes.")
-                if too_long
-                else check_line(line)
-            )
             if isinstance(checked, str):
                 return checked
-            if checked is not None:
+            if isinstance(checked, Reject):
                 await self._ready.wait()
                 assert self._send is not None
                 await self._send(checked.frame())
+
+
+_END = object()
+
+
+def _next_line(stream: IO[bytes]) -> str | Reject | object | None:
+    """The next line of ``stream`` checked (:func:`check_line`), or ``_END``."""
+    line, too_long = _read_line(stream)
+    if line is None:
+        return _END
+    if too_long:
+        return Reject(INVALID_REQUEST, f"Invalid Request: the line is longer than {MAX_LINE_BYTES} bytes.")
+    return check_line(line)
 
 
 def _claim_stdin() -> tuple[IO[bytes], Callable[[], None]]:
