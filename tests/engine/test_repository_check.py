@@ -37,12 +37,17 @@ async def nothing_was_created(engine: Engine) -> None:
 
 @pytest.mark.parametrize("where", ["root", "temp", "home", "data"])
 async def test_a_session_in_a_folder_no_one_works_in_is_refused_before_anything_exists(
-        engine: Engine, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: Engine, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "user-home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    folder = {"root": Path("/"), "temp": Path(tempfile.gettempdir()), "home": home,
-              "data": engine.config.home}[where]
+    folder = {
+        "root": Path("/"),
+        "temp": Path(tempfile.gettempdir()),
+        "home": home,
+        "data": engine.config.home,
+    }[where]
     for worktree in (True, False):
         with pytest.raises(UnsafeRepositoryError) as refused:
             await engine.start_session(SessionSpec(repo=folder, task="x", worktree=worktree))
@@ -52,7 +57,8 @@ async def test_a_session_in_a_folder_no_one_works_in_is_refused_before_anything_
 
 
 async def test_a_repository_whose_root_is_such_a_folder_is_refused_from_a_subfolder(
-        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = make_repo(tmp_path / "user-home")  # a home folder kept in git (dotfiles)
     monkeypatch.setenv("HOME", str(home))
     (home / "notes").mkdir()
@@ -66,15 +72,20 @@ async def test_a_repository_whose_root_is_such_a_folder_is_refused_from_a_subfol
 
 
 async def test_what_would_fail_the_worktree_is_refused_before_a_session_row(
-        engine: Engine, tmp_path: Path) -> None:
+    engine: Engine, tmp_path: Path
+) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     unborn = tmp_path / "unborn"
     pygit2.init_repository(str(unborn))
     bare = tmp_path / "bare.git"
     pygit2.init_repository(str(bare), bare=True)
-    for folder, said in ((plain, "is not a git repository"), (unborn, "has no commits yet"),
-                         (bare, "is a bare repository"), (tmp_path / "missing", "is not a folder")):
+    for folder, said in (
+        (plain, "is not a git repository"),
+        (unborn, "has no commits yet"),
+        (bare, "is a bare repository"),
+        (tmp_path / "missing", "is not a folder"),
+    ):
         with pytest.raises(WorktreeError, match=said):
             await engine.start_session(SessionSpec(repo=folder, task="x"))
     await nothing_was_created(engine)
@@ -92,8 +103,7 @@ async def test_a_repository_of_ones_own_still_starts(engine: Engine, tmp_path: P
 
 
 async def test_a_pipeline_run_is_refused_there_too(engine: Engine, tmp_path: Path) -> None:
-    pipeline = Pipeline.model_validate({"name": "p", "nodes": [
-        {"id": "a", "provider": "demo", "task": "x"}]})
+    pipeline = Pipeline.model_validate({"name": "p", "nodes": [{"id": "a", "provider": "demo", "task": "x"}]})
     tmp_repo = Path(tempfile.gettempdir())
     with pytest.raises(UnsafeRepositoryError):
         await engine.pipelines.start(pipeline, tmp_repo)
@@ -102,9 +112,13 @@ async def test_a_pipeline_run_is_refused_there_too(engine: Engine, tmp_path: Pat
 
 def test_the_cli_says_so_in_one_line_and_exits_2(tmp_path: Path) -> None:
     relay_cli = Path(sys.executable).with_name("relay-cli")
-    done = subprocess.run([str(relay_cli), "run", "x", "--repo", "/", "--runtime", "demo"],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HOME": str(tmp_path)})
+    done = subprocess.run(
+        [str(relay_cli), "run", "x", "--repo", "/", "--runtime", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "the filesystem root" in done.stderr

@@ -42,16 +42,23 @@ HINTS = {
 
 def hints(annotations: ToolAnnotations | None) -> tuple[bool | None, ...]:
     assert annotations is not None
-    return (annotations.read_only_hint, annotations.destructive_hint,
-            annotations.idempotent_hint, annotations.open_world_hint)
+    return (
+        annotations.read_only_hint,
+        annotations.destructive_hint,
+        annotations.idempotent_hint,
+        annotations.open_world_hint,
+    )
 
 
 async def test_every_tool_says_honestly_what_it_does(relay_mcp: Server) -> None:
     async with relay_mcp() as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     assert set(listed) == set(HINTS)  # a new tool is classified here before it ships
-    wrong = {name: hints(tool.annotations) for name, tool in listed.items()
-             if hints(tool.annotations) != HINTS[name]}
+    wrong = {
+        name: hints(tool.annotations)
+        for name, tool in listed.items()
+        if hints(tool.annotations) != HINTS[name]
+    }
     assert wrong == {}
     # a tool that takes commands to run never claims to be harmless
     for name, tool in listed.items():
@@ -61,55 +68,71 @@ async def test_every_tool_says_honestly_what_it_does(relay_mcp: Server) -> None:
 
 @pytest.mark.parametrize("where", ["root", "temp", "home", "data"])
 async def test_a_session_or_run_where_no_one_works_is_refused_with_nothing_created(
-        relay_mcp: Server, relay_home: Path, tmp_path: Path, where: str) -> None:
-    folder = {"root": Path("/"), "temp": Path(tempfile.gettempdir()),
-              "home": tmp_path / "user-home",  # the server's HOME (conftest.server_params)
-              "data": relay_home}[where]
+    relay_mcp: Server, relay_home: Path, tmp_path: Path, where: str
+) -> None:
+    folder = {
+        "root": Path("/"),
+        "temp": Path(tempfile.gettempdir()),
+        "home": tmp_path / "user-home",  # the server's HOME (conftest.server_params)
+        "data": relay_home,
+    }[where]
     folder.mkdir(exist_ok=True)
     async with relay_mcp() as client:
-        refused = await client.call_tool("relay_start_session", {
-            "task": "x", "repo": str(folder), "chain": ["demo"]})
+        refused = await client.call_tool(
+            "relay_start_session", {"task": "x", "repo": str(folder), "chain": ["demo"]}
+        )
         error = error_of(refused)
         assert error["code"] == "unsafe_repository"
         assert f"{folder.resolve()} is " in error["message"]
         assert "no session starts there" in error["message"]
         assert error["hint"] == "Pass the path of your project's git repository."
-        run = error_of(await client.call_tool("relay_run_pipeline", {
-            "name_or_file": "ship", "repo": str(folder)}))
+        run = error_of(
+            await client.call_tool("relay_run_pipeline", {"name_or_file": "ship", "repo": str(folder)})
+        )
         assert run["code"] in ("unsafe_repository", "pipeline")  # no pipeline file there either
         assert (await call(client, "relay_list_sessions"))["sessions"] == []
     assert not (relay_home / "worktrees").exists() or not any((relay_home / "worktrees").iterdir())
 
 
-async def test_verify_commands_need_the_users_leave(relay_mcp: Server, tmp_path: Path,
-                                                    relay_home: Path) -> None:
+async def test_verify_commands_need_the_users_leave(
+    relay_mcp: Server, tmp_path: Path, relay_home: Path
+) -> None:
     repo = make_repo(tmp_path / "repo")
     marker = tmp_path / "ran"
     command = f"touch {marker}"
-    (tmp_path / "check.json").write_text(json.dumps({"name": "check", "nodes": [
-        {"id": "build", "provider": "demo", "task": "x", "verify": [command]}]}))
+    (tmp_path / "check.json").write_text(
+        json.dumps(
+            {
+                "name": "check",
+                "nodes": [{"id": "build", "provider": "demo", "task": "x", "verify": [command]}],
+            }
+        )
+    )
     async with relay_mcp() as client:
-        refused = await client.call_tool("relay_start_session", {
-            "task": "x", "repo": str(repo), "chain": ["demo"], "verify": [command]})
+        refused = await client.call_tool(
+            "relay_start_session", {"task": "x", "repo": str(repo), "chain": ["demo"], "verify": [command]}
+        )
         error = error_of(refused)
         assert error["code"] == "approval_required"
         assert f"would run 1 command(s) (touch {marker})" in error["message"]
         assert "mcp_require_approval = false in " + str(relay_home / "relay.toml") in error["hint"]
         assert "RELAY_MCP_REQUIRE_APPROVAL=0" in text_of(refused)
-        pipeline = await call_error(client, "relay_run_pipeline", name_or_file=str(
-            tmp_path / "check.json"), repo=str(repo))
+        pipeline = await call_error(
+            client, "relay_run_pipeline", name_or_file=str(tmp_path / "check.json"), repo=str(repo)
+        )
         assert "This pipeline would run 1 command(s)" in pipeline
         assert (await call(client, "relay_list_sessions"))["sessions"] == []
         # without commands nothing needs leave
         plain = await call(client, "relay_start_session", task="x", repo=str(repo), chain=["demo"])
-        assert (await call(client, "relay_wait_session", session_id=plain["session"]["id"],
-                           timeout_s=120))["session"]["state"] == "completed"
+        assert (await call(client, "relay_wait_session", session_id=plain["session"]["id"], timeout_s=120))[
+            "session"
+        ]["state"] == "completed"
     assert not marker.exists()
     (relay_home / "relay.toml").write_text("mcp_require_approval = false\n")
     async with relay_mcp() as client:
-        started = await call(client, "relay_start_session", task="x", repo=str(repo),
-                             chain=["demo"], verify=[command])
-        done = await call(client, "relay_wait_session", session_id=started["session"]["id"],
-                          timeout_s=120)
+        started = await call(
+            client, "relay_start_session", task="x", repo=str(repo), chain=["demo"], verify=[command]
+        )
+        done = await call(client, "relay_wait_session", session_id=started["session"]["id"], timeout_s=120)
         assert done["session"]["state"] == "completed"
     assert marker.exists()

@@ -24,12 +24,15 @@ from mcp.types import ToolAnnotations
 from relay.core.config import Config
 from relay.core.errors import ApprovalRequiredError
 
-READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                        open_world_hint=False)
-RUNS_AGENTS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                              open_world_hint=True)
-STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                        open_world_hint=False)
+READS = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+RUNS_AGENTS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+)
+STOPS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
 
 
 def require_approval(config: Config, commands: Sequence[Sequence[str]], what: str) -> None:
@@ -44,4 +47,5 @@ def require_approval(config: Config, commands: Sequence[Sequence[str]], what: st
         "client asks for need the user's approval, which nobody here can give.",
         "Start it from the Relay window or relay-cli, or let MCP clients run commands: "
         f"mcp_require_approval = false in {config.home / 'relay.toml'} (or "
-        "RELAY_MCP_REQUIRE_APPROVAL=0 in the server's environment).")
+        "RELAY_MCP_REQUIRE_APPROVAL=0 in the server's environment).",
+    )

@@ -39,8 +39,10 @@ def forbidden_folders(data_home: Path) -> dict[Path, str]:
         (_resolved(Path(tempfile.gettempdir())), "the temp folder"),
     ]
     if os.name == "posix":
-        named += [(_resolved(Path("/tmp")), "the temp folder"),
-                  (_resolved(Path("/var/tmp")), "the temp folder")]
+        named += [
+            (_resolved(Path("/tmp")), "the temp folder"),
+            (_resolved(Path("/var/tmp")), "the temp folder"),
+        ]
     with suppress(RuntimeError, KeyError):  # no home to know of: nothing to add
         named.append((_resolved(Path.home()), "your home folder"))
     named.append((_resolved(data_home), "Relay's data folder"))
@@ -56,13 +58,18 @@ def _refuse(folder: Path, data_home: Path, given: Path) -> None:
     if data is not None and (folder == data or data in folder.parents):
         raise UnsafeRepositoryError(
             f"{given} is in Relay's data folder ({data}); no session starts there.",
-            "Pass the path of your project's git repository.")
+            "Pass the path of your project's git repository.",
+        )
     what = forbidden_folders(data_home).get(folder)
     if what is not None:
-        where = (f"{given} is {what}" if folder == given else
-                 f"{given} is in a git repository whose root is {what} ({folder})")
-        raise UnsafeRepositoryError(f"{where}; no session starts there.",
-                                    "Pass the path of your project's git repository.")
+        where = (
+            f"{given} is {what}"
+            if folder == given
+            else f"{given} is in a git repository whose root is {what} ({folder})"
+        )
+        raise UnsafeRepositoryError(
+            f"{where}; no session starts there.", "Pass the path of your project's git repository."
+        )
 
 
 def check_repository(path: Path, data_home: Path, *, worktree: bool = True) -> Path:
@@ -70,16 +77,19 @@ def check_repository(path: Path, data_home: Path, *, worktree: bool = True) -> P
     where it may not. Blocking (git): call it in a worker thread."""
     given = _resolved(path)
     if given is None or not given.is_dir():
-        raise WorktreeError(f"{path} is not a folder.",
-                            "Pass the path of your project's git repository (--repo).")
+        raise WorktreeError(
+            f"{path} is not a folder.", "Pass the path of your project's git repository (--repo)."
+        )
     _refuse(given, data_home, given)
     try:
         repo = pygit2.Repository(str(given))
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
         if not worktree:
             return given
-        raise WorktreeError(f"{given} is not a git repository.",
-                            "Run `git init` there, or start the session with --no-worktree.") from exc
+        raise WorktreeError(
+            f"{given} is not a git repository.",
+            "Run `git init` there, or start the session with --no-worktree.",
+        ) from exc
     if repo.is_bare or not repo.workdir:
         if not worktree:
             return given
@@ -92,9 +102,11 @@ def check_repository(path: Path, data_home: Path, *, worktree: bool = True) -> P
     try:
         unborn = repo.head_is_unborn
     except pygit2.GitError as exc:
-        raise WorktreeError(f"Cannot read the HEAD of {given}: {exc}.",
-                            "Check the repository with `git status`.") from exc
+        raise WorktreeError(
+            f"Cannot read the HEAD of {given}: {exc}.", "Check the repository with `git status`."
+        ) from exc
     if unborn:
-        raise WorktreeError(f"{given} has no commits yet.",
-                            "Make a first commit, or start the session with --no-worktree.")
+        raise WorktreeError(
+            f"{given} has no commits yet.", "Make a first commit, or start the session with --no-worktree."
+        )
     return given
