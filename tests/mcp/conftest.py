@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -30,7 +31,13 @@ def server_params(relay_home: Path, tmp_path: Path, **env: str) -> StdioServerPa
         "HOME": str(home), "RELAY_HOME": str(relay_home), "RELAY_DEMO_STEP_DELAY": "0",
         "RELAY_WALLET_DEFAULT_FOLDERS": "0",
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "RELAY_VAULT_PASSPHRASE": VAULT_PASSPHRASE, **env})
+        "RELAY_VAULT_PASSPHRASE": VAULT_PASSPHRASE, **_import_path(), **env})
+
+
+def _import_path() -> dict[str, str]:
+    """The test run's PYTHONPATH: the server imports the Relay under test, not the install."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
 
 
 @pytest.fixture
@@ -76,8 +83,21 @@ async def call_error(client: ClientSession, tool: str, **arguments: Any) -> str:
     """The text of an error result (fails the test when the call succeeds)."""
     result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed: {text_of(result)}"
-    assert result.structured_content is None
-    return text_of(result)
+    text = text_of(result)
+    error = error_of(result)
+    assert text == (f"{error['message']}\n→ {error['hint']}" if error["hint"] else error["message"])
+    return text
+
+
+def error_of(result: CallToolResult) -> dict[str, Any]:
+    """An error result's JSON: ``{"code", "message", "hint"}``, nothing else."""
+    assert result.is_error
+    data = result.structured_content
+    assert isinstance(data, dict)
+    assert set(data) == {"error"}
+    assert set(data["error"]) == {"code", "message", "hint"}
+    assert isinstance(data["error"]["code"], str)
+    return dict(data["error"])
 
 
 def as_json(result: dict[str, Any]) -> str:

@@ -84,7 +84,7 @@ async def test_a_pipeline_file_relative_to_the_repository_and_a_failing_step(
     (tmp_path / "red.json").write_text(json.dumps({"name": "red", "nodes": [
         {"id": "build", "provider": "demo", "task": "x", "verify": ["false"]},
         {"id": "after", "provider": "demo", "task": "y", "dependsOn": ["build"]}]}))
-    async with relay_mcp() as client:
+    async with relay_mcp(RELAY_MCP_REQUIRE_APPROVAL="0") as client:  # its verify runs a command
         started = await call(client, "relay_run_pipeline", name_or_file="../red.json",
                              repo=str(repo))
         run = await call(client, "relay_pipeline_status", run_id=started["id"], wait_s=120)

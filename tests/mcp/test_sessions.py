@@ -65,7 +65,7 @@ async def test_verify_commands_are_split_like_a_shell_but_never_run_by_one(
         relay_mcp: Server, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     check = f"{sys.executable} -c 'import sys; sys.exit(0 if sys.argv[1] == \"a b\" else 3)' 'a b'"
-    async with relay_mcp() as client:
+    async with relay_mcp(RELAY_MCP_REQUIRE_APPROVAL="0") as client:  # the user lets it run commands
         started = await call(client, "relay_start_session", task="notes", repo=str(repo),
                              chain=["demo"], verify=[check, "echo shell && false"])
         assert started["verify"][0][-1] == "a b"

@@ -62,6 +62,9 @@ class Config(BaseModel):
     #: the lease lets other engines take steps over from a live worker — only for tests
     #: and demonstrations of the fence.
     pipeline_heartbeat: float | None = Field(default=None, gt=0)
+    #: an MCP client may start sessions and pipeline runs that run commands (verify) only
+    #: when this is false: nobody is there to approve them, so by default they are refused
+    mcp_require_approval: bool = True
 
     @property
     def db_path(self) -> Path:
@@ -104,6 +107,7 @@ _ENV_KEYS = {
     "RELAY_PIPELINE_LEASE": "pipeline_lease",
     "RELAY_PIPELINE_POLL": "pipeline_poll",
     "RELAY_PIPELINE_HEARTBEAT": "pipeline_heartbeat",
+    "RELAY_MCP_REQUIRE_APPROVAL": "mcp_require_approval",
 }
 
 

@@ -99,6 +99,15 @@ class WorktreeError(RelayError):
     """A git worktree could not be created or used."""
 
 
+class UnsafeRepositoryError(WorktreeError):
+    """A session may not start here: the filesystem root, the temp folder, the home folder or
+    Relay's data folder (or a repository whose root is one of them)."""
+
+
+class ApprovalRequiredError(RelayError):
+    """Work an MCP client asked for would run commands that nobody has approved."""
+
+
 class SessionNotFoundError(RelayError):
     """No session has the given id."""
 

@@ -24,7 +24,7 @@ from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.capabilities import Cap
 from relay.core.config import Config, load_config
-from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError, WorktreeError
+from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError
 from relay.core.events import (
     EventRecord,
     InputWithdrawn,
@@ -50,6 +50,7 @@ from relay.sessions.control import Answer, ControlRequest, ControlRequests, Requ
 from relay.sessions.coordinator import FaultHook, HandoffCoordinator, no_faults
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
+from relay.sessions.repo_check import check_repository
 from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
 from relay.sessions.runner import SessionRunner, new_id
 from relay.sessions.worktree import Workspace
@@ -246,10 +247,9 @@ class Engine:
         if spec.chain:  # the first entry is the runtime that starts
             spec = spec.model_copy(update={"runtime": entry_runtime(spec.chain[0])})
         classes = [adapter_class(entry_runtime(e)) for e in chain_of(spec)]  # unknown → error now
-        repo = Path(spec.repo).expanduser().resolve()
-        if not repo.is_dir():
-            raise WorktreeError(f"{spec.repo} is not a folder.",
-                                "Pass the path of your project's git repository (--repo).")
+        # refused before anything exists: no session row, branch or worktree for a bad folder
+        repo = await asyncio.to_thread(check_repository, Path(spec.repo), self.config.home,
+                                       worktree=spec.worktree)
         spec = spec.model_copy(update={"repo": repo})
         session_id = new_id()
         simulated = any(c.simulated for c in classes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError, SessionNotFoundError
@@ -19,6 +19,7 @@ from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff, FileStatus, totals
 from relay.history.model import ReviewComment, Timeline
+from relay.mcp.approval import READS, RUNS_AGENTS
 from relay.mcp.results import find_session, guarded, ok
 from relay.mcp.session_tools import SessionId
 
@@ -86,8 +87,8 @@ class HistoryTools:
         self.engine = engine
 
     def register(self, server: MCPServer) -> None:
-        reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-        writes = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+        # a rewind that continues the session, and a comment, set an agent working again
+        reads, writes = READS, RUNS_AGENTS
         server.add_tool(self.session_history, name="relay_session_history",
                         title="A session's history", annotations=reads)
         server.add_tool(self.diff, name="relay_diff", title="What a session, agent or commit changed",

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError
 from relay.core.present import clip
 from relay.engine.engine import Engine
 from relay.knowledge.model import Hit
+from relay.mcp.approval import READS
 from relay.mcp.results import guarded, ok
 
 
@@ -40,7 +41,7 @@ class KnowledgeTools:
 
     def register(self, server: MCPServer) -> None:
         server.add_tool(self.retrieve, name="relay_retrieve", title="Search the project knowledge",
-                        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+                        annotations=READS)
 
     @guarded
     async def retrieve(

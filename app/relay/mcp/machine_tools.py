@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.detect import present as detect_text
 from relay.detect.model import DetectedSession, PlanEntry
 from relay.engine.engine import Engine
+from relay.mcp.approval import READS
 from relay.mcp.results import guarded, ms_iso, ok
 from relay.wallet import present as wallet_text
 from relay.wallet.model import AccountView, Tokens
@@ -108,7 +109,7 @@ class MachineTools:
         self.engine = engine
 
     def register(self, server: MCPServer) -> None:
-        reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        reads = READS
         server.add_tool(self.detected_agents, name="relay_detected_agents",
                         title="Agent sessions on this machine", annotations=reads)
         server.add_tool(self.wallet_summary, name="relay_wallet_summary",

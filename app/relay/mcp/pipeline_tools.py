@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError
 from relay.core.present import clip
 from relay.engine.engine import Engine
+from relay.mcp.approval import READS, RUNS_AGENTS, require_approval
 from relay.mcp.results import guarded, ms_iso, ok
 from relay.pipelines import files
 from relay.pipelines.ledger import RunInfo, StepInfo
@@ -118,12 +119,11 @@ class PipelineTools:
         self.engine = engine
 
     def register(self, server: MCPServer) -> None:
-        reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        reads = READS
         server.add_tool(self.list_pipelines, name="relay_list_pipelines",
                         title="A repository's pipelines", annotations=reads)
         server.add_tool(self.run_pipeline, name="relay_run_pipeline", title="Run a pipeline",
-                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                                    open_world_hint=True))
+                        annotations=RUNS_AGENTS)
         server.add_tool(self.pipeline_status, name="relay_pipeline_status",
                         title="A pipeline run's steps", annotations=reads)
 
@@ -160,6 +160,8 @@ class PipelineTools:
         if not candidate.is_absolute() and (candidate.suffix == ".json" or os.sep in name_or_file):
             name_or_file = str(path / candidate)
         pipeline = await asyncio.to_thread(files.resolve, name_or_file, path)
+        require_approval(self.engine.config, [argv for node in pipeline.nodes
+                                              for argv in node.verify_argv()], "This pipeline")
         run_id = await self.engine.pipelines.start(pipeline, path, concurrency, budget_usd)
         run = run_model(*self.engine.pipelines.status(run_id))
         return ok(run, f"Started {run_text(run)}\nFollow it with relay_pipeline_status("

@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.events import NeedsInput
 from relay.engine.engine import Engine
+from relay.mcp.approval import READS, RUNS_AGENTS
 from relay.mcp.results import find_session, guarded, ok
 from relay.mcp.session_tools import SessionId
 
@@ -44,10 +45,10 @@ class QuestionTools:
     def register(self, server: MCPServer) -> None:
         server.add_tool(self.open_questions, name="relay_open_questions",
                         title="What a session's agent asks",
-                        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+                        annotations=READS)
+        # an answer can allow the agent's tool call: whatever that call does
         server.add_tool(self.answer, name="relay_answer", title="Answer a session's agent",
-                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                                    open_world_hint=True))
+                        annotations=RUNS_AGENTS)
 
     @guarded
     async def open_questions(self, session_id: SessionId,

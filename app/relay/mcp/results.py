@@ -3,7 +3,8 @@
 A tool returns a :class:`~mcp.types.CallToolResult` carrying both ``structuredContent`` (its
 output model, checked by the SDK against the schema the tool advertises) and one text block
 a model or a person can read. :func:`guarded` turns a :class:`RelayError` into an error
-result (``isError``) with its message and hint, and anything else into an error result
+result (``isError``) with its message and hint (as text, and as ``{"error": {"code",
+"message", "hint"}}``), and anything else into an error result
 naming the failure (the traceback goes to stderr): a tool never stops the server.
 
 Everything leaving the process goes through the secret scrubber first (detected sessions
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ParamSpec
@@ -42,10 +44,19 @@ def ok(result: BaseModel, text: str) -> CallToolResult:
                           structured_content=scrub_obj(result.model_dump(mode="json")))
 
 
-def failed(message: str, hint: str | None = None) -> CallToolResult:
-    """An error result (``isError``): what happened, then what to do about it."""
+def failed(message: str, hint: str | None = None, code: str = "relay") -> CallToolResult:
+    """An error result (``isError``): what happened, then what to do about it, as text and as
+    ``{"error": {"code", "message", "hint"}}`` for a client that reads JSON."""
     text = f"{message}\n→ {hint}" if hint else message
-    return CallToolResult(content=[TextContent(type="text", text=scrub(text))], is_error=True)
+    error = {"code": code, "message": message, "hint": hint}
+    return CallToolResult(content=[TextContent(type="text", text=scrub(text))], is_error=True,
+                          structured_content=scrub_obj({"error": error}))
+
+
+def error_code(exc: RelayError) -> str:
+    """A stable name for the kind of error: ``UnsafeRepositoryError`` → ``unsafe_repository``."""
+    name = type(exc).__name__.removesuffix("Error") or "Relay"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def guarded(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
@@ -60,15 +71,15 @@ def guarded(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable
         try:
             return await fn(*args, **kwargs)
         except RelayError as exc:
-            return failed(exc.message, exc.hint)
+            return failed(exc.message, exc.hint, error_code(exc))
         except ValidationError as exc:  # arguments that make no valid Relay record
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
-            return failed(f"Invalid {where}: {first['msg']}.")
+            return failed(f"Invalid {where}: {first['msg']}.", code="invalid_arguments")
         except Exception as exc:  # a bug: keep serving, say so, log the traceback to stderr
             log.exception("MCP tool %s failed", fn.__name__)
             return failed(f"Relay hit an internal error ({type(exc).__name__}: {clip(str(exc), 300)}).",
-                          "The traceback is in relay-cli mcp's log (its stderr).")
+                          "The traceback is in relay-cli mcp's log (its stderr).", "internal")
 
     return tool
 

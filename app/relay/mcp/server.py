@@ -40,6 +40,7 @@ from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
 from relay.mcp.question_tools import QuestionTools
 from relay.mcp.session_tools import SessionTools
+from relay.mcp.stdio import stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +81,19 @@ async def serve(config: Config) -> int:
         async with anyio.create_task_group() as group:
             if sys.platform != "win32":  # the client's SIGTERM closes the engine too
                 group.start_soon(_stop_on_signal, group.cancel_scope)
-            await server.run_stdio_async()
+            await run_stdio(server)
             group.cancel_scope.cancel()
     finally:
         await engine.close()
     return 0
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """``server.run_stdio_async()`` over Relay's checked stdin (relay.mcp.stdio): a line that
+    is no JSON-RPC message is answered, never dropped."""
+    lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public handle
+    async with stdio_transport() as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

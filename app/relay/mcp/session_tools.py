@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError
@@ -22,6 +22,7 @@ from relay.core.events import EventRecord
 from relay.core.models import PermissionPolicy, SessionRow, SessionSpec
 from relay.core.present import clip, summary
 from relay.engine.engine import Engine
+from relay.mcp.approval import READS, RUNS_AGENTS, STOPS, require_approval
 from relay.mcp.results import (
     SessionInfo,
     find_session,
@@ -138,10 +139,9 @@ class SessionTools:
         self.engine = engine
 
     def register(self, server: MCPServer) -> None:
-        changes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
-        reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+        reads = READS
         server.add_tool(self.start_session, name="relay_start_session",
-                        title="Start a Relay session", annotations=changes)
+                        title="Start a Relay session", annotations=RUNS_AGENTS)
         server.add_tool(self.list_sessions, name="relay_list_sessions",
                         title="List Relay sessions", annotations=reads)
         server.add_tool(self.session_events, name="relay_session_events",
@@ -149,10 +149,9 @@ class SessionTools:
         server.add_tool(self.wait_session, name="relay_wait_session",
                         title="Wait for a session to finish", annotations=reads)
         server.add_tool(self.handoff, name="relay_handoff", title="Hand a running session off now",
-                        annotations=changes)
+                        annotations=RUNS_AGENTS)
         server.add_tool(self.stop_session, name="relay_stop_session", title="Stop a session",
-                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
-                                                    idempotent_hint=True))
+                        annotations=STOPS)
 
     async def _info(self, row: SessionRow) -> SessionInfo:
         return session_info(row, self.engine.is_running_here(row.id))
@@ -173,7 +172,8 @@ class SessionTools:
         verify: Annotated[list[str] | None, Field(description=(
             "Acceptance commands run in the worktree after the agent finishes (and after each "
             "handoff), e.g. ['pytest -q']. Each is split like a shell line but never run "
-            "through a shell. The session only completes when every one exits 0.")),
+            "through a shell. The session only completes when every one exits 0. Refused "
+            "unless the user lets MCP clients run commands (mcp_require_approval = false).")),
         ] = None,
         permission: Annotated[Literal["read_only", "workspace", "full"], Field(description=(
             "read_only: read and run read-only commands; workspace (default): edit files and run "
@@ -195,6 +195,7 @@ class SessionTools:
             raise RelayError(f"{repo!r} is not an absolute path.",
                              "Give the repository's full path, e.g. /home/me/src/app.")
         argvs = split_verify(verify or [])
+        require_approval(self.engine.config, argvs, "This session")
         spec = SessionSpec(repo=Path(repo), task=task, runtime=entries[0].partition(":")[0],
                            chain=entries if len(entries) > 1 or ":" in entries[0] else [],
                            model=model, permission=PermissionPolicy(permission),

@@ -27,6 +27,7 @@ from relay.pipelines.executor import SessionExecutor
 from relay.pipelines.ledger import Ledger, LogEntry, RunInfo, StepInfo
 from relay.pipelines.scheduler import Executor, Scheduler, Settings
 from relay.pipelines.validate import check
+from relay.sessions.repo_check import check_repository
 
 if TYPE_CHECKING:
     from relay.sessions.port import SessionControl
@@ -84,7 +85,9 @@ class Pipelines:
                     budget_usd: float | None = None) -> str:
         """Validate ``pipeline``, record a run from the repository's HEAD, and drive it."""
         check(pipeline)
-        repo = Path(repo).expanduser().resolve()
+        # where no session may start (its git needs are head_commit's, in a pipeline's words)
+        repo = await asyncio.to_thread(check_repository, Path(repo), self.engine.config.home,
+                                       worktree=False)
         base = await asyncio.to_thread(git_ops.head_commit, repo)
         run_id = uuid.uuid4().hex[:12]
         await self.ledger.create_run(run_id, pipeline, repo, concurrency or pipeline.concurrency,
