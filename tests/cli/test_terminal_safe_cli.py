@@ -19,19 +19,24 @@ from tests.conftest import make_repo
 from tests.fakes.replay import fixtures_root
 
 #: what the hostile fake says, as relay-cli must show it
-SHOWN = ("\\x1b[2Jcleared \\x1b]0;pwned-title\\x07 \\x1b]52;c;cGF3bmVk\\x07 "
-         "\\x9b31mc1-csi\\x9c \\x07bell\\x0doverwritten \\x7f")
+SHOWN = (
+    "\\x1b[2Jcleared \\x1b]0;pwned-title\\x07 \\x1b]52;c;cGF3bmVk\\x07 "
+    "\\x9b31mc1-csi\\x9c \\x07bell\\x0doverwritten \\x7f"
+)
 #: the hostile text itself (the fake's HOSTILE_TEXT)
-HOSTILE = ("\x1b[2Jcleared \x1b]0;pwned-title\x07 \x1b]52;c;cGF3bmVk\x07 "
-           "\x9b31mc1-csi\x9c \x07bell\roverwritten \x7f")
+HOSTILE = (
+    "\x1b[2Jcleared \x1b]0;pwned-title\x07 \x1b]52;c;cGF3bmVk\x07 "
+    "\x9b31mc1-csi\x9c \x07bell\roverwritten \x7f"
+)
 #: the garbage is 200 KB; what relay-cli prints of it stays far below
 MAX_OUTPUT = 64_000
 
 
 def relay(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "COLUMNS": "200", "RELAY_DEMO_STEP_DELAY": "0", **(env or {})}
-    return subprocess.run([*CLI, *args], capture_output=True, env=env, stdin=subprocess.DEVNULL,
-                          timeout=180, check=False)
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, env=env, stdin=subprocess.DEVNULL, timeout=180, check=False
+    )
 
 
 def assert_terminal_safe(data: bytes) -> str:
@@ -39,8 +44,7 @@ def assert_terminal_safe(data: bytes) -> str:
     assert b"\x1b" not in data
     assert b"\x07" not in data
     text = data.decode("utf-8")  # relay-cli's own output is valid UTF-8 (garbage was replaced)
-    bad = sorted({hex(ord(c)) for c in text if 0x7F <= ord(c) <= 0x9F
-                  or (ord(c) < 0x20 and c not in "\n\t")})
+    bad = sorted({hex(ord(c)) for c in text if 0x7F <= ord(c) <= 0x9F or (ord(c) < 0x20 and c not in "\n\t")})
     assert bad == [], bad
     return text
 
@@ -85,13 +89,15 @@ def test_json_output_keeps_the_text_and_no_byte_a_terminal_acts_on(git_repo: Pat
 def test_a_hostile_transcript_read_by_detect_is_shown_as_text(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     folder = tmp_path / "claude-hostile"
-    shutil.copytree(fixtures_root() / "claude" / "captures" / "a_text_stream_json" / "config",
-                    folder)
+    shutil.copytree(fixtures_root() / "claude" / "captures" / "a_text_stream_json" / "config", folder)
     hostile = json.dumps(HOSTILE)[1:-1]
     for transcript in folder.rglob("*.jsonl"):
-        transcript.write_text(transcript.read_text().replace("<CWD>", str(repo))
-                              .replace("Say hello", f"Say {hostile} hello")
-                              .replace("Hello from the mock.", hostile))
+        transcript.write_text(
+            transcript.read_text()
+            .replace("<CWD>", str(repo))
+            .replace("Say hello", f"Say {hostile} hello")
+            .replace("Hello from the mock.", hostile)
+        )
     assert relay("accounts", "add", "claude", "work", "--config-dir", str(folder)).returncode == 0
 
     listed = relay("detect", "--all")

@@ -31,8 +31,7 @@ def test_every_code_point_up_to_0x9f() -> None:
 
 def test_the_attacks_read_as_text() -> None:
     attack = "\x1b[2J\x1b]0;title\x07\x1b]52;c;cGF3bmVk\x07\x9b31m\rover"
-    assert terminal_safe(attack) == (
-        "\\x1b[2J\\x1b]0;title\\x07\\x1b]52;c;cGF3bmVk\\x07\\x9b31m\\x0dover")
+    assert terminal_safe(attack) == ("\\x1b[2J\\x1b]0;title\\x07\\x1b]52;c;cGF3bmVk\\x07\\x9b31m\\x0dover")
     assert terminal_safe("one\r\ntwo\tthree\n") == "one\ntwo\tthree\n"  # line ends stay
     assert terminal_safe("plain – ünïcödé ✓ \ufffd") == "plain – ünïcödé ✓ \ufffd"
 

@@ -23,8 +23,7 @@ SHOWN = "<b>bold</b> <img src='x'> \\x1b[2J\\x1b]52;c;cGF3bmVk\\x07 \\x9b31m"
 
 def test_the_agents_question_shows_literally(shell: RelayShell) -> None:
     panel = shell.question_panel
-    shell.questions_vm.questions = {"r1": NeedsInput(request_id="r1", prompt=HOSTILE,
-                                                     about="question")}
+    shell.questions_vm.questions = {"r1": NeedsInput(request_id="r1", prompt=HOSTILE, about="question")}
     panel.refresh()
 
     assert panel.title.textFormat() == Qt.TextFormat.PlainText
@@ -32,17 +31,26 @@ def test_the_agents_question_shows_literally(shell: RelayShell) -> None:
 
 
 def test_a_stream_row_its_detail_and_its_tooltip_show_literally(
-        shell: RelayShell, engine: Engine, arun: Runner, qtbot: QtBot, git_repo: Path) -> None:
+    shell: RelayShell, engine: Engine, arun: Runner, qtbot: QtBot, git_repo: Path
+) -> None:
     row = arun(engine.run_session(SessionSpec(repo=git_repo, task=HOSTILE, runtime="demo")))
     vm = shell.stream_vm
     with qtbot.waitSignal(vm.loaded, timeout=5000):
         vm.load(row.id)
     before = vm.event_count()
-    vm.on_records([EventRecord(id=10_000, session_id=row.id, run_id=None,
-                               event=AssistantText(runtime="demo", text=HOSTILE))])
+    vm.on_records(
+        [
+            EventRecord(
+                id=10_000, session_id=row.id, run_id=None, event=AssistantText(runtime="demo", text=HOSTILE)
+            )
+        ]
+    )
     qtbot.waitUntil(lambda: vm.event_count() == before + 1, timeout=2000)
-    index = next(vm.index(r, 0) for r in range(vm.rowCount())
-                 if str(vm.index(r, 0).data(Vm.TextRole)).startswith("<b>bold"))
+    index = next(
+        vm.index(r, 0)
+        for r in range(vm.rowCount())
+        if str(vm.index(r, 0).data(Vm.TextRole)).startswith("<b>bold")
+    )
 
     assert index.data(Vm.TextRole) == SHOWN
     assert index.data(Qt.ItemDataRole.DisplayRole) == SHOWN

@@ -29,7 +29,8 @@ class SafeConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(
             segment if segment.control else Segment(terminal_safe(segment.text), segment.style)
-            for segment in buffer)
+            for segment in buffer
+        )
 
 
 def console(*, stderr: bool = False, **options: Any) -> SafeConsole:
