@@ -20,6 +20,7 @@ from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
 from relay.core.audit import VerifyReport, iter_entries, verify
 from relay.core.config import Config
+from relay.core.termsafe import json_text
 
 BROKEN_HINT = ("The log was edited, truncated or damaged after it was written. Keep a copy of the file "
                "for review, then move it aside: Relay starts a new chain in a fresh audit.jsonl at its "
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace, config: Config, console: Console) -> int:
 def verify_log(path: Path, console: Console, as_json: bool) -> int:
     report = verify(path)
     if as_json:
-        print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
+        print(json_text(report.to_json()), flush=True)
     elif report.ok:
         console.print(f"[bold green]✓ audit chain intact[/]: {report.entries} entries in "
                       f"{escape(str(path))}")
@@ -72,7 +73,7 @@ def show_log(path: Path, console: Console, limit: int, as_json: bool) -> int:
     latest = deque(enumerate(iter_entries(path), start=1), maxlen=limit)
     if as_json:
         for _, entry in latest:
-            print(entry.to_line().decode("utf-8"), end="", flush=True)
+            print(json_text(entry.to_wire(), separators=(",", ":")), flush=True)
         return 0
     if not latest:
         console.print(f"No audit entries yet in {escape(str(path))}.")

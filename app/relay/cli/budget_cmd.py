@@ -9,7 +9,6 @@ the file that overrides it.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Literal
 
 from rich.console import Console
@@ -20,6 +19,7 @@ from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.errors import RelayError
+from relay.core.termsafe import json_text
 from relay.engine.engine import Engine
 from relay.wallet.budgets import ALL, BudgetBook, BudgetCheck, usd
 from relay.wallet.pricing import ModelPrice, Pricing
@@ -157,7 +157,7 @@ async def prices(config: Config, args: argparse.Namespace, console: Console) -> 
 
 
 def _print_json(data: dict[str, Any]) -> None:
-    print(json.dumps(data, ensure_ascii=False), flush=True)
+    print(json_text(data), flush=True)
 
 
 def _price_json(p: ModelPrice) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from relay.core.demo_repo import make_demo_repo
 from relay.core.events import NeedsInput
 from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.states import FINAL_STATES
+from relay.core.termsafe import json_text
 from relay.engine.engine import Engine
 from relay.sessions.vault_need import recover_needs, vault_need
 
@@ -225,7 +226,7 @@ async def list_sessions(config: Config, console: Console, limit: int,
         await engine.close()
     if as_json:  # one line per session, newest first; nothing at all when there are none
         for row in rows:
-            print(row.model_dump_json(), flush=True)
+            print(json_text(row.model_dump(mode="json"), separators=(",", ":")), flush=True)
         return
     print_sessions(console, rows)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from relay.cli import terminal
 from relay.cli.prompt import Passphrase
 from relay.core.config import Config
 from relay.core.errors import ContractError, ContractTamperedError
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, config: Config, console: Console) -> int:
     try:
         contract = verify(data, key)
     except ContractTamperedError as exc:
-        errors = Console(stderr=True, highlight=False, soft_wrap=True)
+        errors = terminal.console(stderr=True, soft_wrap=True)
         errors.print("[bold red]TAMPERED:[/] ", end="")
         errors.print(exc.message, markup=False)
         if exc.hint:

@@ -227,8 +227,9 @@ async def _run(args: argparse.Namespace, console: Console, crashes: CrashHandler
 def _crash_printer(log_file: Path) -> Callable[[Crash], None]:
     def show(crash: Crash) -> None:
         from relay.core.crash import report_line
+        from relay.core.termsafe import terminal_safe
 
-        sys.stderr.write(report_line(crash, log_file) + "\n")
+        sys.stderr.write(terminal_safe(report_line(crash, log_file)) + "\n")
         sys.stderr.flush()
 
     return show
@@ -239,14 +240,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # after parsing: --version and --help never load rich (nor logging)
     import logging
 
-    from rich.console import Console
-
+    from relay.cli import terminal
     from relay.core.crash import CRASH_EXIT, CrashHandler, log_path
     from relay.core.home import default_home
 
-    console = Console(stderr=False, highlight=False)
-    errors = Console(stderr=True, highlight=False)
-    logging.basicConfig(level=logging.WARNING, format="relay: %(levelname)s %(message)s")
+    console = terminal.console()
+    errors = terminal.console(stderr=True)
+    warnings = logging.StreamHandler()
+    warnings.setFormatter(terminal.SafeFormatter("relay: %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[warnings])
     log_file = log_path(args.home or default_home())
     crashes = CrashHandler(log_file, _crash_printer(log_file),
                            context={"command": f"relay-cli {args.command}"})

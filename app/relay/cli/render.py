@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
 from rich.console import Console
@@ -12,6 +11,7 @@ from relay.cli.hints import cli
 from relay.core.events import EventRecord, Usage
 from relay.core.models import SessionRow
 from relay.core.present import SIMULATION_LABEL, clip, end_state, summary, usage_line
+from relay.core.termsafe import json_text, terminal_safe
 
 _STYLE = {
     "session_started": ("●", "cyan"), "assistant_text": ("›", "white"),
@@ -50,13 +50,12 @@ class StreamPrinter:
             style = "dim italic" if event.reasoning else style
             text = clip(text, 2000)
         prefix = "[sim] " if event.simulated else ""
-        text = text.replace("\n", "\n    ")
+        text = terminal_safe(text).replace("\n", "\n    ")
         self.console.print(f"[{style}]{icon} {escape(prefix + text)}[/]", highlight=False)
 
     def _json(self, record: EventRecord) -> None:
-        line = json.dumps({"id": record.id, "session_id": record.session_id,
-                           "run_id": record.run_id,
-                           "event": record.event.model_dump(mode="json")}, ensure_ascii=False)
+        line = json_text({"id": record.id, "session_id": record.session_id,
+                          "run_id": record.run_id, "event": record.event.model_dump(mode="json")})
         if self.out is not None:
             self.out.write(line + "\n")
             self.out.flush()

@@ -23,6 +23,7 @@ from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.errors import RelayError
+from relay.core.termsafe import terminal_safe
 from relay.engine.engine import Engine
 from relay.wallet import present as text
 from relay.wallet.model import AccountView
@@ -163,12 +164,12 @@ async def statusline(config: Config, console: Console,
     try:
         entry, readings = await record_statusline(config, payload, env)
     except RelayError as exc:
-        print(f"relay: {exc.message}")
+        print(terminal_safe(f"relay: {exc.message}"))
         return 1
     parts = [f"{r.window.replace('five_hour', '5h').replace('seven_day', '7d')} "
              f"{r.used_percent:.0f}%" for r in readings if r.used_percent is not None]
     model = payload.get("model")
     name = model.get("display_name") if isinstance(model, dict) else None
-    print(" · ".join([p for p in [f"[{name}]" if name else "", entry, *parts] if p]))
+    print(terminal_safe(" · ".join([p for p in [f"[{name}]" if name else "", entry, *parts] if p])))
     return 0
 

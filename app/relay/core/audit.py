@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from relay.core.errors import AuditDamagedError, AuditError
+from relay.core.fsutil import private_dir
 
 GENESIS_HASH = "0" * 64
 _FIELDS = frozenset({"ts", "prevHash", "hash", "event", "data"})
@@ -278,7 +279,7 @@ class AuditLog:
         payload = self._prepare({} if data is None else data)
         with self._thread_lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(self.path.parent)
                 with _exclusive(self._lock_path):
                     return self._append_locked(event, payload)
             except OSError as exc:

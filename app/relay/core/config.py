@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from relay.core.errors import ConfigError
-from relay.core.home import DB_FILE
+from relay.core.home import DB_FILE, WORKTREES_DIR
 from relay.core.home import default_home as default_home  # re-exported: callers import it here
 
 
@@ -77,7 +77,7 @@ class Config(BaseModel):
 
     @property
     def worktrees_dir(self) -> Path:
-        return self.home / "worktrees"
+        return self.home / WORKTREES_DIR
 
     @property
     def logs_dir(self) -> Path:

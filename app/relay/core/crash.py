@@ -38,6 +38,7 @@ from types import TracebackType
 from typing import Any
 
 from relay import __version__
+from relay.core.fsutil import private_file
 
 #: relay-cli's exit code after a crash (sysexits' EX_SOFTWARE: an internal software error)
 CRASH_EXIT = 70
@@ -85,7 +86,7 @@ class _LogFileHandler(RotatingFileHandler):
         self.failure: str | None = None
 
     def _open(self) -> TextIOWrapper:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        private_file(Path(self.baseFilename))  # and its folder, before a line is written
         return super()._open()
 
     def handleError(self, record: logging.LogRecord) -> None:

@@ -1,4 +1,12 @@
-"""Small file-system helpers shared by the core: atomic private writes and a folder lock.
+"""Small file-system helpers shared by the core: private folders and files, atomic writes and
+a folder lock.
+
+Everything Relay keeps in its data folder is private to the user whatever the umask: folders
+are :data:`PRIVATE_DIR` (0700) and files :data:`PRIVATE_FILE` (0600). Every writer of the data
+folder goes through :func:`private_dir`, :func:`private_file`, :func:`private_sqlite` (a
+database and its ``-wal``/``-shm``/``-journal`` files) or :func:`write_atomic` with a private
+mode (which also makes the file's missing folders private); :func:`tighten_tree` makes an
+existing folder private. Files Relay writes into a repository keep the modes they are given.
 
 Errors are plain ``OSError``; callers map them to their own :class:`RelayError` with
 ``raise X from exc`` because only they know what the file is for.
@@ -9,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
@@ -31,12 +40,91 @@ else:
     def _unlock_fd(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
+#: the mode of every folder in the data folder
+PRIVATE_DIR = 0o700
+#: the mode of every file in the data folder
+PRIVATE_FILE = 0o600
+#: the files SQLite keeps beside a database (it makes them with the database's own mode)
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def private_dir(path: Path) -> Path:
+    """Make ``path`` (and every missing parent) a folder of mode 0700, whatever the umask.
+
+    A folder that exists already is left as it is (:func:`tighten_tree` tightens one);
+    returns ``path``.
+    """
+    missing = []
+    walk = path
+    while not os.path.lexists(walk) and walk.parent != walk:
+        missing.append(walk)
+        walk = walk.parent
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    for made in reversed(missing):  # mkdir's mode is masked by the umask; parents ignore it
+        with contextlib.suppress(FileNotFoundError):  # removed meanwhile: nothing to protect
+            os.chmod(made, PRIVATE_DIR)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` empty with mode 0600 (its folder private) or make an existing one 0600."""
+    if not path.parent.is_dir():
+        private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), PRIVATE_FILE)
+    try:
+        loose = stat.S_IMODE(os.fstat(fd).st_mode) != PRIVATE_FILE
+    finally:
+        os.close(fd)
+    if loose:
+        os.chmod(path, PRIVATE_FILE)
+    return path
+
+
+def private_sqlite(path: Path) -> Path:
+    """Prepare a database file before SQLite opens it: the file 0600 (made if missing), the
+    side files that exist 0600. SQLite makes a side file with the database's own mode, so
+    the ones it makes later are private too."""
+    private_file(path)
+    for suffix in SQLITE_SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(side.stat().st_mode) != PRIVATE_FILE:
+                os.chmod(side, PRIVATE_FILE)
+    return path
+
+
+def tighten_tree(root: Path, keep: Callable[[Path], bool] = lambda _path: False) -> int:
+    """Make ``root`` and everything under it private (folders 0700, files 0600); returns how
+    many modes changed. ``keep(folder)`` true leaves that folder's contents as they are (a
+    worktree's files keep the repository's modes). Symbolic links are not followed."""
+    changed = 0
+
+    def fix(path: Path, mode: int) -> None:
+        nonlocal changed
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(path.lstat().st_mode) != mode:
+                os.chmod(path, mode)
+                changed += 1
+
+    fix(root, PRIVATE_DIR)
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        for name in dirs:
+            if not (here / name).is_symlink():
+                fix(here / name, PRIVATE_DIR)
+        dirs[:] = [d for d in dirs if not keep(here / d)]
+        for name in files:
+            if not (here / name).is_symlink():
+                fix(here / name, PRIVATE_FILE)
+    return changed
+
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old or the new file, never a mix.
 
-    The bytes go to a temporary file in the same folder, created with ``mode`` (so a
-    private file is never readable by others, not even for a moment), are flushed to
+    The bytes go to a temporary file in the same folder, created with exactly ``mode``
+    whatever the umask (so a private file is never readable by others, not even for a
+    moment; a private file's missing folders are made 0700), are flushed to
     disk, and then renamed over ``path`` with :func:`os.replace`. On any failure the
     temporary file is removed and ``path`` is untouched.
     """
@@ -74,11 +162,16 @@ def create_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
 
 def _written_temp(path: Path, data: bytes, mode: int) -> Path:
     """``data`` in a new temporary file beside ``path``, flushed to disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode & 0o077 == 0:
+        private_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
     try:
         try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)  # the umask masked os.open's mode
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
@@ -121,8 +214,8 @@ class FolderLock:
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
         with self._mutex:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            private_dir(self.path.parent)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
             try:
                 _lock_fd(fd)
                 try:

@@ -42,7 +42,7 @@ import pygit2
 
 from relay.core.errors import WorktreeError
 from relay.core.events import AgentEvent, Notice
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import PRIVATE_FILE, write_atomic
 from relay.core.models import SessionSpec, entry_runtime
 from relay.core.present import clip
 from relay.core.redact import scrub_obj
@@ -140,7 +140,7 @@ async def adopt(engine: SessionControl, detected: DetectedSession, read: StoreRe
     verified = await asyncio.to_thread(read_envelope, folder, key)  # never use an unverified one
     markdown = render_markdown(verified)
     brief = folder / BRIEF_FILE
-    await asyncio.to_thread(write_atomic, brief, markdown.encode("utf-8"), 0o644)
+    await asyncio.to_thread(write_atomic, brief, markdown.encode("utf-8"), PRIVATE_FILE)
     spec = SessionSpec(repo=origin.root, task=continuation_prompt(markdown),
                        runtime=entry_runtime(to_entry), chain=[to_entry], worktree=not in_place,
                        carry_uncommitted=not in_place, adopted_from=detected.id)

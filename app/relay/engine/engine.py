@@ -34,6 +34,7 @@ from relay.core.events import (
     StateChanged,
     Usage,
 )
+from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
@@ -127,6 +128,14 @@ class Engine:
                 point (:data:`relay.sessions.coordinator.FaultHook`).
         """
         config = config or load_config()
+        try:
+            notice = await asyncio.to_thread(secure_home, config.home)
+        except OSError as exc:
+            raise StoreError(f"Cannot make the data folder {config.home} private: "
+                             f"{exc.strerror or exc}.",
+                             "Check that it is yours and writable (RELAY_HOME).") from exc
+        if notice:  # once: the folder is private from now on
+            log.warning("%s", notice)
         store = await Store.open(config.db_path)
         bus = EventBus()
         writer = EventWriter(store, bus)

@@ -6,10 +6,12 @@ phrase events the same way.
 
 from __future__ import annotations
 
+import html
 import json
 
 from relay.core.events import AgentEvent
 from relay.core.present import clip, summary, usage_line
+from relay.core.termsafe import terminal_safe
 
 _BADGES = {
     "session_started": "START", "assistant_text": "AGENT", "tool_call": "TOOL",
@@ -67,12 +69,31 @@ def is_banner(event: AgentEvent) -> bool:
 
 
 def one_line(event: AgentEvent, limit: int = 300) -> str:
-    """The event on one line (whitespace collapsed), for the list row."""
-    return clip(" ".join(summary(event).split()), limit)
+    """The event on one line (whitespace collapsed), for the list row; control characters
+    shown as ``\x1b`` (:func:`relay.core.termsafe.terminal_safe`)."""
+    return clip(" ".join(terminal_safe(summary(event)).split()), limit)
 
 
 def detail(event: AgentEvent) -> str:
-    """Everything worth reading about the event, for the detail pane."""
+    """Everything worth reading about the event, for the detail pane (control characters
+    shown as ``\x1b``)."""
+    return terminal_safe(_detail(event))
+
+
+def plain_tooltip(text: str) -> str:
+    """``text`` as a tooltip that shows as written. Qt renders a tooltip that looks like
+    markup as rich text, so it is handed over as escaped rich text (control characters shown
+    as ``\x1b``)."""
+    escaped = html.escape(terminal_safe(text), quote=False)
+    return f"<p style='white-space:pre-wrap'>{escaped}</p>"
+
+
+def tooltip(event: AgentEvent, limit: int = 1500) -> str:
+    """The event's detail for a tooltip (:func:`plain_tooltip`)."""
+    return plain_tooltip(detail(event)[:limit])
+
+
+def _detail(event: AgentEvent) -> str:
     match event.kind:
         case "assistant_text":
             return event.text

@@ -8,6 +8,8 @@ to keep the branch.
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
@@ -20,8 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.termsafe import terminal_safe
 from relay.gui import theme
-from relay.gui.docks.parts import row_table
+from relay.gui.docks.parts import PlainLabel, row_table
 from relay.gui.history_text import summary_text
 from relay.history.model import FinishSummary
 
@@ -41,9 +44,9 @@ class CommentDialog(QDialog):
         self.setObjectName("commentDialog")
         self.setWindowTitle("Review comment")
         self.path, self.line, self.side = path, line, side
-        where = QLabel(f"<b>{path}</b> line {line}" + (" (the old version)" if side == "old"
-                                                        else ""))
-        excerpt = QLabel(text.strip() or "(an empty line)")
+        where = QLabel(f"<b>{html.escape(terminal_safe(path))}</b> line {line}"
+                       + (" (the old version)" if side == "old" else ""))
+        excerpt = PlainLabel(text.strip() or "(an empty line)")
         excerpt.setObjectName("commentExcerpt")
         excerpt.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         excerpt.setStyleSheet(f"color: {theme.MUTED};")
@@ -85,7 +88,7 @@ class FinishDialog(QDialog):
         self.setObjectName("finishDialog")
         self.setWindowTitle(f"Finish session {summary.session_id}")
         self.summary = summary
-        intro = QLabel(summary_text(summary))
+        intro = PlainLabel(summary_text(summary))
         intro.setObjectName("finishSummary")
         intro.setWordWrap(True)
         intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

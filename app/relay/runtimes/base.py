@@ -132,10 +132,17 @@ class RuntimeAdapter(ABC):
                 resume=Level.NO, choose_session_id=Level.NO, fork=Level.NO)
 
 
+#: a run's lines that are not JSON reported one by one; the rest are counted, not stored
+MALFORMED_REPORTED = 20
+
+
 class StreamParser(ABC):
     """Turns one runtime's decoded stdout lines into events (pure, no I/O)."""
 
     runtime: ClassVar[str]
+    #: the lines that were not JSON objects so far (an agent printing binary garbage gets
+    #: :data:`MALFORMED_REPORTED` reports and one saying the rest are ignored)
+    malformed_lines: int = 0
 
     @abstractmethod
     def feed(self, obj: dict[str, Any]) -> list[AgentEvent]:
@@ -153,15 +160,22 @@ class StreamParser(ABC):
         try:
             obj = orjson.loads(stripped)  # the hot path: several times faster than json
         except orjson.JSONDecodeError:
-            return [self.malformed(stripped)]
+            return self.malformed(stripped)
         if not isinstance(obj, dict):
-            return [self.malformed(stripped)]
+            return self.malformed(stripped)
         return self.feed(obj)
 
-    def malformed(self, line: str) -> AgentError:
+    def malformed(self, line: str) -> list[AgentEvent]:
+        self.malformed_lines += 1
+        if self.malformed_lines > MALFORMED_REPORTED:
+            return []
+        if self.malformed_lines == MALFORMED_REPORTED:
+            return [AgentError(runtime=self.runtime, category="malformed", fatal=False,
+                               message=f"Ignored {MALFORMED_REPORTED} lines that are not JSON "
+                                       "objects; more are ignored without a report.")]
         shown = line if len(line) <= 200 else line[:200] + "…"
-        return AgentError(runtime=self.runtime, category="malformed", fatal=False,
-                          message=f"Ignored a line that is not a JSON object: {shown}")
+        return [AgentError(runtime=self.runtime, category="malformed", fatal=False,
+                           message=f"Ignored a line that is not a JSON object: {shown}")]
 
 
 _VERSION = re.compile(r"\d+\.\d+\.\d+")

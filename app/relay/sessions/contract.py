@@ -59,7 +59,7 @@ from pydantic import (
 )
 
 from relay.core.errors import ContractError, ContractTamperedError
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import PRIVATE_FILE, write_atomic
 from relay.sessions.demo_key import DEMO_SIGNED
 
 SCHEMA_VERSION = 2
@@ -285,8 +285,8 @@ def write_envelope(folder: Path, contract: Contract, key: bytes, *,
     signed = sign(contract, key, scrub=scrub)
     data = envelope_bytes(signed)
     try:
-        write_atomic(folder / ENVELOPE_MD, render_markdown(signed).encode("utf-8"), 0o644)
-        write_atomic(folder / ENVELOPE_JSON, data, 0o644)
+        write_atomic(folder / ENVELOPE_MD, render_markdown(signed).encode("utf-8"), PRIVATE_FILE)
+        write_atomic(folder / ENVELOPE_JSON, data, PRIVATE_FILE)
     except OSError as exc:
         raise ContractError(f"Cannot write the envelope in {folder}: {exc.strerror}.",
                             "Check the folder's permissions and free space.") from exc

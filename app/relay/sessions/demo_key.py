@@ -17,7 +17,7 @@ import secrets
 from pathlib import Path
 
 from relay.core.errors import ContractError
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import private_dir, write_atomic
 
 DEMO_KEY_FILE = "demo-key"
 #: the words every view uses for a contract signed with a demo key
@@ -37,7 +37,7 @@ def demo_key(folder: Path, *, create: bool = True) -> bytes:
                                 "written next to it; this one is missing.") from None
         key = secrets.token_bytes(32)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder)
             write_atomic(path, key.hex().encode("ascii"), 0o600)
         except OSError as exc:
             raise ContractError(f"Cannot write the demo key in {folder}: {exc.strerror}.",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import private_dir, write_atomic
 from relay.runtimes.base import RunRequest
 from relay.runtimes.registry import adapter_class
 from relay.sessions.instructions import Found, Placement, discover, placements
@@ -175,7 +175,7 @@ def _write_brief(request: RunRequest, runtime: str, home: Path, text: str) -> Pa
         where = hashlib.sha256(str(request.cwd).encode()).hexdigest()[:16]
         target = home / "instructions" / where / f"{runtime}.md"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         write_atomic(target, text.encode("utf-8"), 0o600)
     except OSError as exc:
         raise RelayError(f"Cannot write the instructions for {runtime} in {target.parent}: "

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 import pygit2
 
 from relay.core.errors import WorktreeError
+from relay.core.fsutil import PRIVATE_DIR, private_dir
 
 INCLUDE_FILE = ".worktreeinclude"
 
@@ -77,12 +78,13 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
     target = root / session_id
     if target.exists():
         raise WorktreeError(f"A worktree already exists at {target}.", "Remove it or pick another session.")
-    root.mkdir(parents=True, exist_ok=True)
+    private_dir(root)
     base_branch = None if base is not None or repo.head_is_detached else repo.head.shorthand
     try:
         commit = _start_point(repo, base)
         branch = repo.branches.local.create(branch_name, commit)
         repo.add_worktree(f"relay-{session_id}", str(target), branch)
+        os.chmod(target, PRIVATE_DIR)  # the folder Relay made; its contents keep their modes
     except (pygit2.GitError, ValueError) as exc:
         raise WorktreeError(f"Could not create a worktree for {session_id}: {exc}.",
                             "Check the repository with `git worktree list`.") from exc

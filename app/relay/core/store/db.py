@@ -18,6 +18,7 @@ import aiosqlite
 
 from relay.core.errors import SchemaTooNewError, StoreError
 from relay.core.events import EventRecord, parse_event
+from relay.core.fsutil import private_sqlite
 from relay.core.store.migrations import LATEST, MIGRATIONS
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.sql import from_ms, now_ms
@@ -37,7 +38,7 @@ class Store:
     @classmethod
     async def open(cls, path: Path) -> Store:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_sqlite(path)  # and its folder: the data folder is the user's alone
             conn = await aiosqlite.connect(str(path), isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"Cannot open the database at {path}: {exc}.",

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from relay.core.errors import SchemaTooNewError, StoreError
+from relay.core.fsutil import private_dir, private_sqlite
 
 T = TypeVar("T")
 
 
 def connect(path: Path, busy_timeout_ms: int, *pragmas: str) -> sqlite3.Connection:
     """A connection with an index's pragmas (plus ``pragmas``, e.g. ``secure_delete=ON``)."""
+    private_sqlite(path)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
     conn.execute("PRAGMA journal_mode=WAL")
@@ -40,7 +42,7 @@ def open_rebuildable(path: Path, make: Callable[[Path], T], what: str, rebuilt_f
             ``rebuilt_from`` when deleted.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         try:
             return make(path)
         except SchemaTooNewError:

@@ -33,6 +33,7 @@ from relay.gui import theme
 from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, DesignerView
 from relay.gui.docks.designer_panel import DesignerPanel
 from relay.gui.docks.designer_toolbar import DesignerToolbar
+from relay.gui.docks.parts import PlainLabel
 from relay.gui.messages import ErrorBanner
 from relay.gui.plan_dialog import PlanDialog
 from relay.gui.viewmodels.designer import DesignerViewModel
@@ -94,7 +95,7 @@ class DesignerDock(QDockWidget):
         names = list(runtimes if runtimes is not None else available_runtimes())
         self.toolbar = DesignerToolbar(vm)
         self.error = ErrorBanner("designerError")
-        self.note = QLabel()
+        self.note = PlainLabel()  # names and values from the repository's file
         self.note.setObjectName("designerNote")
         self.note.setWordWrap(True)
         self.note.hide()

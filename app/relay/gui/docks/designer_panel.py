@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from relay.core.models import PermissionPolicy
 from relay.core.pipeline_model import Node
 from relay.gui import theme
+from relay.gui.docks.parts import PlainLabel
 from relay.gui.viewmodels.designer import DesignerViewModel
 
 TASK_HINT = ("Pass a dependency's result in with {{dep.output}} (its final answer), "
@@ -157,7 +158,7 @@ class DesignerPanel(QStackedWidget):
             self.permission.addItem(policy.value.replace("_", " "), policy.value)
         self.permission.currentIndexChanged.connect(
             lambda i: self._field("permission", PermissionPolicy(self.permission.itemData(i))))
-        self.node_problems = QLabel()
+        self.node_problems = PlainLabel()  # they quote the repository's file
         self.node_problems.setObjectName("designerNodeProblems")
         self.node_problems.setWordWrap(True)
         self.node_problems.setStyleSheet(f"QLabel {{ color: {theme.ERROR}; }}")

@@ -36,7 +36,7 @@ from relay.detect import present as text
 from relay.detect.model import DetectedSession
 from relay.gui import theme
 from relay.gui.detect_text import detail_html
-from relay.gui.docks.parts import empty_or_content, row_table
+from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.detect import STATE_COLOURS, DetectViewModel, Note
 
@@ -73,7 +73,7 @@ class AdoptDialog(QDialog):
         self.setWindowTitle("Adopt session")
         self.session_id = session.id
         what = text.one_line(session.intent.initial_prompt, 90) or session.id
-        self.intro = QLabel(f"Continue “{what}” ({text.runtime_name(session.runtime)} · "
+        self.intro = PlainLabel(f"Continue “{what}” ({text.runtime_name(session.runtime)} · "
                             f"{text.where(session)}) on:")
         self.intro.setWordWrap(True)
         self.target = QComboBox()

@@ -21,7 +21,6 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QLabel,
     QMenu,
     QSplitter,
     QToolButton,
@@ -32,7 +31,7 @@ from PySide6.QtWidgets import (
 from relay.gui import theme
 from relay.gui.diff_rows import CommentTarget, Mode
 from relay.gui.docks.diff_table import DiffTable
-from relay.gui.docks.parts import empty_or_content, row_table
+from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.viewmodels.diff import DiffFilesModel, DiffRowsModel
 from relay.history.diffmodel import FileDiff
 from relay.history.model import ReviewComment
@@ -116,7 +115,7 @@ class DiffView(QWidget):
             if isinstance(item, int):
                 tools.addSpacing(item)
             elif isinstance(item, str):
-                label = QLabel(item)
+                label = PlainLabel(item)
                 label.setStyleSheet(f"color: {theme.MUTED};")
                 tools.addWidget(label)
             else:

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QSplitter,
     QTreeView,
@@ -26,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from relay.gui import theme
 from relay.gui.docks.diff_view import DiffView
-from relay.gui.docks.parts import empty_or_content
+from relay.gui.docks.parts import PlainLabel, empty_or_content
 from relay.gui.history_dialogs import CommentDialog, FinishDialog
 from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
@@ -60,11 +59,11 @@ class HistoryDock(QDockWidget):
     # -- building -----------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.title = QLabel()
+        self.title = PlainLabel()
         self.title.setObjectName("historyTitle")
         self.title.setStyleSheet("font-weight: bold;")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.audit = QLabel()
+        self.audit = PlainLabel()
         self.audit.setObjectName("historyAudit")
         self.rewind_button = self._button("Rewind here", "historyRewind",
                                           lambda: self.vm.rewind(False))
@@ -72,7 +71,7 @@ class HistoryDock(QDockWidget):
                                             lambda: self.vm.rewind(True))
         self.finish_button = self._button("Finish…", "historyFinish", self.vm.ask_finish)
         self.refresh_button = self._button("Refresh", "historyRefresh", self.vm.refresh)
-        self.message = QLabel()
+        self.message = PlainLabel()
         self.message.setObjectName("historyMessage")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -85,12 +84,12 @@ class HistoryDock(QDockWidget):
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setMinimumWidth(220)
-        self.detail = QLabel()
+        self.detail = PlainLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
         self.detail.setStyleSheet(f"color: {theme.MUTED};")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.diff_title = QLabel()
+        self.diff_title = PlainLabel()
         self.diff_title.setObjectName("historyDiffTitle")
         self.diff = DiffView()
         self.setWidget(self._content())

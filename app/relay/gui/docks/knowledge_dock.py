@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
-from relay.gui.docks.parts import empty_or_content, row_table
+from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.knowledge_backend import Preview
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.knowledge import KnowledgeViewModel
@@ -71,7 +71,7 @@ class KnowledgeDock(QDockWidget):
         self.preview.setReadOnly(True)
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.preview.setFont(QFont("monospace"))
-        self.preview_title = QLabel()
+        self.preview_title = PlainLabel()
         self.preview_title.setObjectName("knowledgePreviewTitle")
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)

@@ -1,4 +1,5 @@
-"""Widgets several docks build the same way (no logic: construction only)."""
+"""Widgets several docks build the same way (no logic: construction only; :class:`PlainLabel`
+for text Relay did not write)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from relay.core.termsafe import terminal_safe
 from relay.gui import theme
+
+
+class PlainLabel(QLabel):
+    """A label for text from an agent, a transcript or a repository: shown as written, never
+    as rich text (a QLabel guesses rich text from a leading tag), control characters shown as
+    ``\x1b`` (:func:`relay.core.termsafe.terminal_safe`)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        super().setText(terminal_safe(text))
 
 
 def detail_view(name: str, placeholder: str) -> QPlainTextEdit:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from relay.core.events import InputOption
 from relay.gui import theme
-from relay.gui.docks.parts import show_now
+from relay.gui.docks.parts import PlainLabel, show_now
 from relay.gui.viewmodels.questions import QuestionsViewModel
 
 PANEL_CSS = (f"QFrame#questionPanel {{ background: #fff8c5; border: 1px solid {theme.WARNING};"
@@ -36,7 +36,7 @@ class QuestionPanel(QFrame):
         self.setObjectName("questionPanel")
         self.setStyleSheet(PANEL_CSS)
         self.vm = vm
-        self.title = QLabel()
+        self.title = PlainLabel()
         self.title.setObjectName("questionTitle")
         self.title.setWordWrap(True)
         self.more = QLabel()

@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (
 from relay.core.events import utcnow
 from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
 from relay.gui import theme
-from relay.gui.docks.parts import detail_view, empty_or_content
+from relay.gui.docks.parts import PlainLabel, detail_view, empty_or_content
 from relay.gui.docks.stream_view import StreamView
+from relay.gui.event_text import plain_tooltip
 from relay.gui.handoff_text import wait_line
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.stream import StreamViewModel
@@ -70,7 +71,7 @@ class StreamDock(QDockWidget):
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setStyleSheet("font-weight: bold; font-size: 14px;")
         self.title.setWordWrap(True)
-        self.meta = QLabel()
+        self.meta = PlainLabel()
         self.meta.setObjectName("streamMeta")
         self.meta.setWordWrap(True)
         self.usage = QLabel()
@@ -141,7 +142,7 @@ class StreamDock(QDockWidget):
         self.pages.setCurrentIndex(0 if vm.session_id is None else 1)
         row = vm.session
         self.title.setText(row.task if row else "")
-        self.title.setToolTip(row.task if row else "")
+        self.title.setToolTip(plain_tooltip(row.task) if row else "")
         self.meta.setText(meta_text(vm))
         self.usage.setText(usage_text(vm))
         self.banner.setVisible(vm.simulated)

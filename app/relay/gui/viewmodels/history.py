@@ -24,6 +24,7 @@ from relay.core.events import EventRecord
 from relay.core.states import FINAL_STATES
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
+from relay.gui.event_text import plain_tooltip
 from relay.gui.history_backend import FinishAction, HistoryBackend, Side
 from relay.gui.history_text import (
     DiffSource,
@@ -246,7 +247,7 @@ class HistoryViewModel(QObject):
         item = QStandardItem(node.title)
         item.setEditable(False)
         item.setData(node.key, self.KeyRole)
-        item.setToolTip(node.detail or node.title)
+        item.setToolTip(plain_tooltip(node.detail or node.title))  # commit messages, agents' text
         item.setForeground(QColor(TONE_COLOURS.get(node.tone, theme.TEXT)))
         if node.kind != "entry":
             font = QFont()

@@ -31,6 +31,7 @@ from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
 from relay.core.states import WORKING_STATES
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
+from relay.gui.event_text import plain_tooltip
 from relay.gui.handoff_text import resumes_in
 from relay.gui.viewmodels.table import ColumnsModel, Index
 
@@ -205,4 +206,4 @@ def _tooltip(row: SessionRow) -> str:
         lines.append(f"waiting for the limit's reset until {row.wait_until.astimezone():%H:%M:%S}")
     if row.simulated:
         lines.append(SIMULATION_LABEL)
-    return "\n".join(lines)
+    return plain_tooltip("\n".join(lines))  # the task may be an agent's or a transcript's

@@ -35,7 +35,7 @@ def _record(node: StreamNode) -> EventRecord:
 
 _ROLES: dict[int, Callable[[StreamNode], Any]] = {
     int(Qt.ItemDataRole.DisplayRole): lambda n: event_text.one_line(n.event),
-    int(Qt.ItemDataRole.ToolTipRole): lambda n: event_text.detail(n.event)[:1500],
+    int(Qt.ItemDataRole.ToolTipRole): lambda n: event_text.tooltip(n.event),
     SUMMARY: lambda n: event_text.one_line(n.event),
     TEXT: lambda n: event_text.detail(n.event),
     KIND: lambda n: n.event.kind,

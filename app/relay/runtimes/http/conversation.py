@@ -8,7 +8,6 @@ never a key.
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from relay.core.errors import ConversationError
+from relay.core.fsutil import PRIVATE_FILE, write_atomic
 
 
 class ToolUse(BaseModel):
@@ -72,8 +72,5 @@ def load(home: Path, runtime: str, conv_id: str) -> Conversation:
 
 def save(home: Path, conv: Conversation) -> Path:
     path = _path(home, conv.runtime, conv.id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(conv.model_dump_json(indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, conv.model_dump_json(indent=1).encode("utf-8"), PRIVATE_FILE)
     return path
