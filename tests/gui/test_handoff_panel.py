@@ -154,6 +154,20 @@ def test_a_demo_contract_is_shown_as_a_simulation_and_needs_no_vault(
     assert dock.signature.text().startswith("cannot read the contract: No demo key beside")
 
 
+def test_html_in_a_contract_shows_as_text(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, no_passphrase: None) -> None:
+    """The contract quotes the task: markup in it is shown, never rendered."""
+    vm, dock, contract = shell.handoffs_vm, shell.handoff_dock, shell.contract_vm
+    task = "Add <b>bold</b> notes <img src='file:///etc/passwd'>"
+    start(shell, qtbot, SessionSpec(repo=git_repo, task=task, chain=CHAIN, demo_limit_after=1))
+    qtbot.waitUntil(lambda: vm.rowCount() == 1 and vm.line(0).state == "done", timeout=20_000)
+    qtbot.waitUntil(lambda: contract.status == "simulated", timeout=10_000)
+    shown = dock.browser.toPlainText()
+    assert "<b>bold</b>" in shown
+    assert "<img src='file:///etc/passwd'>" in shown
+    assert "<img" not in dock.browser.toHtml().replace("&lt;img", "")
+
+
 def test_a_failed_handoff_shows_where_it_failed_and_why(
         shell: RelayShell, qtbot: QtBot, git_repo: Path, no_passphrase: None,
         real_chain: list[str]) -> None:

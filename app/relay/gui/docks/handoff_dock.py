@@ -263,10 +263,16 @@ class HandoffDock(QDockWidget):
         self.signature.setStyleSheet(theme.SIGNATURE_CSS.get(c.status, f"color: {theme.MUTED};"))
         self.check_again.setEnabled(c.folder is not None and not c.loading)
         if c.markdown:
-            self.browser.setMarkdown(c.markdown)
+            # No HTML: a contract quotes the task and the agent's words, which must show
+            # as text, never as markup the panel would render (or fetch).
+            self.browser.document().setMarkdown(c.markdown, CONTRACT_MARKDOWN)
             _compact_headings(self.browser.document())
         else:
             self.browser.clear()
+
+
+CONTRACT_MARKDOWN = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+                     | QTextDocument.MarkdownFeature.MarkdownNoHTML)
 
 
 def _compact_headings(doc: QTextDocument) -> None:
