@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -126,39 +126,74 @@ class Engine:
                 point (:data:`relay.sessions.coordinator.FaultHook`).
         """
         config = config or load_config()
-        store = await Store.open(config.db_path)
-        bus = EventBus()
-        writer = EventWriter(store, bus)
-        writer.start()
-        trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
-        bus.add_listener(trail.on_records)
-        trail.start()
-        engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
-        await engine._recover_orphans(recover)
-        engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
-        if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
-            await engine.review.deliver_all()
-            engine._watch = asyncio.create_task(engine._watch_pipelines(), name="relay-pipelines")
+        store = await Store.open(config.db_path, config.audit_path)  # closes all it opened on error
+        engine: Engine | None = None
+        try:
+            bus = EventBus()
+            writer = EventWriter(store, bus)
+            writer.start()
+            try:
+                trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
+                bus.add_listener(trail.on_records)
+                trail.start()
+                try:
+                    engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
+                except BaseException:
+                    await trail.aclose()
+                    raise
+            except BaseException:
+                await writer.close()
+                raise
+            await engine._recover_orphans(recover)
+            engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
+            if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
+                await engine.review.deliver_all()
+                engine._watch = asyncio.create_task(engine._watch_pipelines(),
+                                                    name="relay-pipelines")
+        except BaseException:
+            # An engine that fails to open closes everything it opened (the writer, the
+            # audit trail, aiosqlite's worker thread): a thread left open would keep the
+            # process from ever exiting after the error is printed.
+            if engine is not None:
+                await engine.close()
+            else:
+                await store.close()
+            raise
         return engine
 
     async def close(self) -> None:
-        """Stop what this process runs (they end as interrupted) and close the store."""
+        """Stop what this process runs (they end as interrupted) and close the store.
+
+        Every step runs even when an earlier one fails (a full disk fails the writer's last
+        batch, the audit trail's append…): the store's connection, whose worker thread
+        would keep the process alive, is always closed. The first error is raised after.
+        """
+        errors: list[BaseException] = []
+
+        async def step(close: Callable[[], Awaitable[object]]) -> None:
+            try:
+                await close()
+            except Exception as exc:  # noqa: BLE001 — raised after every step has run
+                errors.append(exc)
+
         for loop_task in (self._control, self._watch):
             if loop_task is not None:
                 loop_task.cancel()
                 await asyncio.gather(loop_task, return_exceptions=True)
         if self._pipelines is not None:  # before the sessions: their steps stay leased
-            await self._pipelines.close()
+            await step(self._pipelines.close)
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         if self._knowledge is not None:  # after the sessions: their activity gets indexed
-            await self._knowledge.close()
-        await self.wallet.close()
-        await self.writer.close()
-        await self.audit.aclose()
-        await self.store.close()
+            await step(self._knowledge.close)
+        await step(self.wallet.close)
+        await step(self.writer.close)
+        await step(self.audit.aclose)
+        await step(self.store.close)
+        if errors:
+            raise errors[0]
 
     async def reap_session(self, session_id: str) -> bool:
         """Mark a session interrupted (stopping its agents) when the Relay process that ran
