@@ -52,6 +52,21 @@ def _has_entries(audit_path: Path) -> bool:
         return False
 
 
+def _has_bytes(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _emptied_error(path: Path, audit_path: Path) -> StoreError:
+    return StoreError(
+        f"The database {path} is empty (or missing), but the audit log {audit_path} lists "
+        f"earlier sessions: {path.name} was emptied or replaced.",
+        f"Restore {path.name} from a backup; to start anew, move {path.name} and "
+        f"{audit_path.name} aside.")
+
+
 def _open_error(path: Path, exc: sqlite3.Error) -> StoreError:
     fault = fault_of(exc, path)
     if fault is Fault.FULL:
@@ -96,6 +111,8 @@ class Store:
         if path.exists() and not path.is_file():
             raise StoreError(f"The database {path} is not a file (a folder or a device is in "
                              "its place).", f"Move {path} aside, then run the command again.")
+        if audit_path is not None and _has_entries(audit_path) and not _has_bytes(path):
+            raise _emptied_error(path, audit_path)  # before SQLite writes a header into it
         try:
             store = await cls._connect(path, read_only=False)
             try:
@@ -170,11 +187,7 @@ class Store:
     async def _migrate(self, audit_path: Path | None) -> None:
         tables = await self._tables()
         if not tables and audit_path is not None and _has_entries(audit_path):
-            raise StoreError(
-                f"The database {self.path} is empty, but the audit log {audit_path} lists "
-                "earlier sessions: relay.db was emptied or replaced.",
-                f"Restore {self.path.name} from a backup; to start anew, move {self.path.name}"
-                f" and {audit_path.name} aside.")
+            raise _emptied_error(self.path, audit_path)
         current = await self.schema_version() if "schema_version" in tables else 0
         if current > LATEST:
             raise SchemaTooNewError(
