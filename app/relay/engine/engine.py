@@ -38,6 +38,7 @@ from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_r
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
+from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.engine.follow import Follower
@@ -102,6 +103,8 @@ class Engine:
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
+        #: the store error that stopped a session's runner (nothing could record its end)
+        self._stopped_by: dict[str, StoreError] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._control: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -360,19 +363,42 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except StoreError as exc:  # the database cannot be written: nothing to record it in
-            log.error("session %s stopped: %s", runner.session_id, exc)  # noqa: TRY400 — no bug
-            raise
+            log.info("session %s stopped: %s", runner.session_id, exc)
+            self._stopped_by[runner.session_id] = exc  # wait_session raises it: said once
+        except OSError as exc:
+            if fault_of(exc) is not Fault.FULL:
+                log.exception("session %s crashed", runner.session_id)
+            else:  # the disk filled up under the agent: not a bug, one line
+                log.error("session %s stopped: %s", runner.session_id,  # noqa: TRY400
+                          disk_full_error(self.config.home, "the session cannot go on").message)
+            await self._failed(runner.session_id, "the disk is full" if fault_of(exc) is
+                               Fault.FULL else "internal error (see the log)")
         except Exception:  # the runner maps RelayErrors; anything else is a bug: log it
             log.exception("session %s crashed", runner.session_id)
-            await self.writer.write(WriteOp(runner.session_id, None, StateChanged(
-                state="failed", reason="internal error (see the log)")))
+            await self._failed(runner.session_id, "internal error (see the log)")
         finally:
             self._runners.pop(runner.session_id, None)
+
+    async def _failed(self, session_id: str, reason: str) -> None:
+        try:
+            await self.writer.write(WriteOp(session_id, None, StateChanged(
+                state="failed", reason=reason)))
+        except StoreError as exc:  # the writer has failed: wait_session raises it
+            self._stopped_by[session_id] = exc
+
+    async def runner_stopped(self, session_id: str) -> None:
+        """Wait until this process runs nothing more of a session (its end stored or not:
+        a runner stopped by a failed writer stores nothing). Never raises its error;
+        :meth:`wait_session` does."""
+        while (task := self._tasks.get(session_id)) is not None:
+            await asyncio.wait({task})
 
     async def wait_session(self, session_id: str) -> SessionRow:
         """Wait until a session this process runs is finished; return its row."""
         while (task := self._tasks.get(session_id)) is not None:  # and its continuations
             await asyncio.shield(task)
+        if (stopped := self._stopped_by.pop(session_id, None)) is not None:
+            raise stopped
         await self.writer.flush()
         return await self.store.sessions.get(session_id)
 
