@@ -154,7 +154,8 @@ async def test_non_database_file_is_a_store_error(db_path: Path, content: bytes)
     assert str(db_path) in info.value.message
     assert "not a usable Relay database" in info.value.message
     assert info.value.hint is not None
-    assert "Move it aside" in info.value.hint
+    assert "move it aside" in info.value.hint.lower()
+    assert "restore" in info.value.hint.lower()
     assert db_path.read_bytes() == content  # left alone
 
 

@@ -54,7 +54,7 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
             await _print_instructions(console, row)
         questions = Questions(engine, console, as_json)
         try:
-            await follow(sub, session_id, printer, questions.asked)
+            await _follow_until_done(engine, sub, session_id, printer, questions.asked)
         except asyncio.CancelledError:
             await asyncio.shield(_cancel(engine, session_id))
             raise
@@ -179,6 +179,26 @@ def continued_session(session_id: str, prompt: str) -> Starter:
     async def start(engine: Engine) -> str:
         return await engine.continue_session(session_id, prompt)
     return start
+
+
+async def _follow_until_done(engine: Engine, sub: Subscription, session_id: str,
+                             printer: StreamPrinter,
+                             asked: Callable[[str, NeedsInput], None] | None) -> None:
+    """:func:`follow` until the session ends — or until its runner stops without an end
+    being stored (a full disk failed the writer): the stream never ends then, and waiting on
+    it would never exit. What the runner published before it stopped is printed first."""
+    following = asyncio.ensure_future(follow(sub, session_id, printer, asked))
+    stopped = asyncio.ensure_future(engine.runner_stopped(session_id))
+    try:
+        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not following.done():  # its last records are queued already: let it print them
+            await asyncio.wait({following}, timeout=1.0)
+    finally:
+        for task in (following, stopped):
+            task.cancel()
+        await asyncio.gather(following, stopped, return_exceptions=True)
+    if following.done() and not following.cancelled() and following.exception() is not None:
+        raise following.exception()  # type: ignore[misc]
 
 
 async def follow(sub: Subscription, session_id: str, printer: StreamPrinter,

@@ -276,6 +276,11 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None, console: Console
         return 1
     except Exception as exc:  # noqa: BLE001 — a crash: one line (printed by the handler), the rest logged
         from relay.core.crash import CRASH_EXIT
+        from relay.core.home import DB_FILE, default_home
+        from relay.core.store.faults import is_store_damage, read_error
+
+        if is_store_damage(exc):  # relay.db's bytes, not Relay: say which file and what to do
+            return _explain(read_error((args.home or default_home()) / DB_FILE, exc), errors)
 
         crashes.handle(exc, f"relay-cli {args.command}")
         return CRASH_EXIT

@@ -93,6 +93,14 @@ class _LogFileHandler(RotatingFileHandler):
         error = sys.exc_info()[1]
         self.failure = f"{type(error).__name__}: {error}" if error else "cannot write"
 
+    def close(self) -> None:
+        # the last flush fails on a full disk: remembered like any failed write, not raised
+        # out of the command's exit (the records it could not write are lost either way)
+        try:
+            super().close()
+        except OSError as error:
+            self.failure = f"{type(error).__name__}: {error}"
+
 
 @dataclass
 class Crash:

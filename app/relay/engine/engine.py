@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_r
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
+from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.engine.follow import Follower
@@ -104,6 +105,8 @@ class Engine:
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
         self._runners: dict[str, SessionRunner] = {}
+        #: the store error that stopped a session's runner (nothing could record its end)
+        self._stopped_by: dict[str, StoreError] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._control: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -136,39 +139,74 @@ class Engine:
                              "Check that it is yours and writable (RELAY_HOME).") from exc
         if notice:  # once: the folder is private from now on
             log.warning("%s", notice)
-        store = await Store.open(config.db_path)
-        bus = EventBus()
-        writer = EventWriter(store, bus)
-        writer.start()
-        trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
-        bus.add_listener(trail.on_records)
-        trail.start()
-        engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
-        await engine._recover_orphans(recover)
-        engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
-        if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
-            await engine.review.deliver_all()
-            engine._watch = asyncio.create_task(engine._watch_pipelines(), name="relay-pipelines")
+        store = await Store.open(config.db_path, config.audit_path)  # closes all it opened on error
+        engine: Engine | None = None
+        try:
+            bus = EventBus()
+            writer = EventWriter(store, bus)
+            writer.start()
+            try:
+                trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
+                bus.add_listener(trail.on_records)
+                trail.start()
+                try:
+                    engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
+                except BaseException:
+                    await trail.aclose()
+                    raise
+            except BaseException:
+                await writer.close()
+                raise
+            await engine._recover_orphans(recover)
+            engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
+            if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
+                await engine.review.deliver_all()
+                engine._watch = asyncio.create_task(engine._watch_pipelines(),
+                                                    name="relay-pipelines")
+        except BaseException:
+            # An engine that fails to open closes everything it opened (the writer, the
+            # audit trail, aiosqlite's worker thread): a thread left open would keep the
+            # process from ever exiting after the error is printed.
+            if engine is not None:
+                await engine.close()
+            else:
+                await store.close()
+            raise
         return engine
 
     async def close(self) -> None:
-        """Stop what this process runs (they end as interrupted) and close the store."""
+        """Stop what this process runs (they end as interrupted) and close the store.
+
+        Every step runs even when an earlier one fails (a full disk fails the writer's last
+        batch, the audit trail's append…): the store's connection, whose worker thread
+        would keep the process alive, is always closed. The first error is raised after.
+        """
+        errors: list[BaseException] = []
+
+        async def step(close: Callable[[], Awaitable[object]]) -> None:
+            try:
+                await close()
+            except Exception as exc:  # noqa: BLE001 — raised after every step has run
+                errors.append(exc)
+
         for loop_task in (self._control, self._watch):
             if loop_task is not None:
                 loop_task.cancel()
                 await asyncio.gather(loop_task, return_exceptions=True)
         if self._pipelines is not None:  # before the sessions: their steps stay leased
-            await self._pipelines.close()
+            await step(self._pipelines.close)
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         if self._knowledge is not None:  # after the sessions: their activity gets indexed
-            await self._knowledge.close()
-        await self.wallet.close()
-        await self.writer.close()
-        await self.audit.aclose()
-        await self.store.close()
+            await step(self._knowledge.close)
+        await step(self.wallet.close)
+        await step(self.writer.close)
+        await step(self.audit.aclose)
+        await step(self.store.close)
+        if errors:
+            raise errors[0]
 
     async def reap_session(self, session_id: str) -> bool:
         """Mark a session interrupted (stopping its agents) when the Relay process that ran
@@ -334,19 +372,42 @@ class Engine:
         except asyncio.CancelledError:
             raise
         except StoreError as exc:  # the database cannot be written: nothing to record it in
-            log.error("session %s stopped: %s", runner.session_id, exc)  # noqa: TRY400 — no bug
-            raise
+            log.info("session %s stopped: %s", runner.session_id, exc)
+            self._stopped_by[runner.session_id] = exc  # wait_session raises it: said once
+        except OSError as exc:
+            if fault_of(exc) is not Fault.FULL:
+                log.exception("session %s crashed", runner.session_id)
+            else:  # the disk filled up under the agent: not a bug, one line
+                log.error("session %s stopped: %s", runner.session_id,  # noqa: TRY400
+                          disk_full_error(self.config.home, "the session cannot go on").message)
+            await self._failed(runner.session_id, "the disk is full" if fault_of(exc) is
+                               Fault.FULL else "internal error (see the log)")
         except Exception:  # the runner maps RelayErrors; anything else is a bug: log it
             log.exception("session %s crashed", runner.session_id)
-            await self.writer.write(WriteOp(runner.session_id, None, StateChanged(
-                state="failed", reason="internal error (see the log)")))
+            await self._failed(runner.session_id, "internal error (see the log)")
         finally:
             self._runners.pop(runner.session_id, None)
+
+    async def _failed(self, session_id: str, reason: str) -> None:
+        try:
+            await self.writer.write(WriteOp(session_id, None, StateChanged(
+                state="failed", reason=reason)))
+        except StoreError as exc:  # the writer has failed: wait_session raises it
+            self._stopped_by[session_id] = exc
+
+    async def runner_stopped(self, session_id: str) -> None:
+        """Wait until this process runs nothing more of a session (its end stored or not:
+        a runner stopped by a failed writer stores nothing). Never raises its error;
+        :meth:`wait_session` does."""
+        while (task := self._tasks.get(session_id)) is not None:
+            await asyncio.wait({task})
 
     async def wait_session(self, session_id: str) -> SessionRow:
         """Wait until a session this process runs is finished; return its row."""
         while (task := self._tasks.get(session_id)) is not None:  # and its continuations
             await asyncio.shield(task)
+        if (stopped := self._stopped_by.pop(session_id, None)) is not None:
+            raise stopped
         await self.writer.flush()
         return await self.store.sessions.get(session_id)
 

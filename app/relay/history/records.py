@@ -11,8 +11,9 @@ from typing import Any
 from relay.core import audit
 from relay.core.audit_trail import AUDITED_KINDS
 from relay.core.errors import AuditError
-from relay.core.events import AgentEvent, parse_event
+from relay.core.events import AgentEvent
 from relay.core.store.db import Store, from_ms
+from relay.core.store.sql import stored_event
 
 #: the event kinds that tell a session's story: the ones the audit log records
 STORY_KINDS = tuple(sorted(AUDITED_KINDS))
@@ -52,7 +53,7 @@ async def story(store: Store, session_id: str) -> list[StoryEvent]:
             f"SELECT id, run_id, ts_ms, payload FROM events WHERE session_id=? AND kind IN ({marks})"
             " ORDER BY id", (session_id, *STORY_KINDS)) as cur:
         rows = await cur.fetchall()
-    return [StoryEvent(r[0], r[1], from_ms(r[2]), parse_event(r[3])) for r in rows]
+    return [StoryEvent(r[0], r[1], from_ms(r[2]), stored_event(r[3])) for r in rows]
 
 
 async def runs(store: Store, session_id: str) -> list[RunInfo]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from relay.core.errors import RelayError, SessionNotFoundError, WorktreeError
 from relay.core.events import EventRecord
 from relay.core.models import SessionRow
 from relay.core.store.db import Store
+from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.knowledge.activity import SessionInfo, session_graph
 from relay.knowledge.model import FACT_KINDS, Fact, Hit, Stats
 from relay.knowledge.retrieve import check_limit, match_expression
@@ -122,6 +124,8 @@ class Knowledge:
                      report.repo, report.scanned, report.unchanged, report.removed)
         except RelayError as exc:
             log.warning("knowledge: %s not scanned: %s", repo, exc.message)
+        except (sqlite3.Error, OSError) as exc:  # a full disk, a lock: one line, no traceback
+            log.warning("knowledge: %s not scanned: %s", repo, _why(exc, self.path))
         except Exception:  # the index is a convenience: it never takes a session down
             log.exception("knowledge: scanning %s failed", repo)
 
@@ -186,6 +190,8 @@ class Knowledge:
                 await self.ingest(store)
             except RelayError as exc:
                 log.warning("knowledge: session activity not indexed: %s", exc.message)
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("knowledge: session activity not indexed: %s", _why(exc, self.path))
             except Exception:
                 log.exception("knowledge: indexing session activity failed")
 
@@ -253,3 +259,9 @@ def _write_session(store: KnowledgeStore, row: SessionRow, records: Sequence[Eve
     with store.transaction():
         store.replace_session(row.id, graph)
 
+
+def _why(exc: sqlite3.Error | OSError, path: Path) -> str:
+    """One line for a failed scan or ingest (the index is left as it is)."""
+    if fault_of(exc, path) is Fault.FULL:
+        return disk_full_error(path, "the knowledge index cannot be written").message
+    return f"{type(exc).__name__}: {exc}"

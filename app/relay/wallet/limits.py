@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from relay.core.events import QuotaUpdate, parse_event
+from relay.core.events import QuotaUpdate
 from relay.core.jsonvalue import as_number
 from relay.core.store.db import Store, now_ms
+from relay.core.store.sql import stored_event
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.wallet.model import FIVE_HOURS_MS, SEVEN_DAYS_MS, LimitSnapshot, WindowKind
 
@@ -185,7 +186,7 @@ class LimitBook:
         await self.writer.flush()
         out = []
         for payload in await self.store.sessions.event_payloads(session_id, entry, "quota_update"):
-            ev = parse_event(payload)
+            ev = stored_event(payload)
             if not isinstance(ev, QuotaUpdate):
                 continue
             out.append(LimitSnapshot(

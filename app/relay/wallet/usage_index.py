@@ -14,6 +14,7 @@ Figures from here are *estimates* (``Source = "estimate"``): what the CLIs wrote
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -26,12 +27,16 @@ from typing import Any
 import orjson
 
 from relay.core.errors import StoreError
+from relay.core.store import index_file
+from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_refresh import Refresh, RefreshReport
 from relay.wallet.usage_scan import Progress
 from relay.wallet.usage_sources import sources_for
-from relay.wallet.usage_store import connect, open_store
+from relay.wallet.usage_store import UsageStore, connect, open_store
+
+log = logging.getLogger(__name__)
 
 __all__ = ["DayTotals", "RefreshReport", "TranscriptSource", "UsageIndex", "UsagePoint",
            "sources_for"]
@@ -92,7 +97,9 @@ class UsageIndex:
         self._path = path
         self._store = open_store(path)
         try:
-            self._reader = connect(path)
+            # an index kept in memory (a full disk) is read through its one connection
+            self._reader = (self._store.conn if index_file.in_memory(self._store.conn)
+                            else connect(path))
         except sqlite3.Error as exc:
             self._store.close()
             raise _store_error(path, exc) from exc
@@ -120,6 +127,20 @@ class UsageIndex:
                 busy for longer than the busy timeout); nothing of this refresh is kept.
         """
         with self._write_lock:
+            try:
+                return Refresh(self._store, int(self._clock()), self._workers).run(sources, progress)
+            except sqlite3.Error as exc:
+                if fault_of(exc, self._path) is not Fault.FULL or \
+                        index_file.in_memory(self._store.conn):
+                    raise _store_error(self._path, exc) from exc
+            # the disk filled up: the file is left as it was, this index goes on in memory
+            log.warning("the disk holding %s is full: the usage index is kept in memory "
+                        "this time", self._path)
+            with self._read_lock:
+                self._store.close()
+                self._reader.close()
+                self._store = UsageStore(Path(":memory:"))
+                self._reader = self._store.conn
             try:
                 return Refresh(self._store, int(self._clock()), self._workers).run(sources, progress)
             except sqlite3.Error as exc:
@@ -207,6 +228,8 @@ class UsageIndex:
 
 
 def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    if fault_of(exc, path) is Fault.FULL:
+        return disk_full_error(path, "the usage index cannot be written")
     return StoreError(f"The usage index {path} cannot be used: {exc}.",
                       "Try again in a moment; if it persists, delete the file — it is rebuilt "
                       "from the transcripts.")

@@ -20,7 +20,7 @@ from relay.core.events import EventRecord, Usage, parse_event
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.core.states import ACTIVE_STATES, SessionState
 from relay.core.store.sessions_quick import ACTIVE_SESSIONS, RECENT_SESSIONS, SESSIONS_SELECT, USAGE_COLS
-from relay.core.store.sql import Statement, from_ms, now_ms
+from relay.core.store.sql import Statement, damaged_row, from_ms, now_ms
 
 _RUNS_SELECT = (f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
                 f" exit_code, {', '.join(USAGE_COLS)}, agent_session_id, refused_calls, entry"
@@ -90,7 +90,10 @@ class SessionsRepo:
         row = await self._one("SELECT spec_json FROM sessions WHERE id=?", (session_id,))
         if row is None:
             raise SessionNotFoundError(f"No session {session_id!r}.")
-        return SessionSpec.model_validate_json(row[0])
+        try:
+            return SessionSpec.model_validate_json(row[0])
+        except ValueError as exc:
+            raise damaged_row("sessions", exc) from exc
 
     async def active(self) -> list[ActiveSession]:
         return [ActiveSession(*r) for r in await self._all(ACTIVE_SESSIONS, ACTIVE_STATES)]
@@ -120,7 +123,10 @@ class SessionsRepo:
             " (s.state='waiting' OR EXISTS (SELECT 1 FROM handoffs h WHERE"
             " h.session_id=s.id AND h.state NOT IN ('done', 'failed')))"
             " ORDER BY s.created_ms", ())
-        return [(r[0], r[1], SessionSpec.model_validate_json(r[2])) for r in rows]
+        try:
+            return [(r[0], r[1], SessionSpec.model_validate_json(r[2])) for r in rows]
+        except ValueError as exc:
+            raise damaged_row("sessions", exc) from exc
 
     async def events_of_others(self, after_id: int, pid: int,
                                limit: int = 5000) -> tuple[list[EventRecord], int]:
@@ -134,7 +140,11 @@ class SessionsRepo:
             "SELECT e.id, e.session_id, e.run_id, e.payload, s.owner_pid FROM events e"
             " LEFT JOIN sessions s ON s.id = e.session_id WHERE e.id > ? ORDER BY e.id LIMIT ?",
             (after_id, limit)))
-        records = [EventRecord(r[0], r[1], r[2], parse_event(r[3])) for r in rows if r[4] != pid]
+        try:
+            records = [EventRecord(r[0], r[1], r[2], parse_event(r[3]))
+                       for r in rows if r[4] != pid]
+        except ValueError as exc:
+            raise damaged_row("events", exc) from exc
         return records, (rows[-1][0] if rows else after_id)
 
     async def _sessions(self, sql: str, params: Sequence[Any]) -> list[SessionRow]:

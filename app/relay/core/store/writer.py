@@ -24,6 +24,7 @@ from relay.core.bus import EventBus
 from relay.core.errors import StoreError
 from relay.core.events import AgentEvent, EventRecord
 from relay.core.store.db import Store
+from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.sessions_quick import USAGE_COLS
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.sql import Statement, now_ms
@@ -182,8 +183,10 @@ class EventWriter:
                 f"Could not store events: {exc!r}.", "This is a bug in Relay; see the log.")
             self.failure = failure
             self._fail(batch, failure)
-            log.error("event batch not written: %s", exc,  # noqa: TRY400 — a bug's traceback only
-                      exc_info=not isinstance(exc, StoreError))
+            if isinstance(exc, StoreError):  # raised to whoever waits or writes next: said there
+                log.info("event batch not written: %s", exc)
+            else:
+                log.error("event batch not written: %s", exc, exc_info=True)
             return
         by_op = iter(records)
         for op in batch:
@@ -244,9 +247,10 @@ class EventWriter:
                     await conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            hint = ("Free disk space, then retry." if "full" in str(exc)
-                    else "Check the data folder (RELAY_HOME) and relay-cli doctor.")
-            raise StoreError(f"Could not write to the database: {exc}.", hint) from exc
+            if self.store.read_only or fault_of(exc, self.store.path) is Fault.FULL:
+                raise disk_full_error(self.store.path, "the database cannot be written") from exc
+            raise StoreError(f"Could not write to the database: {exc}.",
+                             "Check the data folder (RELAY_HOME) and relay-cli doctor.") from exc
         return records
 
     @staticmethod
