@@ -1,0 +1,1 @@
+"""Fault harnesses: what Relay does when the disk fills or it is killed."""
