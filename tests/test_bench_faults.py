@@ -15,7 +15,8 @@ def test_lost_or_doubled_fails_the_harness_and_an_audit_gap_alone_does_not() -> 
     gap = Verdict("dispatched", 2)
     gap.audit_gap.append("1 committed record(s) never audited")
     tally.add(gap)
-    assert tally.ok
+    only_a_gap = tally.ok
+    assert only_a_gap
     doubled = Verdict("random moment", 3, note="killed after 0.500 s")
     doubled.doubled.append("2 snapshot commits for h-1")
     tally.add(doubled)

@@ -9,8 +9,8 @@ snapshot must commit. The process is SIGKILLed
 * **at each handoff state** (``pausing`` … ``done``): right after the state is committed,
   through the fault hook the engine is given (``python -m tests.fakes.relay_killed_after``);
 * **at a random moment**: its whole process group, after a delay drawn from a seeded RNG
-  over the measured duration of an undisturbed run (an agent it had started lives on, as
-  after a real ``kill -9``).
+  over the measured span of an undisturbed run, from its session's first row to its exit
+  (an agent it had started lives on, as after a real ``kill -9``).
 
 Then ``relay-cli recover`` carries the work on; a session recovery leaves ``interrupted``
 for the user (its receiver was already working, or no handoff had begun) gets the step
@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ from benchmarks.faults.trials import (  # noqa: E402
     Verdict,
     call,
     machine_line,
+    measure_span,
     relay_env,
     run_to_end,
     start_and_kill,
@@ -374,19 +376,30 @@ def _is_codex(proc: psutil.Process) -> bool:
 # -- the harness -------------------------------------------------------------------------
 
 
-def measure(base: Path, runs: int) -> float:
-    """The wall time of an undisturbed run, start to exit (median of ``runs``)."""
-    times = []
+def first_row(home: Path, table: str) -> Callable[[], bool]:
+    """Whether ``table`` has a row yet (the run has something a kill could lose)."""
+
+    def has() -> bool:
+        return bool(db_rows(home, f"SELECT 1 FROM {table}"))
+
+    return has
+
+
+def measure(base: Path, runs: int) -> tuple[float, float]:
+    """The span of an undisturbed run in which a kill can lose something: from when its
+    first row is committed to its exit (medians of ``runs``; seconds from its start)."""
+    spans = []
     for n in range(runs):
         trial = Trial.make(base / f"measure-{n}")
-        started = time.perf_counter()
-        done = call([*RELAY, *trial.run_argv()], trial.env)
-        times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(
-                f"kill_handoff: an undisturbed run failed (exit {done.returncode}): {done.last_lines()}"
-            )
-    return statistics.median(times)
+        began, ended, code = measure_span(
+            [*RELAY, *trial.run_argv()],
+            trial.env,
+            first_row(trial.home, "sessions"),
+        )
+        if code != 0:
+            raise SystemExit(f"kill_handoff: an undisturbed run failed (exit {code})")
+        spans.append((began, ended))
+    return statistics.median(b for b, _ in spans), statistics.median(e for _, e in spans)
 
 
 def main() -> int:
@@ -406,12 +419,12 @@ def main() -> int:
     rng = random.Random(args.seed)
     tally = Tally()
     try:
-        duration = measure(base, 1 if args.quick else 3)
+        began, ended = measure(base, 1 if args.quick else 3)
         plan: list[str | None] = [s for s in states for _ in range(per_state)]
         plan += [None] * at_random  # None: a random moment
         for n, state in enumerate(plan):
             seed = rng.randrange(2**32)
-            delay = random.Random(seed).uniform(0.0, duration) if state is None else None
+            delay = random.Random(seed).uniform(began, ended) if state is None else None
             trial = Trial.make(base / f"t{n:03d}")
             tally.add(one_trial(trial, state or "random moment", seed, state=state, delay=delay))
             if not args.keep and not tally.verdicts[-1].serious:
@@ -423,7 +436,8 @@ def main() -> int:
         tally.table(
             f"kill_handoff: SIGKILL during a claude:work → codex handoff (fake "
             f"CLIs), then `relay-cli recover`; seed {args.seed}; an undisturbed "
-            f"run takes {duration:.2f} s"
+            f"run has its first row at {began:.2f} s and exits at {ended:.2f} s; "
+            f"random kills fall in between"
         )
     )
     for line in tally.findings():

@@ -3,8 +3,9 @@
 Each trial is a real ``relay-cli pipeline run`` of a four-step diamond (plan → implement
 and test side by side → review) on the demo runtime, in its own data folder and
 repository. Its process group is SIGKILLed after a delay drawn from a seeded RNG over the
-measured duration of an undisturbed run; then ``relay-cli recover`` takes the run up (a
-killed worker's leases are released at once, its steps taken over). Each trial is checked
+measured span of an undisturbed run, from its run's first row to its exit; then
+``relay-cli recover`` takes the run up (a killed worker's leases are released at once, its
+steps taken over). Each trial is checked
 against the ledger (``pipeline_steps``, ``pipeline_log``) and the repository:
 
 * completed exactly once — the run succeeded with every step ``succeeded``;
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from benchmarks.faults.trials import (  # noqa: E402
     Verdict,
     call,
     machine_line,
+    measure_span,
     relay_env,
     start_and_kill,
 )
@@ -177,18 +180,30 @@ def one_trial(trial: Trial, seed: int, delay: float) -> Verdict:
     return verdict
 
 
-def measure(base: Path, runs: int) -> float:
-    times = []
+def first_row(home: Path, table: str) -> Callable[[], bool]:
+    """Whether ``table`` has a row yet (the run has something a kill could lose)."""
+
+    def has() -> bool:
+        return bool(db_rows(home, f"SELECT 1 FROM {table}"))
+
+    return has
+
+
+def measure(base: Path, runs: int) -> tuple[float, float]:
+    """The span of an undisturbed run in which a kill can lose something: from when its
+    first row is committed to its exit (medians of ``runs``; seconds from its start)."""
+    spans = []
     for n in range(runs):
         trial = Trial.make(base / f"measure-{n}")
-        started = time.perf_counter()
-        done = call([*RELAY, *trial.run_argv()], trial.env)
-        times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(
-                f"kill_pipeline: an undisturbed run failed (exit {done.returncode}): {done.last_lines()}"
-            )
-    return statistics.median(times)
+        began, ended, code = measure_span(
+            [*RELAY, *trial.run_argv()],
+            trial.env,
+            first_row(trial.home, "pipeline_runs"),
+        )
+        if code != 0:
+            raise SystemExit(f"kill_pipeline: an undisturbed run failed (exit {code})")
+        spans.append((began, ended))
+    return statistics.median(b for b, _ in spans), statistics.median(e for _, e in spans)
 
 
 def main() -> int:
@@ -204,11 +219,11 @@ def main() -> int:
     rng = random.Random(args.seed)
     tally = Tally()
     try:
-        duration = measure(base, 1 if args.quick else 3)
+        began, ended = measure(base, 1 if args.quick else 3)
         for n in range(trials):
             seed = rng.randrange(2**32)
             trial = Trial.make(base / f"t{n:03d}")
-            tally.add(one_trial(trial, seed, random.Random(seed).uniform(0.0, duration)))
+            tally.add(one_trial(trial, seed, random.Random(seed).uniform(began, ended)))
             if not args.keep and not tally.verdicts[-1].serious:
                 shutil.rmtree(trial.folder, ignore_errors=True)
     finally:
@@ -218,7 +233,8 @@ def main() -> int:
         tally.table(
             f"kill_pipeline: SIGKILL a {len(NODES)}-step pipeline run (demo "
             f"runtime) at a random moment, then `relay-cli recover`; seed "
-            f"{args.seed}; an undisturbed run takes {duration:.2f} s"
+            f"{args.seed}; an undisturbed run has its first row at {began:.2f} s and exits at {ended:.2f} s; "
+            f"random kills fall in between"
         )
     )
     for line in tally.findings():

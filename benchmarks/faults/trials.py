@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,6 +135,32 @@ def start_and_kill(argv: Sequence[str], env: dict[str, str], delay: float, out: 
             os.killpg(proc.pid, signal.SIGKILL)
             _, err = proc.communicate()
     return Killed(proc.returncode, out.read_text(), err, killed)
+
+
+def measure_span(
+    argv: Sequence[str], env: dict[str, str], began: Callable[[], bool]
+) -> tuple[float, float, int]:
+    """An undisturbed run's span: (when ``began()`` first held — the run has something to
+    lose —, when it exited, its exit code), seconds from its start. ``began`` looks at
+    another process's files, which nothing signals: it is polled every 10 ms (a measurement,
+    not a synchronisation)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv),
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    first: float | None = None
+    while proc.poll() is None:
+        if first is None and began():
+            first = time.perf_counter() - started
+        time.sleep(0.01)
+    end = time.perf_counter() - started
+    return (end if first is None else first), end, proc.returncode
 
 
 def run_to_end(argv: Sequence[str], env: dict[str, str], out: Path) -> Killed:
