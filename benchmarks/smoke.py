@@ -3,7 +3,8 @@
 A smoke is not a measurement. It runs at a fraction of the benchmark's size, beside whatever
 else the machine is doing (in CI: nothing else is idle), so the figure it prints says the
 harness ran end to end and roughly where it landed — never whether Relay meets its target.
-The real figures, measured as described there, are in docs/performance.md.
+The real figures, measured as described there, are in docs/performance.md (the kill
+harnesses' counts in docs/faults.md).
 
 Each line says what the smoke measured, the full benchmark's target, and its figure; a smoke
 whose process fails (a crash, a traceback, a non-zero exit) fails this script, with the last
@@ -74,6 +75,11 @@ SMOKES = [
           _bench("knowledge_scan/bench_knowledge_scan.py", "--smoke", "--quiet"), last=2),
     Smoke("scheduler", "the pipeline scheduler's per-step cost vs a bare loop",
           _bench("scheduler/bench_scheduler.py", "--smoke", "--quiet")),
+    Smoke("kill-handoff", "relay-cli SIGKILLed at three handoff states and one random moment, "
+          "then recovered: completed exactly once, lost, doubled",
+          _bench("faults/kill_handoff.py", "--quick")),
+    Smoke("kill-pipeline", "a pipeline run SIGKILLed at three random moments, then recovered: "
+          "every step saved exactly once", _bench("faults/kill_pipeline.py", "--quick")),
 ]
 
 
