@@ -15,6 +15,7 @@ everything :func:`relay.pipelines.validate.problems` finds, each naming node and
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -247,16 +248,21 @@ class Draft:
     def path(self, start: str, goal: str) -> list[str] | None:
         """A dependency path ``start`` → … → ``goal`` (each depends on the next), if any."""
         deps = {n.id: n.depends_on for n in self._pipeline.nodes}
-        todo: list[list[str]] = [[start]]
-        seen = {start}
+        came_from: dict[str, str | None] = {start: None}  # breadth first, each node once
+        todo = deque([start])
         while todo:
-            trail = todo.pop(0)
-            for dep in deps.get(trail[-1], ()):
+            here = todo.popleft()
+            for dep in deps.get(here, ()):
                 if dep == goal:
-                    return [*trail, dep]
-                if dep not in seen and dep in deps:
-                    seen.add(dep)
-                    todo.append([*trail, dep])
+                    trail = [dep]
+                    at: str | None = here
+                    while at is not None:
+                        trail.append(at)
+                        at = came_from[at]
+                    return trail[::-1]
+                if dep not in came_from and dep in deps:
+                    came_from[dep] = here
+                    todo.append(dep)
         return None
 
     def edges(self) -> list[tuple[str, str]]:

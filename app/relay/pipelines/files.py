@@ -3,16 +3,19 @@
 The repository's file holds ``{"pipelines": [...]}`` so the designer can keep several
 next to the code they work on. Reading also accepts a file holding one pipeline object
 (seed 000's example) or a bare list. Writes are atomic and keep the other pipelines.
+A file is read only up to ``MAX_FILE_BYTES`` and ``MAX_NESTING`` deep (the format's
+limits, :mod:`relay.core.pipeline_model`): a repository's file never costs more.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import write_atomic
-from relay.core.pipeline_model import Pipeline, parse_pipeline
+from relay.core.pipeline_model import MAX_FILE_BYTES, MAX_NESTING, Pipeline, parse_pipeline
 
 FOLDER = ".relay"
 FILE = "pipelines.json"
@@ -22,14 +25,45 @@ def pipelines_path(repo: Path) -> Path:
     return repo / FOLDER / FILE
 
 
+def _too_big(source: str) -> PipelineError:
+    return PipelineError(f"{source} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, the "
+                         "most a pipeline file may hold.", "Split it into smaller files.")
+
+
+def _too_deep(source: str) -> PipelineError:
+    return PipelineError(f"{source} is nested deeper than {MAX_NESTING} levels, the most a "
+                         "pipeline file may be.", "Fix the file (or export it again from the "
+                                                  "designer).")
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests at most ``limit`` arrays and objects (no recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            todo.extend((child, depth + 1) for child in children
+                        if isinstance(child, dict | list))
+    return True
+
+
 def parse_text(text: str, source: str) -> list[Pipeline]:
     """Every pipeline in a file's text; a clear error naming the line for bad JSON."""
+    if len(text) > MAX_FILE_BYTES:
+        raise _too_big(source)
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PipelineError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno}.", "Fix the file (or export it again from "
                                                     "the designer).") from None
+    except RecursionError:
+        raise _too_deep(source) from None
+    if not _depth_within(raw, MAX_NESTING):
+        raise _too_deep(source)
     items = raw.get("pipelines") if isinstance(raw, dict) and "pipelines" in raw else raw
     if isinstance(items, dict):
         items = [items]
@@ -46,8 +80,13 @@ def parse_text(text: str, source: str) -> list[Pipeline]:
 
 
 def read_file(path: Path) -> list[Pipeline]:
+    """Every pipeline in the file at ``path`` (read only up to ``MAX_FILE_BYTES``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise _too_big(str(path))
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise PipelineError(f"{path} does not exist.", "Check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:
