@@ -18,7 +18,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -85,10 +85,14 @@ class Draft:
     def pipeline(self) -> Pipeline:
         return self._pipeline
 
-    def set(self, pipeline: Pipeline, *, moves_only: bool = False) -> None:
-        """Make ``pipeline`` the draft (an edit's ``after`` or ``before``)."""
+    def set(self, pipeline: Pipeline, *, moves_only: bool = False,
+            problems: list[Problem] | None = None) -> None:
+        """Make ``pipeline`` the draft (an edit's ``after`` or ``before``); ``problems``:
+        its :func:`draft_problems`, when they were found already (off the GUI thread)."""
         self._pipeline = pipeline
-        if not moves_only:
+        if problems is not None:
+            self._problems = list(problems)
+        elif not moves_only:
             self._problems = draft_problems(pipeline)
 
     def problems(self) -> list[Problem]:
@@ -325,6 +329,20 @@ def draft_problems(pipeline: Pipeline) -> list[Problem]:
         found = [_structural(pipeline, err["loc"], err["type"], err["msg"])
                  for err in exc.errors()]
     return found + problems(pipeline)
+
+
+class Checked(NamedTuple):
+    """A pipeline read for the designer: laid out, and its problems found."""
+
+    pipeline: Pipeline
+    problems: list[Problem]
+
+
+def checked(pipeline: Pipeline) -> Checked:
+    """``pipeline`` as the designer opens it (a worker thread's job: a repository's file
+    may hold thousands of steps)."""
+    laid_out = placed(pipeline)
+    return Checked(laid_out, draft_problems(laid_out))
 
 
 def cycle_edges(found: Iterable[Problem]) -> set[tuple[str, str]]:
