@@ -81,11 +81,11 @@ async def test_a_pipeline_runs_from_the_repository_and_reports_its_steps(
 async def test_a_pipeline_file_relative_to_the_repository_and_a_failing_step(
         relay_mcp: Server, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    (tmp_path / "red.json").write_text(json.dumps({"name": "red", "nodes": [
+    (repo / "red.json").write_text(json.dumps({"name": "red", "nodes": [
         {"id": "build", "provider": "demo", "task": "x", "verify": ["false"]},
         {"id": "after", "provider": "demo", "task": "y", "dependsOn": ["build"]}]}))
     async with relay_mcp() as client:
-        started = await call(client, "relay_run_pipeline", name_or_file="../red.json",
+        started = await call(client, "relay_run_pipeline", name_or_file="red.json",
                              repo=str(repo))
         run = await call(client, "relay_pipeline_status", run_id=started["id"], wait_s=120)
         assert run["state"] == "failed"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import functools
 from pathlib import Path
 from typing import Annotated
 
@@ -145,7 +145,7 @@ class PipelineTools:
         self,
         name_or_file: Annotated[str, Field(min_length=1, description=(
             "A pipeline's name in the repository's .relay/pipelines.json, or a pipeline JSON "
-            "file (absolute, or relative to the repository)."))],
+            "file inside the repository (absolute, or relative to it)."))],
         repo: RepoPath,
         concurrency: Annotated[int | None, Field(ge=1, le=64, description=(
             "Steps at once (default: the pipeline's own)."))] = None,
@@ -156,10 +156,9 @@ class PipelineTools:
         from the repository's HEAD) and return its run id at once. Follow it with
         relay_pipeline_status. The run is driven by this MCP server's process."""
         path = _repo(repo)
-        candidate = Path(name_or_file).expanduser()
-        if not candidate.is_absolute() and (candidate.suffix == ".json" or os.sep in name_or_file):
-            name_or_file = str(path / candidate)
-        pipeline = await asyncio.to_thread(files.resolve, name_or_file, path)
+        # a client names files inside the repository only (symlinks and '..' resolved)
+        pipeline = await asyncio.to_thread(
+            functools.partial(files.resolve, name_or_file, path, confine=True))
         run_id = await self.engine.pipelines.start(pipeline, path, concurrency, budget_usd)
         run = run_model(*self.engine.pipelines.status(run_id))
         return ok(run, f"Started {run_text(run)}\nFollow it with relay_pipeline_status("

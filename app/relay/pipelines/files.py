@@ -3,6 +3,8 @@
 The repository's file holds ``{"pipelines": [...]}`` so the designer can keep several
 next to the code they work on. Reading also accepts a file holding one pipeline object
 (seed 000's example) or a bare list. Writes are atomic and keep the other pipelines.
+The repository's file — and, with ``confine``, a file named to :func:`resolve` — is
+read and written only inside the repository, with symlinks and ``..`` resolved first.
 A file is read only up to ``MAX_FILE_BYTES`` and ``MAX_NESTING`` deep (the format's
 limits, :mod:`relay.core.pipeline_model`): a repository's file never costs more.
 """
@@ -10,6 +12,7 @@ limits, :mod:`relay.core.pipeline_model`): a repository's file never costs more.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,27 @@ FILE = "pipelines.json"
 
 def pipelines_path(repo: Path) -> Path:
     return repo / FOLDER / FILE
+
+
+def inside(path: Path, repo: Path) -> Path:
+    """``path`` with symlinks and ``..`` resolved, when that is inside ``repo``; else a
+    :class:`PipelineError` (a repository or a client never makes Relay read elsewhere)."""
+    root = repo.expanduser().resolve()
+    real = path.expanduser().resolve()
+    if not real.is_relative_to(root):
+        shown = f"{path} (→ {real})" if real != path else str(path)
+        raise PipelineError(f"{shown} is outside the repository {root}: Relay reads pipeline "
+                            "files only inside it.",
+                            "Use a file inside the repository, or import it there first "
+                            "(`relay-cli pipeline import FILE --repo REPO`).")
+    return real
+
+
+def repo_file(repo: Path) -> Path:
+    """The repository's ``.relay/pipelines.json``, checked to stay inside the repository."""
+    path = pipelines_path(repo)
+    inside(path, repo)
+    return path
 
 
 def _too_big(source: str) -> PipelineError:
@@ -96,7 +120,7 @@ def read_file(path: Path) -> list[Pipeline]:
 
 def list_pipelines(repo: Path) -> list[Pipeline]:
     """The repository's pipelines (none when it has no file yet)."""
-    path = pipelines_path(repo)
+    path = repo_file(repo)
     return read_file(path) if path.exists() else []
 
 
@@ -108,7 +132,7 @@ def dump(pipelines: list[Pipeline]) -> str:
 def save(repo: Path, pipeline: Pipeline, replace: str | None = None) -> Path:
     """Store ``pipeline`` in the repository's file (replacing the one named ``replace`` or
     its own name); the others are kept as they were."""
-    path = pipelines_path(repo)
+    path = repo_file(repo)
     current = list_pipelines(repo)
     old = replace or pipeline.name
     kept = [p for p in current if p.name not in (old, pipeline.name)]
@@ -124,7 +148,7 @@ def delete(repo: Path, name: str) -> bool:
     kept = [p for p in current if p.name != name]
     if len(kept) == len(current):
         return False
-    write_atomic(pipelines_path(repo), dump(kept).encode("utf-8"), mode=0o644)
+    write_atomic(repo_file(repo), dump(kept).encode("utf-8"), mode=0o644)
     return True
 
 
@@ -132,16 +156,28 @@ def export(pipeline: Pipeline, path: Path) -> None:
     write_atomic(path, dump([pipeline]).encode("utf-8"), mode=0o644)
 
 
-def resolve(name_or_file: str, repo: Path) -> Pipeline:
-    """A pipeline named in the repository's file, or the one in a file at that path."""
+def _the_one(path: Path) -> Pipeline:
+    found = read_file(path)
+    if len(found) != 1:
+        raise PipelineError(f"{path} holds {len(found)} pipelines.",
+                            "Name one of them instead: "
+                            + ", ".join(p.name for p in found) if found else "Add one.")
+    return found[0]
+
+
+def resolve(name_or_file: str, repo: Path, *, confine: bool = False) -> Pipeline:
+    """A pipeline named in the repository's file, or the one in a file at that path.
+
+    ``confine`` (a client's request, not the user's own command line): a relative path is
+    the repository's, and a file outside the repository is refused.
+    """
     candidate = Path(name_or_file).expanduser()
-    if candidate.suffix == ".json" or candidate.is_file():
-        found = read_file(candidate)
-        if len(found) != 1:
-            raise PipelineError(f"{candidate} holds {len(found)} pipelines.",
-                                "Name one of them instead: "
-                                + ", ".join(p.name for p in found) if found else "Add one.")
-        return found[0]
+    if confine:
+        path = candidate if candidate.is_absolute() else repo / candidate
+        if candidate.suffix == ".json" or os.sep in name_or_file or path.is_file():
+            return _the_one(inside(path, repo))
+    elif candidate.suffix == ".json" or candidate.is_file():
+        return _the_one(candidate)
     for pipeline in list_pipelines(repo):
         if pipeline.name == name_or_file:
             return pipeline
