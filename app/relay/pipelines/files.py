@@ -156,17 +156,9 @@ def export(pipeline: Pipeline, path: Path) -> None:
     write_atomic(path, dump([pipeline]).encode("utf-8"), mode=0o644)
 
 
-def _the_one(path: Path) -> Pipeline:
-    found = read_file(path)
-    if len(found) != 1:
-        raise PipelineError(f"{path} holds {len(found)} pipelines.",
-                            "Name one of them instead: "
-                            + ", ".join(p.name for p in found) if found else "Add one.")
-    return found[0]
-
-
-def resolve(name_or_file: str, repo: Path, *, confine: bool = False) -> Pipeline:
-    """A pipeline named in the repository's file, or the one in a file at that path.
+def locate(name_or_file: str, repo: Path, *, confine: bool = False) -> Path | None:
+    """The file ``name_or_file`` names, or None when it is a pipeline's name (then it is
+    in the repository's file).
 
     ``confine`` (a client's request, not the user's own command line): a relative path is
     the repository's, and a file outside the repository is refused.
@@ -175,13 +167,32 @@ def resolve(name_or_file: str, repo: Path, *, confine: bool = False) -> Pipeline
     if confine:
         path = candidate if candidate.is_absolute() else repo / candidate
         if candidate.suffix == ".json" or os.sep in name_or_file or path.is_file():
-            return _the_one(inside(path, repo))
-    elif candidate.suffix == ".json" or candidate.is_file():
-        return _the_one(candidate)
-    for pipeline in list_pipelines(repo):
-        if pipeline.name == name_or_file:
+            return inside(path, repo)
+        return None
+    return candidate if candidate.suffix == ".json" or candidate.is_file() else None
+
+
+def pick(found: list[Pipeline], name: str | None, path: Path, repo: Path) -> Pipeline:
+    """The pipeline ``name`` of a file's (``None``: the file's only pipeline)."""
+    if name is None:
+        if len(found) != 1:
+            raise PipelineError(f"{path} holds {len(found)} pipelines.",
+                                "Name one of them instead: "
+                                + ", ".join(p.name for p in found) if found else "Add one.")
+        return found[0]
+    for pipeline in found:
+        if pipeline.name == name:
             return pipeline
-    known = [p.name for p in list_pipelines(repo)]
-    raise PipelineError(f"No pipeline named {name_or_file!r} in {pipelines_path(repo)}.",
+    known = [p.name for p in found]
+    raise PipelineError(f"No pipeline named {name!r} in {pipelines_path(repo)}.",
                         f"Known: {', '.join(known)}." if known else
                         "Create one in the designer, or pass a JSON file.")
+
+
+def resolve(name_or_file: str, repo: Path, *, confine: bool = False) -> Pipeline:
+    """A pipeline named in the repository's file, or the one in a file at that path
+    (``confine``: see :func:`locate`)."""
+    path = locate(name_or_file, repo, confine=confine)
+    if path is not None:
+        return pick(read_file(path), None, path, repo)
+    return pick(list_pipelines(repo), name_or_file, pipelines_path(repo), repo)
