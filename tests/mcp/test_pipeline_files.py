@@ -1,4 +1,5 @@
-"""relay_run_pipeline reads pipeline files inside the repository only (issue 18, item 9)."""
+"""relay_run_pipeline reads pipeline files inside the repository only (issue 18, item 9)
+and runs no command its user has not accepted (item 10)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from relay.core.config import load_config
+from relay.engine.engine import Engine
+from relay.pipelines import files, trust
 from tests.conftest import make_repo
 from tests.mcp.conftest import Server, call, call_error
 
@@ -41,5 +45,34 @@ async def test_a_file_inside_the_repository_runs(relay_mcp: Server, tmp_path: Pa
     async with relay_mcp(**_env()) as client:
         started = await call(client, "relay_run_pipeline", name_or_file="ci/red.json",
                              repo=str(repo))
+        run = await call(client, "relay_pipeline_status", run_id=started["id"], wait_s=120)
+        assert run["state"] == "succeeded", run
+
+
+async def test_commands_nobody_accepted_are_refused_and_listed(relay_mcp: Server,
+                                                              tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    checked = {"name": "checked", "nodes": [{"id": "build", "provider": "demo", "task": "x",
+                                              "verify": ["touch pwned"]}]}
+    path = files.pipelines_path(repo)
+    path.parent.mkdir()
+    path.write_text(json.dumps({"pipelines": [checked]}))
+    async with relay_mcp(**_env()) as client:
+        listed = await call(client, "relay_list_pipelines", repo=str(repo))
+        assert listed["pipelines"][0]["commands"] == ["build · verify[0]: touch pwned"]
+        text = await call_error(client, "relay_run_pipeline", name_or_file="checked",
+                                repo=str(repo))
+        assert "nobody has accepted yet" in text
+        assert "$ checked · build · verify[0]: touch pwned" in text
+        assert "relay-cli pipeline trust checked" in text
+        assert (await call(client, "relay_list_sessions"))["sessions"] == []
+    engine = await Engine.open(load_config())  # the user accepts this version of the file
+    try:
+        await engine.pipelines.trust(trust.read_source(path))
+    finally:
+        await engine.close()
+    async with relay_mcp(**_env()) as client:
+        started = await call(client, "relay_run_pipeline", name_or_file="checked",
+                              repo=str(repo))
         run = await call(client, "relay_pipeline_status", run_id=started["id"], wait_s=120)
         assert run["state"] == "succeeded", run

@@ -21,7 +21,7 @@ from relay.core.errors import RelayError
 from relay.core.present import clip
 from relay.engine.engine import Engine
 from relay.mcp.results import guarded, ms_iso, ok
-from relay.pipelines import files
+from relay.pipelines import files, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
 from relay.pipelines.present import run_summary
 from relay.pipelines.validate import problems
@@ -36,6 +36,8 @@ class PipelineInfo(BaseModel):
     description: str
     steps: list[str]
     problems: list[str]
+    #: every command the pipeline runs (``node · verify[i]: line``)
+    commands: list[str]
 
 
 class PipelineList(BaseModel):
@@ -122,21 +124,24 @@ class PipelineTools:
         server.add_tool(self.list_pipelines, name="relay_list_pipelines",
                         title="A repository's pipelines", annotations=reads)
         server.add_tool(self.run_pipeline, name="relay_run_pipeline", title="Run a pipeline",
-                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True,
                                                     open_world_hint=True))
         server.add_tool(self.pipeline_status, name="relay_pipeline_status",
                         title="A pipeline run's steps", annotations=reads)
 
     @guarded
     async def list_pipelines(self, repo: RepoPath) -> Annotated[CallToolResult, PipelineList]:
-        """List the pipelines saved in a repository (.relay/pipelines.json): name, steps and
-        any problem that would stop it from running."""
+        """List the pipelines saved in a repository (.relay/pipelines.json): name, steps, the
+        commands it runs and any problem that would stop it from running."""
         path = _repo(repo)
         found = [PipelineInfo(name=p.name, description=p.description, steps=[n.id for n in p.nodes],
-                              problems=[str(x) for x in problems(p)])
+                              problems=[str(x) for x in problems(p)],
+                              commands=[f"{c.node} · {c.field}: {c.line}"
+                                        for c in trust.commands([p])])
                  for p in await asyncio.to_thread(files.list_pipelines, path)]
         text = "\n".join(f"{p.name}: {len(p.steps)} steps ({', '.join(p.steps)})"
                          + (f" — {len(p.problems)} problem(s)" if p.problems else "")
+                         + "".join(f"\n  runs {c}" for c in p.commands)
                          for p in found) or f"No pipelines in {files.pipelines_path(path)}."
         return ok(PipelineList(repo=str(path), pipelines=found), text)
 
@@ -154,11 +159,15 @@ class PipelineTools:
     ) -> Annotated[CallToolResult, PipelineRun]:
         """Start a pipeline run (a graph of Relay sessions, each step in its own worktree,
         from the repository's HEAD) and return its run id at once. Follow it with
-        relay_pipeline_status. The run is driven by this MCP server's process."""
+        relay_pipeline_status. The run is driven by this MCP server's process. A file whose
+        commands the user has not accepted is refused (they accept it with relay-cli)."""
         path = _repo(repo)
         # a client names files inside the repository only (symlinks and '..' resolved)
-        pipeline = await asyncio.to_thread(
-            functools.partial(files.resolve, name_or_file, path, confine=True))
+        pipeline, source = await asyncio.to_thread(
+            functools.partial(trust.load, name_or_file, path, confine=True))
+        self.engine.pipelines.require_trust(source, (
+            f"Nobody can answer here: the user checks them and accepts this version of the "
+            f"file with `relay-cli pipeline trust {name_or_file} --repo {path}`, then asks again."))
         run_id = await self.engine.pipelines.start(pipeline, path, concurrency, budget_usd)
         run = run_model(*self.engine.pipelines.status(run_id))
         return ok(run, f"Started {run_text(run)}\nFollow it with relay_pipeline_status("
