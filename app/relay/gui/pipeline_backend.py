@@ -17,7 +17,7 @@ from typing import Protocol
 from relay.core.pipeline_model import Pipeline
 from relay.engine.engine import Engine
 from relay.gui.designer_draft import Checked, checked
-from relay.pipelines import files, planner
+from relay.pipelines import files, planner, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
 from relay.runtimes.registry import adapter_class
 
@@ -39,6 +39,14 @@ class PipelineBackend(Protocol):
         ...
 
     async def export(self, pipeline: Pipeline, path: Path) -> None:
+        ...
+
+    async def untrusted(self, repo: Path) -> trust.Source | None:
+        """The repository's file when it runs commands the user has not accepted, else None."""
+        ...
+
+    async def trust(self, source: trust.Source) -> None:
+        """Remember that the user accepted ``source``'s commands (this version of the file)."""
         ...
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
@@ -86,6 +94,13 @@ class EnginePipelineBackend:
 
     async def export(self, pipeline: Pipeline, path: Path) -> None:
         await asyncio.to_thread(files.export, pipeline, path)
+
+    async def untrusted(self, repo: Path) -> trust.Source | None:
+        source = await asyncio.to_thread(trust.repo_source, repo)
+        return source if source is not None and self._engine.pipelines.needs_trust(source) else None
+
+    async def trust(self, source: trust.Source) -> None:
+        await self._engine.pipelines.trust(source)
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
         return await self._engine.pipelines.start(pipeline, repo, concurrency)

@@ -29,6 +29,7 @@ from relay.gui.designer_draft import Checked, Draft, Edit, EditRefused, new_pipe
 from relay.gui.pipeline_backend import PipelineBackend
 from relay.gui.viewmodels.pipeline_run import CONTEXT, PipelineRunViewModel
 from relay.pipelines.planner import Plan
+from relay.pipelines.trust import Source
 from relay.pipelines.validate import Problem
 
 #: QUndoCommand.id() of edits that may merge (their Edit.merge keys must also match)
@@ -71,6 +72,8 @@ class DesignerViewModel(QObject):
         loaded(): another pipeline was opened (or a new one started).
         notice(str, str): a message and its tone (``warning``: an edit was refused;
             ``ok``, ``info``); an empty message clears it.
+        trustAsked(str, list): before a run, the repository's file (its path) runs these
+            commands nobody accepted yet; :meth:`answer_trust` says yes or no.
     """
 
     changed = Signal()
@@ -78,6 +81,7 @@ class DesignerViewModel(QObject):
     pipelinesChanged = Signal()
     loaded = Signal()
     notice = Signal(str, str)
+    trustAsked = Signal(str, list)
 
     def __init__(self, bridge: EngineBridge, backend: PipelineBackend,
                  parent: QObject | None = None) -> None:
@@ -101,6 +105,8 @@ class DesignerViewModel(QObject):
         self.planning = False
         self.selected: tuple[str, ...] = ()
         self._gestures = itertools.count(1)
+        #: a run waiting for the user to accept the file's commands: the file, and the run
+        self._asking: tuple[Source, Callable[[], None]] | None = None
 
     def start(self) -> None:
         """Follow runs, and open the repository the user most obviously works in."""
@@ -319,12 +325,35 @@ class DesignerViewModel(QObject):
             return False
         pipeline = self.pipeline
 
-        def go() -> None:
+        def start() -> None:
             self.run.start_run(pipeline, repo, concurrency)
+
+        def go() -> None:  # the file as saved: are its commands accepted?
+            self._bridge.tasks.start(self._backend.untrusted(repo), context=CONTEXT,
+                                     on_done=lambda source: self._trusted(source, start))
         if self.dirty:
             return self.save(then=go)
         go()
         return True
+
+    def _trusted(self, source: Source | None, start: Callable[[], None]) -> None:
+        if source is None:
+            start()
+            return
+        self._asking = (source, start)
+        self.trustAsked.emit(str(source.path), [str(c) for c in source.commands])
+
+    def answer_trust(self, accepted: bool) -> None:
+        """The user's answer to :attr:`trustAsked`: run (and remember it) or not."""
+        asking, self._asking = self._asking, None
+        if asking is None:
+            return
+        source, start = asking
+        if not accepted:
+            self.notice.emit("Not run: the pipeline's commands were not accepted.", "warning")
+            return
+        self._bridge.tasks.start(self._backend.trust(source), context=CONTEXT,
+                                 on_done=lambda _none: start())
 
     # -- edits ------------------------------------------------------------------------
 
