@@ -134,11 +134,14 @@ class PipelineTools:
         """List the pipelines saved in a repository (.relay/pipelines.json): name, steps, the
         commands it runs and any problem that would stop it from running."""
         path = _repo(repo)
-        found = [PipelineInfo(name=p.name, description=p.description, steps=[n.id for n in p.nodes],
-                              problems=[str(x) for x in problems(p)],
-                              commands=[f"{c.node} · {c.field}: {c.line}"
-                                        for c in trust.commands([p])])
-                 for p in await asyncio.to_thread(files.list_pipelines, path)]
+        def listed() -> list[PipelineInfo]:  # read and validated off the server's loop
+            return [PipelineInfo(name=p.name, description=p.description,
+                                 steps=[n.id for n in p.nodes],
+                                 problems=[str(x) for x in problems(p)],
+                                 commands=[f"{c.node} · {c.field}: {c.line}"
+                                           for c in trust.commands([p])])
+                    for p in files.list_pipelines(path)]
+        found = await asyncio.to_thread(listed)
         text = "\n".join(f"{p.name}: {len(p.steps)} steps ({', '.join(p.steps)})"
                          + (f" — {len(p.problems)} problem(s)" if p.problems else "")
                          + "".join(f"\n  runs {c}" for c in p.commands)

@@ -83,8 +83,9 @@ class Pipelines:
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None = None,
                     budget_usd: float | None = None) -> str:
-        """Validate ``pipeline``, record a run from the repository's HEAD, and drive it."""
-        check(pipeline)
+        """Validate ``pipeline`` (in a worker thread: the window's loop runs this), record a
+        run from the repository's HEAD, and drive it."""
+        await asyncio.to_thread(check, pipeline)
         repo = Path(repo).expanduser().resolve()
         base = await asyncio.to_thread(git_ops.head_commit, repo)
         run_id = uuid.uuid4().hex[:12]
