@@ -46,7 +46,8 @@ def test_import_list_run_status_and_export(tmp_path: Path, relay_home: Path) -> 
     source.write_text(json.dumps(THREE))
     assert cli("pipeline", "import", str(source), "--repo", str(repo)).returncode == 0
     listed = cli("pipeline", "list", "--repo", str(repo), "--json")
-    assert json.loads(listed.stdout) == [{"name": "ship", "nodes": 3, "problems": []}]
+    assert json.loads(listed.stdout) == [{"name": "ship", "nodes": 3, "problems": [],
+                                           "commands": []}]
     run = cli("pipeline", "run", "ship", "--repo", str(repo), "--concurrency", "2")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "review: result saved by this process" in " ".join(run.stdout.split())
@@ -69,7 +70,7 @@ def test_a_failing_step_fails_the_run_with_exit_1(tmp_path: Path) -> None:
     source.write_text(json.dumps({"name": "red", "nodes": [
         {"id": "build", "provider": "demo", "task": "x", "verify": ["false"]},
         {"id": "after", "provider": "demo", "task": "y", "dependsOn": ["build"]}]}))
-    proc = cli("pipeline", "run", str(source), "--repo", str(repo))
+    proc = cli("pipeline", "run", str(source), "--repo", str(repo), "--trust")  # runs `false`
     assert proc.returncode == 1
     assert_no_traceback(proc)
     text = " ".join(proc.stdout.split())
@@ -85,7 +86,8 @@ def test_plan_with_the_demo_saves_a_valid_graph_that_runs(tmp_path: Path) -> Non
     assert "review it before running" in plan.stdout
     assert "Saved as add-a-greeting-endpoint" in " ".join(plan.stdout.split())
     listed = json.loads(cli("pipeline", "list", "--repo", str(repo), "--json").stdout)
-    assert listed == [{"name": "add-a-greeting-endpoint", "nodes": 3, "problems": []}]
+    assert listed == [{"name": "add-a-greeting-endpoint", "nodes": 3, "problems": [],
+                       "commands": []}]
     run = cli("pipeline", "run", "add-a-greeting-endpoint", "--repo", str(repo))
     assert run.returncode == 0, run.stdout + run.stderr
 

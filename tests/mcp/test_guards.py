@@ -100,7 +100,7 @@ async def test_verify_commands_need_the_users_leave(
     repo = make_repo(tmp_path / "repo")
     marker = tmp_path / "ran"
     command = f"touch {marker}"
-    (tmp_path / "check.json").write_text(
+    (repo / "check.json").write_text(
         json.dumps(
             {
                 "name": "check",
@@ -118,7 +118,7 @@ async def test_verify_commands_need_the_users_leave(
         assert "mcp_require_approval = false in " + str(relay_home / "relay.toml") in error["hint"]
         assert "RELAY_MCP_REQUIRE_APPROVAL=0" in text_of(refused)
         pipeline = await call_error(
-            client, "relay_run_pipeline", name_or_file=str(tmp_path / "check.json"), repo=str(repo)
+            client, "relay_run_pipeline", name_or_file="check.json", repo=str(repo)
         )
         assert "This pipeline would run 1 command(s)" in pipeline
         assert (await call(client, "relay_list_sessions"))["sessions"] == []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from relay.core.config import load_config
 from relay.engine.engine import Engine
-from relay.pipelines import files
+from relay.pipelines import files, trust
 from tests.cli.test_pipeline_cli import THREE
 from tests.conftest import make_repo
 from tests.detect.test_service import LIMITED, claude_folder
@@ -59,7 +59,8 @@ async def test_a_pipeline_runs_from_the_repository_and_reports_its_steps(
     async with relay_mcp() as client:
         listed = await call(client, "relay_list_pipelines", repo=str(repo))
         assert listed["pipelines"] == [{"name": "ship", "description": "",
-                                        "steps": ["plan", "implement", "review"], "problems": []}]
+                                        "steps": ["plan", "implement", "review"], "problems": [],
+                                        "commands": []}]
         started = await call(client, "relay_run_pipeline", name_or_file="ship", repo=str(repo),
                              concurrency=2)
         assert started["name"] == "ship"
@@ -81,11 +82,16 @@ async def test_a_pipeline_runs_from_the_repository_and_reports_its_steps(
 async def test_a_pipeline_file_relative_to_the_repository_and_a_failing_step(
         relay_mcp: Server, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    (tmp_path / "red.json").write_text(json.dumps({"name": "red", "nodes": [
+    (repo / "red.json").write_text(json.dumps({"name": "red", "nodes": [
         {"id": "build", "provider": "demo", "task": "x", "verify": ["false"]},
         {"id": "after", "provider": "demo", "task": "y", "dependsOn": ["build"]}]}))
+    engine = await Engine.open(load_config())  # the user accepted its `false` beforehand
+    try:
+        await engine.pipelines.trust(trust.read_source(repo / "red.json"))
+    finally:
+        await engine.close()
     async with relay_mcp(RELAY_MCP_REQUIRE_APPROVAL="0") as client:  # its verify runs a command
-        started = await call(client, "relay_run_pipeline", name_or_file="../red.json",
+        started = await call(client, "relay_run_pipeline", name_or_file="red.json",
                              repo=str(repo))
         run = await call(client, "relay_pipeline_status", run_id=started["id"], wait_s=120)
         assert run["state"] == "failed"

@@ -1,5 +1,11 @@
-"""relay-cli pipeline: validate, list, run, status, resume, cancel, plan, import, export,
-crash-demo.
+"""relay-cli pipeline: validate, list, run, trust, status, resume, cancel, plan, import,
+export, crash-demo.
+
+``validate`` and ``list`` show every command a pipeline runs (its ``verify`` lines). ``run``
+asks before the first run of a file whose commands were not accepted yet (remembered per
+SHA-256 of the file, in the data folder): on a terminal it lists them and asks; without
+one it refuses unless ``--trust`` is given (nobody could answer: the answer is no).
+``trust`` accepts a file's commands without running it (for MCP clients, scripts).
 
 ``run`` drives a pipeline from this process and prints each step's progress from the
 run's lease log (so it shows the work of other engines on the same run too); Ctrl-C
@@ -22,11 +28,12 @@ from rich.markup import escape
 from relay.cli import pipeline_view as view
 from relay.cli.argtypes import int_between
 from relay.cli.hints import cli
+from relay.cli.prompt import ask
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.errors import PipelineError, PipelineInvalidError
+from relay.core.errors import PipelineError, PipelineInvalidError, PipelineUntrustedError
 from relay.engine.engine import Engine
-from relay.pipelines import files, planner
+from relay.pipelines import files, planner, trust
 from relay.pipelines.ledger import RunInfo
 from relay.pipelines.validate import problems
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -46,6 +53,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--concurrency", type=int_between(1, 64), metavar="N", help="steps at once (1–64)")
     run.add_argument("--budget", type=float, metavar="USD", help="stop starting steps at this cost")
     run.add_argument("--json", action="store_true", help="print the lease log as JSON lines")
+    run.add_argument("--trust", action="store_true",
+                     help="accept the file's commands without asking (check them first: "
+                          "`pipeline validate FILE` lists them)")
+    accept = act.add_parser("trust", help="accept the commands of a pipeline file (each version "
+                                          "once) so runs, also over MCP, do not ask")
+    accept.add_argument("pipeline", metavar="NAME|FILE")
+    accept.add_argument("--repo", type=Path, default=Path.cwd())
     status = act.add_parser("status", help="recent runs, or one run's steps")
     status.add_argument("run", nargs="?", help="a run id (a unique prefix is enough)")
     status.add_argument("--log", action="store_true", help="also the run's lease log")
@@ -98,10 +112,14 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         from relay.pipelines.crash_demo import run_demo
 
         return await run_demo(console.print, lease_s=args.lease, step_delay=args.step_delay)
+    if command in ("run", "trust"):
+        pipeline, source = trust.load(args.pipeline, args.repo.resolve())
     engine = await Engine.open(config)
     try:
+        if command == "trust":
+            return await _trust(engine, source, console)
         if command == "run":
-            pipeline = files.resolve(args.pipeline, args.repo.resolve())
+            await _ask_trust(engine, source, args, console)
             run_id = await engine.pipelines.start(pipeline, args.repo, args.concurrency, args.budget)
             return await _follow(engine, run_id, console, args.json)
         if command == "resume":
@@ -121,6 +139,12 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         await engine.close()
 
 
+def _commands_lines(pipeline_commands: list[trust.Command]) -> list[str]:
+    """``  runs: node verify[0]: line`` for each command (escaped for rich)."""
+    return [f"  runs: {escape(c.node)} {c.field}: [bold]{escape(c.line)}[/]"
+            for c in pipeline_commands]
+
+
 def _validate(path: Path, console: Console) -> int:
     found = files.read_file(path)
     bad = 0
@@ -133,6 +157,13 @@ def _validate(path: Path, console: Console) -> int:
                 console.print(f"  - {escape(str(issue))}")
         else:
             console.print(f"[green]✓[/] {escape(pipeline.name)}: {len(pipeline.nodes)} steps, valid")
+        for line in _commands_lines(trust.commands([pipeline])):
+            console.print(line, highlight=False)
+    ran = trust.commands(found)
+    if ran:
+        console.print(f"{len(ran)} command(s) run in the steps' worktrees, without a shell; "
+                      f"`{escape(cli('pipeline run'))}` asks before the first run of this "
+                      "version of the file.", highlight=False)
     if bad:
         raise PipelineInvalidError(f"{bad} of {len(found)} pipeline(s) in {path} are not valid.",
                                    [], "Fix the problems listed above.")
@@ -143,7 +174,10 @@ def _list(repo: Path, console: Console, as_json: bool) -> int:
     found = files.list_pipelines(repo.resolve())
     if as_json:
         print(json.dumps([{"name": p.name, "nodes": len(p.nodes),
-                           "problems": [str(x) for x in problems(p)]} for p in found]))
+                           "problems": [str(x) for x in problems(p)],
+                           "commands": [{"node": c.node, "field": c.field, "line": c.line,
+                                         "argv": c.argv} for c in trust.commands([p])]}
+                          for p in found]))
         return 0
     if not found:
         console.print(f"No pipelines in {files.pipelines_path(repo.resolve())}. Draw one in the "
@@ -151,13 +185,57 @@ def _list(repo: Path, console: Console, as_json: bool) -> int:
                       "`pipeline plan`.")
         return 0
     table = FitTable("name", Column("steps", figure=True, justify="right"),
-                     Column("valid", figure=True), "description")
+                     Column("valid", figure=True), "commands it runs", "description")
     for p in found:
         issues = problems(p)
+        ran = "\n".join(f"{c.node}: {c.line}" for c in trust.commands([p]))
         table.add_row(escape(p.name), str(len(p.nodes)),
                       "yes" if not issues else f"[red]{len(issues)} problem(s)[/]",
-                      escape(p.description))
+                      escape(ran) or "—", escape(p.description))
     console.print(table)
+    return 0
+
+
+async def _ask_trust(engine: Engine, source: trust.Source, args: argparse.Namespace,
+                     console: Console) -> None:
+    """Before a run: accept the file's commands — ``--trust``, or the user's yes at the
+    terminal; with no terminal to ask at, refuse (nobody could answer)."""
+    if not engine.pipelines.needs_trust(source):
+        return
+    name = args.pipeline
+    again = cli(f"pipeline run {name} --trust")
+    if args.trust:
+        await engine.pipelines.trust(source)
+        return
+    if not (sys.stdin.isatty() and not args.json):
+        engine.pipelines.require_trust(source, f"Check them, then run `{again}` (or accept "
+                                               f"them once: `{cli(f'pipeline trust {name}')}`).")
+    found = source.commands
+    console.print(f"[bold]{escape(str(source.path))}[/] runs {len(found)} command(s) you have "
+                  "not accepted yet (the file is new or changed since):", highlight=False)
+    for command in found:
+        console.print(f"  {escape(command.pipeline)} · {escape(command.node)} · {command.field}: "
+                      f"[bold]{escape(command.line)}[/]", highlight=False)
+    answer = ask("Run them? Relay remembers the answer for this version of the file [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise PipelineUntrustedError("Not run: the pipeline's commands were not accepted.", [],
+                                     f"Run it again and answer y, or `{again}`.")
+    await engine.pipelines.trust(source)
+
+
+async def _trust(engine: Engine, source: trust.Source, console: Console) -> int:
+    found = source.commands
+    if not found:
+        console.print(f"{escape(str(source.path))} runs no commands: nothing to accept.",
+                      highlight=False)
+        return 0
+    for command in found:
+        console.print(f"  {escape(command.pipeline)} · {escape(command.node)} · {command.field}: "
+                      f"[bold]{escape(command.line)}[/]", highlight=False)
+    await engine.pipelines.trust(source)
+    console.print(f"Accepted the {len(found)} command(s) of {escape(str(source.path))} (sha256 "
+                  f"{source.digest[:12]}…): its runs will not ask until the file changes.",
+                  highlight=False)
     return 0
 
 

@@ -162,6 +162,15 @@ class PipelineInvalidError(PipelineError):
         self.problems = problems
 
 
+class PipelineUntrustedError(PipelineError):
+    """A pipeline file runs commands its user has not accepted yet (:attr:`commands`)."""
+
+    def __init__(self, message: str, commands: list[str], hint: str) -> None:
+        detail = "\n".join(f"  $ {c}" for c in commands)
+        super().__init__(f"{message}\n{detail}" if commands else message, hint)
+        self.commands = commands
+
+
 class DetectNotFoundError(RelayError):
     """No detected session matches what the user named."""
 

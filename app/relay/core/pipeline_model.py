@@ -13,6 +13,10 @@ rejected so a typo never silently drops a setting. A verify entry is one command
 split like a POSIX shell would split it (quotes respected) but run **without** a shell:
 pipes, ``&&`` and globbing are not interpreted — write ``["sh", "-c", "..."]`` style
 commands as ``sh -c '...'`` when you need them.
+
+A pipeline file usually comes with a repository, written by anyone: the ``MAX_*`` limits
+bound what reading and validating one may cost (its size, its nesting, its steps, the
+length of a task's template). Each refusal names the limit.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ from relay.core.errors import PipelineInvalidError
 from relay.core.models import PermissionPolicy
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+
+#: a pipeline file larger than this is not read
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: JSON arrays and objects inside each other (a pipeline file needs six)
+MAX_NESTING = 32
+#: steps in one pipeline
+MAX_STEPS = 5_000
+#: characters in one step's task (its template)
+MAX_TASK_CHARS = 128 * 1024
 
 
 class _Camel(BaseModel):
@@ -46,7 +59,7 @@ class Node(_Camel):
 
     id: str = Field(pattern=ID_PATTERN)
     provider: str = Field(min_length=1)
-    task: str = Field(min_length=1)
+    task: str = Field(min_length=1, max_length=MAX_TASK_CHARS)
     depends_on: list[str] = Field(default_factory=list)
     #: ``runtime[:account]`` entries tried after ``provider`` on a limit or a failure
     fallback: list[str] = Field(default_factory=list)
@@ -85,7 +98,7 @@ class Pipeline(_Camel):
 
     name: str = Field(min_length=1, max_length=100)
     description: str = ""
-    nodes: list[Node] = Field(default_factory=list)
+    nodes: list[Node] = Field(default_factory=list, max_length=MAX_STEPS)
     #: steps running at once (the CLI's --concurrency overrides it)
     concurrency: int = Field(default=4, ge=1, le=64)
     #: group name → steps of that group running at once
@@ -136,6 +149,12 @@ def parse_pipeline(raw: object, source: str = "pipeline") -> Pipeline:
     if not isinstance(raw, dict):
         raise PipelineInvalidError(f"{source} is not a pipeline.",
                                    ["expected a JSON object with \"name\" and \"nodes\""])
+    nodes = raw.get("nodes")
+    if isinstance(nodes, list) and len(nodes) > MAX_STEPS:
+        raise PipelineInvalidError(f"{source} is not a valid pipeline.",
+                                   [f"pipeline field nodes: {len(nodes):,} steps; a pipeline "
+                                    f"has at most {MAX_STEPS:,}"],
+                                   "Split it into smaller pipelines.")
     try:
         return Pipeline.model_validate(raw)
     except ValidationError as exc:
@@ -144,6 +163,9 @@ def parse_pipeline(raw: object, source: str = "pipeline") -> Pipeline:
             msg = err["msg"]
             if err["type"] == "extra_forbidden":
                 msg = "unknown field (check its spelling)"
+            elif err["type"] == "string_too_long" and err["loc"][-1:] == ("task",):
+                msg = (f"{len(str(err['input'])):,} characters; a task has at most "
+                       f"{MAX_TASK_CHARS:,} characters")
             elif err["type"] == "string_pattern_mismatch":
                 msg = ("an id starts with a letter and has only letters, digits, '-' and '_' "
                        "(at most 64)")

@@ -15,9 +15,10 @@ everything :func:`relay.pipelines.validate.problems` finds, each naming node and
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -84,10 +85,14 @@ class Draft:
     def pipeline(self) -> Pipeline:
         return self._pipeline
 
-    def set(self, pipeline: Pipeline, *, moves_only: bool = False) -> None:
-        """Make ``pipeline`` the draft (an edit's ``after`` or ``before``)."""
+    def set(self, pipeline: Pipeline, *, moves_only: bool = False,
+            problems: list[Problem] | None = None) -> None:
+        """Make ``pipeline`` the draft (an edit's ``after`` or ``before``); ``problems``:
+        its :func:`draft_problems`, when they were found already (off the GUI thread)."""
         self._pipeline = pipeline
-        if not moves_only:
+        if problems is not None:
+            self._problems = list(problems)
+        elif not moves_only:
             self._problems = draft_problems(pipeline)
 
     def problems(self) -> list[Problem]:
@@ -247,16 +252,21 @@ class Draft:
     def path(self, start: str, goal: str) -> list[str] | None:
         """A dependency path ``start`` → … → ``goal`` (each depends on the next), if any."""
         deps = {n.id: n.depends_on for n in self._pipeline.nodes}
-        todo: list[list[str]] = [[start]]
-        seen = {start}
+        came_from: dict[str, str | None] = {start: None}  # breadth first, each node once
+        todo = deque([start])
         while todo:
-            trail = todo.pop(0)
-            for dep in deps.get(trail[-1], ()):
+            here = todo.popleft()
+            for dep in deps.get(here, ()):
                 if dep == goal:
-                    return [*trail, dep]
-                if dep not in seen and dep in deps:
-                    seen.add(dep)
-                    todo.append([*trail, dep])
+                    trail = [dep]
+                    at: str | None = here
+                    while at is not None:
+                        trail.append(at)
+                        at = came_from[at]
+                    return trail[::-1]
+                if dep not in came_from and dep in deps:
+                    came_from[dep] = here
+                    todo.append(dep)
         return None
 
     def edges(self) -> list[tuple[str, str]]:
@@ -319,6 +329,20 @@ def draft_problems(pipeline: Pipeline) -> list[Problem]:
         found = [_structural(pipeline, err["loc"], err["type"], err["msg"])
                  for err in exc.errors()]
     return found + problems(pipeline)
+
+
+class Checked(NamedTuple):
+    """A pipeline read for the designer: laid out, and its problems found."""
+
+    pipeline: Pipeline
+    problems: list[Problem]
+
+
+def checked(pipeline: Pipeline) -> Checked:
+    """``pipeline`` as the designer opens it (a worker thread's job: a repository's file
+    may hold thousands of steps)."""
+    laid_out = placed(pipeline)
+    return Checked(laid_out, draft_problems(laid_out))
 
 
 def cycle_edges(found: Iterable[Problem]) -> set[tuple[str, str]]:

@@ -1,8 +1,9 @@
 """What the pipeline designer needs from the engine, as one small interface.
 
 :class:`PipelineBackend` is the seam between the designer's view-model and the Qt-free
-core: the repository's ``.relay/pipelines.json`` (:mod:`relay.pipelines.files`, read and
-written in a worker thread), and ``engine.pipelines`` (start, cancel, status, runs, and
+core: the repository's ``.relay/pipelines.json`` (:mod:`relay.pipelines.files`, read,
+laid out, validated and written in a worker thread: a repository's file never holds up the
+window), and ``engine.pipelines`` (start, cancel, status, runs, and
 its listeners). :class:`EnginePipelineBackend` is the real one. No Qt here.
 """
 
@@ -15,7 +16,8 @@ from typing import Protocol
 
 from relay.core.pipeline_model import Pipeline
 from relay.engine.engine import Engine
-from relay.pipelines import files, planner
+from relay.gui.designer_draft import Checked, checked
+from relay.pipelines import files, planner, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
 from relay.runtimes.registry import adapter_class
 
@@ -23,19 +25,28 @@ from relay.runtimes.registry import adapter_class
 class PipelineBackend(Protocol):
     """Pipeline files and runs as the designer calls them."""
 
-    async def pipelines_in(self, repo: Path) -> list[Pipeline]:
-        """The pipelines in ``repo``'s ``.relay/pipelines.json`` (none without the file)."""
+    async def pipelines_in(self, repo: Path) -> list[Checked]:
+        """The pipelines in ``repo``'s ``.relay/pipelines.json`` (none without the file),
+        laid out and validated."""
         ...
 
     async def save(self, repo: Path, pipeline: Pipeline, replace: str | None) -> Path:
         """Store ``pipeline`` in the repository's file (in place of ``replace``)."""
         ...
 
-    async def read(self, path: Path) -> list[Pipeline]:
-        """Every pipeline in a file to import."""
+    async def read(self, path: Path) -> list[Checked]:
+        """Every pipeline in a file to import, laid out and validated."""
         ...
 
     async def export(self, pipeline: Pipeline, path: Path) -> None:
+        ...
+
+    async def untrusted(self, repo: Path) -> trust.Source | None:
+        """The repository's file when it runs commands the user has not accepted, else None."""
+        ...
+
+    async def trust(self, source: trust.Source) -> None:
+        """Remember that the user accepted ``source``'s commands (this version of the file)."""
         ...
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
@@ -72,17 +83,24 @@ class EnginePipelineBackend:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    async def pipelines_in(self, repo: Path) -> list[Pipeline]:
-        return await asyncio.to_thread(files.list_pipelines, repo)
+    async def pipelines_in(self, repo: Path) -> list[Checked]:
+        return await asyncio.to_thread(lambda: [checked(p) for p in files.list_pipelines(repo)])
 
     async def save(self, repo: Path, pipeline: Pipeline, replace: str | None) -> Path:
         return await asyncio.to_thread(files.save, repo, pipeline, replace)
 
-    async def read(self, path: Path) -> list[Pipeline]:
-        return await asyncio.to_thread(files.read_file, path)
+    async def read(self, path: Path) -> list[Checked]:
+        return await asyncio.to_thread(lambda: [checked(p) for p in files.read_file(path)])
 
     async def export(self, pipeline: Pipeline, path: Path) -> None:
         await asyncio.to_thread(files.export, pipeline, path)
+
+    async def untrusted(self, repo: Path) -> trust.Source | None:
+        source = await asyncio.to_thread(trust.repo_source, repo)
+        return source if source is not None and self._engine.pipelines.needs_trust(source) else None
+
+    async def trust(self, source: trust.Source) -> None:
+        await self._engine.pipelines.trust(source)
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
         return await self._engine.pipelines.start(pipeline, repo, concurrency)

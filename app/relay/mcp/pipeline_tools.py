@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import functools
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +22,7 @@ from relay.core.present import clip
 from relay.engine.engine import Engine
 from relay.mcp.approval import READS, RUNS_AGENTS, require_approval
 from relay.mcp.results import guarded, ms_iso, ok
-from relay.pipelines import files
+from relay.pipelines import files, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
 from relay.pipelines.present import run_summary
 from relay.pipelines.validate import problems
@@ -37,6 +37,8 @@ class PipelineInfo(BaseModel):
     description: str
     steps: list[str]
     problems: list[str]
+    #: every command the pipeline runs (``node · verify[i]: line``)
+    commands: list[str]
 
 
 class PipelineList(BaseModel):
@@ -129,14 +131,20 @@ class PipelineTools:
 
     @guarded
     async def list_pipelines(self, repo: RepoPath) -> Annotated[CallToolResult, PipelineList]:
-        """List the pipelines saved in a repository (.relay/pipelines.json): name, steps and
-        any problem that would stop it from running."""
+        """List the pipelines saved in a repository (.relay/pipelines.json): name, steps, the
+        commands it runs and any problem that would stop it from running."""
         path = _repo(repo)
-        found = [PipelineInfo(name=p.name, description=p.description, steps=[n.id for n in p.nodes],
-                              problems=[str(x) for x in problems(p)])
-                 for p in await asyncio.to_thread(files.list_pipelines, path)]
+        def listed() -> list[PipelineInfo]:  # read and validated off the server's loop
+            return [PipelineInfo(name=p.name, description=p.description,
+                                 steps=[n.id for n in p.nodes],
+                                 problems=[str(x) for x in problems(p)],
+                                 commands=[f"{c.node} · {c.field}: {c.line}"
+                                           for c in trust.commands([p])])
+                    for p in files.list_pipelines(path)]
+        found = await asyncio.to_thread(listed)
         text = "\n".join(f"{p.name}: {len(p.steps)} steps ({', '.join(p.steps)})"
                          + (f" — {len(p.problems)} problem(s)" if p.problems else "")
+                         + "".join(f"\n  runs {c}" for c in p.commands)
                          for p in found) or f"No pipelines in {files.pipelines_path(path)}."
         return ok(PipelineList(repo=str(path), pipelines=found), text)
 
@@ -145,7 +153,7 @@ class PipelineTools:
         self,
         name_or_file: Annotated[str, Field(min_length=1, description=(
             "A pipeline's name in the repository's .relay/pipelines.json, or a pipeline JSON "
-            "file (absolute, or relative to the repository)."))],
+            "file inside the repository (absolute, or relative to it)."))],
         repo: RepoPath,
         concurrency: Annotated[int | None, Field(ge=1, le=64, description=(
             "Steps at once (default: the pipeline's own)."))] = None,
@@ -154,14 +162,17 @@ class PipelineTools:
     ) -> Annotated[CallToolResult, PipelineRun]:
         """Start a pipeline run (a graph of Relay sessions, each step in its own worktree,
         from the repository's HEAD) and return its run id at once. Follow it with
-        relay_pipeline_status. The run is driven by this MCP server's process."""
+        relay_pipeline_status. The run is driven by this MCP server's process. A file whose
+        commands the user has not accepted is refused (they accept it with relay-cli)."""
         path = _repo(repo)
-        candidate = Path(name_or_file).expanduser()
-        if not candidate.is_absolute() and (candidate.suffix == ".json" or os.sep in name_or_file):
-            name_or_file = str(path / candidate)
-        pipeline = await asyncio.to_thread(files.resolve, name_or_file, path)
+        # a client names files inside the repository only (symlinks and '..' resolved)
+        pipeline, source = await asyncio.to_thread(
+            functools.partial(trust.load, name_or_file, path, confine=True))
         require_approval(self.engine.config, [argv for node in pipeline.nodes
                                               for argv in node.verify_argv()], "This pipeline")
+        self.engine.pipelines.require_trust(source, (
+            f"Nobody can answer here: the user checks them and accepts this version of the "
+            f"file with `relay-cli pipeline trust {name_or_file} --repo {path}`, then asks again."))
         run_id = await self.engine.pipelines.start(pipeline, path, concurrency, budget_usd)
         run = run_model(*self.engine.pipelines.status(run_id))
         return ok(run, f"Started {run_text(run)}\nFollow it with relay_pipeline_status("

@@ -3,16 +3,22 @@
 The repository's file holds ``{"pipelines": [...]}`` so the designer can keep several
 next to the code they work on. Reading also accepts a file holding one pipeline object
 (seed 000's example) or a bare list. Writes are atomic and keep the other pipelines.
+The repository's file — and, with ``confine``, a file named to :func:`resolve` — is
+read and written only inside the repository, with symlinks and ``..`` resolved first.
+A file is read only up to ``MAX_FILE_BYTES`` and ``MAX_NESTING`` deep (the format's
+limits, :mod:`relay.core.pipeline_model`): a repository's file never costs more.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import write_atomic
-from relay.core.pipeline_model import Pipeline, parse_pipeline
+from relay.core.pipeline_model import MAX_FILE_BYTES, MAX_NESTING, Pipeline, parse_pipeline
 
 FOLDER = ".relay"
 FILE = "pipelines.json"
@@ -22,14 +28,66 @@ def pipelines_path(repo: Path) -> Path:
     return repo / FOLDER / FILE
 
 
+def inside(path: Path, repo: Path) -> Path:
+    """``path`` with symlinks and ``..`` resolved, when that is inside ``repo``; else a
+    :class:`PipelineError` (a repository or a client never makes Relay read elsewhere)."""
+    root = repo.expanduser().resolve()
+    real = path.expanduser().resolve()
+    if not real.is_relative_to(root):
+        shown = f"{path} (→ {real})" if real != path else str(path)
+        raise PipelineError(f"{shown} is outside the repository {root}: Relay reads pipeline "
+                            "files only inside it.",
+                            "Use a file inside the repository, or import it there first "
+                            "(`relay-cli pipeline import FILE --repo REPO`).")
+    return real
+
+
+def repo_file(repo: Path) -> Path:
+    """The repository's ``.relay/pipelines.json``, checked to stay inside the repository."""
+    path = pipelines_path(repo)
+    inside(path, repo)
+    return path
+
+
+def _too_big(source: str) -> PipelineError:
+    return PipelineError(f"{source} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, the "
+                         "most a pipeline file may hold.", "Split it into smaller files.")
+
+
+def _too_deep(source: str) -> PipelineError:
+    return PipelineError(f"{source} is nested deeper than {MAX_NESTING} levels, the most a "
+                         "pipeline file may be.", "Fix the file (or export it again from the "
+                                                  "designer).")
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests at most ``limit`` arrays and objects (no recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            todo.extend((child, depth + 1) for child in children
+                        if isinstance(child, dict | list))
+    return True
+
+
 def parse_text(text: str, source: str) -> list[Pipeline]:
     """Every pipeline in a file's text; a clear error naming the line for bad JSON."""
+    if len(text) > MAX_FILE_BYTES:
+        raise _too_big(source)
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PipelineError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno}.", "Fix the file (or export it again from "
                                                     "the designer).") from None
+    except RecursionError:
+        raise _too_deep(source) from None
+    if not _depth_within(raw, MAX_NESTING):
+        raise _too_deep(source)
     items = raw.get("pipelines") if isinstance(raw, dict) and "pipelines" in raw else raw
     if isinstance(items, dict):
         items = [items]
@@ -46,8 +104,13 @@ def parse_text(text: str, source: str) -> list[Pipeline]:
 
 
 def read_file(path: Path) -> list[Pipeline]:
+    """Every pipeline in the file at ``path`` (read only up to ``MAX_FILE_BYTES``)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise _too_big(str(path))
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise PipelineError(f"{path} does not exist.", "Check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -57,7 +120,7 @@ def read_file(path: Path) -> list[Pipeline]:
 
 def list_pipelines(repo: Path) -> list[Pipeline]:
     """The repository's pipelines (none when it has no file yet)."""
-    path = pipelines_path(repo)
+    path = repo_file(repo)
     return read_file(path) if path.exists() else []
 
 
@@ -69,7 +132,7 @@ def dump(pipelines: list[Pipeline]) -> str:
 def save(repo: Path, pipeline: Pipeline, replace: str | None = None) -> Path:
     """Store ``pipeline`` in the repository's file (replacing the one named ``replace`` or
     its own name); the others are kept as they were."""
-    path = pipelines_path(repo)
+    path = repo_file(repo)
     current = list_pipelines(repo)
     old = replace or pipeline.name
     kept = [p for p in current if p.name not in (old, pipeline.name)]
@@ -85,7 +148,7 @@ def delete(repo: Path, name: str) -> bool:
     kept = [p for p in current if p.name != name]
     if len(kept) == len(current):
         return False
-    write_atomic(pipelines_path(repo), dump(kept).encode("utf-8"), mode=0o644)
+    write_atomic(repo_file(repo), dump(kept).encode("utf-8"), mode=0o644)
     return True
 
 
@@ -93,20 +156,43 @@ def export(pipeline: Pipeline, path: Path) -> None:
     write_atomic(path, dump([pipeline]).encode("utf-8"), mode=0o644)
 
 
-def resolve(name_or_file: str, repo: Path) -> Pipeline:
-    """A pipeline named in the repository's file, or the one in a file at that path."""
+def locate(name_or_file: str, repo: Path, *, confine: bool = False) -> Path | None:
+    """The file ``name_or_file`` names, or None when it is a pipeline's name (then it is
+    in the repository's file).
+
+    ``confine`` (a client's request, not the user's own command line): a relative path is
+    the repository's, and a file outside the repository is refused.
+    """
     candidate = Path(name_or_file).expanduser()
-    if candidate.suffix == ".json" or candidate.is_file():
-        found = read_file(candidate)
+    if confine:
+        path = candidate if candidate.is_absolute() else repo / candidate
+        if candidate.suffix == ".json" or os.sep in name_or_file or path.is_file():
+            return inside(path, repo)
+        return None
+    return candidate if candidate.suffix == ".json" or candidate.is_file() else None
+
+
+def pick(found: list[Pipeline], name: str | None, path: Path, repo: Path) -> Pipeline:
+    """The pipeline ``name`` of a file's (``None``: the file's only pipeline)."""
+    if name is None:
         if len(found) != 1:
-            raise PipelineError(f"{candidate} holds {len(found)} pipelines.",
+            raise PipelineError(f"{path} holds {len(found)} pipelines.",
                                 "Name one of them instead: "
                                 + ", ".join(p.name for p in found) if found else "Add one.")
         return found[0]
-    for pipeline in list_pipelines(repo):
-        if pipeline.name == name_or_file:
+    for pipeline in found:
+        if pipeline.name == name:
             return pipeline
-    known = [p.name for p in list_pipelines(repo)]
-    raise PipelineError(f"No pipeline named {name_or_file!r} in {pipelines_path(repo)}.",
+    known = [p.name for p in found]
+    raise PipelineError(f"No pipeline named {name!r} in {pipelines_path(repo)}.",
                         f"Known: {', '.join(known)}." if known else
                         "Create one in the designer, or pass a JSON file.")
+
+
+def resolve(name_or_file: str, repo: Path, *, confine: bool = False) -> Pipeline:
+    """A pipeline named in the repository's file, or the one in a file at that path
+    (``confine``: see :func:`locate`)."""
+    path = locate(name_or_file, repo, confine=confine)
+    if path is not None:
+        return pick(read_file(path), None, path, repo)
+    return pick(list_pipelines(repo), name_or_file, pipelines_path(repo), repo)

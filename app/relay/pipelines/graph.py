@@ -65,8 +65,15 @@ def reach(node: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
     return seen
 
 
-def topological(deps: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+def topological(deps: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     """Kahn's order, stable in declaration order (nodes on a cycle are left out)."""
+    return kahn(deps)[0]
+
+
+def kahn(deps: Mapping[str, Sequence[str]]) -> tuple[tuple[str, ...], list[str]]:
+    """One pass of Kahn's algorithm: the nodes in topological order (stable in declaration
+    order), and the nodes left out — on a cycle or after one. Each dependency is looked at
+    once; names not in ``deps`` are ignored."""
     remaining = {n: sum(1 for d in ds if d in deps) for n, ds in deps.items()}
     dependents: dict[str, list[str]] = {n: [] for n in deps}
     for node, ds in deps.items():
@@ -74,14 +81,13 @@ def topological(deps: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
             if d in dependents:
                 dependents[d].append(node)
     queue = [n for n in deps if remaining[n] == 0]
-    out: list[str] = []
     i = 0
     while i < len(queue):
         node = queue[i]
         i += 1
-        out.append(node)
         for nxt in dependents[node]:
             remaining[nxt] -= 1
             if remaining[nxt] == 0:
                 queue.append(nxt)
-    return tuple(out)
+    ordered = set(queue)
+    return tuple(queue), [n for n in deps if n not in ordered]

@@ -295,6 +295,24 @@ class Ledger:
             return cur.rowcount > 0
         return await self.tx(fn)
 
+    # -- trust -----------------------------------------------------------------------
+
+    def trusted(self, digest: str) -> bool:
+        """Whether the user accepted the commands of the pipeline file with this SHA-256."""
+        return bool(digest) and bool(self._read(
+            "SELECT 1 FROM pipeline_trust WHERE digest = ?", (digest,)))
+
+    async def trust(self, digest: str, path: Path, commands: int) -> None:
+        """Remember that the user accepted the commands of this file (by its SHA-256)."""
+        ms = now_ms()
+
+        def fn(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO pipeline_trust (digest, path, commands, trusted_ms)"
+                         " VALUES (?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET"
+                         " path = excluded.path, trusted_ms = excluded.trusted_ms",
+                         (digest, str(path), commands, ms))
+        await self.tx(fn)
+
     # -- leases ----------------------------------------------------------------------
 
     async def claim(self, run_id: str, owner: str, node_ids: Sequence[str],

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from relay.core.errors import PipelineError
+from relay.core.errors import PipelineError, PipelineUntrustedError
 from relay.core.pipeline_model import Pipeline
 from relay.pipelines import git_ops
 from relay.pipelines.executor import SessionExecutor
 from relay.pipelines.ledger import Ledger, LogEntry, RunInfo, StepInfo
 from relay.pipelines.scheduler import Executor, Scheduler, Settings
+from relay.pipelines.trust import Source
 from relay.pipelines.validate import check
 from relay.sessions.repo_check import check_repository
 
@@ -83,8 +84,9 @@ class Pipelines:
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None = None,
                     budget_usd: float | None = None) -> str:
-        """Validate ``pipeline``, record a run from the repository's HEAD, and drive it."""
-        check(pipeline)
+        """Validate ``pipeline`` (in a worker thread: the window's loop runs this), record a
+        run from the repository's HEAD, and drive it."""
+        await asyncio.to_thread(check, pipeline)
         # where no session may start (its git needs are head_commit's, in a pipeline's words)
         repo = await asyncio.to_thread(check_repository, Path(repo), self.engine.config.home,
                                        worktree=False)
@@ -166,6 +168,26 @@ class Pipelines:
     def is_driving(self, run_id: str) -> bool:
         task = self._drivers.get(run_id)
         return task is not None and not task.done()
+
+    # -- trust (pipelines/trust.py) --------------------------------------------------
+
+    def needs_trust(self, source: Source) -> bool:
+        """Whether ``source`` runs commands its user has not accepted (in this version)."""
+        return bool(source.commands) and not self.ledger.trusted(source.digest)
+
+    async def trust(self, source: Source) -> None:
+        """Remember that the user accepted ``source``'s commands (until the file changes)."""
+        if source.commands and source.digest:
+            await self.ledger.trust(source.digest, source.path, len(source.commands))
+
+    def require_trust(self, source: Source, hint: str) -> None:
+        """:class:`PipelineUntrustedError` (listing the commands) unless ``source`` may run."""
+        if self.needs_trust(source):
+            found = source.commands
+            raise PipelineUntrustedError(
+                f"{source.path} runs {len(found)} command{'s' if len(found) != 1 else ''} "
+                "nobody has accepted yet (the file is new or changed):",
+                [str(c) for c in found], hint)
 
     # -- reading ---------------------------------------------------------------------
 

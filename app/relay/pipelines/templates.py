@@ -4,16 +4,19 @@ Fields: ``output`` (the step's final answer), ``files`` (the files it changed, c
 separated), ``commit`` (its result commit), ``branch`` (its session branch) and
 ``session`` (its Relay session id). A node may refer to any node it depends on,
 directly or through others: their results are saved before it starts.
+
+The text is read by :func:`tokens`, one left-to-right scan: each ``{{`` is closed by the
+first ``}}`` after it (what the text inside means is checked afterwards), and the search
+for a closer never goes back, so a task of any size costs its length once.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 FIELDS = ("output", "files", "commit", "branch", "session")
-_REF = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\.([A-Za-z]+)\s*$")
 
 
@@ -40,34 +43,73 @@ class StepOutputs:
         return str(value) if value else f"(no {field})"
 
 
+@dataclass(frozen=True)
+class Token:
+    """A piece of a task: plain ``text``, or a ``{{…}}`` (``inner`` is what is between)."""
+
+    text: str
+    inner: str | None = None
+
+
+def tokens(text: str) -> Iterator[Token]:
+    """``text`` as plain pieces and ``{{…}}`` pieces, in order; joined they are ``text``.
+
+    One scan: the next ``{{`` and the next ``}}`` are each searched for from where the
+    last search ended, never again from an earlier place. A ``{{`` with no ``}}`` after
+    it ends the scan (the rest is plain text).
+    """
+    pos = 0
+    close = text.find("}}")
+    while True:
+        start = text.find("{{", pos)
+        if start < 0:
+            break
+        if close < start + 2:
+            close = text.find("}}", start + 2) if close >= 0 else -1
+        if close < 0:
+            break  # no closer after this opener, so none after any later one
+        if start > pos:
+            yield Token(text[pos:start])
+        yield Token(text[start:close + 2], text[start + 2:close])
+        pos = close + 2
+        close = text.find("}}", pos)
+    if pos < len(text):
+        yield Token(text[pos:])
+
+
 def references(text: str) -> tuple[list[Ref], list[str]]:
     """The references in ``text`` and what is wrong with the malformed ones."""
     refs: list[Ref] = []
     problems: list[str] = []
-    for match in _REF.finditer(text):
-        inner = match.group(1)
-        name = _NAME.match(inner)
+    unclosed = unopened = False
+    for token in tokens(text):
+        if token.inner is None:
+            unclosed = unclosed or "{{" in token.text
+            unopened = unopened or "}}" in token.text
+            continue
+        name = _NAME.match(token.inner)
         if name is None:
-            problems.append(f"{match.group(0)!r} is not a reference; write {{{{node.field}}}} "
+            problems.append(f"{token.text!r} is not a reference; write {{{{node.field}}}} "
                             f"with field one of {', '.join(FIELDS)}")
         elif name.group(2) not in FIELDS:
-            problems.append(f"{match.group(0)!r}: unknown field {name.group(2)!r} "
+            problems.append(f"{token.text!r}: unknown field {name.group(2)!r} "
                             f"(one of {', '.join(FIELDS)})")
         else:
             refs.append(Ref(name.group(1), name.group(2)))
-    rest = _REF.sub("", text)
-    if "{{" in rest:
+    if unclosed:
         problems.append("'{{' is never closed with '}}'")
-    elif "}}" in rest:
+    elif unopened:
         problems.append("'}}' has no opening '{{'")
     return refs, problems
 
 
 def render(text: str, results: Mapping[str, StepOutputs]) -> str:
     """``text`` with every reference replaced (validation guarantees they resolve)."""
-    def one(match: re.Match[str]) -> str:
-        name = _NAME.match(match.group(1))
+    out: list[str] = []
+    for token in tokens(text):
+        name = _NAME.match(token.inner) if token.inner is not None else None
         if name is None or name.group(1) not in results:
-            return match.group(0)
-        return results[name.group(1)].value(name.group(2))
-    return _REF.sub(one, text)
+            out.append(token.text)
+        else:
+            out.append(results[name.group(1)].value(name.group(2)))
+    return "".join(out)

@@ -209,6 +209,14 @@ MIGRATIONS: dict[int, str] = {
     7: """
     ALTER TABLE runs ADD COLUMN refused_calls INTEGER NOT NULL DEFAULT 0;
     """,
+    8: """
+    CREATE TABLE pipeline_trust (
+        digest TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        commands INTEGER NOT NULL,
+        trusted_ms INTEGER NOT NULL
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)

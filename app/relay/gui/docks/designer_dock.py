@@ -37,10 +37,13 @@ from relay.gui.docks.parts import PlainLabel
 from relay.gui.messages import ErrorBanner
 from relay.gui.plan_dialog import PlanDialog
 from relay.gui.viewmodels.designer import DesignerViewModel
+from relay.pipelines import trust
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 
 READY_TEXT = "No problems: ready to save and run."
+#: commands listed under the canvas (the dialog before a run lists three times as many)
+COMMANDS_SHOWN = 6
 PALETTE_CSS = ("QListWidget { background: transparent; }"
                " QListWidget::item { border: 1px solid #d0d7de; border-radius: 10px;"
                " margin: 2px 3px; background: #f6f8fa; }"
@@ -110,6 +113,11 @@ class DesignerDock(QDockWidget):
         self.problems.setTextElideMode(Qt.TextElideMode.ElideRight)  # whole in the tooltip
         self.problems.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.problems.itemClicked.connect(self._problem_clicked)
+        self.commands = QLabel()
+        self.commands.setObjectName("designerCommands")
+        self.commands.setTextFormat(Qt.TextFormat.PlainText)  # a repository's text, as text
+        self.commands.setWordWrap(True)
+        self.commands.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
         self.panel = DesignerPanel(vm, names)
         self.dialog: QFileDialog | None = None
         self.question: QMessageBox | None = None
@@ -139,6 +147,7 @@ class DesignerDock(QDockWidget):
         column.addWidget(self.view, 1)
         column.addWidget(self.problems_title)
         column.addWidget(self.problems)
+        column.addWidget(self.commands)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("designerSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -178,6 +187,7 @@ class DesignerDock(QDockWidget):
         self.scene.nodeClicked.connect(vm.activate)
         vm.notice.connect(self.show_note)
         vm.changed.connect(self.refresh_problems)
+        vm.trustAsked.connect(self.ask_trust)
         vm.loaded.connect(self._loaded)
         self.visibilityChanged.connect(self._visible)
 
@@ -300,6 +310,39 @@ class DesignerDock(QDockWidget):
         else:
             self.problems_title.setText(READY_TEXT if self.vm.pipeline.nodes else "")
             self.problems_title.setStyleSheet(f"QLabel {{ color: {theme.OK}; }}")
+
+        ran = trust.commands([self.vm.pipeline])
+        lines = [f"{c.node} · {c.field}: {c.line}" for c in ran[:COMMANDS_SHOWN]]
+        if len(ran) > COMMANDS_SHOWN:
+            lines.append(f"… and {len(ran) - COMMANDS_SHOWN} more")
+        self.commands.setText(f"Runs {len(ran)} command{'s' if len(ran) != 1 else ''} (without "
+                              "a shell, in each step's worktree):\n" + "\n".join(lines)
+                              if ran else "")
+        self.commands.setVisible(bool(ran))
+
+    def ask_trust(self, path: str, commands: list[str]) -> QMessageBox:
+        """Before the first run of a file whose commands nobody accepted: list them, ask."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Run these commands?",
+                          f"{path} runs {len(commands)} command(s) you have not accepted yet "
+                          "(the file is new or changed since).",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        shown = commands[:COMMANDS_SHOWN * 3]
+        more = len(commands) - len(shown)
+        box.setInformativeText("\n".join(f"$ {c}" for c in shown)
+                               + (f"\n… and {more} more" if more else "")
+                               + "\n\nRelay remembers the answer for this version of the file.")
+
+        def answered(button: object) -> None:
+            self.vm.answer_trust(
+                box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes)
+
+        box.buttonClicked.connect(answered)
+        box.rejected.connect(lambda: self.vm.answer_trust(False))
+        self.question = box
+        box.open()
+        return box
 
     def _loaded(self) -> None:
         if self.view.isVisible() and self.view.viewport().width() > 50:

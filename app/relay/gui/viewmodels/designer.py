@@ -25,10 +25,11 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from relay.core.pipeline_model import Pipeline
 from relay.gui.bridge import EngineBridge
-from relay.gui.designer_draft import Draft, Edit, EditRefused, new_pipeline, placed
+from relay.gui.designer_draft import Checked, Draft, Edit, EditRefused, new_pipeline, placed
 from relay.gui.pipeline_backend import PipelineBackend
 from relay.gui.viewmodels.pipeline_run import CONTEXT, PipelineRunViewModel
 from relay.pipelines.planner import Plan
+from relay.pipelines.trust import Source
 from relay.pipelines.validate import Problem
 
 #: QUndoCommand.id() of edits that may merge (their Edit.merge keys must also match)
@@ -71,6 +72,8 @@ class DesignerViewModel(QObject):
         loaded(): another pipeline was opened (or a new one started).
         notice(str, str): a message and its tone (``warning``: an edit was refused;
             ``ok``, ``info``); an empty message clears it.
+        trustAsked(str, list): before a run, the repository's file (its path) runs these
+            commands nobody accepted yet; :meth:`answer_trust` says yes or no.
     """
 
     changed = Signal()
@@ -78,6 +81,7 @@ class DesignerViewModel(QObject):
     pipelinesChanged = Signal()
     loaded = Signal()
     notice = Signal(str, str)
+    trustAsked = Signal(str, list)
 
     def __init__(self, bridge: EngineBridge, backend: PipelineBackend,
                  parent: QObject | None = None) -> None:
@@ -89,8 +93,10 @@ class DesignerViewModel(QObject):
         self.draft = Draft(new_pipeline("pipeline"))
         self.run = PipelineRunViewModel(bridge, backend, self)
         self.repo: Path | None = None
-        #: the pipelines in the repository's file, as last read
+        #: the pipelines in the repository's file, as last read (laid out)
         self.saved: list[Pipeline] = []
+        #: their problems, found in the worker thread that read them (by name)
+        self._saved_problems: dict[str, list[Problem]] = {}
         #: the name the draft has in the file (None: never saved there)
         self.source_name: str | None = None
         #: an imported or planned draft that will replace the saved pipeline of its name
@@ -99,6 +105,8 @@ class DesignerViewModel(QObject):
         self.planning = False
         self.selected: tuple[str, ...] = ()
         self._gestures = itertools.count(1)
+        #: a run waiting for the user to accept the file's commands: the file, and the run
+        self._asking: tuple[Source, Callable[[], None]] | None = None
 
     def start(self) -> None:
         """Follow runs, and open the repository the user most obviously works in."""
@@ -174,14 +182,15 @@ class DesignerViewModel(QObject):
         self._bridge.tasks.start(self._backend.pipelines_in(repo), context=CONTEXT,
                                  on_done=lambda found: self._listed(repo, found, open_first))
 
-    def _listed(self, repo: Path, found: list[Pipeline], open_first: bool) -> None:
+    def _listed(self, repo: Path, found: list[Checked], open_first: bool) -> None:
         if repo != self.repo:
             return  # another repository was chosen meanwhile
-        self.saved = found
+        self.saved = [c.pipeline for c in found]
+        self._saved_problems = {c.pipeline.name: c.problems for c in found}
         self.pipelinesChanged.emit()
         pristine = not self.pipeline.nodes and self.undo_stack.count() == 0
         if open_first and pristine and found:
-            self._load(found[0], found[0].name)
+            self._load(found[0].pipeline, found[0].pipeline.name, found[0].problems)
         else:
             self.run.set_scope(self.repo, self.pipeline.name)
 
@@ -189,7 +198,7 @@ class DesignerViewModel(QObject):
         """Open the repository's pipeline ``name`` (unsaved edits are dropped)."""
         for pipeline in self.saved:
             if pipeline.name == name:
-                self._load(pipeline, name)
+                self._load(pipeline, name, self._saved_problems.get(name))
                 return
 
     def new(self) -> None:
@@ -199,8 +208,13 @@ class DesignerViewModel(QObject):
                     if n not in taken)
         self._load(new_pipeline(name), None)
 
-    def _load(self, pipeline: Pipeline, source: str | None) -> None:
-        self.draft.set(placed(pipeline))  # nodes without a position are laid out
+    def _load(self, pipeline: Pipeline, source: str | None,
+              problems: list[Problem] | None = None) -> None:
+        """Open ``pipeline``; with its ``problems`` when a worker thread found them (then it
+        is laid out already), else they are found here (a small drawing's)."""
+        if problems is None:
+            pipeline = placed(pipeline)  # nodes without a position are laid out
+        self.draft.set(pipeline, problems=problems)
         self.source_name = source
         self._replacing = False
         self.selected = ()
@@ -239,20 +253,20 @@ class DesignerViewModel(QObject):
         self._bridge.tasks.start(self._backend.read(Path(path)), context=CONTEXT,
                                  on_done=lambda found: self._imported(Path(path), found))
 
-    def _imported(self, path: Path, found: list[Pipeline]) -> None:
+    def _imported(self, path: Path, found: list[Checked]) -> None:
         if not found:
             self.notice.emit(f"{path} holds no pipelines.", "warning")
             return
-        first = found[0]
-        self._open_draft(first)
+        first = found[0].pipeline
+        self._open_draft(first, found[0].problems)
         others = f" (the file holds {len(found)}: the first is open)" if len(found) > 1 else ""
         self.notice.emit(f"Imported {first.name!r} from {path}{others}; Save stores it in the "
                          "repository.", "info")
 
-    def _open_draft(self, pipeline: Pipeline) -> None:
+    def _open_draft(self, pipeline: Pipeline, problems: list[Problem] | None = None) -> None:
         """Open a pipeline that is not in the repository's file yet (imported, planned); one
         with a saved pipeline's name replaces that one when saved."""
-        self._load(pipeline, None)
+        self._load(pipeline, None, problems)
         if any(p.name == pipeline.name for p in self.saved):
             self.source_name = pipeline.name
             self._replacing = True
@@ -311,12 +325,35 @@ class DesignerViewModel(QObject):
             return False
         pipeline = self.pipeline
 
-        def go() -> None:
+        def start() -> None:
             self.run.start_run(pipeline, repo, concurrency)
+
+        def go() -> None:  # the file as saved: are its commands accepted?
+            self._bridge.tasks.start(self._backend.untrusted(repo), context=CONTEXT,
+                                     on_done=lambda source: self._trusted(source, start))
         if self.dirty:
             return self.save(then=go)
         go()
         return True
+
+    def _trusted(self, source: Source | None, start: Callable[[], None]) -> None:
+        if source is None:
+            start()
+            return
+        self._asking = (source, start)
+        self.trustAsked.emit(str(source.path), [str(c) for c in source.commands])
+
+    def answer_trust(self, accepted: bool) -> None:
+        """The user's answer to :attr:`trustAsked`: run (and remember it) or not."""
+        asking, self._asking = self._asking, None
+        if asking is None:
+            return
+        source, start = asking
+        if not accepted:
+            self.notice.emit("Not run: the pipeline's commands were not accepted.", "warning")
+            return
+        self._bridge.tasks.start(self._backend.trust(source), context=CONTEXT,
+                                 on_done=lambda _none: start())
 
     # -- edits ------------------------------------------------------------------------
 
