@@ -9,7 +9,7 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -471,3 +471,104 @@ def test_find_executable_missing_names_cli_and_install_hint(tmp_path: Path) -> N
     assert "npm i -g fakecli" in info.value.hint
     assert "RELAY_FAKE_BIN" in info.value.hint
     assert "npm i -g fakecli" in str(info.value)
+
+
+# -- what the agent leaves behind ------------------------------------------------------
+
+#: the agent: fork a grandchild (the middle process exits at once, so it is orphaned;
+#: ``setsid`` also leaves the agent's session and process group) that writes its pid to
+#: argv[1] and sleeps 300 s holding what ``hold`` says; then print a result and exit 0
+#: (or, with ``stay``, wait on stdin until stopped)
+_LEAVER = """
+import os, sys, time
+pidfile, setsid, hold, stay = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4] == "1"
+ready_r, ready_w = os.pipe()
+if os.fork() == 0:
+    os.close(ready_r)
+    if setsid:
+        os.setsid()
+    if os.fork() == 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if hold in ("stderr", "none"):
+            os.dup2(null, 1)
+        if hold == "none":
+            os.dup2(null, 2)
+        open(pidfile, "w").write(str(os.getpid()))
+        os.write(ready_w, b"x")
+        time.sleep(300)
+    os._exit(0)
+os.close(ready_w)
+os.read(ready_r, 1)
+print("result", flush=True)
+if stay:
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def pidfile(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "grandchild.pid"
+    yield path
+    if path.exists() and not gone(pid := int(path.read_text())):
+        os.kill(pid, signal.SIGKILL)  # a failing test leaves nothing behind
+
+
+def leaver(tmp_path: Path, pidfile: Path, *, setsid: bool, hold: str = "both",
+           stay: bool = False) -> AgentProcess:
+    return agent(tmp_path, py(_LEAVER, str(pidfile), "1" if setsid else "0", hold,
+                              "1" if stay else "0"),
+                 stdin=StdinMode.PIPE if stay else StdinMode.DEVNULL, exit_grace=0.2)
+
+
+def wait_gone(pid: int, within: float = 10.0) -> None:
+    try:
+        psutil.Process(pid).wait(timeout=within)
+    except psutil.NoSuchProcess:
+        return
+    except psutil.TimeoutExpired:
+        if not gone(pid):
+            pytest.fail(f"process {pid} outlived the agent")
+
+
+@pytest.mark.parametrize("setsid", [False, True], ids=["same-group", "own-session"])
+@pytest.mark.parametrize("hold", ["both", "stderr"])
+async def test_output_ends_a_grace_after_the_agent_exits_whoever_holds_the_pipe(
+        tmp_path: Path, pidfile: Path, setsid: bool, hold: str) -> None:
+    proc = leaver(tmp_path, pidfile, setsid=setsid, hold=hold)
+    await proc.start()
+    started = time.monotonic()
+    lines = await collect(proc, within=30)
+    result = await asyncio.wait_for(proc.wait(), 30)
+    took = time.monotonic() - started
+    assert [line.text for line in lines] == ["result"]
+    assert (result.exit_code, result.signal, result.stalled, result.stopped) == (0, None, False, False)
+    assert took < 15
+    wait_gone(int(pidfile.read_text()))
+
+
+async def test_a_detached_child_that_lets_go_of_the_pipe_is_stopped_with_the_agent(
+        tmp_path: Path, pidfile: Path) -> None:
+    # The pipes end with the agent: nothing waits on them, but the child must not outlive it.
+    proc = leaver(tmp_path, pidfile, setsid=True, hold="none")
+    await proc.start()
+    assert [line.text for line in await collect(proc, within=30)] == ["result"]
+    result = await asyncio.wait_for(proc.wait(), 30)
+    assert (result.exit_code, result.stopped) == (0, False)  # the agent itself had finished
+    wait_gone(int(pidfile.read_text()))
+    await asyncio.wait_for(proc.stop(grace=0.2), 30)  # the run's end: nothing left, no error
+    assert (await proc.wait()).stopped is False
+
+
+@pytest.mark.parametrize("setsid", [False, True], ids=["same-group", "own-session"])
+async def test_stop_kills_orphaned_descendants_too(tmp_path: Path, pidfile: Path,
+                                                  setsid: bool) -> None:
+    proc = leaver(tmp_path, pidfile, setsid=setsid, stay=True)
+    await proc.start()
+    it = proc.lines()
+    assert (await next_line(it)).text == "result"
+    grandchild = int(pidfile.read_text())
+    assert psutil.Process(grandchild).ppid() != proc.pid  # orphaned: not in the agent's tree
+    await asyncio.wait_for(proc.stop(grace=0.2), 30)
+    assert [line async for line in _bounded(it, 30)] == []
+    wait_gone(grandchild)
+    assert (await asyncio.wait_for(proc.wait(), 30)).stopped is True

@@ -232,7 +232,7 @@ async def test_a_full_disk_stops_the_session_with_a_clear_error(relay_home: Path
             row = await cur.fetchone()
         assert row is not None
         await eng.store.conn.execute(f"PRAGMA max_page_count = {row[0]}")  # no room to grow
-        with pytest.raises(StoreError, match="Could not write") as info:
+        with pytest.raises(StoreError, match="is full") as info:
             await eng.wait_session(session_id)
         assert info.value.hint is not None
         assert "Free disk space" in info.value.hint

@@ -13,22 +13,42 @@ Safety rules:
   worktree — never on the user's own branch (an in-place session is refused);
 * it is idempotent per handoff: if the branch tip already is the snapshot of the
   same handoff (``Relay-Handoff`` trailer), that commit is returned instead of a
-  second one — a restarted engine never snapshots twice.
+  second one — a restarted engine never snapshots twice;
+* a commit survives a crash of the one before it: git records no owner in
+  ``index.lock``, so Relay does — before committing it creates ``relay-commit.owner``
+  in the worktree's git dir (its pid and start time, created exclusively) and removes
+  it after. A lock whose recorded owner is dead, and that no live process holds open,
+  is Relay's own leftover and is cleared; a live owner is waited for
+  (:data:`LOCK_WAIT_S`), then named in a clear error. A lock Relay did not record (the
+  user's git) is never deleted.
 
 Git work is blocking: call :func:`take_snapshot` through ``asyncio.to_thread``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, overload
 
+import psutil
 import pygit2
 
 from relay.core.errors import WorktreeError
 
 AUTHOR = pygit2.Signature("Relay", "relay@localhost.invalid")
+#: how long a commit waits for a live process that holds the worktree's git locks
+LOCK_WAIT_S = 30.0
+_LOCK_POLL_S = 0.2
+#: in the worktree's git dir while Relay commits: who (pid, start time)
+OWNER_FILE = "relay-commit.owner"
 
 
 @dataclass(frozen=True)
@@ -115,28 +135,157 @@ def stage_everything(repo: pygit2.Repository) -> bool:
     return changed
 
 
+def _git_locks(repo: pygit2.Repository, branch: str) -> list[Path]:
+    """The lock files a commit on ``branch`` takes: the worktree's index, the branch ref."""
+    gitdir = Path(repo.path)
+    common = gitdir
+    with contextlib.suppress(OSError):
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    return [gitdir / "index.lock", common / f"{branch}.lock"]
+
+
+def _process_started(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
+def _owner_alive(record: dict[str, object]) -> bool:
+    pid, started = record.get("pid"), record.get("started")
+    if not isinstance(pid, int) or not isinstance(started, int | float):
+        return False  # a record Relay could not have written: nobody to wait for
+    now = _process_started(pid)
+    return now is not None and abs(now - started) < 0.05
+
+
+def _read_owner(owner: Path) -> dict[str, object] | None:
+    try:
+        record = json.loads(owner.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # unreadable: no live owner it could name
+    return record if isinstance(record, dict) else {}
+
+
+def lock_holders(paths: list[Path]) -> list[int]:
+    """Live processes (of those this user may see) that have one of ``paths`` open."""
+    proc = Path("/proc")
+    if not sys.platform.startswith("linux") or not proc.is_dir():
+        return []
+    wanted = {str(p) for p in paths}
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (entry / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in wanted:
+                        found.append(int(entry.name))
+                        break
+    return found
+
+
+def _claim(owner: Path) -> bool:
+    """Create the owner record exclusively, complete from its first byte (link(2))."""
+    me = os.getpid()
+    record = {"pid": me, "started": _process_started(me)}
+    draft = owner.with_name(f"{owner.name}.{me}.{secrets.token_hex(4)}")
+    draft.write_text(json.dumps(record), encoding="utf-8")
+    try:
+        os.link(draft, owner)
+    except FileExistsError:
+        return False
+    finally:
+        draft.unlink(missing_ok=True)
+    return True
+
+
+@contextlib.contextmanager
+def git_locks_held(repo: pygit2.Repository, branch: str, worktree: Path, *,
+                   within: float = LOCK_WAIT_S,
+                   waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold Relay's owner record for a commit on ``branch``: clear the locks a dead Relay
+    left, wait (``within`` seconds) for a live holder, raise :class:`WorktreeError` naming
+    it if it stays. ``waiting`` hears once what is waited for."""
+    owner = Path(repo.path) / OWNER_FILE
+    locks = _git_locks(repo, branch)
+    deadline = time.monotonic() + within
+    told = False
+    while True:
+        blocker = None
+        if _claim(owner):
+            held = [lock for lock in locks if lock.exists()]
+            if not held:
+                break
+            owner.unlink(missing_ok=True)
+            holders = lock_holders(held)
+            names = ", ".join(str(p) for p in held)
+            if not holders:
+                raise WorktreeError(
+                    f"{names} is left in {worktree}'s git folder by a git that is not running "
+                    "and not by Relay.",
+                    "If no git command is running in that worktree, delete the lock file and "
+                    "try again.")
+            blocker = f"process {holders[0]} holding {names}"
+        else:
+            record = _read_owner(owner)
+            if record is None:
+                continue  # released just now
+            if not _owner_alive(record):
+                holders = lock_holders([*locks, owner])
+                if not holders:
+                    for lock in locks:  # Relay's own dead process left them mid-commit
+                        lock.unlink(missing_ok=True)
+                    owner.unlink(missing_ok=True)
+                    continue
+                blocker = f"process {holders[0]} holding its git locks"
+            else:
+                blocker = f"Relay process {record.get('pid')} committing there"
+        if time.monotonic() >= deadline:
+            raise WorktreeError(
+                f"{worktree} is still locked by {blocker} after {within:g} s.",
+                "Wait for it to finish, or stop it and try again.")
+        if not told and waiting is not None:
+            waiting(blocker)
+            told = True
+        time.sleep(_LOCK_POLL_S)
+    try:
+        yield
+    finally:
+        owner.unlink(missing_ok=True)
+
+
 @overload
 def commit_everything(worktree: Path, session_id: str, message: str, what: str,
-                      allow_empty: Literal[True] = ...) -> tuple[str, bool]: ...
+                      allow_empty: Literal[True] = ..., *,
+                      lock_wait: float = ...) -> tuple[str, bool]: ...
 @overload
 def commit_everything(worktree: Path, session_id: str, message: str, what: str,
-                      allow_empty: Literal[False]) -> tuple[str | None, bool]: ...
+                      allow_empty: Literal[False], *,
+                      lock_wait: float = ...) -> tuple[str | None, bool]: ...
 def commit_everything(worktree: Path, session_id: str, message: str, what: str,
-                      allow_empty: bool = True) -> tuple[str | None, bool]:
+                      allow_empty: bool = True, *,
+                      lock_wait: float = LOCK_WAIT_S) -> tuple[str | None, bool]:
     """Stage everything in the session's worktree and commit it on its branch.
 
     Returns (the commit's sha, whether anything changed); without ``allow_empty`` nothing
     is committed (sha None) when the tree would be the tip's. ``what`` names the commit
-    in the error ("the snapshot", "the end of run …").
+    in the error ("the snapshot", "the end of run …"). Locks a crashed Relay left are
+    cleared first; a live holder is waited for up to ``lock_wait`` seconds.
     """
     repo, branch = open_session_worktree(worktree, session_id)
-    tip = repo.head.peel(pygit2.Commit)
     try:
-        changed = stage_everything(repo)
-        tree = repo.index.write_tree()
-        if not allow_empty and (not changed or tree == tip.tree.id):
-            return None, False
-        return str(repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id])), changed
+        with git_locks_held(repo, branch, worktree, within=lock_wait):
+            tip = repo.head.peel(pygit2.Commit)  # read under the lock: another may have moved it
+            changed = stage_everything(repo)
+            tree = repo.index.write_tree()
+            if not allow_empty and (not changed or tree == tip.tree.id):
+                return None, False
+            sha = repo.create_commit(branch, AUTHOR, AUTHOR, message, tree, [tip.id])
+            return str(sha), changed
     except (pygit2.GitError, OSError) as exc:
         raise WorktreeError(f"Could not commit {what} in {worktree}: {exc}.",
                             "Check the worktree with `git status`; free disk space if it is "
