@@ -20,7 +20,7 @@ from relay.core.events import EventRecord, Usage, parse_event
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.core.states import ACTIVE_STATES, SessionState
 from relay.core.store.sessions_quick import ACTIVE_SESSIONS, RECENT_SESSIONS, SESSIONS_SELECT, USAGE_COLS
-from relay.core.store.sql import Statement, from_ms, now_ms
+from relay.core.store.sql import Statement, from_ms, id_text_problem, now_ms, prefix_match
 
 _RUNS_SELECT = (f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
                 f" exit_code, {', '.join(USAGE_COLS)}, agent_session_id, refused_calls, entry"
@@ -73,8 +73,14 @@ class SessionsRepo:
 
     async def get(self, session_id: str) -> SessionRow:
         """The session ``session_id`` names (a unique prefix will do)."""
-        rows = await self._sessions(f"{SESSIONS_SELECT} WHERE s.id = ? OR s.id LIKE ?",
-                                    (session_id, f"{session_id}%"))
+        problem = id_text_problem(session_id, "A session id")
+        if problem:
+            raise SessionNotFoundError(f"No such session: {problem}",
+                                       "List sessions with `relay-cli sessions`.")
+        rows = await self._sessions(f"{SESSIONS_SELECT} WHERE s.id = ?", (session_id,))
+        if not rows:
+            where, params = prefix_match("s.id", session_id)
+            rows = await self._sessions(f"{SESSIONS_SELECT} WHERE {where} LIMIT 2", params)
         if len(rows) != 1:
             raise SessionNotFoundError(
                 f"No session {session_id!r}." if not rows else f"{session_id!r} is ambiguous.",
