@@ -152,16 +152,14 @@ async def test_no_worktree_runs_in_place(engine: Engine, git_repo: Path) -> None
     assert (git_repo / NOTES_FILE).exists()
 
 
-async def test_not_a_repository_fails_the_session_with_a_hint(engine: Engine,
-                                                               tmp_path: Path) -> None:
+async def test_not_a_repository_is_refused_before_a_session_exists(engine: Engine,
+                                                                   tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    row = await engine.run_session(SessionSpec(repo=plain, task="t"))
-    assert row.state == "failed"
-    assert "not a git repository" in (row.reason or "")
-    errors = [r.event for r in await engine.session_events(row.id) if r.event.kind == "error"]
-    assert errors
-    assert "--no-worktree" in errors[0].message
+    with pytest.raises(WorktreeError, match="not a git repository") as info:
+        await engine.start_session(SessionSpec(repo=plain, task="t"))
+    assert "--no-worktree" in (info.value.hint or "")
+    assert await engine.list_sessions() == []
 
 
 async def test_setup_command_runs_in_the_new_worktree(engine: Engine, git_repo: Path) -> None:
@@ -204,9 +202,9 @@ async def test_continue_session_resumes_in_the_same_worktree(engine: Engine, git
 
 async def test_continue_refuses_a_running_or_unstarted_session(engine: Engine, git_repo: Path,
                                                                tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    failed = await engine.run_session(SessionSpec(repo=plain, task="t"))  # never got an agent
+    failed = await engine.run_session(SessionSpec(  # its setup failed: never got an agent
+        repo=git_repo, task="t", setup_command=["git", "no-such-command"]))
+    assert failed.state == "failed"
     with pytest.raises(SessionNotFoundError, match="never started"):
         await engine.continue_session(failed.id, "more")
 

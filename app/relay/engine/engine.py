@@ -52,7 +52,7 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
 from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
 from relay.sessions.runner import SessionRunner, new_id
-from relay.sessions.worktree import Workspace
+from relay.sessions.worktree import Workspace, check_worktree_source
 from relay.wallet.service import Wallet, WalletGuard
 
 if TYPE_CHECKING:
@@ -250,6 +250,8 @@ class Engine:
         if not repo.is_dir():
             raise WorktreeError(f"{spec.repo} is not a folder.",
                                 "Pass the path of your project's git repository (--repo).")
+        if spec.worktree:
+            await check_worktree_source(repo)  # refused before a session row exists
         spec = spec.model_copy(update={"repo": repo})
         session_id = new_id()
         simulated = any(c.simulated for c in classes)
