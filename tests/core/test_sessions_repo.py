@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -118,3 +119,19 @@ async def test_an_id_longer_than_any_id_is_one_clear_error(
                                   " characters (this one has 100,000).")
     with pytest.raises(SessionNotFoundError, match="No session"):
         await store.sessions.get("a" * MAX_ID_LENGTH)  # the longest allowed is looked up
+
+
+async def test_the_task_is_stored_once_and_older_rows_still_read(
+        db: tuple[Store, EventWriter], relay_home: Path) -> None:
+    store, writer = db
+    task = "a long task " * 1000
+    await add_session(writer, "new", task)
+    await writer.flush()
+    with sqlite3.connect(relay_home / "relay.db") as conn:
+        stored_task, spec_json = conn.execute(
+            "SELECT task, spec_json FROM sessions WHERE id='new'").fetchone()
+        assert stored_task == task
+        assert "a long task" not in spec_json  # one copy, in the task column
+        old = SessionSpec(repo=Path("/tmp/project"), task="an older build's task")
+        conn.execute("UPDATE sessions SET spec_json=? WHERE id='new'", (old.model_dump_json(),))
+    assert (await store.sessions.spec("new")).task == "an older build's task"  # its own copy

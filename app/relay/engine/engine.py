@@ -34,7 +34,7 @@ from relay.core.events import (
     StateChanged,
     Usage,
 )
-from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
+from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
@@ -269,6 +269,7 @@ class Engine:
         The agent resumes its own session (``--resume`` / ``exec resume``) in the same
         worktree. Raises a RelayError when there is nothing to resume.
         """
+        check_task(prompt, "The prompt")
         row = await self.store.sessions.get(session_id)
         if self.is_running_here(row.id) or not row.finished:
             raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",
