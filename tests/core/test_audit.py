@@ -171,13 +171,28 @@ def test_tampering_a_middle_line_is_found_at_that_line(log_path: Path, field: st
     assert report.last_hash == written[1].hash
 
 
-def test_reformatting_alone_does_not_break_the_chain(log_path: Path) -> None:
+@pytest.mark.parametrize("reformat", [
+    pytest.param(lambda line: line[:-1] + b"\r\n", id="crlf"),
+    pytest.param(lambda line: json.dumps(json.loads(line)).encode() + b"\n", id="spaces"),
+    pytest.param(lambda line: json.dumps(dict(reversed(json.loads(line).items())),
+                                         ensure_ascii=False, separators=(",", ":")).encode() + b"\n",
+                 id="field-order"),
+])
+def test_a_line_not_byte_for_byte_as_written_is_a_rewrite(
+        log_path: Path, reformat: Callable[[bytes], bytes]) -> None:
     write_log(log_path, 3)
-    rewrite_line(log_path, 2, lambda o: None)  # same content, key order and spacing kept
     lines = read_lines(log_path)
-    lines[1] = json.dumps(json.loads(lines[1]), indent=None).encode() + b"\n"  # spaces after : and ,
+    lines[1] = reformat(lines[1])  # the hash still holds: same fields, same values
     write_lines(log_path, lines)
-    assert verify(log_path).ok
+    report = verify(log_path)
+    assert (report.broken_line, report.kind, report.entries) == (2, BreakKind.NOT_AS_WRITTEN, 1)
+
+
+def test_a_log_converted_to_crlf_is_caught_at_its_first_line(log_path: Path) -> None:
+    write_log(log_path, 3)
+    log_path.write_bytes(log_path.read_bytes().replace(b"\n", b"\r\n"))
+    report = verify(log_path)
+    assert (report.broken_line, report.kind) == (1, BreakKind.NOT_AS_WRITTEN)
 
 
 def test_an_edit_with_a_recomputed_hash_is_found_at_the_next_line(log_path: Path) -> None:

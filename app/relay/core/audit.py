@@ -27,8 +27,10 @@ A non-JSON value raises ``TypeError``/``ValueError``: that is a bug in the calle
 ``verify`` walks the chain and names the first broken line (1-based) and why: not JSON
 (or a blank line), not an entry (missing, extra or mistyped field), ``prevHash`` not the
 previous line's hash (a line deleted, inserted or reordered before it), ``hash`` not the
-line's content (the line was edited), or an incomplete last line (no final newline: a
-cut-off write or a truncated file). An empty or missing log is intact with 0 entries.
+line's content (the line was edited), bytes other than the ones written (a line is exactly
+:meth:`AuditEntry.to_line`: a CRLF ending, added spaces or reordered fields are a rewrite
+even when the hash still holds), or an incomplete last line (no final newline: a cut-off
+write or a truncated file). An empty or missing log is intact with 0 entries.
 Limits: removing whole lines from the *end*, or rewriting the whole file with fresh
 hashes, cannot be seen from the file alone; anchoring the last hash elsewhere would.
 
@@ -122,6 +124,7 @@ class BreakKind(StrEnum):
     MALFORMED = "malformed"
     PREV_HASH_MISMATCH = "prev_hash_mismatch"
     HASH_MISMATCH = "hash_mismatch"
+    NOT_AS_WRITTEN = "not_as_written"
     TRUNCATED = "truncated"
 
 
@@ -208,6 +211,10 @@ def _check(raw: bytes, expected_prev: str, number: int) -> AuditEntry:
                          "(a line was deleted, inserted or reordered)")
     if entry_hash(entry.prev_hash, entry.ts, entry.event, entry.data) != entry.hash:
         raise _LineError(BreakKind.HASH_MISMATCH, "does not match its hash (the line was edited)")
+    if raw != entry.to_line():  # the hash holds, the bytes are not the ones written
+        raise _LineError(BreakKind.NOT_AS_WRITTEN,
+                         "is not byte for byte as Relay wrote it (a CRLF line ending, spaces or"
+                         " reordered fields: the file was rewritten)")
     return entry
 
 
