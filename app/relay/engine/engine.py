@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from relay.core.accounts import AccountBook
-from relay.core.audit import AuditLog
+from relay.core.audit import AuditLog, DbAnchor
 from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.capabilities import Cap
@@ -130,7 +130,8 @@ class Engine:
         bus = EventBus()
         writer = EventWriter(store, bus)
         writer.start()
-        trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
+        trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj,
+                                    anchor=DbAnchor(config.db_path)))
         bus.add_listener(trail.on_records)
         trail.start()
         engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)

@@ -209,6 +209,16 @@ MIGRATIONS: dict[int, str] = {
     7: """
     ALTER TABLE runs ADD COLUMN refused_calls INTEGER NOT NULL DEFAULT 0;
     """,
+    8: """
+    CREATE TABLE audit_anchor (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        entries INTEGER NOT NULL,
+        head TEXT NOT NULL,
+        since_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        reset_note TEXT
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)
