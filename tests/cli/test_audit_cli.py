@@ -145,3 +145,23 @@ def test_show_stops_at_a_line_that_is_no_entry(audit_path: Path) -> None:
     assert proc.returncode == 2
     assert "Line 6" in proc.stderr
     assert_no_traceback(proc)
+
+
+def test_verify_catches_a_deleted_or_cut_log_the_database_anchored(relay_home: Path) -> None:
+    demo = subprocess.run([sys.executable, "-m", "relay.cli.main", "demo"], capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "RELAY_DEMO_STEP_DELAY": "0"})
+    assert demo.returncode == 0, demo.stderr
+    log = relay_home / "audit.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert len(lines) >= 2
+    assert cli("audit", "verify").returncode == 0
+    log.write_bytes(b"".join(lines[:-1]))  # the last entry removed: the file alone still chains
+    cut = cli("audit", "verify")
+    assert cut.returncode == 1, cut.stdout
+    assert f"the database recorded {len(lines)} ending in" in " ".join(cut.stdout.split())
+    log.unlink()
+    gone = cli("audit", "verify")
+    assert gone.returncode == 1, gone.stdout  # was "intact: 0 entries"
+    assert "the log is missing or empty" in " ".join(gone.stdout.split())
+    assert_no_traceback(gone)

@@ -94,6 +94,22 @@ def test_missing_repository_is_a_clear_error() -> None:
     assert_no_traceback(proc)
 
 
+@pytest.mark.parametrize("kind", ["plain", "unborn"])
+def test_a_folder_a_worktree_cannot_start_from_exits_2_and_creates_no_session(
+        kind: str, tmp_path: Path, relay_home: Path) -> None:
+    folder = tmp_path / kind
+    folder.mkdir()
+    if kind == "unborn":
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    proc = cli("run", "x", "--repo", str(folder))
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # the README's "not a repository"
+    assert ("not a git repository" if kind == "plain" else "no commits yet") in proc.stderr
+    assert "--no-worktree" in proc.stderr
+    assert_no_traceback(proc)
+    with sqlite3.connect(relay_home / "relay.db") as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
 def test_unknown_session_is_a_clear_error() -> None:
     proc = cli("show", "nope")
     assert proc.returncode == 2

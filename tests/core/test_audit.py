@@ -171,13 +171,28 @@ def test_tampering_a_middle_line_is_found_at_that_line(log_path: Path, field: st
     assert report.last_hash == written[1].hash
 
 
-def test_reformatting_alone_does_not_break_the_chain(log_path: Path) -> None:
+@pytest.mark.parametrize("reformat", [
+    pytest.param(lambda line: line[:-1] + b"\r\n", id="crlf"),
+    pytest.param(lambda line: json.dumps(json.loads(line)).encode() + b"\n", id="spaces"),
+    pytest.param(lambda line: json.dumps(dict(reversed(json.loads(line).items())),
+                                         ensure_ascii=False, separators=(",", ":")).encode() + b"\n",
+                 id="field-order"),
+])
+def test_a_line_not_byte_for_byte_as_written_is_a_rewrite(
+        log_path: Path, reformat: Callable[[bytes], bytes]) -> None:
     write_log(log_path, 3)
-    rewrite_line(log_path, 2, lambda o: None)  # same content, key order and spacing kept
     lines = read_lines(log_path)
-    lines[1] = json.dumps(json.loads(lines[1]), indent=None).encode() + b"\n"  # spaces after : and ,
+    lines[1] = reformat(lines[1])  # the hash still holds: same fields, same values
     write_lines(log_path, lines)
-    assert verify(log_path).ok
+    report = verify(log_path)
+    assert (report.broken_line, report.kind, report.entries) == (2, BreakKind.NOT_AS_WRITTEN, 1)
+
+
+def test_a_log_converted_to_crlf_is_caught_at_its_first_line(log_path: Path) -> None:
+    write_log(log_path, 3)
+    log_path.write_bytes(log_path.read_bytes().replace(b"\n", b"\r\n"))
+    report = verify(log_path)
+    assert (report.broken_line, report.kind) == (1, BreakKind.NOT_AS_WRITTEN)
 
 
 def test_an_edit_with_a_recomputed_hash_is_found_at_the_next_line(log_path: Path) -> None:
@@ -493,3 +508,84 @@ def test_threads_sharing_and_not_sharing_a_log_object(log_path: Path) -> None:
     report = verify(log_path)
     assert report.ok, report
     assert report.entries == 400
+
+
+# --- the anchor in relay.db -------------------------------------------------------------------
+
+
+@pytest.fixture
+def anchor(tmp_path: Path) -> audit.DbAnchor:
+    import sqlite3
+
+    from relay.core.store.migrations import MIGRATIONS
+
+    db = tmp_path / "relay.db"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(next(sql for sql in MIGRATIONS.values() if "audit_anchor" in sql))
+    return audit.DbAnchor(db)
+
+
+def anchored_log(log_path: Path, anchor: audit.DbAnchor, count: int) -> list[AuditEntry]:
+    log = AuditLog(log_path, durable=False, anchor=anchor)
+    return [log.append("state_changed", {"i": i}) for i in range(count)]
+
+
+def test_each_append_anchors_the_length_and_head_in_the_database(
+        log_path: Path, anchor: audit.DbAnchor) -> None:
+    written = anchored_log(log_path, anchor, 4)
+    known = anchor.read()
+    assert known is not None
+    assert (known.entries, known.head, known.reset_note) == (4, written[-1].hash, None)
+    assert verify(log_path, known).ok
+
+
+@pytest.mark.parametrize(("damage", "entries"), [
+    pytest.param(lambda p: p.unlink(), 0, id="deleted"),
+    pytest.param(lambda p: p.write_bytes(b""), 0, id="emptied"),
+    pytest.param(lambda p: p.write_bytes(b"".join(read_lines(p)[:3])), 3, id="last-lines-cut"),
+])
+def test_a_log_cut_short_or_deleted_is_caught_by_the_anchor(
+        log_path: Path, anchor: audit.DbAnchor, damage: Callable[[Path], None],
+        entries: int) -> None:
+    anchored_log(log_path, anchor, 5)
+    damage(log_path)
+    assert verify(log_path).ok  # the file alone cannot tell
+    report = verify(log_path, anchor.read())
+    assert (report.ok, report.kind, report.entries, report.broken_line) == (
+        False, BreakKind.ANCHOR_MISMATCH, entries, entries + 1)
+    assert "the database recorded 5 ending in" in (report.detail or "")
+
+
+def test_a_rewrite_with_fresh_hashes_is_caught_by_the_anchor(
+        log_path: Path, anchor: audit.DbAnchor, tmp_path: Path) -> None:
+    anchored_log(log_path, anchor, 3)
+    forged = tmp_path / "forged.jsonl"
+    AuditLog(forged, durable=False).append("state_changed", {"i": "forged"})
+    for i in (1, 2):
+        AuditLog(forged, durable=False).append("state_changed", {"i": i})
+    log_path.write_bytes(forged.read_bytes())  # a whole new chain, every hash right
+    assert verify(log_path).ok
+    report = verify(log_path, anchor.read())
+    assert report.kind == BreakKind.ANCHOR_MISMATCH
+
+
+def test_a_log_from_before_the_anchor_is_anchored_at_its_next_append(
+        log_path: Path, anchor: audit.DbAnchor) -> None:
+    write_log(log_path, 3)  # no anchor: an older data folder
+    assert anchor.read() is None
+    entry = anchored_log(log_path, anchor, 1)[0]
+    known = anchor.read()
+    assert known is not None
+    assert (known.entries, known.head, known.reset_note) == (4, entry.hash, None)
+
+
+def test_a_log_moved_aside_is_re_anchored_with_a_note(
+        log_path: Path, anchor: audit.DbAnchor) -> None:
+    anchored_log(log_path, anchor, 3)
+    log_path.rename(log_path.with_name("audit.old.jsonl"))  # what the damage hint says to do
+    anchored_log(log_path, anchor, 1)
+    known = anchor.read()
+    assert known is not None
+    assert known.entries == 1
+    assert "where 3 ending in" in (known.reset_note or "")
+    assert verify(log_path, known).ok

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from relay.core.bus import EventBus
+from relay.core.errors import SessionNotFoundError
 from relay.core.events import PermissionDenied, SessionEnded, StateChanged, TurnCompleted, Usage
 from relay.core.models import SessionSpec
 from relay.core.store.db import Store
 from relay.core.store.sessions_quick import quick_sessions
 from relay.core.store.sessions_repo import SessionsRepo
+from relay.core.store.sql import MAX_ID_LENGTH
 from relay.core.store.writer import EventWriter, WriteOp
 
 
@@ -88,3 +91,47 @@ async def test_the_quick_read_leaves_an_orphaned_session_to_the_engine(
     assert [a.id for a in await store.sessions.active()] == ["orphan"]
     assert (await store.sessions.active_one("orphan")) is not None
     assert quick_sessions(relay_home / "missing.db", 10) is None
+
+
+async def test_a_session_prefix_is_matched_exactly_not_as_a_pattern(
+        db: tuple[Store, EventWriter]) -> None:
+    store, writer = db
+    await add_session(writer, "abc123", "one")
+    await add_session(writer, "abd_45", "two")
+    await writer.flush()
+    assert (await store.sessions.get("abc")).id == "abc123"
+    assert (await store.sessions.get("abd_")).id == "abd_45"  # '_' is itself
+    for pattern in ("%", "a%", "ab_", "_bc", "abc1%3"):  # LIKE wildcards match nothing
+        with pytest.raises(SessionNotFoundError, match=r"^No (such )?session"):
+            await store.sessions.get(pattern)
+    with pytest.raises(SessionNotFoundError, match="ambiguous"):
+        await store.sessions.get("ab")
+
+
+async def test_an_id_longer_than_any_id_is_one_clear_error(
+        db: tuple[Store, EventWriter]) -> None:
+    store, writer = db
+    await add_session(writer, "abc123", "one")
+    await writer.flush()
+    with pytest.raises(SessionNotFoundError) as info:
+        await store.sessions.get("a" * 100_000)  # a LIKE pattern SQLite calls too complex
+    assert info.value.message == (f"No such session: A session id is at most {MAX_ID_LENGTH}"
+                                  " characters (this one has 100,000).")
+    with pytest.raises(SessionNotFoundError, match="No session"):
+        await store.sessions.get("a" * MAX_ID_LENGTH)  # the longest allowed is looked up
+
+
+async def test_the_task_is_stored_once_and_older_rows_still_read(
+        db: tuple[Store, EventWriter], relay_home: Path) -> None:
+    store, writer = db
+    task = "a long task " * 1000
+    await add_session(writer, "new", task)
+    await writer.flush()
+    with sqlite3.connect(relay_home / "relay.db") as conn:
+        stored_task, spec_json = conn.execute(
+            "SELECT task, spec_json FROM sessions WHERE id='new'").fetchone()
+        assert stored_task == task
+        assert "a long task" not in spec_json  # one copy, in the task column
+        old = SessionSpec(repo=Path("/tmp/project"), task="an older build's task")
+        conn.execute("UPDATE sessions SET spec_json=? WHERE id='new'", (old.model_dump_json(),))
+    assert (await store.sessions.spec("new")).task == "an older build's task"  # its own copy

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from relay.core.errors import PipelineError
 from relay.core.pipeline_model import Pipeline
 from relay.pipelines.ledger import Ledger, RunInfo
 from relay.pipelines.scheduler import Scheduler, Settings
@@ -165,3 +168,13 @@ async def test_an_expired_lease_is_taken_over_and_the_old_workers_write_is_refus
     assert ("saved", "a", "w1", 1) not in log
     assert stale.started == ["a"]
     assert "b" not in stale.started
+
+
+async def test_a_run_prefix_is_matched_exactly_and_bounded(ledger: Ledger) -> None:
+    await ledger.create_run("abc123def456", graph("p", {"a": []}), Path("."), 1, None, None)
+    assert ledger.run("abc1").id == "abc123def456"
+    for pattern in ("%", "a%", "ab_", "_"):
+        with pytest.raises(PipelineError, match=r"^No (such )?pipeline run"):
+            ledger.run(pattern)
+    with pytest.raises(PipelineError, match="at most 64 characters"):
+        ledger.run("a" * 100_000)

@@ -10,9 +10,15 @@ import pygit2
 import pytest
 
 from relay.core.config import load_config
-from relay.core.errors import SessionNotFoundError, StoreError, UnknownRuntimeError, WorktreeError
+from relay.core.errors import (
+    SessionNotFoundError,
+    StoreError,
+    TaskTooLargeError,
+    UnknownRuntimeError,
+    WorktreeError,
+)
 from relay.core.events import EventRecord
-from relay.core.models import SessionSpec
+from relay.core.models import MAX_TASK_BYTES, SessionSpec
 from relay.engine.engine import Engine
 from relay.runtimes.demo import NOTES_FILE
 
@@ -152,14 +158,30 @@ async def test_no_worktree_runs_in_place(engine: Engine, git_repo: Path) -> None
     assert (git_repo / NOTES_FILE).exists()
 
 
-async def test_not_a_repository_is_refused_with_a_hint_before_a_session(engine: Engine,
-                                                                         tmp_path: Path) -> None:
+async def test_not_a_repository_is_refused_before_a_session_exists(engine: Engine,
+                                                                   tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    with pytest.raises(WorktreeError, match="not a git repository") as refused:
+    with pytest.raises(WorktreeError, match="not a git repository") as info:
         await engine.start_session(SessionSpec(repo=plain, task="t"))
-    assert "--no-worktree" in (refused.value.hint or "")
-    assert await engine.list_sessions(10) == []
+    assert "--no-worktree" in (info.value.hint or "")
+    assert await engine.list_sessions() == []
+
+
+async def test_a_task_over_the_size_limit_is_refused_before_a_session_exists(
+        engine: Engine, git_repo: Path) -> None:
+    with pytest.raises(TaskTooLargeError) as info:
+        await engine.start_session(SessionSpec(repo=git_repo, task="x" * (MAX_TASK_BYTES + 1)))
+    assert info.value.message == (f"The task is {MAX_TASK_BYTES + 1:,} bytes; a task is at most"
+                                  f" {MAX_TASK_BYTES:,} (1 MB).")
+    assert "file in the repository" in (info.value.hint or "")
+    with pytest.raises(TaskTooLargeError):  # bytes, not characters
+        SessionSpec(repo=git_repo, task="é" * (MAX_TASK_BYTES // 2 + 1))
+    assert await engine.list_sessions() == []
+    assert len(SessionSpec(repo=git_repo, task="x" * MAX_TASK_BYTES).task) == MAX_TASK_BYTES
+    done = await engine.run_session(SessionSpec(repo=git_repo, task="t"))
+    with pytest.raises(TaskTooLargeError, match=r"^The prompt is"):  # a follow-up prompt too
+        await engine.continue_session(done.id, "y" * (MAX_TASK_BYTES + 1))
 
 
 async def test_setup_command_runs_in_the_new_worktree(engine: Engine, git_repo: Path) -> None:

@@ -18,7 +18,7 @@ from rich.markup import escape
 from relay.cli.argtypes import positive_int
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
-from relay.core.audit import VerifyReport, iter_entries, verify
+from relay.core.audit import Anchor, DbAnchor, VerifyReport, iter_entries, verify
 from relay.core.config import Config
 from relay.core.termsafe import json_text
 
@@ -45,19 +45,32 @@ def run(args: argparse.Namespace, config: Config, console: Console) -> int:
     """Run the audit action ``args`` names; return the exit code."""
     path: Path = args.path or config.audit_path
     if args.audit_command == "verify":
-        return verify_log(path, console, args.json)
+        same = path.resolve() == config.audit_path.resolve()
+        return verify_log(path, console, args.json,
+                          DbAnchor(config.db_path).read() if same else None, anchored=same)
     return show_log(path, console, args.limit, args.json)
 
 
-def verify_log(path: Path, console: Console, as_json: bool) -> int:
-    report = verify(path)
+def verify_log(path: Path, console: Console, as_json: bool, anchor: Anchor | None = None,
+               *, anchored: bool = False) -> int:
+    """Verify the log at ``path`` against ``anchor`` (the data folder's, for its own log)."""
+    report = verify(path, anchor)
     if as_json:
-        print(json_text(report.to_json()), flush=True)
-    elif report.ok:
+        print(json_text({**report.to_json(), "anchored": anchor is not None,
+                         "anchoredSinceMs": anchor.since_ms if anchor else None,
+                         "anchorNote": anchor.reset_note if anchor else None}), flush=True)
+        return 0 if report.ok else 1
+    if report.ok:
         console.print(f"[bold green]✓ audit chain intact[/]: {report.entries} entries in "
                       f"{escape(str(path))}")
     else:
         _print_broken(report, console)
+    if anchor is None and anchored:
+        console.print("The database holds no anchor for this log yet: only the chain itself is "
+                      "checked (its length and last entry are, from the next entry Relay writes).",
+                      markup=False)
+    elif anchor is not None and anchor.reset_note:
+        console.print(f"Note: the anchor was reset, {anchor.reset_note}.", markup=False)
     return 0 if report.ok else 1
 
 

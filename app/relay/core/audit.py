@@ -27,8 +27,10 @@ A non-JSON value raises ``TypeError``/``ValueError``: that is a bug in the calle
 ``verify`` walks the chain and names the first broken line (1-based) and why: not JSON
 (or a blank line), not an entry (missing, extra or mistyped field), ``prevHash`` not the
 previous line's hash (a line deleted, inserted or reordered before it), ``hash`` not the
-line's content (the line was edited), or an incomplete last line (no final newline: a
-cut-off write or a truncated file). An empty or missing log is intact with 0 entries.
+line's content (the line was edited), bytes other than the ones written (a line is exactly
+:meth:`AuditEntry.to_line`: a CRLF ending, added spaces or reordered fields are a rewrite
+even when the hash still holds), or an incomplete last line (no final newline: a cut-off
+write or a truncated file). An empty or missing log is intact with 0 entries.
 Limits: removing whole lines from the *end*, or rewriting the whole file with fresh
 hashes, cannot be seen from the file alone; anchoring the last hash elsewhere would.
 
@@ -57,8 +59,10 @@ import hashlib
 import json
 import os
 import re
+import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -123,7 +127,61 @@ class BreakKind(StrEnum):
     MALFORMED = "malformed"
     PREV_HASH_MISMATCH = "prev_hash_mismatch"
     HASH_MISMATCH = "hash_mismatch"
+    NOT_AS_WRITTEN = "not_as_written"
     TRUNCATED = "truncated"
+    ANCHOR_MISMATCH = "anchor_mismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """The chain's length and head as the last append recorded them (outside the log)."""
+
+    entries: int
+    head: str
+    since_ms: int
+    #: what the last re-anchoring replaced (a log moved aside, deleted or rewritten)
+    reset_note: str | None = None
+
+
+class DbAnchor:
+    """The anchor in relay.db's ``audit_anchor`` table (one row), read and written with
+    :mod:`sqlite3` directly: an append runs in a worker thread under the log's lock."""
+
+    def __init__(self, db_path: Path | str) -> None:
+        self.db_path = Path(db_path)
+
+    def read(self) -> Anchor | None:
+        """The anchor; None when there is none yet (or no database, or a build before it)."""
+        try:
+            conn = sqlite3.connect(f"{self.db_path.resolve().as_uri()}?mode=ro", uri=True,
+                                   timeout=10)
+        except sqlite3.Error:
+            return None
+        try:
+            row = conn.execute("SELECT entries, head, since_ms, reset_note FROM audit_anchor"
+                               " WHERE id = 1").fetchone()
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+        return Anchor(int(row[0]), str(row[1]), int(row[2]), row[3]) if row else None
+
+    def write(self, entries: int, head: str, *, reset_note: str | None = None,
+              fresh: bool = False) -> None:
+        """Record the chain's new length and head (``fresh``: a new anchor from now)."""
+        ms = time.time_ns() // 1_000_000
+        conn = sqlite3.connect(self.db_path, timeout=10)
+        try:
+            with conn:
+                conn.execute(
+                    "INSERT INTO audit_anchor (id, entries, head, since_ms, updated_ms, reset_note)"
+                    " VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+                    " entries=excluded.entries, head=excluded.head, updated_ms=excluded.updated_ms,"
+                    " since_ms=CASE WHEN ? THEN excluded.since_ms ELSE since_ms END,"
+                    " reset_note=coalesce(excluded.reset_note, reset_note)",
+                    (entries, head, ms, ms, reset_note, int(fresh)))
+        finally:
+            conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,12 +267,34 @@ def _check(raw: bytes, expected_prev: str, number: int) -> AuditEntry:
                          "(a line was deleted, inserted or reordered)")
     if entry_hash(entry.prev_hash, entry.ts, entry.event, entry.data) != entry.hash:
         raise _LineError(BreakKind.HASH_MISMATCH, "does not match its hash (the line was edited)")
+    if raw != entry.to_line():  # the hash holds, the bytes are not the ones written
+        raise _LineError(BreakKind.NOT_AS_WRITTEN,
+                         "is not byte for byte as Relay wrote it (a CRLF line ending, spaces or"
+                         " reordered fields: the file was rewritten)")
     return entry
 
 
-def verify(path: Path | str) -> VerifyReport:
-    """Walk the chain; report the first broken line. Raise :class:`AuditError` when unreadable."""
-    path = Path(path)
+def verify(path: Path | str, anchor: Anchor | None = None) -> VerifyReport:
+    """Walk the chain; report the first broken line, or (given the ``anchor``) a chain that
+    does not end where the anchor says. Raise :class:`AuditError` when unreadable."""
+    report = _walk(Path(path))
+    if anchor is None or not report.ok or (report.entries, report.last_hash) == (
+            anchor.entries, anchor.head):
+        return report
+    if report.entries == 0:
+        what = "is missing or empty"
+    elif report.entries < anchor.entries:
+        what = f"has {report.entries} entries"
+    else:
+        what = f"has {report.entries} entries ending in {report.last_hash[:12]}…"
+    return VerifyReport(report.path, report.entries, report.last_hash, report.lines,
+                        min(report.entries, anchor.entries) + 1, BreakKind.ANCHOR_MISMATCH,
+                        f"is not where the log ends: the log {what}, the database recorded"
+                        f" {anchor.entries} ending in {anchor.head[:12]}… (entries were removed"
+                        " from the end, or the log was deleted or rewritten)")
+
+
+def _walk(path: Path) -> VerifyReport:
     prev, count = GENESIS_HASH, 0
     try:
         with path.open("rb") as fh:
@@ -264,8 +344,9 @@ class AuditLog:
     """
 
     def __init__(self, path: Path | str, *, scrub: Scrub | None = None, clock: Clock | None = None,
-                 durable: bool = True) -> None:
+                 durable: bool = True, anchor: DbAnchor | None = None) -> None:
         self.path = Path(path)
+        self.anchor = anchor
         self._scrub: Scrub = scrub if scrub is not None else _identity
         self._clock: Clock = clock if clock is not None else _utcnow
         self._durable = durable
@@ -286,7 +367,7 @@ class AuditLog:
                 raise _os_error("write", self.path, exc) from exc
 
     def verify(self) -> VerifyReport:
-        return verify(self.path)
+        return verify(self.path, self.anchor.read() if self.anchor else None)
 
     def entries(self) -> Iterator[AuditEntry]:
         return iter_entries(self.path)
@@ -317,7 +398,27 @@ class AuditLog:
             os.close(fd)
         if size == 0 and self._durable:
             _fsync_dir(self.path.parent)
+        if self.anchor is not None:
+            self._anchor(prev, entry)
         return entry
+
+    def _anchor(self, prev: str, entry: AuditEntry) -> None:
+        """Record the new head outside the log (still under the log's lock)."""
+        assert self.anchor is not None
+        try:
+            known = self.anchor.read()
+            if known is not None and known.head == prev:
+                self.anchor.write(known.entries + 1, entry.hash)
+                return
+            counted = _walk(self.path)  # no anchor yet, or the log is not the anchored one
+            note = None if known is None else (
+                f"re-anchored at {entry.ts}: the log had {counted.entries - 1} entries before"
+                f" this one where {known.entries} ending in {known.head[:12]}… were recorded")
+            self.anchor.write(counted.entries if counted.ok else counted.lines, entry.hash,
+                              reset_note=note, fresh=True)
+        except sqlite3.Error as exc:  # the entry is written; verify will name the gap
+            raise AuditError(f"The audit log's anchor in {self.anchor.db_path} could not be"
+                             f" written: {exc}.", "Check the data folder's disk space.") from exc
 
 
 def _identity(value: Any) -> Any:

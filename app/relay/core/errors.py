@@ -9,6 +9,7 @@ Hierarchy::
 
     RelayError
     ├── ConfigError                 bad relay.toml / environment / flag
+    │   └── TaskTooLargeError       a task (or follow-up prompt) over the size limit
     ├── StoreError                  the database cannot be used
     │   └── SchemaTooNewError       written by a newer Relay build
     ├── RuntimeUnavailableError     an agent CLI is missing or unusable
@@ -52,6 +53,10 @@ class RelayError(Exception):
 
 class ConfigError(RelayError):
     """A setting is invalid."""
+
+
+class TaskTooLargeError(ConfigError):
+    """A task is larger than Relay takes (:data:`relay.core.models.MAX_TASK_BYTES`)."""
 
 
 class StoreError(RelayError):

@@ -7,10 +7,27 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from relay.core.errors import TaskTooLargeError
 from relay.core.events import Usage
 from relay.core.states import FINAL_STATES, SessionState
+
+#: the most a task (or a follow-up prompt) may be, in UTF-8 bytes: it is stored with the
+#: session and goes into each prompt, contract and briefing; large context belongs in a
+#: file in the repository, which the agent reads
+MAX_TASK_BYTES = 1_000_000
+
+
+def check_task(task: str, what: str = "The task") -> str:
+    """``task`` when it is within :data:`MAX_TASK_BYTES`; else a TaskTooLargeError (every
+    front end's task reaches Relay through this: a :class:`SessionSpec` calls it)."""
+    if len(task) > MAX_TASK_BYTES // 4 and len(task.encode("utf-8", "surrogatepass")) > MAX_TASK_BYTES:
+        size = len(task.encode("utf-8", "surrogatepass"))
+        raise TaskTooLargeError(
+            f"{what} is {size:,} bytes; a task is at most {MAX_TASK_BYTES:,} (1 MB).",
+            "Put the large context in a file in the repository and name the file in the task.")
+    return task
 
 
 class PermissionPolicy(StrEnum):
@@ -94,6 +111,11 @@ class SessionSpec(BaseModel):
     budget_usd: float | None = Field(default=None, ge=0)
     #: the same for each run of the session (one prompt on one entry: a task)
     task_budget_usd: float | None = Field(default=None, ge=0)
+
+    @field_validator("task")
+    @classmethod
+    def _bounded_task(cls, task: str) -> str:
+        return check_task(task)
 
 
 def chain_of(spec: SessionSpec) -> list[str]:

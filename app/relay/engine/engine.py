@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from relay.core.accounts import AccountBook
-from relay.core.audit import AuditLog
+from relay.core.audit import AuditLog, DbAnchor
 from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.capabilities import Cap
@@ -35,7 +35,7 @@ from relay.core.events import (
     Usage,
 )
 from relay.core.home import secure_home
-from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, entry_runtime
+from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
 from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
@@ -146,7 +146,8 @@ class Engine:
             writer = EventWriter(store, bus)
             writer.start()
             try:
-                trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj))
+                trail = AuditTrail(AuditLog(config.audit_path, scrub=scrub_obj,
+                                            anchor=DbAnchor(config.db_path)))
                 bus.add_listener(trail.on_records)
                 trail.start()
                 try:
@@ -314,6 +315,7 @@ class Engine:
         The agent resumes its own session (``--resume`` / ``exec resume``) in the same
         worktree. Raises a RelayError when there is nothing to resume.
         """
+        check_task(prompt, "The prompt")
         row = await self.store.sessions.get(session_id)
         if self.is_running_here(row.id) or not row.finished:
             raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",

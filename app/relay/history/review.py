@@ -25,6 +25,7 @@ from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import Notice
 from relay.core.redact import scrub
 from relay.core.store.db import Store, from_ms, now_ms
+from relay.core.store.sql import id_text_problem, prefix_match
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.history.git_history import commit_of
 from relay.history.model import ReviewComment
@@ -101,10 +102,14 @@ class Review:
 
     async def comments(self, session_id: str, sha: str | None = None) -> list[ReviewComment]:
         row = await self.store.sessions.get(session_id)
-        where, params = "session_id=?", [row.id]
+        where, params = "session_id=?", list[object]([row.id])
         if sha:
-            where += " AND (sha=? OR sha LIKE ?)"
-            params += [sha, f"{sha}%"]
+            problem = id_text_problem(sha, "A commit")
+            if problem:
+                raise RelayError(f"No such commit: {problem}", "Pass a commit's hash (or its start).")
+            match, match_params = prefix_match("sha", sha)
+            where += f" AND {match}"
+            params += match_params
         async with self.store.conn.execute(
                 f"SELECT {_COLS} FROM review_comments WHERE {where} ORDER BY created_ms, id",
                 params) as cur:

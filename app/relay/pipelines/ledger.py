@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeVar
 from relay.core.errors import PipelineError, StoreError
 from relay.core.pipeline_model import Pipeline
 from relay.core.store.db import Store, now_ms
+from relay.core.store.sql import id_text_problem, prefix_match
 from relay.pipelines.templates import StepOutputs
 
 T = TypeVar("T")
@@ -236,10 +237,15 @@ class Ledger:
 
     def run(self, run_id: str) -> RunInfo:
         """A run by id (or a unique prefix of one)."""
+        problem = id_text_problem(run_id, "A run id")
+        if problem:
+            raise PipelineError(f"No such pipeline run: {problem}",
+                                "List runs with `relay-cli pipeline status`.")
         rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id = ?", (run_id,))
         if not rows:
-            rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE id LIKE ?"
-                              " ORDER BY created_ms DESC LIMIT 2", (run_id + "%",))
+            where, params = prefix_match("id", run_id)
+            rows = self._read(f"SELECT {_RUN_COLS} FROM pipeline_runs WHERE {where}"
+                              " ORDER BY created_ms DESC LIMIT 2", params)
             if len(rows) != 1:
                 raise PipelineError(f"No pipeline run {run_id}." if not rows else
                                     f"{run_id} matches more than one run.",

@@ -69,11 +69,16 @@ def _start_point(repo: pygit2.Repository, base: str | None) -> pygit2.Commit:
                             "The step's starting point is gone; was the branch deleted?") from exc
 
 
-def _create(repo_path: Path, root: Path, session_id: str, base: str | None = None) -> Workspace:
+def _worktree_source(repo_path: Path) -> pygit2.Repository:
     repo = open_repo(repo_path)
     if repo.head_is_unborn:
         raise WorktreeError(f"{repo_path} has no commits yet.",
                             "Make a first commit, or start the session with --no-worktree.")
+    return repo
+
+
+def _create(repo_path: Path, root: Path, session_id: str, base: str | None = None) -> Workspace:
+    repo = _worktree_source(repo_path)
     branch_name = f"relay/{session_id}"
     target = root / session_id
     if target.exists():

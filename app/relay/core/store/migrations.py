@@ -217,6 +217,16 @@ MIGRATIONS: dict[int, str] = {
         trusted_ms INTEGER NOT NULL
     );
     """,
+    9: """
+    CREATE TABLE audit_anchor (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        entries INTEGER NOT NULL,
+        head TEXT NOT NULL,
+        since_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        reset_note TEXT
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)

@@ -10,6 +10,7 @@ which ``relay-cli sessions`` runs with sqlite3 alone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -20,7 +21,7 @@ from relay.core.events import EventRecord, Usage, parse_event
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.core.states import ACTIVE_STATES, SessionState
 from relay.core.store.sessions_quick import ACTIVE_SESSIONS, RECENT_SESSIONS, SESSIONS_SELECT, USAGE_COLS
-from relay.core.store.sql import Statement, damaged_row, from_ms, now_ms
+from relay.core.store.sql import Statement, damaged_row, from_ms, id_text_problem, now_ms, prefix_match
 
 _RUNS_SELECT = (f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
                 f" exit_code, {', '.join(USAGE_COLS)}, agent_session_id, refused_calls, entry"
@@ -63,6 +64,17 @@ class RunUsage(NamedTuple):
     cost_usd: float | None
 
 
+def _spec(spec_json: str, task: str) -> SessionSpec:
+    """A stored spec: its JSON holds everything but the task (the ``task`` column holds
+    that, once; rows written before kept a copy in the JSON, which is used then)."""
+    try:
+        data = json.loads(spec_json)
+        data.setdefault("task", task)
+        return SessionSpec.model_validate(data)
+    except (ValueError, AttributeError) as exc:  # not JSON, not an object, not a spec
+        raise damaged_row("sessions", exc) from exc
+
+
 class SessionsRepo:
     """The sessions and runs tables over the store's connection (``store.sessions``)."""
 
@@ -73,8 +85,14 @@ class SessionsRepo:
 
     async def get(self, session_id: str) -> SessionRow:
         """The session ``session_id`` names (a unique prefix will do)."""
-        rows = await self._sessions(f"{SESSIONS_SELECT} WHERE s.id = ? OR s.id LIKE ?",
-                                    (session_id, f"{session_id}%"))
+        problem = id_text_problem(session_id, "A session id")
+        if problem:
+            raise SessionNotFoundError(f"No such session: {problem}",
+                                       "List sessions with `relay-cli sessions`.")
+        rows = await self._sessions(f"{SESSIONS_SELECT} WHERE s.id = ?", (session_id,))
+        if not rows:
+            where, params = prefix_match("s.id", session_id)
+            rows = await self._sessions(f"{SESSIONS_SELECT} WHERE {where} LIMIT 2", params)
         if len(rows) != 1:
             raise SessionNotFoundError(
                 f"No session {session_id!r}." if not rows else f"{session_id!r} is ambiguous.",
@@ -87,13 +105,10 @@ class SessionsRepo:
 
     async def spec(self, session_id: str) -> SessionSpec:
         """What the user asked for when the session was created (as amended since)."""
-        row = await self._one("SELECT spec_json FROM sessions WHERE id=?", (session_id,))
+        row = await self._one("SELECT spec_json, task FROM sessions WHERE id=?", (session_id,))
         if row is None:
             raise SessionNotFoundError(f"No session {session_id!r}.")
-        try:
-            return SessionSpec.model_validate_json(row[0])
-        except ValueError as exc:
-            raise damaged_row("sessions", exc) from exc
+        return _spec(row[0], row[1])
 
     async def active(self) -> list[ActiveSession]:
         return [ActiveSession(*r) for r in await self._all(ACTIVE_SESSIONS, ACTIVE_STATES)]
@@ -119,14 +134,11 @@ class SessionsRepo:
         """Real (not simulated) sessions a recovering engine carries on, oldest first: those
         waiting for a reset, and those with an unfinished handoff."""
         rows = await self._all(
-            "SELECT s.id, s.state, s.spec_json FROM sessions s WHERE s.simulated=0 AND"
+            "SELECT s.id, s.state, s.spec_json, s.task FROM sessions s WHERE s.simulated=0 AND"
             " (s.state='waiting' OR EXISTS (SELECT 1 FROM handoffs h WHERE"
             " h.session_id=s.id AND h.state NOT IN ('done', 'failed')))"
             " ORDER BY s.created_ms", ())
-        try:
-            return [(r[0], r[1], SessionSpec.model_validate_json(r[2])) for r in rows]
-        except ValueError as exc:
-            raise damaged_row("sessions", exc) from exc
+        return [(r[0], r[1], _spec(r[2], r[3])) for r in rows]
 
     async def events_of_others(self, after_id: int, pid: int,
                                limit: int = 5000) -> tuple[list[EventRecord], int]:
@@ -236,7 +248,8 @@ class SessionsRepo:
         return ("INSERT INTO sessions (id, repo, task, runtime, model, state, permission, simulated,"
                 " owner_pid, spec_json, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (session_id, str(spec.repo), spec.task, spec.runtime, spec.model, "pending",
-                 spec.permission.value, int(simulated), owner_pid, spec.model_dump_json(), ms, ms))
+                 spec.permission.value, int(simulated), owner_pid,
+                 spec.model_dump_json(exclude={"task"}), ms, ms))  # the task once: its column
 
     @staticmethod
     def owned_by(session_id: str, pid: int) -> Statement:

@@ -8,14 +8,22 @@ handoff contract's builders can be reused for adoption.
 Stores never raise on bad input: a file being written, truncated or corrupt lines, a huge tool
 result, a locked SQLite file, an unreadable folder — what could not be read goes into
 ``problems`` (or :attr:`StoreListing.problems`) with the reason, and the scan goes on.
+
+Every file a store reads is opened by :func:`open_regular` (or :func:`read_regular`): a
+regular file only — a FIFO, a device (a ``*.jsonl`` symlink to ``/dev/zero``) or a socket
+is a problem, not a read that never ends — and no more than :data:`MAX_FILE_BYTES` of it.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from relay.core.events import AgentEvent
 
@@ -72,17 +80,59 @@ class SessionStore(Protocol):
         ...
 
 
+#: the most Relay reads of one file in a runtime's store (a longer file is read this far)
+MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
+
+
+def is_regular(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode)
+
+
+def _not_regular(path: Path) -> OSError:
+    return OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)", str(path))
+
+
+@contextmanager
+def open_regular(path: Path) -> Iterator[BinaryIO]:
+    """``path`` opened for reading when it is (a symlink to) a regular file; else OSError.
+
+    Opened without blocking (opening a FIFO waits for a writer) and checked on the open
+    file itself, so what is read is what was checked.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not is_regular(os.fstat(fd)):
+            raise _not_regular(path)
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The whole of the regular file ``path``; OSError (EFBIG) when it is over ``limit``."""
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"more than {limit:,} bytes, more than Relay reads", str(path))
+    return data
+
+
 def iter_lines(path: Path, limit: int = 64 * 1024 * 1024) -> Iterator[tuple[int, bytes]]:
     """(offset, line) of each complete line of a JSONL file.
 
     A line longer than ``limit`` comes as ``b""`` (the caller counts it) without being held
-    in memory; a partial last line (still being written) is not yielded.
+    in memory; a partial last line (still being written) is not yielded. Only the first
+    :data:`MAX_FILE_BYTES` are read.
     """
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         offset = 0          # file offset of the line being gathered
         pending = b""
         skipping = False    # inside a line over the limit: dropped, only its end is looked for
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
+        for chunk in iter(lambda: handle.read(min(1 << 20, max(0, MAX_FILE_BYTES - handle.tell()))), b""):
             start = 0
             while True:
                 cut = chunk.find(b"\n", start)

@@ -44,7 +44,7 @@ from relay.core.events import (
     Usage,
 )
 from relay.core.jsonvalue import as_dict, as_float, as_int, as_list, as_str
-from relay.detect.stores.base import StoreItem, StoreListing
+from relay.detect.stores.base import StoreItem, StoreListing, open_regular
 from relay.detect.stores.editor_common import (
     CREATE_TOOLS,
     EDIT_TOOLS,
@@ -486,7 +486,7 @@ def _cwd_in(text: str) -> str | None:
 def _cwd_from_file(path: Path, head: int = 2 * 1024 * 1024) -> str | None:
     """The working folder from the start of the conversation history (its first prompt)."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             chunk = handle.read(head).decode("utf-8", "replace")
     except OSError:
         return None

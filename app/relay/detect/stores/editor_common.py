@@ -32,7 +32,7 @@ from relay.core import signals
 from relay.core.events import AgentEvent, SessionEnded
 from relay.core.jsonvalue import as_dict, as_int, as_str
 from relay.core.signals import classify, named_by_format
-from relay.detect.stores.base import StoreRead
+from relay.detect.stores.base import StoreRead, read_regular
 
 #: characters of the initial prompt kept
 MAX_PROMPT = 8000
@@ -213,7 +213,7 @@ def read_json_file(path: Path, problems: list[str], what: str) -> Any | None:
         if size > MAX_JSON_BYTES:
             problems.append(f"{what}: {path} is {size} bytes, more than Relay reads")
             return None
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_JSON_BYTES)
     except FileNotFoundError:
         problems.append(f"{what}: {path} is missing")
         return None

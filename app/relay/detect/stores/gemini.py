@@ -41,7 +41,7 @@ import orjson
 from relay.core.agent_homes import GeminiHome
 from relay.core.events import AgentError, AssistantText, SessionStarted, ToolCall, ToolResult, TurnCompleted
 from relay.core.jsonvalue import as_dict, as_list, as_text
-from relay.detect.stores.base import StoreItem, StoreListing
+from relay.detect.stores.base import StoreItem, StoreListing, read_regular
 from relay.detect.stores.transcript import (
     LINE_LIMIT,
     MAX_OUTPUT,
@@ -325,7 +325,7 @@ def _objects(path: Path, problems: list[str], limit: int) -> Iterator[dict[str, 
         if path.stat().st_size > limit:
             problems.append(f"{path.name} is over the size limit: skipped")
             return
-        document = orjson.loads(path.read_bytes())
+        document = orjson.loads(read_regular(path, limit))
     except (OSError, orjson.JSONDecodeError) as exc:
         problems.append(f"cannot read {path.name}: {exc}")
         return
@@ -347,14 +347,15 @@ def _project_cwd(chat: Path) -> str | None:
     """The working folder of a chat's project: ``projects.json``, else ``.project_root``."""
     project = chat.parent.parent
     try:
-        table = as_dict(orjson.loads(GeminiHome(project.parent.parent).projects_file.read_bytes()))
+        table = as_dict(orjson.loads(read_regular(GeminiHome(project.parent.parent).projects_file,
+                                                  _MAX_REPORT)))
     except (OSError, orjson.JSONDecodeError):
         table = {}
     for cwd, name in as_dict(table.get("projects")).items():
         if name == project.name:
             return str(cwd)
     try:
-        marker = (project / ".project_root").read_text("utf-8").strip()
+        marker = read_regular(project / ".project_root", 64 * 1024).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return marker or None
@@ -379,7 +380,7 @@ def _report_message(path: Path, prompt: str) -> str | None:
     try:
         if path.stat().st_size > _MAX_REPORT:
             return None
-        report = as_dict(orjson.loads(path.read_bytes()))
+        report = as_dict(orjson.loads(read_regular(path, _MAX_REPORT)))
     except (OSError, orjson.JSONDecodeError):
         return None
     texts = {(as_text(p.get("text")) or "").strip()

@@ -17,6 +17,7 @@ of the record they come from.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections import Counter
@@ -29,7 +30,7 @@ from typing import Any, BinaryIO
 from relay.core import signals
 from relay.core.events import AgentEvent
 from relay.core.signals import classify
-from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
+from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, is_regular, iter_lines, open_regular
 from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
 #: lines longer than this are skipped and counted (a huge tool result never blows memory)
@@ -60,7 +61,7 @@ def records(path: Path, problems: list[str], limit: int = LINE_LIMIT) -> Iterato
     """
     counts: Counter[str] = Counter()
     try:
-        with path.open("rb") as peek:
+        with open_regular(path) as peek:
             for offset, line in iter_lines(path, limit):
                 if not line:
                     if not _blank_at(peek, offset):
@@ -140,6 +141,8 @@ def add_item(listing: StoreListing, runtime: str, session_id: str, entry: str,
     """Append the session file ``path`` to the listing (a file that vanished is skipped)."""
     try:
         info = path.stat()
+        if not is_regular(info):  # a FIFO or a device never ends: not a session
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -152,7 +155,7 @@ def add_item(listing: StoreListing, runtime: str, session_id: str, entry: str,
 def head(path: Path, size: int = 64 * 1024) -> bytes:
     """The first ``size`` bytes of a file (b"" when it cannot be read)."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(size)
     except OSError:
         return b""

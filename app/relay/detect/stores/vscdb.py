@@ -34,7 +34,7 @@ from typing import Any
 
 from relay.core.agent_homes import app_config_base, cline_data_dir, continue_dir, user_home
 from relay.core.jsonvalue import as_dict, as_int, as_str
-from relay.detect.stores.base import StoreItem, StoreListing
+from relay.detect.stores.base import StoreItem, StoreListing, read_regular
 from relay.detect.stores.editor_common import (
     MAX_JSON_BYTES,
     EditorRead,
@@ -238,7 +238,7 @@ def read_session_file(read: EditorRead, path: Path, runtime: str) -> None:
         if size > MAX_JSON_BYTES:
             read.problems.append(f"{path}: {size} bytes, more than Relay reads")
             return
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_JSON_BYTES)
     except OSError as exc:
         read.problems.append(f"{path}: could not be read ({exc.strerror or exc})")
         return
