@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,8 +47,7 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            chain=chain if len(chain) > 1 or ":" in chain[0] else [],
                            model=args.model,
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
-                           setup_command=shlex.split(args.setup) if args.setup else None,
-                           verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
+                           setup_command=args.setup, verify=args.verify, on_limit=args.on_limit,
                            preempt=args.preempt, budget_usd=args.budget,
                            task_budget_usd=args.task_budget,
                            approvals=args.approvals or _default_approvals(args.json))

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli import pipeline_view as view
-from relay.cli.argtypes import int_between
+from relay.cli.argtypes import delay, int_between, seconds, usd_amount
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("pipeline", metavar="NAME|FILE")
     run.add_argument("--repo", type=Path, default=Path.cwd())
     run.add_argument("--concurrency", type=int_between(1, 64), metavar="N", help="steps at once (1–64)")
-    run.add_argument("--budget", type=float, metavar="USD", help="stop starting steps at this cost")
+    run.add_argument("--budget", type=usd_amount, metavar="USD", help="stop starting steps at this cost")
     run.add_argument("--json", action="store_true", help="print the lease log as JSON lines")
     status = act.add_parser("status", help="recent runs, or one run's steps")
     status.add_argument("run", nargs="?", help="a run id (a unique prefix is enough)")
@@ -76,8 +76,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     exp.add_argument("--repo", type=Path, default=Path.cwd())
     demo = act.add_parser("crash-demo", help="two engines, one database: the first is killed "
                                              "mid-step and the second takes over")
-    demo.add_argument("--lease", type=float, default=3.0, help="the lease in seconds (default 3)")
-    demo.add_argument("--step-delay", type=float, default=0.25,
+    demo.add_argument("--lease", type=seconds, default=3.0, help="the lease in seconds (default 3)")
+    demo.add_argument("--step-delay", type=delay, default=0.25,
                       help="seconds between the demo agent's events (default 0.25)")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from relay.cli.argtypes import since
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wallet.add_argument("--no-scan", action="store_true",
                         help="do not read new transcript lines first (faster, maybe stale)")
     usage = sub.add_parser("usage", help="token usage and cost from the CLIs' transcripts")
-    usage.add_argument("--since", metavar="YYYY-MM-DD|Nd", help="from this day (or N days ago)")
+    usage.add_argument("--since", type=since, metavar="YYYY-MM-DD|Nd", help="from this day (or N days ago)")
     usage.add_argument("--by", choices=("day", "session", "block"), default="day")
     usage.add_argument("--account", metavar="PROVIDER[:LABEL]", help="one account only")
     usage.add_argument("--json", action="store_true")

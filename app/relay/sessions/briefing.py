@@ -151,9 +151,17 @@ def _acceptance(acceptance: Sequence[Sequence[str]],
     for event in events:
         if event.kind == "verify_result":
             last[tuple(event.command)] = event
-    argvs = (tuple(shlex.split(c)) if isinstance(c, str) else tuple(c) for c in acceptance)
+    argvs = (_split(c) if isinstance(c, str) else tuple(c) for c in acceptance)
     commands = list(dict.fromkeys(c for c in argvs if c)) or list(last)
     return [shlex.join(c) for c in commands], [last[c] for c in commands if c in last]
+
+
+def _split(command: str) -> tuple[str, ...]:
+    """A stored command line as its arguments; one that does not split stays whole."""
+    try:
+        return tuple(shlex.split(command))
+    except ValueError:  # an unbalanced quote: shown as written
+        return (command,)
 
 
 def _how_it_failed(result: VerifyResult) -> str:
