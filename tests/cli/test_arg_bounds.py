@@ -78,3 +78,13 @@ def test_an_unbalanced_quote_creates_no_session(capsys: pytest.CaptureFixture[st
         main(["run", "t", "--verify", "pytest 'x"])
     assert exited.value.code == 2
     assert "closing quotation" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line", ["9" * 5000, "1" + "0" * 30, "0"], ids=["5000-digits", "31-digits", "0"])
+def test_a_path_line_out_of_range_is_one_line(line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["review", "abc", "--add", f"src/a.py:{line}", "fix this"]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err
+    assert "PATH:LINE" in err or "line" in err.lower()
+    assert "crashed" not in err
+    assert len(err) < 2000

@@ -23,6 +23,7 @@ import pygit2
 
 from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import Notice
+from relay.core.numbers import MAX_COUNT
 from relay.core.redact import scrub
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -84,8 +85,9 @@ class Review:
         text = scrub(body.strip())
         if not text:
             raise RelayError("The comment is empty.", "Write what the agent should change.")
-        if line < 1:
-            raise RelayError(f"Line {line} is not a line number.", "Lines count from 1.")
+        if not 1 <= line <= MAX_COUNT:
+            raise RelayError(f"Line {line if line < 10**12 else '…'} is not a line number.",
+                             f"Lines count from 1 (to at most {MAX_COUNT:,}).")
         row = await self.store.sessions.get(session_id)
         full, excerpt = await asyncio.to_thread(_excerpt, Path(row.repo), sha, path, line, side)
         comment_id = uuid.uuid4().hex[:12]
