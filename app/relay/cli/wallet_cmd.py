@@ -22,6 +22,7 @@ from rich.markup import escape
 from relay.cli.argtypes import since
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
+from relay.core import jsonvalue
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.engine.engine import Engine
@@ -154,7 +155,7 @@ async def statusline(config: Config, console: Console,
     env = os.environ if env is None else env
     raw = (stdin or sys.stdin).read()
     try:
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = jsonvalue.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError:
         print("relay: status input is not JSON")
         return 1

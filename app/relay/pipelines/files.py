@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from relay.core import jsonvalue
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import write_atomic
 from relay.core.pipeline_model import Pipeline, parse_pipeline
@@ -25,7 +26,7 @@ def pipelines_path(repo: Path) -> Path:
 def parse_text(text: str, source: str) -> list[Pipeline]:
     """Every pipeline in a file's text; a clear error naming the line for bad JSON."""
     try:
-        raw = json.loads(text)
+        raw = jsonvalue.loads(text)
     except json.JSONDecodeError as exc:
         raise PipelineError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno}.", "Fix the file (or export it again from "
