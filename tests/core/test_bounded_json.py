@@ -80,3 +80,16 @@ def test_a_stream_line_that_is_too_deep_is_reported_and_skipped(payload: str) ->
     assert len(events) == 1
     assert isinstance(events[0], AgentError)
     assert "not a JSON object" in events[0].message
+
+
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_brackets_inside_strings_neither_hide_nor_fake_depth(as_bytes: bool) -> None:
+    hidden = "[" * (MAX_DEPTH + 1) + '"]]]]"' + "]" * (MAX_DEPTH + 1)  # closers in a string
+    fake = '["' + "[" * 500 + '", "\\"{{{{"]'  # openers in strings: depth 1
+    for text, deep in ((hidden, True), (fake, False)):
+        data = text.encode() if as_bytes else text
+        if deep:
+            with pytest.raises(json.JSONDecodeError):
+                loads(data)
+        else:
+            assert loads(data) == json.loads(text)
