@@ -29,7 +29,7 @@ from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.history.git_history import commit_of
 from relay.history.model import ReviewComment
-from relay.sessions.worktree import open_repo
+from relay.sessions.worktree import git_boundary, open_repo
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ _COLS = ("id, session_id, sha, path, line, side, body, state, created_ms, sent_m
          " excerpt")
 
 
+@git_boundary
 def _excerpt(repo_path: Path, sha: str, path: str, line: int, side: Side) -> tuple[str, str]:
     """The commit's full sha and the text of the line commented on (blocking)."""
     repo = open_repo(repo_path)

@@ -10,6 +10,10 @@ An adopted session (``SessionSpec.carry_uncommitted``) starts from the repositor
 tracked modifications and deletions, staged or not, and untracked files that are not
 ignored — into the new worktree, reading the user's files and never writing to their
 working tree or index. Everything arrives unstaged; untracked files stay untracked.
+
+A damaged repository (a corrupt HEAD, ref or index, missing objects) is one
+``WorktreeError`` naming it at each function that reads git (:func:`git_boundary`), never
+a pygit2 error escaping to the front end as a crash.
 """
 
 from __future__ import annotations
@@ -21,14 +25,46 @@ import shutil
 import signal
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
 from pathlib import Path, PurePosixPath
+from typing import Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
 from relay.core.errors import WorktreeError
 
 INCLUDE_FILE = ".worktreeinclude"
+
+#: what pygit2 raises for a repository it cannot read: GitError and its subclasses (a
+#: corrupt HEAD, ref, object or index; NotFoundError), KeyError (an object looked up by id
+#: that is missing), ValueError (a reference or id it cannot use)
+GIT_ERRORS = (pygit2.GitError, KeyError, ValueError)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def damaged(path: Path, exc: BaseException) -> WorktreeError:
+    """The one error for a repository git cannot read."""
+    why = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    return WorktreeError(f"The git repository {path} is damaged or unreadable ({why}).",
+                         f"Check it with `git -C {path} fsck`; repair it or clone it again.")
+
+
+def git_boundary(fn: Callable[Concatenate[Path, _P], _R]) -> Callable[Concatenate[Path, _P], _R]:
+    """``fn(path, …)`` does git work on the repository at ``path``: what pygit2 raises for
+    a damaged one becomes :func:`damaged` (a ``RelayError`` passes through as it is)."""
+
+    @wraps(fn)
+    def guarded(path: Path, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return fn(path, *args, **kwargs)
+        except GIT_ERRORS as exc:
+            raise damaged(path, exc) from exc
+
+    return guarded
 
 
 @dataclass(frozen=True)
@@ -68,6 +104,7 @@ def _start_point(repo: pygit2.Repository, base: str | None) -> pygit2.Commit:
                             "The step's starting point is gone; was the branch deleted?") from exc
 
 
+@git_boundary
 def _create(repo_path: Path, root: Path, session_id: str, base: str | None = None) -> Workspace:
     repo = open_repo(repo_path)
     if repo.head_is_unborn:
@@ -84,7 +121,7 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
         branch = repo.branches.local.create(branch_name, commit)
         repo.add_worktree(f"relay-{session_id}", str(target), branch)
     except (pygit2.GitError, ValueError) as exc:
-        raise WorktreeError(f"Could not create a worktree for {session_id}: {exc}.",
+        raise WorktreeError(f"Could not create a worktree for {session_id} in {repo_path}: {exc}.",
                             "Check the repository with `git worktree list`.") from exc
     _copy_included(repo, Path(repo.workdir), target)
     return Workspace(path=target, branch=branch_name, is_worktree=True, base_sha=str(commit.id),
@@ -141,6 +178,7 @@ class Carried:
         return text
 
 
+@git_boundary
 def _carry(source: Path, target: Path) -> Carried:
     src, dst = open_repo(source), open_repo(target)
     if src.head_is_unborn or dst.head_is_unborn:
