@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -36,6 +37,8 @@ import pygit2
 from relay.core.errors import WorktreeError
 
 INCLUDE_FILE = ".worktreeinclude"
+
+log = logging.getLogger(__name__)
 
 #: what pygit2 raises for a repository it cannot read: GitError and its subclasses (a
 #: corrupt HEAD, ref, object or index; NotFoundError), KeyError (an object looked up by id
@@ -129,6 +132,11 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
 
 
 def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[Path]:
+    """Copy the ignored files ``.worktreeinclude`` names; never through a symlink.
+
+    A pattern that reaches a file through a symlink (a tracked link to a folder outside, or
+    to the repository itself) or names a symlink is skipped with a warning: following it
+    would read or write outside the repository and the worktree."""
     include = source / INCLUDE_FILE
     if not include.is_file():
         return []
@@ -139,15 +147,30 @@ def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[
             continue
         for src in source.glob(pattern):
             rel = src.relative_to(source)
-            if (not src.is_file() or rel.parts[0] == ".git" or ".." in rel.parts
-                    or rel.as_posix() in repo.index
+            if rel.parts[0] == ".git" or ".." in rel.parts:
+                continue
+            if src.is_symlink() or _through_link(source, rel) or _through_link(target, rel):
+                log.warning("%s: %s goes through a symlink; not copied into the worktree",
+                            INCLUDE_FILE, rel.as_posix())
+                continue
+            if (not src.is_file() or rel.as_posix() in repo.index
                     or not repo.path_is_ignored(str(rel))):
                 continue
             dst = target / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            try:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst, follow_symlinks=False)
+            except OSError as exc:  # a file where its folder should be, a full disk
+                log.warning("%s: %s not copied into the worktree: %s", INCLUDE_FILE,
+                            rel.as_posix(), exc.strerror or exc)
+                continue
             copied.append(rel)
     return copied
+
+
+def _through_link(root: Path, rel: Path) -> bool:
+    """Whether a folder on the way from ``root`` to ``root / rel`` is a symlink."""
+    return any((root / Path(*rel.parts[:i])).is_symlink() for i in range(1, len(rel.parts)))
 
 
 async def create_worktree(repo_path: Path, root: Path, session_id: str,
