@@ -232,7 +232,24 @@ def _crash_printer(log_file: Path) -> Callable[[Crash], None]:
     return show
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not UTF-8 text (Python hands such bytes over as lone
+    surrogates, which nothing downstream can store, print or pass on), shown safely."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:80]
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:  # before parsing: argparse would echo it (and printing it fails)
+        sys.stderr.write(f"error: the argument {bad!r} is not UTF-8 text\n"
+                         "  → Relay reads its arguments as UTF-8: retype it, or set the "
+                         "terminal to UTF-8\n")
+        return 2
     args = build_parser().parse_args(argv)
     # after parsing: --version and --help never load rich (nor logging)
     import logging

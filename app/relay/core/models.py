@@ -7,7 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from relay.core.events import Usage
 from relay.core.numbers import DELAY, SECONDS, USD
@@ -103,6 +103,29 @@ class SessionSpec(BaseModel):
     budget_usd: Usd | None = None
     #: the same for each run of the session (one prompt on one entry: a task)
     task_budget_usd: Usd | None = None
+
+    @field_validator("task", "model", "setup_command", "verify", "chain")
+    @classmethod
+    def _carried_on_a_command_line(cls, value: object) -> object:
+        """Text an agent's or a check's command line carries: no NUL byte (no operating
+        system can pass one) and no lone surrogate (not text: it cannot be stored or
+        encoded), refused before anything is created."""
+        _passable(value)
+        return value
+
+
+def _passable(value: object) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("it contains a NUL byte (\\0), which no command line can carry; "
+                             "remove it")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("it is not valid unicode text (a lone surrogate)") from None
+    if isinstance(value, list):
+        for item in value:
+            _passable(item)
 
 
 def chain_of(spec: SessionSpec) -> list[str]:

@@ -322,7 +322,7 @@ async def run_setup(command: list[str], cwd: Path, limit_s: float = 600.0) -> st
             *command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         raise WorktreeError(f"Setup command {command[0]!r} could not start: {exc}.",
                             "Check the command and that it is installed.") from exc
     try:
