@@ -50,6 +50,7 @@ def test_any_arguments_end_in_an_exit_code_never_a_traceback(
         argv: list[str], relay_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # --repo defaults to the working folder: an empty one
+    code: object
     try:
         code = main(argv)
     except SystemExit as exited:  # argparse: --help (0) or a usage error (2)
