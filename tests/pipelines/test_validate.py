@@ -109,7 +109,8 @@ def test_structural_errors_name_node_and_field() -> None:
         "node '9bad' (nodes[1]) field id: an id starts with a letter and has only letters, "
         "digits, '-' and '_' (at most 64)",
         "node '9bad' (nodes[1]) field task: String should have at least 1 character",
-        "node 't' (nodes[2]) field timeout: Input should be greater than 0",
+        "node 't' (nodes[2]) field timeout: -1 is out of range: a time in seconds: a finite "
+        "number, more than 0, at most 2,592,000",
         "node 't' (nodes[2]) field retries: Input should be a valid integer, unable to parse "
         "string as an integer"]
 

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from relay.cli.argtypes import seconds
 from relay.cli.render import StreamPrinter
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     adopt.add_argument("--json", action="store_true", help="print the new session's events as JSON")
     daemon = sub.add_parser("daemon", help="watch for new agent sessions, and sessions that wait "
                                            "for input or hit a limit; print each once")
-    daemon.add_argument("--interval", type=float, default=5.0, help="seconds between looks")
+    daemon.add_argument("--interval", type=seconds, default=5.0, help="seconds between looks")
     daemon.add_argument("--json", action="store_true")
 
 

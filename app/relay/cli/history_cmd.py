@@ -16,11 +16,12 @@ from relay.cli.hints import cli
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
 from relay.core.errors import PipelineError, RelayError, SessionNotFoundError
+from relay.core.numbers import whole_number
 from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff
 
-_SPOT = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_SPOT = re.compile(r"^(?P<path>.+):(?P<line>[0-9]+)$")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -180,13 +181,17 @@ async def _add_comment(config: Config, args: argparse.Namespace, console: Consol
     spot, text = args.add
     match = _SPOT.match(spot)
     if match is None:
-        raise RelayError(f"{spot!r} is not PATH:LINE.", "For example: src/app.py:12")
+        raise RelayError(f"{spot[:80]!r} is not PATH:LINE.", "For example: src/app.py:12")
+    try:
+        line = whole_number(match["line"], 1)
+    except ValueError as exc:
+        raise RelayError(f"The line number in PATH:LINE {exc}.", "For example: src/app.py:12") from None
     engine = await Engine.open(config)
     try:
         row = await engine.get_session(args.session)
         sha = args.sha or await _tip(engine, row.id)
         sub = engine.bus.subscribe()
-        comment = await engine.review.comment(row.id, sha, match["path"], int(match["line"]), text,
+        comment = await engine.review.comment(row.id, sha, match["path"], line, text,
                                               "old" if args.old else "new")
         if comment.state != "sent":
             sub.close()

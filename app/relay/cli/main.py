@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,8 +47,7 @@ def _spec(args: argparse.Namespace) -> SessionSpec:
                            chain=chain if len(chain) > 1 or ":" in chain[0] else [],
                            model=args.model,
                            worktree=not args.no_worktree, permission=PermissionPolicy(args.permission),
-                           setup_command=shlex.split(args.setup) if args.setup else None,
-                           verify=[shlex.split(v) for v in args.verify], on_limit=args.on_limit,
+                           setup_command=args.setup, verify=args.verify, on_limit=args.on_limit,
                            preempt=args.preempt, budget_usd=args.budget,
                            task_budget_usd=args.task_budget,
                            approvals=args.approvals or _default_approvals(args.json))
@@ -235,7 +233,24 @@ def _crash_printer(log_file: Path) -> Callable[[Crash], None]:
     return show
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not UTF-8 text (Python hands such bytes over as lone
+    surrogates, which nothing downstream can store, print or pass on), shown safely."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:80]
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:  # before parsing: argparse would echo it (and printing it fails)
+        sys.stderr.write(f"error: the argument {bad!r} is not UTF-8 text\n"
+                         "  → Relay reads its arguments as UTF-8: retype it, or set the "
+                         "terminal to UTF-8\n")
+        return 2
     args = build_parser().parse_args(argv)
     # after parsing: --version and --help never load rich (nor logging)
     import logging

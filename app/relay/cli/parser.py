@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from relay import __version__
-from relay.cli.argtypes import percentages, usd_amount
+from relay.cli.argtypes import command_line, count, percentages, positive_int, usd_amount
 
 #: every command with the one line ``relay-cli --help`` shows for it, in that order
 COMMANDS: dict[str, str] = {
@@ -149,10 +149,12 @@ def _run_arguments(sub: LazySubParsers) -> None:
     run.add_argument("--permission", choices=[p.value for p in PermissionPolicy],
                      default=PermissionPolicy.WORKSPACE.value,
                      help="read_only | workspace (edit and run commands in the worktree) | full")
-    run.add_argument("--setup", help="command to run in a new worktree before the agent starts")
+    run.add_argument("--setup", type=command_line, metavar="COMMAND",
+                     help="command to run in a new worktree before the agent starts")
     run.add_argument("--resume", metavar="SESSION",
                      help="continue SESSION's agent conversation with TASK as the next prompt")
-    run.add_argument("--verify", action="append", metavar="COMMAND", default=[],
+    run.add_argument("--verify", action="append", type=command_line, metavar="COMMAND",
+                     default=[],
                      help="an acceptance command run in the worktree after the agent finishes "
                           "(and after each handoff), e.g. --verify 'pytest -q'; repeatable. "
                           "The session only completes when every one exits 0")
@@ -182,7 +184,7 @@ def _show_arguments(sub: LazySubParsers) -> None:
 
 def _sessions_arguments(sub: LazySubParsers) -> None:
     sessions = sub.add_parser("sessions")
-    sessions.add_argument("--limit", type=int, default=50)
+    sessions.add_argument("--limit", type=positive_int, default=50)
     sessions.add_argument("--json", action="store_true",
                           help="one JSON object per session (state, usage, refused_calls, …)")
 
@@ -190,7 +192,7 @@ def _sessions_arguments(sub: LazySubParsers) -> None:
 def _demo_arguments(sub: LazySubParsers) -> None:
     demo = sub.add_parser("demo")
     demo.add_argument("--json", action="store_true")
-    demo.add_argument("--limit-after", type=int,
+    demo.add_argument("--limit-after", type=count,
                       help="hit a simulated usage limit after N turns, then hand off to a "
                            "second simulated account")
     demo.add_argument("--quota", type=percentages, metavar="P,P,…",

@@ -20,6 +20,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from relay.core import jsonvalue
+
 log = logging.getLogger(__name__)
 
 #: the longest answer read from the socket (an allowed Write's content comes back in it)
@@ -56,8 +58,9 @@ class SocketClient:
         try:
             while line := await reader.readline():
                 with contextlib.suppress(ValueError):
-                    message = json.loads(line)
-                    waiting = self._waiting.pop(message.get("id"), None)
+                    message = jsonvalue.as_dict(jsonvalue.loads(line))
+                    request_id = jsonvalue.as_int(message.get("id"))
+                    waiting = None if request_id is None else self._waiting.pop(request_id, None)
                     if waiting is not None and not waiting.done():
                         waiting.set_result(message.get("result") or {})
         except (ConnectionError, ValueError) as exc:

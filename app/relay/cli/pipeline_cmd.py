@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli import pipeline_view as view
-from relay.cli.argtypes import int_between
+from relay.cli.argtypes import delay, int_between, seconds, usd_amount
 from relay.cli.hints import cli
 from relay.cli.prompt import ask
 from relay.cli.tables import Column, FitTable
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("pipeline", metavar="NAME|FILE")
     run.add_argument("--repo", type=Path, default=Path.cwd())
     run.add_argument("--concurrency", type=int_between(1, 64), metavar="N", help="steps at once (1–64)")
-    run.add_argument("--budget", type=float, metavar="USD", help="stop starting steps at this cost")
+    run.add_argument("--budget", type=usd_amount, metavar="USD", help="stop starting steps at this cost")
     run.add_argument("--json", action="store_true", help="print the lease log as JSON lines")
     run.add_argument("--trust", action="store_true",
                      help="accept the file's commands without asking (check them first: "
@@ -90,8 +90,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     exp.add_argument("--repo", type=Path, default=Path.cwd())
     demo = act.add_parser("crash-demo", help="two engines, one database: the first is killed "
                                              "mid-step and the second takes over")
-    demo.add_argument("--lease", type=float, default=3.0, help="the lease in seconds (default 3)")
-    demo.add_argument("--step-delay", type=float, default=0.25,
+    demo.add_argument("--lease", type=seconds, default=3.0, help="the lease in seconds (default 3)")
+    demo.add_argument("--step-delay", type=delay, default=0.25,
                       help="seconds between the demo agent's events (default 0.25)")
 
 

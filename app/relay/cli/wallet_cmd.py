@@ -19,8 +19,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from relay.cli.argtypes import since
 from relay.cli.hints import cli, runnable
 from relay.cli.tables import Column, FitTable
+from relay.core import jsonvalue
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.termsafe import terminal_safe
@@ -41,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wallet.add_argument("--no-scan", action="store_true",
                         help="do not read new transcript lines first (faster, maybe stale)")
     usage = sub.add_parser("usage", help="token usage and cost from the CLIs' transcripts")
-    usage.add_argument("--since", metavar="YYYY-MM-DD|Nd", help="from this day (or N days ago)")
+    usage.add_argument("--since", type=since, metavar="YYYY-MM-DD|Nd", help="from this day (or N days ago)")
     usage.add_argument("--by", choices=("day", "session", "block"), default="day")
     usage.add_argument("--account", metavar="PROVIDER[:LABEL]", help="one account only")
     usage.add_argument("--json", action="store_true")
@@ -154,7 +156,7 @@ async def statusline(config: Config, console: Console,
     env = os.environ if env is None else env
     raw = (stdin or sys.stdin).read()
     try:
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = jsonvalue.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError:
         print("relay: status input is not JSON")
         return 1

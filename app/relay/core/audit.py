@@ -71,6 +71,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.errors import AuditDamagedError, AuditError
 from relay.core.fsutil import private_dir
 
@@ -234,7 +235,7 @@ def _refuse_constant(name: str) -> Any:
 def _parse_line(raw: bytes) -> AuditEntry:
     """Parse one line (with or without its ``\\n``); raise ``_LineError`` if it is no entry."""
     try:
-        obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates,
+        obj = jsonvalue.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates,
                          parse_constant=_refuse_constant)
     except UnicodeDecodeError:
         raise _LineError(BreakKind.BAD_JSON, "is not UTF-8 text") from None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from relay.core.errors import ConfigError
 from relay.core.home import DB_FILE, WORKTREES_DIR
 from relay.core.home import default_home as default_home  # re-exported: callers import it here
+from relay.core.models import Delay, Seconds
 
 
 class Config(BaseModel):
@@ -24,44 +25,44 @@ class Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     home: Path
-    inactivity_timeout: float = Field(default=900.0, gt=0)
-    stop_grace: float = Field(default=5.0, gt=0)
-    demo_step_delay: float = Field(default=0.35, ge=0)
+    inactivity_timeout: Seconds = 900.0
+    stop_grace: Seconds = 5.0
+    demo_step_delay: Delay = 0.35
     #: the demo's simulated usage limit resets this many seconds after it is hit
-    demo_reset_after: float = Field(default=5 * 3600.0, ge=0)
+    demo_reset_after: Delay = 5 * 3600.0
     #: safe pause: how long to wait for a turn boundary / the end of a tool call
     #: before the agent's process tree is stopped mid-turn.
-    pause_timeout: float = Field(default=60.0, ge=0)
+    pause_timeout: Delay = 60.0
     #: added to a limit's reset time before a waiting session resumes.
-    reset_margin: float = Field(default=30.0, ge=0)
+    reset_margin: Delay = 30.0
     #: a rate limit whose retry-after is at most this is retried on the same account.
-    retry_max_delay: float = Field(default=60.0, ge=0)
+    retry_max_delay: Delay = 60.0
     #: how often one entry is retried after short rate limits / overload before handing off.
-    max_retries: int = Field(default=3, ge=0)
+    max_retries: int = Field(default=3, ge=0, le=100)
     #: one acceptance command may run this long.
-    verify_timeout: float = Field(default=900.0, gt=0)
+    verify_timeout: Seconds = 900.0
     #: the wallet hands a session off pre-emptively once a window of its account is this
     #: full (0–1), at the next safe point; 1 turns it off.
     wallet_watermark: float = Field(default=0.95, gt=0, le=1)
     #: … or once the forecast says the window runs out within this many seconds.
-    wallet_horizon: float = Field(default=600.0, ge=0)
+    wallet_horizon: Delay = 600.0
     #: the least confidence a forecast needs to hand off early: "medium" acts on the
     #: providers' own figures only; "low" also on limits learned from transcripts.
     wallet_preempt_confidence: Literal["high", "medium", "low"] = "medium"
     #: while an agent works, its account is looked at this often (and at every turn end
     #: and official reading); 0 looks only then.
-    wallet_interval: float = Field(default=60.0, ge=0)
+    wallet_interval: Delay = 60.0
     #: also count each CLI's default folder (~/.claude, ~/.codex, …) as the bare provider
     wallet_default_folders: bool = True
     #: a pipeline step's lease: another engine takes the step over this long after its
     #: worker's last heartbeat (heartbeats come every third of it)
-    pipeline_lease: float = Field(default=30.0, gt=0)
+    pipeline_lease: Seconds = 30.0
     #: how often an engine with nothing to run looks at a pipeline run again
-    pipeline_poll: float = Field(default=1.0, gt=0)
+    pipeline_poll: Seconds = 1.0
     #: how often a worker renews its leases (default: a third of the lease). Longer than
     #: the lease lets other engines take steps over from a live worker — only for tests
     #: and demonstrations of the fence.
-    pipeline_heartbeat: float | None = Field(default=None, gt=0)
+    pipeline_heartbeat: Seconds | None = None
     #: an MCP client may start sessions and pipeline runs that run commands (verify) only
     #: when this is false: nobody is there to approve them, so by default they are refused
     mcp_require_approval: bool = True

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from relay.core.errors import TaskTooLargeError
 from relay.core.events import Usage
+from relay.core.numbers import DELAY, SECONDS, USD
 from relay.core.states import FINAL_STATES, SessionState
 
 #: the most a task (or a follow-up prompt) may be, in UTF-8 bytes: it is stored with the
@@ -29,6 +30,14 @@ def check_task(task: str, what: str = "The task") -> str:
             "Put the large context in a file in the repository and name the file in the task.")
     return task
 
+# The one rule for numbers (relay.core.numbers) as field types: finite, not negative, not
+# absurd — for every front end that builds these models (a file, the environment, MCP).
+#: a time in seconds, more than 0, at most 30 days
+Seconds = Annotated[float, AfterValidator(SECONDS.check)]
+#: a time in seconds, 0 allowed, at most 30 days
+Delay = Annotated[float, AfterValidator(DELAY.check)]
+#: an amount of US dollars, 0 to 1,000,000
+Usd = Annotated[float, AfterValidator(USD.check)]
 
 class PermissionPolicy(StrEnum):
     """What an agent may do in its worktree.
@@ -99,23 +108,46 @@ class SessionSpec(BaseModel):
     #: never waits while the chain has a next entry; ``wait`` never hands off.
     on_limit: LimitPolicy = "auto"
     #: ``auto``: wait instead of handing off when the reset is at most this far away.
-    wait_if_within_s: float = Field(default=300.0, ge=0)
+    wait_if_within_s: Delay = 300.0
     #: never wait longer than this for a reset (then hand off or fail).
-    max_wait_s: float = Field(default=5 * 3600.0, ge=0)
+    max_wait_s: Delay = 5 * 3600.0
     #: hand off pre-emptively, at the next safe point, when the provider warns that the
     #: account is close to its limit (a non-blocking limit event; the wallet's burn-rate
     #: forecast will raise the same request).
     preempt: bool = False
     #: stop new work once this session's cost reaches this many USD (warn at 80 %). Costs
     #: are what the CLI reported, else estimates from the price table (relay.wallet).
-    budget_usd: float | None = Field(default=None, ge=0)
+    budget_usd: Usd | None = None
     #: the same for each run of the session (one prompt on one entry: a task)
-    task_budget_usd: float | None = Field(default=None, ge=0)
+    task_budget_usd: Usd | None = None
+
+    @field_validator("task", "model", "setup_command", "verify", "chain")
+    @classmethod
+    def _carried_on_a_command_line(cls, value: object) -> object:
+        """Text an agent's or a check's command line carries: no NUL byte (no operating
+        system can pass one) and no lone surrogate (not text: it cannot be stored or
+        encoded), refused before anything is created."""
+        _passable(value)
+        return value
 
     @field_validator("task")
     @classmethod
     def _bounded_task(cls, task: str) -> str:
         return check_task(task)
+
+
+def _passable(value: object) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("it contains a NUL byte (\\0), which no command line can carry; "
+                             "remove it")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("it is not valid unicode text (a lone surrogate)") from None
+    if isinstance(value, list):
+        for item in value:
+            _passable(item)
 
 
 def chain_of(spec: SessionSpec) -> list[str]:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from relay.core.errors import PipelineInvalidError
-from relay.core.models import PermissionPolicy
+from relay.core.models import Delay, PermissionPolicy, Seconds, Usd
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 
@@ -50,8 +50,8 @@ class _Camel(BaseModel):
 class Position(_Camel):
     """Where the designer draws a node (not used by the scheduler)."""
 
-    x: float = 0.0
-    y: float = 0.0
+    x: float = Field(default=0.0, allow_inf_nan=False)
+    y: float = Field(default=0.0, allow_inf_nan=False)
 
 
 class Node(_Camel):
@@ -71,7 +71,7 @@ class Node(_Camel):
     #: steps of one group share the group's concurrency limit (``Pipeline.groups``)
     group: str | None = None
     #: seconds one attempt may take before it is stopped and counted as failed
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: Seconds | None = None
     #: attempts after the first when a step fails (backoff doubles from the pipeline's)
     retries: int = Field(default=0, ge=0, le=10)
     permission: PermissionPolicy = PermissionPolicy.WORKSPACE
@@ -104,9 +104,9 @@ class Pipeline(_Camel):
     #: group name → steps of that group running at once
     groups: dict[str, int] = Field(default_factory=dict)
     #: the run stops starting steps once its sessions cost this much (USD)
-    budget_usd: float | None = Field(default=None, ge=0)
+    budget_usd: Usd | None = None
     #: first retry waits this long; each further retry twice as long
-    backoff: float = Field(default=5.0, ge=0)
+    backoff: Delay = 5.0
 
     @field_validator("groups")
     @classmethod
@@ -166,6 +166,8 @@ def parse_pipeline(raw: object, source: str = "pipeline") -> Pipeline:
             elif err["type"] == "string_too_long" and err["loc"][-1:] == ("task",):
                 msg = (f"{len(str(err['input'])):,} characters; a task has at most "
                        f"{MAX_TASK_CHARS:,} characters")
+            elif err["type"] == "value_error":  # a field's own rule (relay.core.numbers)
+                msg = str(err["ctx"]["error"]) if "ctx" in err else msg.removeprefix("Value error, ")
             elif err["type"] == "string_pattern_mismatch":
                 msg = ("an id starts with a letter and has only letters, digits, '-' and '_' "
                        "(at most 64)")

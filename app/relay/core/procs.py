@@ -194,6 +194,10 @@ class AgentProcess:
         except OSError as exc:
             raise AgentProcessError(f"Cannot start {self.argv[0]!r}: {exc}.",
                                     "Check the file's permissions and the working directory.") from exc
+        except ValueError as exc:  # "embedded null byte": no operating system passes a NUL
+            raise AgentProcessError(f"Cannot start {self.argv[0]!r}: its arguments or "
+                                    "environment contain a NUL byte (\\0).",
+                                    "Remove the NUL byte from the task or setting.") from exc
         self._protocol = protocol
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
         with contextlib.suppress(psutil.Error):

@@ -57,7 +57,6 @@ could not be read in ``problems``. Synchronous (psutil): call it through ``async
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -67,6 +66,7 @@ from typing import Any, Protocol
 
 import psutil
 
+from relay.core import jsonvalue
 from relay.core.accounts import CONFIG_ENV
 from relay.core.agent_homes import ClaudeHome, GeminiHome, config_folder
 from relay.detect.model import LiveProcess
@@ -384,7 +384,7 @@ def _claude_pid_file(folder: Path, pid: int, started_ms: int) -> tuple[str | Non
     except OSError as exc:
         return None, None, f"its session file {path} could not be read ({exc.strerror or exc})"
     try:
-        data = json.loads(raw) if len(raw) <= _MAX_PID_FILE else None
+        data = jsonvalue.loads(raw) if len(raw) <= _MAX_PID_FILE else None
     except ValueError:
         data = None
     if not isinstance(data, dict):

@@ -18,7 +18,7 @@ from relay.core.errors import WorktreeError
 from relay.history.diffmodel import FileDiff, from_pygit2
 from relay.history.model import CommitInfo, CommitKind
 from relay.sessions.snapshot import trailers_of
-from relay.sessions.worktree import open_repo
+from relay.sessions.worktree import git_boundary, open_repo
 
 _UNTRACKED = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
               | DiffOption.SHOW_UNTRACKED_CONTENT)
@@ -51,6 +51,7 @@ def _info(commit: pygit2.Commit, kind: CommitKind | None = None) -> CommitInfo:
         entry=trailers.get("Relay-Entry") or trailers.get("Relay-From"), trailers=trailers)
 
 
+@git_boundary
 def branch_commits(repo_path: Path, branch: str, base_sha: str | None,
                    limit: int = 2000) -> list[CommitInfo]:
     """The commits on ``branch`` after ``base_sha``, oldest first (first-parent history)."""
@@ -71,10 +72,12 @@ def branch_commits(repo_path: Path, branch: str, base_sha: str | None,
     return out
 
 
+@git_boundary
 def commit_info(repo_path: Path, rev: str) -> CommitInfo:
     return _info(commit_of(open_repo(repo_path), rev))
 
 
+@git_boundary
 def diff_commit(repo_path: Path, rev: str) -> list[FileDiff]:
     """What one commit changed against its first parent (a root commit: everything)."""
     repo = open_repo(repo_path)
@@ -84,11 +87,13 @@ def diff_commit(repo_path: Path, rev: str) -> list[FileDiff]:
     return from_pygit2(commit.tree.diff_to_tree(swap=True))
 
 
+@git_boundary
 def diff_range(repo_path: Path, old: str, new: str) -> list[FileDiff]:
     repo = open_repo(repo_path)
     return from_pygit2(repo.diff(commit_of(repo, old), commit_of(repo, new)))
 
 
+@git_boundary
 def diff_to_worktree(worktree: Path, old: str) -> list[FileDiff]:
     """From ``old`` to the files in ``worktree`` now, untracked (not ignored) ones included."""
     repo = open_repo(worktree)
@@ -96,6 +101,7 @@ def diff_to_worktree(worktree: Path, old: str) -> list[FileDiff]:
     return from_pygit2(tree.diff_to_workdir(flags=_UNTRACKED))
 
 
+@git_boundary
 def uncommitted(worktree: Path) -> int:
     """How many files in ``worktree`` differ from its HEAD (0 when it is gone)."""
     try:
@@ -114,6 +120,7 @@ def free_branch_name(repo: pygit2.Repository, wanted: str) -> str:
     return name
 
 
+@git_boundary
 def create_branch(repo_path: Path, rev: str, wanted: str) -> tuple[str, str]:
     """A **new** branch at ``rev`` (``wanted``, or ``wanted-2``… when taken); (name, sha)."""
     repo = open_repo(repo_path)

@@ -17,7 +17,7 @@ import pygit2
 
 from relay.core.errors import WorktreeError
 from relay.sessions.snapshot import AUTHOR
-from relay.sessions.worktree import open_repo
+from relay.sessions.worktree import git_boundary, open_repo
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ def _dirty(repo: pygit2.Repository) -> list[str]:
     return sorted(p for p, flags in repo.status().items() if flags & wanted)
 
 
+@git_boundary
 def plan(repo_path: Path, branch: str, base: str | None) -> MergePlan:
     """Check, without writing anything, whether ``branch`` can be merged into ``base``."""
     if not base:
@@ -88,6 +89,7 @@ def plan(repo_path: Path, branch: str, base: str | None) -> MergePlan:
     return MergePlan(base, branch, True, fast_forward=fast, checked_out=here)
 
 
+@git_boundary
 def merge_into_base(repo_path: Path, branch: str, base: str | None, message: str) -> str:
     """Merge ``branch`` into ``base`` (see :func:`plan`); returns the base's new tip."""
     checked = plan(repo_path, branch, base)

@@ -23,13 +23,14 @@ import pygit2
 
 from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import Notice
+from relay.core.numbers import MAX_COUNT
 from relay.core.redact import scrub
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.sql import id_text_problem, prefix_match
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.history.git_history import commit_of
 from relay.history.model import ReviewComment
-from relay.sessions.worktree import open_repo
+from relay.sessions.worktree import git_boundary, open_repo
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ _COLS = ("id, session_id, sha, path, line, side, body, state, created_ms, sent_m
          " excerpt")
 
 
+@git_boundary
 def _excerpt(repo_path: Path, sha: str, path: str, line: int, side: Side) -> tuple[str, str]:
     """The commit's full sha and the text of the line commented on (blocking)."""
     repo = open_repo(repo_path)
@@ -85,8 +87,9 @@ class Review:
         text = scrub(body.strip())
         if not text:
             raise RelayError("The comment is empty.", "Write what the agent should change.")
-        if line < 1:
-            raise RelayError(f"Line {line} is not a line number.", "Lines count from 1.")
+        if not 1 <= line <= MAX_COUNT:
+            raise RelayError(f"Line {line if line < 10**12 else '…'} is not a line number.",
+                             f"Lines count from 1 (to at most {MAX_COUNT:,}).")
         row = await self.store.sessions.get(session_id)
         full, excerpt = await asyncio.to_thread(_excerpt, Path(row.repo), sha, path, line, side)
         comment_id = uuid.uuid4().hex[:12]

@@ -15,6 +15,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError, SessionNotFoundError
+from relay.core.numbers import MAX_COUNT
 from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff, FileStatus, totals
@@ -183,7 +184,8 @@ class HistoryTools:
         sha: Sha,
         path: Annotated[str, Field(min_length=1, description=(
             "The file's path in the repository, as the diff shows it."))],
-        line: Annotated[int, Field(ge=1, description="The line number the comment is about.")],
+        line: Annotated[int, Field(ge=1, le=MAX_COUNT, description=(
+            "The line number the comment is about."))],
         body: Annotated[str, Field(min_length=1, description=(
             "What the agent should change or consider."))],
         side: Annotated[Literal["old", "new"], Field(description=(

@@ -18,6 +18,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.core.errors import RelayError
+from relay.core.models import Usd
 from relay.core.present import clip
 from relay.engine.engine import Engine
 from relay.mcp.approval import READS, RUNS_AGENTS, require_approval
@@ -157,7 +158,7 @@ class PipelineTools:
         repo: RepoPath,
         concurrency: Annotated[int | None, Field(ge=1, le=64, description=(
             "Steps at once (default: the pipeline's own)."))] = None,
-        budget_usd: Annotated[float | None, Field(ge=0, description=(
+        budget_usd: Annotated[Usd | None, Field(description=(
             "Stop starting steps once the run has cost this much."))] = None,
     ) -> Annotated[CallToolResult, PipelineRun]:
         """Start a pipeline run (a graph of Relay sessions, each step in its own worktree,

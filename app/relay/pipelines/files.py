@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import write_atomic
 from relay.core.pipeline_model import MAX_FILE_BYTES, MAX_NESTING, Pipeline, parse_pipeline
@@ -79,7 +80,7 @@ def parse_text(text: str, source: str) -> list[Pipeline]:
     if len(text) > MAX_FILE_BYTES:
         raise _too_big(source)
     try:
-        raw = json.loads(text)
+        raw = jsonvalue.loads(text)
     except json.JSONDecodeError as exc:
         raise PipelineError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno}.", "Fix the file (or export it again from "

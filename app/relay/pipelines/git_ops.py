@@ -22,7 +22,7 @@ import pygit2
 
 from relay.core.errors import WorktreeError
 from relay.sessions.snapshot import AUTHOR, commit_everything
-from relay.sessions.worktree import open_repo
+from relay.sessions.worktree import git_boundary, open_repo
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Base:
     conflicts: tuple[str, ...] = ()
 
 
+@git_boundary
 def head_commit(repo_path: Path) -> str:
     repo = open_repo(repo_path)
     if repo.head_is_unborn:
@@ -41,6 +42,7 @@ def head_commit(repo_path: Path) -> str:
     return str(repo.head.peel(pygit2.Commit).id)
 
 
+@git_boundary
 def base_for(repo_path: Path, run_base: str, results: list[tuple[str, str]]) -> Base:
     """The starting commit for a step whose dependencies left ``results`` (node, commit)."""
     if not results:
@@ -106,12 +108,14 @@ def commit_result(worktree: Path, session_id: str, run_id: str, node_id: str) ->
     return commit_everything(worktree, session_id, message, f"the result of step {node_id}")[0]
 
 
+@git_boundary
 def changed_files(repo_path: Path, base: str, head: str) -> tuple[str, ...]:
     repo = open_repo(repo_path)
     diff = repo.diff(_commit(repo, "base", base), _commit(repo, "result", head))
     return tuple(sorted({d.new_file.path for d in diff.deltas}))
 
 
+@git_boundary
 def result_branch(repo_path: Path, run_id: str, run_base: str,
                   results: list[tuple[str, str]]) -> str:
     """Point ``relay/pipeline-<run-id>`` at the merge of the final steps' results."""

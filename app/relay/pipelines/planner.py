@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.core import jsonvalue
 from relay.core.capabilities import Cap
 from relay.core.errors import PipelineError, PipelineInvalidError, RelayError
 from relay.core.models import PermissionPolicy, SessionSpec
@@ -80,7 +81,7 @@ def extract(answer: str) -> Pipeline:
         raise PipelineInvalidError("The planner's answer holds no JSON object.",
                                    ["expected one JSON object in the pipeline format"])
     try:
-        raw = json.loads(text)
+        raw = jsonvalue.loads(text)
     except json.JSONDecodeError as exc:
         raise PipelineInvalidError("The planner's answer is not valid JSON.",
                                    [f"{exc.msg} at line {exc.lineno}, column {exc.colno}"]) from None

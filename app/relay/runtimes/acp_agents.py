@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from relay.core import jsonvalue
 from relay.core.errors import CliNotFoundError
 from relay.core.models import PermissionPolicy
 from relay.runtimes.acp import AcpAdapter
@@ -107,7 +108,7 @@ def package_version(exe: Path, package: str) -> str | None:
         if not manifest.is_file():
             continue
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
+            data = jsonvalue.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if isinstance(data, dict) and data.get("name") == package:

@@ -37,7 +37,7 @@ from relay.core.events import (
     ToolCall,
     ToolResult,
 )
-from relay.core.jsonvalue import as_dict
+from relay.core.jsonvalue import as_dict, as_str
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class AcpEventMapper:
         if not isinstance(update, dict):
             log.warning("%s: session/update without an update object", self.runtime)
             return []
-        kind = update.get("sessionUpdate")
+        kind = as_str(update.get("sessionUpdate"))  # a list or an object is no kind
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             return self._chunk(content_text(update.get("content")),
                                reasoning=kind == "agent_thought_chunk")

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from relay.core import jsonvalue
 from relay.core.errors import AgentProcessError
 from relay.core.procs import AgentProcess
 
@@ -135,8 +136,8 @@ class JsonRpcConnection:
         if not stripped:
             return
         try:
-            message = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
+            message = jsonvalue.loads(stripped, fast=True)
+        except ValueError:
             self._on_malformed(stripped)
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":

@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.core.capabilities import Cap, Capabilities, Level
 from relay.core.errors import AgentStalledError, CliNotFoundError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
@@ -158,8 +157,8 @@ class StreamParser(ABC):
         if not stripped:
             return []
         try:
-            obj = orjson.loads(stripped)  # the hot path: several times faster than json
-        except orjson.JSONDecodeError:
+            obj = jsonvalue.loads(stripped, fast=True)  # the hot path: orjson, depth-bounded
+        except ValueError:
             return self.malformed(stripped)
         if not isinstance(obj, dict):
             return self.malformed(stripped)

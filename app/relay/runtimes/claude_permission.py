@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from relay.core import jsonvalue
 from relay.core.errors import RelayError
 from relay.core.events import (
     AgentError,
@@ -181,7 +182,7 @@ class PermissionBroker:
         try:
             while line := await reader.readline():
                 try:
-                    message = json.loads(line)
+                    message = jsonvalue.loads(line)
                 except ValueError:
                     continue
                 if isinstance(message, dict):

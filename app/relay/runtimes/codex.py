@@ -30,7 +30,6 @@ What the adapter relies on (codex-cli 0.171.0, ``tests/fixtures/codex``):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from relay.core import jsonvalue
 from relay.core.agent_homes import CodexHome, codex_home
 from relay.core.capabilities import Cap
 from relay.core.errors import ContractError
@@ -270,7 +270,7 @@ def rollout_thread_total(path: Path) -> Usage | None:
 
 def _total_in(line: str) -> Mapping[str, Any] | None:
     try:
-        record = json.loads(line)
+        record = jsonvalue.loads(line)
     except ValueError:
         return None
     payload = record.get("payload") if isinstance(record, dict) else None

@@ -25,13 +25,13 @@ Facts from Gemini CLI 0.61.0 (``tests/fixtures/gemini/NOTES.md`` and its bundle)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.agent_homes import GeminiHome, gemini_home, gemini_workspace_settings
 
 #: the auth types (``AuthType`` in gemini-cli 0.61.0)
@@ -116,7 +116,7 @@ def _json_file(path: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        value = json.loads(text) if text.strip() else {}
+        value = jsonvalue.loads(text) if text.strip() else {}
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -166,7 +166,7 @@ def _header_id(path: Path) -> str | None:
     try:
         with path.open(encoding="utf-8", errors="replace") as fh:
             first = fh.readline(1 << 20)
-        header = json.loads(first)
+        header = jsonvalue.loads(first)
     except (OSError, ValueError):
         return None
     found = header.get("sessionId") if isinstance(header, dict) else None
@@ -216,7 +216,7 @@ def _records(lines: list[str]) -> list[dict[str, Any]]:
     found = []
     for line in lines:
         try:
-            obj = json.loads(line)
+            obj = jsonvalue.loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict):

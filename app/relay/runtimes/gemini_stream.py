@@ -43,13 +43,13 @@ with that delay, "Resource has been exhausted" → ``rate_limit``, "No capacity 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any, ClassVar, Protocol
 
+from relay.core import jsonvalue
 from relay.core.events import (
     AgentError,
     AgentEvent,
@@ -233,7 +233,7 @@ def stderr_error_document(stderr: str) -> tuple[str, int | None] | None:
     if start < 0:
         return None
     try:
-        document = json.loads(text[start:])
+        document = jsonvalue.loads(text[start:])
     except ValueError:
         return None
     error = document.get("error") if isinstance(document, dict) else None

@@ -29,12 +29,12 @@ What the adapter relies on (``tests/fixtures/pi/NOTES.md``, the package's ``docs
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from relay.core import jsonvalue
 from relay.core.agent_homes import PiHome, pi_home
 from relay.core.capabilities import Cap
 from relay.core.errors import ConfigError, ContractError, SessionNotFoundError
@@ -211,7 +211,7 @@ def check_api_key(folder: Path, provider: str | None, env: Mapping[str, str]) ->
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = jsonvalue.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

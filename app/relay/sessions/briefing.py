@@ -38,6 +38,7 @@ from relay.sessions.facts import normalised
 from relay.sessions.instructions import discover, placements
 from relay.sessions.intent import IN_PROGRESS, WRITE_TOOLS, in_flight_code, plan_lists, written
 from relay.sessions.snapshot import trailers_of
+from relay.sessions.worktree import git_boundary
 
 _SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
@@ -65,6 +66,7 @@ def session_base(repo: pygit2.Repository, snap: pygit2.Commit) -> pygit2.Commit:
     return base
 
 
+@git_boundary
 def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
     """Files that differ between the session's starting commit and the snapshot."""
     repo = pygit2.Repository(str(worktree))
@@ -151,9 +153,17 @@ def _acceptance(acceptance: Sequence[Sequence[str]],
     for event in events:
         if event.kind == "verify_result":
             last[tuple(event.command)] = event
-    argvs = (tuple(shlex.split(c)) if isinstance(c, str) else tuple(c) for c in acceptance)
+    argvs = (_split(c) if isinstance(c, str) else tuple(c) for c in acceptance)
     commands = list(dict.fromkeys(c for c in argvs if c)) or list(last)
     return [shlex.join(c) for c in commands], [last[c] for c in commands if c in last]
+
+
+def _split(command: str) -> tuple[str, ...]:
+    """A stored command line as its arguments; one that does not split stays whole."""
+    try:
+        return tuple(shlex.split(command))
+    except ValueError:  # an unbalanced quote: shown as written
+        return (command,)
 
 
 def _how_it_failed(result: VerifyResult) -> str:

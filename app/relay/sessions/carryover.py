@@ -78,8 +78,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.core.agent_homes import CLAUDE_CREDENTIALS, CODEX_AUTH, ClaudeHome, claude_home, codex_home
 from relay.core.fsutil import create_atomic, write_atomic
 from relay.runtimes.codex import find_rollout
@@ -314,8 +313,8 @@ def _entries(data: bytes, source: Path) -> list[tuple[int, dict[str, object]]]:
         if not line.strip():
             continue
         try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            value = jsonvalue.loads(line, fast=True)
+        except ValueError:
             raise _NotPossible(f"{source} is corrupt: line {number} is not valid JSON.",
                                source=source) from None
         if not isinstance(value, dict):

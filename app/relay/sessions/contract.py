@@ -58,6 +58,7 @@ from pydantic import (
     model_serializer,
 )
 
+from relay.core import jsonvalue
 from relay.core.errors import ContractError, ContractTamperedError
 from relay.core.fsutil import PRIVATE_FILE, write_atomic
 from relay.sessions.demo_key import DEMO_SIGNED
@@ -253,7 +254,7 @@ def claims_simulation(envelope_json: bytes) -> bool:
     """Whether ``envelope_json`` says it is a simulation's contract (``"simulated": true``),
     looked at *without* verifying it: only to explain why it cannot be verified here."""
     try:
-        obj = json.loads(envelope_json.decode("utf-8"))
+        obj = jsonvalue.loads(envelope_json.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return False
     return isinstance(obj, dict) and obj.get("simulated") is True
@@ -264,7 +265,7 @@ def _parse(data: bytes) -> dict[str, Any]:
         raise ValueError(f"{name} is not allowed")
 
     try:
-        obj = json.loads(data.decode("utf-8"), parse_constant=no_constants)
+        obj = jsonvalue.loads(data.decode("utf-8"), parse_constant=no_constants)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ContractTamperedError(f"The contract is not valid UTF-8 JSON ({exc}).",
                                     "It was damaged or edited: do not use it.") from exc

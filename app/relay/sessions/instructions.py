@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -37,6 +36,7 @@ from typing import Literal
 
 import pygit2
 
+from relay.core import jsonvalue
 from relay.core.redact import scrub
 
 #: the deepest folder searched (the root is depth 0)
@@ -246,7 +246,7 @@ def _gemini_names(root: Path) -> tuple[tuple[str, ...], list[str]]:
     if not path.is_file():
         return ("GEMINI.md",), []
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
+        settings = jsonvalue.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return ("GEMINI.md",), [f"{GEMINI_SETTINGS} was not read (not valid JSON); Gemini "
                                 "is assumed to read GEMINI.md."]

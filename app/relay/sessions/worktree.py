@@ -10,19 +10,27 @@ An adopted session (``SessionSpec.carry_uncommitted``) starts from the repositor
 tracked modifications and deletions, staged or not, and untracked files that are not
 ignored — into the new worktree, reading the user's files and never writing to their
 working tree or index. Everything arrives unstaged; untracked files stay untracked.
+
+A damaged repository (a corrupt HEAD, ref or index, missing objects) is one
+``WorktreeError`` naming it at each function that reads git (:func:`git_boundary`), never
+a pygit2 error escaping to the front end as a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
 from pathlib import Path, PurePosixPath
+from typing import Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
@@ -30,6 +38,37 @@ from relay.core.errors import WorktreeError
 from relay.core.fsutil import PRIVATE_DIR, private_dir
 
 INCLUDE_FILE = ".worktreeinclude"
+
+log = logging.getLogger(__name__)
+
+#: what pygit2 raises for a repository it cannot read: GitError and its subclasses (a
+#: corrupt HEAD, ref, object or index; NotFoundError), KeyError (an object looked up by id
+#: that is missing), ValueError (a reference or id it cannot use)
+GIT_ERRORS = (pygit2.GitError, KeyError, ValueError)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def damaged(path: Path, exc: BaseException) -> WorktreeError:
+    """The one error for a repository git cannot read."""
+    why = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    return WorktreeError(f"The git repository {path} is damaged or unreadable ({why}).",
+                         f"Check it with `git -C {path} fsck`; repair it or clone it again.")
+
+
+def git_boundary(fn: Callable[Concatenate[Path, _P], _R]) -> Callable[Concatenate[Path, _P], _R]:
+    """``fn(path, …)`` does git work on the repository at ``path``: what pygit2 raises for
+    a damaged one becomes :func:`damaged` (a ``RelayError`` passes through as it is)."""
+
+    @wraps(fn)
+    def guarded(path: Path, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return fn(path, *args, **kwargs)
+        except GIT_ERRORS as exc:
+            raise damaged(path, exc) from exc
+
+    return guarded
 
 
 @dataclass(frozen=True)
@@ -77,6 +116,7 @@ def _worktree_source(repo_path: Path) -> pygit2.Repository:
     return repo
 
 
+@git_boundary
 def _create(repo_path: Path, root: Path, session_id: str, base: str | None = None) -> Workspace:
     repo = _worktree_source(repo_path)
     branch_name = f"relay/{session_id}"
@@ -91,7 +131,7 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
         repo.add_worktree(f"relay-{session_id}", str(target), branch)
         os.chmod(target, PRIVATE_DIR)  # the folder Relay made; its contents keep their modes
     except (pygit2.GitError, ValueError) as exc:
-        raise WorktreeError(f"Could not create a worktree for {session_id}: {exc}.",
+        raise WorktreeError(f"Could not create a worktree for {session_id} in {repo_path}: {exc}.",
                             "Check the repository with `git worktree list`.") from exc
     _copy_included(repo, Path(repo.workdir), target)
     return Workspace(path=target, branch=branch_name, is_worktree=True, base_sha=str(commit.id),
@@ -99,6 +139,11 @@ def _create(repo_path: Path, root: Path, session_id: str, base: str | None = Non
 
 
 def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[Path]:
+    """Copy the ignored files ``.worktreeinclude`` names; never through a symlink.
+
+    A pattern that reaches a file through a symlink (a tracked link to a folder outside, or
+    to the repository itself) or names a symlink is skipped with a warning: following it
+    would read or write outside the repository and the worktree."""
     include = source / INCLUDE_FILE
     if not include.is_file():
         return []
@@ -109,15 +154,30 @@ def _copy_included(repo: pygit2.Repository, source: Path, target: Path) -> list[
             continue
         for src in source.glob(pattern):
             rel = src.relative_to(source)
-            if (not src.is_file() or rel.parts[0] == ".git" or ".." in rel.parts
-                    or rel.as_posix() in repo.index
+            if rel.parts[0] == ".git" or ".." in rel.parts:
+                continue
+            if src.is_symlink() or _through_link(source, rel) or _through_link(target, rel):
+                log.warning("%s: %s goes through a symlink; not copied into the worktree",
+                            INCLUDE_FILE, rel.as_posix())
+                continue
+            if (not src.is_file() or rel.as_posix() in repo.index
                     or not repo.path_is_ignored(str(rel))):
                 continue
             dst = target / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            try:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst, follow_symlinks=False)
+            except OSError as exc:  # a file where its folder should be, a full disk
+                log.warning("%s: %s not copied into the worktree: %s", INCLUDE_FILE,
+                            rel.as_posix(), exc.strerror or exc)
+                continue
             copied.append(rel)
     return copied
+
+
+def _through_link(root: Path, rel: Path) -> bool:
+    """Whether a folder on the way from ``root`` to ``root / rel`` is a symlink."""
+    return any((root / Path(*rel.parts[:i])).is_symlink() for i in range(1, len(rel.parts)))
 
 
 async def create_worktree(repo_path: Path, root: Path, session_id: str,
@@ -148,6 +208,7 @@ class Carried:
         return text
 
 
+@git_boundary
 def _carry(source: Path, target: Path) -> Carried:
     src, dst = open_repo(source), open_repo(target)
     if src.head_is_unborn or dst.head_is_unborn:
@@ -268,7 +329,7 @@ async def run_setup(command: list[str], cwd: Path, limit_s: float = 600.0) -> st
             *command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         raise WorktreeError(f"Setup command {command[0]!r} could not start: {exc}.",
                             "Check the command and that it is installed.") from exc
     try:

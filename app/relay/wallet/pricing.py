@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.config import Config
 from relay.wallet.model import Figure, Tokens
 
@@ -193,7 +194,7 @@ def _read_override(path: Path, problems: list[str]) -> tuple[dict[str, Any] | No
         problems.append(f"{path}: cannot read it ({exc}); using the shipped prices")
         return None, None
     try:
-        table = json.loads(text)
+        table = jsonvalue.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(f"{path}: not valid JSON ({exc}); using the shipped prices")
         return None, None

@@ -45,14 +45,14 @@ def parse_since(text: str | None, today: date | None = None) -> int | None:
     if not text:
         return None
     today = today or datetime.now(UTC).astimezone().date()  # the local day
-    if m := re.fullmatch(r"(\d+)d", text.strip()):
-        day = today - timedelta(days=int(m.group(1)))
-    else:
-        try:
+    try:
+        if m := re.fullmatch(r"([0-9]{1,6})d", text.strip()):
+            day = today - timedelta(days=int(m.group(1)))
+        else:
             day = date.fromisoformat(text.strip())
-        except ValueError as exc:
-            raise RelayError(f"--since {text!r} is neither a date nor a number of days.",
-                             "Use e.g. --since 2026-11-01 or --since 7d.") from exc
+    except (ValueError, OverflowError) as exc:  # OverflowError: before year 1
+        raise RelayError(f"--since {text[:40]!r} is neither a date nor a number of days.",
+                         "Use e.g. --since 2026-11-01 or --since 7d.") from exc
     return int(datetime.combine(day, datetime.min.time()).astimezone().timestamp() * 1000)
 
 

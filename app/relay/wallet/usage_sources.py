@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.core.agent_homes import ClaudeHome, CodexHome, GeminiHome, PiHome, default_folders
 from relay.wallet.transcripts import RUNTIMES, TranscriptSource
 
@@ -172,8 +171,8 @@ def _walk_gemini(source: TranscriptSource, found: Discovery) -> None:
 def _gemini_projects(home: GeminiHome) -> dict[str, str]:
     """``projects.json``: project folder name → the working directory it stands for."""
     try:
-        data = orjson.loads(home.projects_file.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        data = jsonvalue.loads(home.projects_file.read_bytes(), fast=True)
+    except (OSError, ValueError):
         return {}
     table = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(table, dict):

@@ -69,9 +69,11 @@ def _spec(spec_json: str, task: str) -> SessionSpec:
     that, once; rows written before kept a copy in the JSON, which is used then)."""
     try:
         data = json.loads(spec_json)
+        if not isinstance(data, dict):
+            raise ValueError(f"a spec is a JSON object, not {type(data).__name__}")
         data.setdefault("task", task)
         return SessionSpec.model_validate(data)
-    except (ValueError, AttributeError) as exc:  # not JSON, not an object, not a spec
+    except ValueError as exc:  # not JSON, not an object, not a spec
         raise damaged_row("sessions", exc) from exc
 
 

@@ -33,8 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.core.agent_homes import CodexHome
 from relay.core.events import (
     AgentEvent,
@@ -306,8 +305,8 @@ def _call_parts(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     raw = item.get("arguments")
     if isinstance(raw, str):
         try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            parsed = jsonvalue.loads(raw, fast=True)
+        except ValueError:
             return name, {"arguments": raw}
         return name, parsed if isinstance(parsed, dict) else {"arguments": parsed}
     return name, as_dict(raw)
@@ -322,8 +321,8 @@ def _output_parts(raw: Any) -> tuple[str, int | None]:
     text = raw if isinstance(raw, str) else ""
     if text.startswith("{"):
         try:
-            parsed = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            parsed = jsonvalue.loads(text, fast=True)
+        except ValueError:
             parsed = None
         if isinstance(parsed, dict) and "output" in parsed:
             return _output_parts(parsed)

@@ -17,11 +17,11 @@ failure (it shows them as notifications only), so a Continue session never ends 
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -183,7 +183,7 @@ class _History:
         parsed: Any = None
         if arguments.strip().startswith("{"):
             try:
-                parsed = json.loads(arguments)
+                parsed = jsonvalue.loads(arguments)
             except ValueError:
                 parsed = {"arguments": arguments}
         self.calls[call_id] = "open"

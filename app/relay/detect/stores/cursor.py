@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -438,7 +439,7 @@ def _json_dict(value: Any) -> dict[str, Any]:
         return value
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            parsed = json.loads(value)
+            parsed = jsonvalue.loads(value)
         except ValueError:
             return {"raw": value}
         return parsed if isinstance(parsed, dict) else {}

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from relay.core import signals
+from relay.core import jsonvalue, signals
 from relay.core.events import AgentEvent, SessionEnded
 from relay.core.jsonvalue import as_dict, as_int, as_str
 from relay.core.signals import classify, named_by_format
@@ -235,7 +235,7 @@ def parse_json(raw: bytes | str, problems: list[str], where: str) -> Any | None:
         problems.append(f"{where}: empty")
         return None
     try:
-        return json.loads(raw)
+        return jsonvalue.loads(raw)
     except json.JSONDecodeError as exc:
         cut = exc.pos >= len(raw.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
         reason = "cut short (still being written?)" if cut else "corrupt"

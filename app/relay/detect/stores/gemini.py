@@ -36,8 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.core.agent_homes import GeminiHome
 from relay.core.events import AgentError, AssistantText, SessionStarted, ToolCall, ToolResult, TurnCompleted
 from relay.core.jsonvalue import as_dict, as_list, as_text
@@ -325,8 +324,8 @@ def _objects(path: Path, problems: list[str], limit: int) -> Iterator[dict[str, 
         if path.stat().st_size > limit:
             problems.append(f"{path.name} is over the size limit: skipped")
             return
-        document = orjson.loads(read_regular(path, limit))
-    except (OSError, orjson.JSONDecodeError) as exc:
+        document = jsonvalue.loads(read_regular(path, limit), fast=True)
+    except (OSError, ValueError) as exc:
         problems.append(f"cannot read {path.name}: {exc}")
         return
     document = as_dict(document)
@@ -347,9 +346,9 @@ def _project_cwd(chat: Path) -> str | None:
     """The working folder of a chat's project: ``projects.json``, else ``.project_root``."""
     project = chat.parent.parent
     try:
-        table = as_dict(orjson.loads(read_regular(GeminiHome(project.parent.parent).projects_file,
-                                                  _MAX_REPORT)))
-    except (OSError, orjson.JSONDecodeError):
+        projects = GeminiHome(project.parent.parent).projects_file
+        table = as_dict(jsonvalue.loads(read_regular(projects, _MAX_REPORT), fast=True))
+    except (OSError, ValueError):
         table = {}
     for cwd, name in as_dict(table.get("projects")).items():
         if name == project.name:
@@ -380,8 +379,8 @@ def _report_message(path: Path, prompt: str) -> str | None:
     try:
         if path.stat().st_size > _MAX_REPORT:
             return None
-        report = as_dict(orjson.loads(read_regular(path, _MAX_REPORT)))
-    except (OSError, orjson.JSONDecodeError):
+        report = as_dict(jsonvalue.loads(read_regular(path, _MAX_REPORT), fast=True))
+    except (OSError, ValueError):
         return None
     texts = {(as_text(p.get("text")) or "").strip()
              for m in as_list(report.get("context")) if isinstance(m, dict) and m.get("role") == "user"

@@ -20,10 +20,10 @@ input}``; older builds: ``isCanceled``), ``modelId``, ``timestamp``.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.events import (
     AgentEvent,
     AssistantText,
@@ -62,7 +62,7 @@ def replay_log(raw: bytes, problems: list[str], where: str) -> Any | None:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            entry = jsonvalue.loads(line)
         except (ValueError, RecursionError):
             if number == len(lines):  # no newline after it: still being written
                 problems.append(f"{where}: last line cut short (still being written?); ignored")
@@ -319,7 +319,7 @@ def _tool_input(part: dict[str, Any], data: dict[str, Any],
     given = details.get("input")
     if isinstance(given, str) and given.lstrip().startswith("{"):
         try:
-            parsed = json.loads(given)
+            parsed = jsonvalue.loads(given)
         except ValueError:
             parsed = None
         if isinstance(parsed, dict):

@@ -10,11 +10,11 @@ Key: ``ANTHROPIC_API_KEY`` as ``x-api-key``; base URL: ``ANTHROPIC_BASE_URL``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from datetime import UTC
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.events import AgentEvent, AssistantText, utcnow
 from relay.core.signals import classify
 from relay.runtimes.http.conversation import Message, ToolUse
@@ -105,7 +105,7 @@ def _finish_block(block: dict[str, Any] | None, reply: Reply, runtime: str) -> A
     if kind == "tool_use":
         raw = block["_json"] or "{}"
         try:
-            args = json.loads(raw)
+            args = jsonvalue.loads(raw)
         except ValueError:
             raise MalformedStream(f"tool_use input is not JSON: {raw[:200]}") from None
         reply.tool_calls.append(ToolUse(id=str(block.get("id")), name=str(block.get("name")),

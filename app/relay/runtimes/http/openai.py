@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC
 from typing import Any
 
+from relay.core import jsonvalue
 from relay.core.events import AgentEvent, AssistantText, utcnow
 from relay.core.signals import classify
 from relay.runtimes.http.conversation import Message, ToolUse
@@ -165,7 +166,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
-        args = json.loads(raw or "{}")
+        args = jsonvalue.loads(raw or "{}")
     except (TypeError, ValueError):
         raise MalformedStream(f"function arguments are not JSON: {str(raw)[:200]}") from None
     return args if isinstance(args, dict) else {}

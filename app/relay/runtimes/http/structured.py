@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ValidationError
 
+from relay.core import jsonvalue
 from relay.core.pipeline_model import Pipeline
 
 
@@ -34,7 +35,7 @@ def problems(answer: str, model: type[BaseModel]) -> list[str]:
     if not text:
         return ["the answer holds no JSON object"]
     try:
-        raw = json.loads(text)
+        raw = jsonvalue.loads(text)
     except json.JSONDecodeError as exc:
         return [f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
     try:

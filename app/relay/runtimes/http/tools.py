@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relay.core.jsonvalue import as_number
 from relay.core.models import PermissionPolicy
 
 MAX_READ = 100_000          # characters returned by read_file
@@ -206,7 +207,8 @@ class Toolbox:
 
     async def _run(self, args: Mapping[str, Any]) -> Outcome:
         argv = _argv(args.get("command"))
-        timeout = min(float(args.get("timeout_s") or DEFAULT_TIMEOUT), MAX_TIMEOUT)
+        asked = as_number(args.get("timeout_s"))  # the model's: nan, -1 or "x" is the default
+        timeout = min(asked if asked is not None and asked > 0 else DEFAULT_TIMEOUT, MAX_TIMEOUT)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=self.root, env=self.env, stdin=asyncio.subprocess.DEVNULL,
@@ -214,6 +216,8 @@ class Toolbox:
                 start_new_session=True)
         except OSError as exc:
             raise ToolFailed(f"Cannot run {argv[0]}: {exc.strerror or exc}.") from exc
+        except ValueError as exc:  # a NUL byte in an argument
+            raise ToolFailed(f"Cannot run {argv[0]!r}: {exc}.") from exc
         self._procs.add(proc)
         try:
             try:

@@ -21,12 +21,12 @@ raises :class:`MalformedStream`.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from relay.core import jsonvalue
 from relay.core.events import AgentEvent, Notice, QuotaUpdate, utcnow
 from relay.core.reset_times import from_epoch
 from relay.core.signals import Signal, classify
@@ -138,7 +138,7 @@ class ApiCall:
             await response.aclose()
         text = raw.decode("utf-8", errors="replace").strip()
         try:
-            body: Any = json.loads(text) if text else None
+            body: Any = jsonvalue.loads(text) if text else None
         except ValueError:
             body = None
         detail = _error_text(body) or text[:300] or response.reason_phrase
@@ -230,7 +230,7 @@ async def ndjson_objects(response: httpx.Response) -> AsyncIterator[dict[str, An
 
 def _decode(text: str) -> Any:
     try:
-        return json.loads(text)
+        return jsonvalue.loads(text)
     except ValueError:
         shown = text if len(text) <= 200 else text[:200] + "…"
         raise MalformedStream(f"not JSON: {shown}") from None

@@ -34,8 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from relay.core import jsonvalue
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry
 
 #: what a reader scans: the bytes of a file, or a memory map of it
@@ -140,8 +139,8 @@ def load_line(buf: Buffer, line_start: int, line_end: int,
 def load_json(data: bytes, warnings: Counter[str]) -> dict[str, Any] | None:
     """``orjson.loads`` that counts a failure (``not_utf8`` or ``corrupt_line``) instead of raising."""
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        obj = jsonvalue.loads(data, fast=True)
+    except ValueError:
         # orjson rejects invalid UTF-8 with the same error: tell the two apart only on failure
         try:
             data.decode("utf-8")
