@@ -25,12 +25,12 @@ the database, the worktree's git history, the audit log and the fakes' call log:
   runs that completed, a receiver started while one the killed Relay started was alive,
   or a record audited twice;
 * audit gap — a record the audit log must hold (core/audit_trail.AUDITED_KINDS) was
-  committed but never audited: the trail appends after the commit, in the background, and
-  nothing catches up after a kill (a known defect, tests/engine/test_audit_after_a_kill.py;
-  counted apart from lost work, and not failing the run).
+  committed but never audited, even after recovery: the trail appends after the commit, in
+  the background, and a recovering engine writes what a killed process left out
+  (``Engine._catch_up_audit``; tests/engine/test_audit_after_a_kill.py); a gap fails the run.
 
 Run: ``python benchmarks/faults/kill_handoff.py [--trials 24] [--random 24] [--seed 18]
-[--quick]``. Exits 1 when any trial lost or doubled anything.
+[--quick]``. Exits 1 when any trial lost, doubled or left unaudited anything.
 """
 
 from __future__ import annotations

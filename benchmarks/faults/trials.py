@@ -6,7 +6,8 @@ offers, the work finished once and everything committed before the kill is still
 take up, and says so), or **failed to recover** (recovery exited with an error, hung,
 printed a traceback, or left the work unfinished). Independently of that, a trial is
 **lost** when something committed before the kill is gone afterwards, and **doubled** when
-a piece of work was done twice. A harness exits 1 when any trial was lost or doubled.
+a piece of work was done twice, and has an **audit gap** when a committed record never
+reached the audit log. A harness exits 1 when any trial was lost, doubled or has a gap.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ class Verdict:
     lost: list[str] = field(default_factory=list)
     doubled: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)  # why it failed to recover
-    #: committed records the audit log never got (reported apart: the work is not lost)
+    #: committed records the audit log never got (counted apart: the work is not lost)
     audit_gap: list[str] = field(default_factory=list)
     killed: bool = True
     note: str = ""
@@ -259,8 +260,9 @@ class Tally:
 
     @property
     def ok(self) -> bool:
-        """No trial lost or doubled anything (failing to recover is reported, not fatal)."""
-        return not any(v.lost or v.doubled for v in self.verdicts)
+        """No trial lost, doubled or left unaudited anything (failing to recover is
+        reported, not fatal)."""
+        return not any(v.lost or v.doubled or v.audit_gap for v in self.verdicts)
 
 
 def machine_line(started: float) -> str:

@@ -334,6 +334,46 @@ def iter_entries(path: Path | str) -> Iterator[AuditEntry]:
         raise _os_error("read", path, exc) from exc
 
 
+#: how much of the log's end :func:`recent_event_ids` reads (thousands of entries)
+RECENT_BYTES = 1 << 20
+
+
+def recent_event_ids(path: Path | str, limit: int = RECENT_BYTES) -> tuple[set[int], int | None]:
+    """The ``event_id`` of each entry in the last ``limit`` bytes of the log, and the lowest
+    (the stored events from there on are the ones the tail can vouch for): ``(set(), 0)``
+    when the log has no entry yet, ``(set(), None)`` when its tail names no event. Lines
+    that do not parse are skipped (verify names them)."""
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - limit)
+            fh.seek(start)
+            tail = fh.read()
+    except FileNotFoundError:
+        return set(), 0
+    except OSError as exc:
+        raise _os_error("read", path, exc) from exc
+    lines = tail.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line is cut
+    ids: set[int] = set()
+    entries = 0
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            entry = _parse_line(raw)
+        except _LineError:
+            continue
+        entries += 1
+        event_id = entry.data.get("event_id")
+        if isinstance(event_id, int) and not isinstance(event_id, bool):
+            ids.add(event_id)
+    if ids:
+        return ids, min(ids)
+    return ids, (0 if entries == 0 and start == 0 else None)
+
 class AuditLog:
     """Appends entries to one audit file, safely across threads and processes.
 

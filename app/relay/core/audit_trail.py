@@ -26,12 +26,15 @@ log = logging.getLogger(__name__)
 AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step", "verify_result"})
 
 
-def audit_entry(record: EventRecord) -> tuple[str, dict[str, Any]]:
-    """The audit event name and data for a stored record."""
+def audit_entry(record: EventRecord, *, late: bool = False) -> tuple[str, dict[str, Any]]:
+    """The audit event name and data for a stored record (``late``: written when Relay
+    opened again, because the process that committed it died before its append)."""
     event = record.event
     data = event.model_dump(mode="json", exclude={"replay", "kind"})
     data.update({"session_id": record.session_id, "run_id": record.run_id,
                  "event_id": record.id})
+    if late:
+        data["late"] = True
     return f"session.{event.kind}", data
 
 
@@ -74,9 +77,14 @@ class AuditTrail:
             except Exception:  # a bug must not end auditing silently for the process
                 log.exception("audit log not written")
 
-    def _append_all(self, batch: list[EventRecord]) -> None:
+    def _append_all(self, batch: list[EventRecord], late: bool = False) -> None:
         for record in batch:
-            self.log.append(*audit_entry(record))
+            self.log.append(*audit_entry(record, late=late))
+
+    async def catch_up(self, records: list[EventRecord]) -> None:
+        """Append records a dead process committed but never audited (at open, before
+        anything new is queued, so the log keeps their order)."""
+        await asyncio.to_thread(self._append_all, records, True)
 
     async def aclose(self) -> None:
         """Write everything queued (including a batch in flight), then stop."""

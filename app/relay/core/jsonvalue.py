@@ -55,8 +55,10 @@ _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 
 def loads(data: str | bytes, *, fast: bool = False,
           object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
-          parse_constant: Callable[[str], Any] | None = None) -> Any:
-    """Parse untrusted JSON; every problem with it is a ``json.JSONDecodeError``.
+          parse_constant: Callable[[str], Any] | None = None,
+          max_depth: int = MAX_DEPTH) -> Any:
+    """Parse untrusted JSON; every problem with it is a ``json.JSONDecodeError`` (one
+    nested deeper than ``max_depth``, at most :data:`MAX_DEPTH`, says "nested deeper than").
 
     ``fast`` parses with orjson (several times faster, for stream lines and transcripts; it
     refuses ``NaN`` / ``Infinity`` and reads integers past 64 bits as floats); otherwise
@@ -71,11 +73,11 @@ def loads(data: str | bytes, *, fast: bool = False,
     except json.JSONDecodeError:
         raise
     except RecursionError:
-        raise _bad(data, f"nested deeper than {MAX_DEPTH} levels") from None
+        raise _bad(data, f"nested deeper than {max_depth} levels") from None
     except ValueError as exc:  # not UTF-8 (UnicodeDecodeError); 4,300+ digits; a hook's refusal
         raise _bad(data, str(exc).split(";")[0]) from None
-    if _nests(data) > MAX_DEPTH and _too_deep(data):
-        raise _bad(data, f"nested deeper than {MAX_DEPTH} levels")
+    if _nests(data) > max_depth and _too_deep(data, max_depth):
+        raise _bad(data, f"nested deeper than {max_depth} levels")
     return value
 
 
@@ -90,15 +92,15 @@ def _nests(data: str | bytes) -> int:
     return data.count(b"[") + data.count(b"{")
 
 
-def _too_deep(data: str | bytes) -> bool:
-    """Whether ``data`` (valid JSON: it parsed) nests deeper than :data:`MAX_DEPTH`.
+def _too_deep(data: str | bytes, max_depth: int) -> bool:
+    """Whether ``data`` (valid JSON: it parsed) nests deeper than ``max_depth``.
 
     On the text, in C-speed passes, never walking the value in Python: strings are dropped,
     then everything but brackets, then each pass removes the innermost pairs."""
     if isinstance(data, str):  # bytes: translate() drops the non-brackets in one C call
         data = data.encode("utf-8", "surrogatepass")
     raw = _STRING.sub(b"", data).translate(None, _NOT_BRACKET)
-    for _ in range(MAX_DEPTH):
+    for _ in range(max_depth):
         if not raw:
             return False
         raw = raw.replace(b"[]", b"").replace(b"{}", b"")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from relay.core import jsonvalue
 from relay.core.errors import PipelineError, PipelineInvalidError
@@ -61,34 +60,18 @@ def _too_deep(source: str) -> PipelineError:
                                                   "designer).")
 
 
-def _depth_within(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests at most ``limit`` arrays and objects (no recursion)."""
-    todo: list[tuple[Any, int]] = [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return False
-            children = item.values() if isinstance(item, dict) else item
-            todo.extend((child, depth + 1) for child in children
-                        if isinstance(child, dict | list))
-    return True
-
-
 def parse_text(text: str, source: str) -> list[Pipeline]:
     """Every pipeline in a file's text; a clear error naming the line for bad JSON."""
     if len(text) > MAX_FILE_BYTES:
         raise _too_big(source)
     try:
-        raw = jsonvalue.loads(text)
+        raw = jsonvalue.loads(text, max_depth=MAX_NESTING)
     except json.JSONDecodeError as exc:
+        if exc.msg.startswith("nested deeper than"):
+            raise _too_deep(source) from None
         raise PipelineError(f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                             f"column {exc.colno}.", "Fix the file (or export it again from "
                                                     "the designer).") from None
-    except RecursionError:
-        raise _too_deep(source) from None
-    if not _depth_within(raw, MAX_NESTING):
-        raise _too_deep(source)
     items = raw.get("pipelines") if isinstance(raw, dict) and "pipelines" in raw else raw
     if isinstance(items, dict):
         items = [items]

@@ -69,10 +69,9 @@ def _spec(spec_json: str, task: str) -> SessionSpec:
     that, once; rows written before kept a copy in the JSON, which is used then)."""
     try:
         data = json.loads(spec_json)
-        if not isinstance(data, dict):
-            raise ValueError(f"a spec is a JSON object, not {type(data).__name__}")
-        data.setdefault("task", task)
-        return SessionSpec.model_validate(data)
+        if isinstance(data, dict):
+            data.setdefault("task", task)
+        return SessionSpec.model_validate(data)  # not an object: a ValidationError
     except ValueError as exc:  # not JSON, not an object, not a spec
         raise damaged_row("sessions", exc) from exc
 
@@ -160,6 +159,21 @@ class SessionsRepo:
         except ValueError as exc:
             raise damaged_row("events", exc) from exc
         return records, (rows[-1][0] if rows else after_id)
+
+    async def events_from(self, first_id: int, kinds: Iterable[str]
+                          ) -> list[tuple[EventRecord, int | None]]:
+        """Events of ``kinds`` from id ``first_id`` on, oldest first, each with the pid of
+        the process that owns its session (the audit log's catch-up reads these)."""
+        wanted = sorted(set(kinds))
+        marks = ",".join("?" * len(wanted))
+        rows = await self._all(
+            "SELECT e.id, e.session_id, e.run_id, e.payload, s.owner_pid FROM events e"
+            f" LEFT JOIN sessions s ON s.id = e.session_id WHERE e.id >= ? AND e.kind IN ({marks})"
+            " ORDER BY e.id", (first_id, *wanted))
+        try:
+            return [(EventRecord(r[0], r[1], r[2], parse_event(r[3])), r[4]) for r in rows]
+        except ValueError as exc:
+            raise damaged_row("events", exc) from exc
 
     async def _sessions(self, sql: str, params: Sequence[Any]) -> list[SessionRow]:
         return [_session_row(r) for r in await self._all(sql, params)]
