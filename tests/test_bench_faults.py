@@ -12,7 +12,8 @@ from benchmarks.faults.trials import COMPLETED, FAILED, NOT_STARTED, Tally, Verd
 def test_lost_doubled_or_an_audit_gap_fails_the_harness() -> None:
     tally = Tally()
     tally.add(Verdict("snapshotted", 1))
-    assert tally.ok
+    clean = tally.ok
+    assert clean
     gap = Tally([Verdict("dispatched", 2, audit_gap=["1 committed record(s) never audited"])])
     assert not gap.ok  # the log catches up when Relay opens again: a gap is a defect
     doubled = Verdict("random moment", 3, note="killed after 0.500 s")

@@ -232,7 +232,7 @@ class Engine:
         if first is None:
             return  # the log's tail names no event: nothing to compare with
         anchor = self.audit.log.anchor
-        if first == 0 and anchor is not None and await asyncio.to_thread(anchor.read):
+        if first == 0 and anchor is not None and await asyncio.to_thread(anchor.read) is not None:
             return  # an anchored log is gone or emptied: audit verify says so; no new chain
         rows = await self.store.sessions.events_from(first, AUDITED_KINDS)
         missing = [r for r, owner in rows if r.id not in known and not _owned_elsewhere(owner)]
