@@ -40,14 +40,11 @@ import contextlib
 import json
 import random
 import shutil
-import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,8 +65,9 @@ from benchmarks.faults.trials import (  # noqa: E402
     Tally,
     Verdict,
     call,
+    db_rows,
     machine_line,
-    measure_span,
+    measure,
     relay_env,
     run_to_end,
     start_and_kill,
@@ -127,19 +125,6 @@ class Trial:
 
 
 # -- what the store holds --------------------------------------------------------------
-
-
-def db_rows(home: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    path = home / "relay.db"
-    if not path.exists():
-        return []
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as conn:
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):  # killed before the schema was made
-                return []
-            raise
 
 
 @dataclass
@@ -376,32 +361,6 @@ def _is_codex(proc: psutil.Process) -> bool:
 # -- the harness -------------------------------------------------------------------------
 
 
-def first_row(home: Path, table: str) -> Callable[[], bool]:
-    """Whether ``table`` has a row yet (the run has something a kill could lose)."""
-
-    def has() -> bool:
-        return bool(db_rows(home, f"SELECT 1 FROM {table}"))
-
-    return has
-
-
-def measure(base: Path, runs: int) -> tuple[float, float]:
-    """The span of an undisturbed run in which a kill can lose something: from when its
-    first row is committed to its exit (medians of ``runs``; seconds from its start)."""
-    spans = []
-    for n in range(runs):
-        trial = Trial.make(base / f"measure-{n}")
-        began, ended, code = measure_span(
-            [*RELAY, *trial.run_argv()],
-            trial.env,
-            first_row(trial.home, "sessions"),
-        )
-        if code != 0:
-            raise SystemExit(f"kill_handoff: an undisturbed run failed (exit {code})")
-        spans.append((began, ended))
-    return statistics.median(b for b, _ in spans), statistics.median(e for _, e in spans)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=24, help="trials at each handoff state")
@@ -419,7 +378,7 @@ def main() -> int:
     rng = random.Random(args.seed)
     tally = Tally()
     try:
-        began, ended = measure(base, 1 if args.quick else 3)
+        began, ended = measure("kill_handoff", base, 1 if args.quick else 3, Trial.make, "sessions")
         plan: list[str | None] = [s for s in states for _ in range(per_state)]
         plan += [None] * at_random  # None: a random moment
         for n, state in enumerate(plan):

@@ -12,8 +12,11 @@ reached the audit log. A harness exits 1 when any trial was lost, doubled or has
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -21,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app"
@@ -276,3 +280,51 @@ def machine_line(started: float) -> str:
         f"{one:.2f} (1 min) {five:.2f} (5 min) at the end; {took:.0f} s; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
+
+
+def db_rows(home: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
+    """Rows of a trial's relay.db, read-only (none before the file or its schema exists)."""
+    path = home / "relay.db"
+    if not path.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as conn:
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):  # killed before the schema was made
+                return []
+            raise
+
+
+class Runnable(Protocol):
+    """What :func:`measure` needs of a harness's trial."""
+
+    home: Path
+    env: dict[str, str]
+
+    def run_argv(self) -> list[str]: ...
+
+
+def first_row(home: Path, table: str) -> Callable[[], bool]:
+    """Whether ``table`` has a row yet (the run has something a kill could lose)."""
+
+    def has() -> bool:
+        return bool(db_rows(home, f"SELECT 1 FROM {table}"))
+
+    return has
+
+
+def measure(harness: str, base: Path, runs: int, make: Callable[[Path], Runnable],
+            table: str) -> tuple[float, float]:
+    """The span of an undisturbed run in which a kill can lose something: from when its
+    first row in ``table`` is committed to its exit (medians of ``runs``; seconds from its
+    start)."""
+    spans = []
+    for n in range(runs):
+        trial = make(base / f"measure-{n}")
+        began, ended, code = measure_span([*RELAY, *trial.run_argv()], trial.env,
+                                          first_row(trial.home, table))
+        if code != 0:
+            raise SystemExit(f"{harness}: an undisturbed run failed (exit {code})")
+        spans.append((began, ended))
+    return statistics.median(b for b, _ in spans), statistics.median(e for _, e in spans)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from relay.core.bus import EventBus
-from relay.core.errors import SessionNotFoundError
+from relay.core.errors import SessionNotFoundError, TaskTooLargeError
 from relay.core.events import PermissionDenied, SessionEnded, StateChanged, TurnCompleted, Usage
-from relay.core.models import SessionSpec
+from relay.core.models import MAX_TASK_BYTES, SessionSpec
 from relay.core.store.db import Store
 from relay.core.store.sessions_quick import quick_sessions
 from relay.core.store.sessions_repo import SessionsRepo
@@ -135,3 +135,18 @@ async def test_the_task_is_stored_once_and_older_rows_still_read(
         old = SessionSpec(repo=Path("/tmp/project"), task="an older build's task")
         conn.execute("UPDATE sessions SET spec_json=? WHERE id='new'", (old.model_dump_json(),))
     assert (await store.sessions.spec("new")).task == "an older build's task"  # its own copy
+
+
+async def test_a_stored_task_over_todays_limit_still_reads(
+        db: tuple[Store, EventWriter], relay_home: Path) -> None:
+    """The 1 MB limit is for new work: a row an older build stored with a larger task still
+    opens (show, history, resume), it is not a damaged database."""
+    store, writer = db
+    await add_session(writer, "big", "small for now")
+    await writer.flush()
+    large = "x" * (MAX_TASK_BYTES + 10)
+    with sqlite3.connect(relay_home / "relay.db") as conn:
+        conn.execute("UPDATE sessions SET task=? WHERE id='big'", (large,))
+    assert (await store.sessions.spec("big")).task == large
+    with pytest.raises(TaskTooLargeError):  # while new input is still refused
+        SessionSpec(repo=Path("/tmp/project"), task=large)

@@ -15,6 +15,7 @@ Errors are plain ``OSError``; callers map them to their own :class:`RelayError` 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -22,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -224,3 +226,43 @@ class FolderLock:
                     _unlock_fd(fd)
             finally:
                 os.close(fd)
+
+
+# -- reading a file someone else made: a regular file only, boundedly ------------------
+
+
+def is_regular(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode)
+
+
+def _not_regular(path: Path) -> OSError:
+    return OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)", str(path))
+
+
+@contextlib.contextmanager
+def open_regular(path: Path) -> Iterator[BinaryIO]:
+    """``path`` opened for reading when it is (a symlink to) a regular file; else OSError.
+
+    Opened without blocking (opening a FIFO waits for a writer) and checked on the open
+    file itself, so what is read is what was checked.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not is_regular(os.fstat(fd)):
+            raise _not_regular(path)
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The whole of the regular file ``path``; OSError (EFBIG) when it is over ``limit``."""
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"more than {limit:,} bytes, more than Relay reads", str(path))
+    return data

@@ -7,7 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from relay.core.errors import TaskTooLargeError
 from relay.core.events import Usage
@@ -18,6 +18,8 @@ from relay.core.states import FINAL_STATES, SessionState
 #: session and goes into each prompt, contract and briefing; large context belongs in a
 #: file in the repository, which the agent reads
 MAX_TASK_BYTES = 1_000_000
+#: the validation context key that says a model is read back from the store (not new input)
+STORED = "stored"
 
 
 def check_task(task: str, what: str = "The task") -> str:
@@ -132,7 +134,9 @@ class SessionSpec(BaseModel):
 
     @field_validator("task")
     @classmethod
-    def _bounded_task(cls, task: str) -> str:
+    def _bounded_task(cls, task: str, info: ValidationInfo) -> str:
+        if isinstance(info.context, dict) and info.context.get(STORED):
+            return task  # a row an older build stored: it still reads (the limit is for new work)
         return check_task(task)
 
 

@@ -242,6 +242,9 @@ def _scan_file(store: KnowledgeStore, batch: _Batch, root: Path, repo: str, key:
         if stat.S_ISLNK(info.st_mode):
             report.skipped["link"] += 1
             return False
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would never end
+            report.skipped["special"] += 1
+            return False
         if info.st_size > MAX_FILE_BYTES:
             report.skipped["large"] += 1
             return False

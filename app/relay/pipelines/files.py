@@ -17,7 +17,7 @@ from pathlib import Path
 
 from relay.core import jsonvalue
 from relay.core.errors import PipelineError, PipelineInvalidError
-from relay.core.fsutil import write_atomic
+from relay.core.fsutil import open_regular, write_atomic
 from relay.core.pipeline_model import MAX_FILE_BYTES, MAX_NESTING, Pipeline, parse_pipeline
 
 FOLDER = ".relay"
@@ -90,7 +90,7 @@ def parse_text(text: str, source: str) -> list[Pipeline]:
 def read_file(path: Path) -> list[Pipeline]:
     """Every pipeline in the file at ``path`` (read only up to ``MAX_FILE_BYTES``)."""
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:  # a FIFO in a repository must not hang Relay
             data = stream.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise _too_big(str(path))

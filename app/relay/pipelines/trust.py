@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from relay.core.errors import PipelineError
+from relay.core.fsutil import open_regular
 from relay.core.pipeline_model import MAX_FILE_BYTES, Pipeline
 from relay.pipelines import files
 
@@ -70,7 +71,7 @@ class Source:
 def read_source(path: Path) -> Source:
     """``path`` read once: what is hashed is what is parsed."""
     try:
-        with path.open("rb") as stream:
+        with open_regular(path) as stream:  # a FIFO in a repository must not hang Relay
             data = stream.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise PipelineError(f"{path} does not exist.", "Check the path.") from None

@@ -37,6 +37,7 @@ from typing import Literal
 import pygit2
 
 from relay.core import jsonvalue
+from relay.core.fsutil import open_regular
 from relay.core.redact import scrub
 
 #: the deepest folder searched (the root is depth 0)
@@ -209,7 +210,7 @@ def _read(root: Path, rel: str, skipped: list[str]) -> InstructionFile | None:
             skipped.append(f"{rel} was skipped: it links outside the repository.")
             return None
         digest, head, size = hashlib.sha256(), b"", 0
-        with target.open("rb") as fh:
+        with open_regular(target) as fh:  # a FIFO or a device is skipped, never waited on
             while chunk := fh.read(1 << 16):
                 digest.update(chunk)
                 if size < MAX_READ:

@@ -18,7 +18,7 @@ import aiosqlite
 
 from relay.core.errors import SessionNotFoundError
 from relay.core.events import EventRecord, Usage, parse_event
-from relay.core.models import RunRow, SessionRow, SessionSpec
+from relay.core.models import STORED, RunRow, SessionRow, SessionSpec
 from relay.core.states import ACTIVE_STATES, SessionState
 from relay.core.store.sessions_quick import ACTIVE_SESSIONS, RECENT_SESSIONS, SESSIONS_SELECT, USAGE_COLS
 from relay.core.store.sql import Statement, damaged_row, from_ms, id_text_problem, now_ms, prefix_match
@@ -71,7 +71,7 @@ def _spec(spec_json: str, task: str) -> SessionSpec:
         data = json.loads(spec_json)
         if isinstance(data, dict):
             data.setdefault("task", task)
-        return SessionSpec.model_validate(data)  # not an object: a ValidationError
+        return SessionSpec.model_validate(data, context={STORED: True})  # not an object: a ValidationError
     except ValueError as exc:  # not JSON, not an object, not a spec
         raise damaged_row("sessions", exc) from exc
 

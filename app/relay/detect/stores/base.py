@@ -9,23 +9,22 @@ Stores never raise on bad input: a file being written, truncated or corrupt line
 result, a locked SQLite file, an unreadable folder — what could not be read goes into
 ``problems`` (or :attr:`StoreListing.problems`) with the reason, and the scan goes on.
 
-Every file a store reads is opened by :func:`open_regular` (or :func:`read_regular`): a
-regular file only — a FIFO, a device (a ``*.jsonl`` symlink to ``/dev/zero``) or a socket
-is a problem, not a read that never ends — and no more than :data:`MAX_FILE_BYTES` of it.
+Every file a store reads is opened by :func:`relay.core.fsutil.open_regular` (or
+:func:`read_regular`): a regular file only — a FIFO, a device (a ``*.jsonl`` symlink to
+``/dev/zero``) or a socket is a problem, not a read that never ends — and no more than
+:data:`MAX_FILE_BYTES` of it.
 """
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Protocol
 
+from relay.core import fsutil
 from relay.core.events import AgentEvent
+from relay.core.fsutil import open_regular
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,41 +83,9 @@ class SessionStore(Protocol):
 MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
 
 
-def is_regular(info: os.stat_result) -> bool:
-    return stat.S_ISREG(info.st_mode)
-
-
-def _not_regular(path: Path) -> OSError:
-    return OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)", str(path))
-
-
-@contextmanager
-def open_regular(path: Path) -> Iterator[BinaryIO]:
-    """``path`` opened for reading when it is (a symlink to) a regular file; else OSError.
-
-    Opened without blocking (opening a FIFO waits for a writer) and checked on the open
-    file itself, so what is read is what was checked.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not is_regular(os.fstat(fd)):
-            raise _not_regular(path)
-        os.set_blocking(fd, True)
-        handle = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with handle:
-        yield handle
-
-
 def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """The whole of the regular file ``path``; OSError (EFBIG) when it is over ``limit``."""
-    with open_regular(path) as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"more than {limit:,} bytes, more than Relay reads", str(path))
-    return data
+    return fsutil.read_regular(path, limit)
 
 
 def iter_lines(path: Path, limit: int = 64 * 1024 * 1024) -> Iterator[tuple[int, bytes]]:

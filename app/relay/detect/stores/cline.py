@@ -43,8 +43,9 @@ from relay.core.events import (
     TurnCompleted,
     Usage,
 )
+from relay.core.fsutil import open_regular
 from relay.core.jsonvalue import as_dict, as_float, as_int, as_list, as_str
-from relay.detect.stores.base import StoreItem, StoreListing, open_regular
+from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.editor_common import (
     CREATE_TOOLS,
     EDIT_TOOLS,

@@ -29,8 +29,9 @@ from typing import Any, BinaryIO
 
 from relay.core import signals
 from relay.core.events import AgentEvent
+from relay.core.fsutil import is_regular, open_regular
 from relay.core.signals import classify
-from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, is_regular, iter_lines, open_regular
+from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
 from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
 #: lines longer than this are skipped and counted (a huge tool result never blows memory)
