@@ -31,6 +31,7 @@ from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
 from relay.engine.engine import Engine
+from relay.gui.main_thread_gc import MainThreadCollector
 from relay.gui.shell import RelayShell
 
 T = TypeVar("T")
@@ -71,6 +72,16 @@ class QtWarningRecorder:
 
 
 _RECORDER = pytest.StashKey[QtWarningRecorder]()
+
+
+@pytest.fixture(autouse=True)
+def gui_thread_gc(qapp: QApplication) -> Iterator[None]:
+    """As in the window (gui/launch.py): garbage is collected on the GUI thread only, so a
+    worker thread's collection never destroys a Qt object (that aborts the process)."""
+    collector = MainThreadCollector()
+    collector.start()
+    yield
+    collector.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -42,6 +42,7 @@ from relay.core.errors import RelayError
 from relay.core.home import default_home
 from relay.engine.engine import Engine
 from relay.gui.crash_dialog import window_crash_handler
+from relay.gui.main_thread_gc import MainThreadCollector
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
 from relay.gui.shell import RelayShell
@@ -152,6 +153,8 @@ async def amain(app: QApplication, args: argparse.Namespace,
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
     handled = _quit_on_signals(quit_requested)
+    collector = MainThreadCollector()  # no Qt object is ever collected on a worker thread
+    collector.start()
     try:
         prompter: PassphrasePrompter | None = None
         try:
@@ -186,6 +189,7 @@ async def amain(app: QApplication, args: argparse.Namespace,
             await engine.close()
         return 0
     finally:
+        collector.stop()
         app.aboutToQuit.disconnect(quit_requested.set)
         for sig in handled:
             asyncio.get_running_loop().remove_signal_handler(sig)
