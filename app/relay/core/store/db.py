@@ -21,7 +21,7 @@ import aiosqlite
 from relay.core.errors import SchemaTooNewError, StoreError
 from relay.core.events import EventRecord, parse_event
 from relay.core.fsutil import private_sqlite
-from relay.core.store.faults import Fault, damaged_error, disk_full_error, fault_of
+from relay.core.store.faults import Fault, damaged_error, disk_full_error, fault_of, read_error
 from relay.core.store.migrations import LATEST, MIGRATIONS
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.sql import damaged_row, from_ms, now_ms
@@ -69,13 +69,7 @@ def _emptied_error(path: Path, audit_path: Path) -> StoreError:
 
 
 def _open_error(path: Path, exc: sqlite3.Error) -> StoreError:
-    fault = fault_of(exc, path)
-    if fault is Fault.FULL:
-        return disk_full_error(path, "the database cannot be opened")
-    if fault is Fault.LOCKED:
-        return StoreError(f"The database {path} is locked by another program: {exc}.",
-                          "Wait for it to finish (or stop it), then run the command again.")
-    return damaged_error(path, f"it is not a usable Relay database ({exc})")
+    return read_error(path, exc, "opened", f"it is not a usable Relay database ({exc})")
 
 
 class Store:

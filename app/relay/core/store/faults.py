@@ -80,15 +80,17 @@ def damaged_error(path: Path, detail: str) -> StoreError:
         "it aside to start with an empty one.")
 
 
-def read_error(path: Path, exc: BaseException) -> StoreError:
-    """A failed read of the event store as one message (never a traceback)."""
+def read_error(path: Path, exc: BaseException, doing: str = "read",
+               damage: str | None = None) -> StoreError:
+    """A failed read (or open: ``doing``) of the event store as one message, never a
+    traceback: a full disk, a lock held elsewhere, or else damage (``damage`` says what)."""
     fault = fault_of(exc, path)
     if fault is Fault.FULL:
-        return disk_full_error(path, "the database cannot be read")
+        return disk_full_error(path, f"the database cannot be {doing}")
     if fault is Fault.LOCKED:
         return StoreError(f"The database {path} is locked by another program: {exc}.",
                           "Wait for it to finish (or stop it), then run the command again.")
-    return damaged_error(path, str(exc).rstrip("."))
+    return damaged_error(path, damage or str(exc).rstrip("."))
 
 
 def is_store_damage(exc: BaseException) -> bool:
