@@ -85,7 +85,9 @@ def private_file(path: Path) -> Path:
 def private_sqlite(path: Path) -> Path:
     """Prepare a database file before SQLite opens it: the file 0600 (made if missing), the
     side files that exist 0600. SQLite makes a side file with the database's own mode, so
-    the ones it makes later are private too."""
+    the ones it makes later are private too. SQLite's in-memory name is no file."""
+    if str(path) == ":memory:":
+        return path  # not a file in the working folder
     private_file(path)
     for suffix in SQLITE_SIDE_FILES:
         side = path.with_name(path.name + suffix)
