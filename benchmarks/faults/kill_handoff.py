@@ -27,7 +27,7 @@ the database, the worktree's git history, the audit log and the fakes' call log:
 * audit gap — a record the audit log must hold (core/audit_trail.AUDITED_KINDS) was
   committed but never audited, even after recovery: the trail appends after the commit, in
   the background, and a recovering engine writes what a killed process left out
-  (``Engine._catch_up_audit``; tests/engine/test_audit_after_a_kill.py); a gap fails the run.
+  (``AuditTrail.catch_up_after_crash``; tests/engine/test_audit_after_a_kill.py); a gap fails the run.
 
 Run: ``python benchmarks/faults/kill_handoff.py [--trials 24] [--random 24] [--seed 18]
 [--quick]``. Exits 1 when any trial lost, doubled or left unaudited anything.

@@ -13,12 +13,15 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from relay.core.audit import AuditLog
+from relay.core.audit import AuditLog, recent_event_ids
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
+
+if TYPE_CHECKING:
+    from relay.core.store.sessions_repo import SessionsRepo
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +84,25 @@ class AuditTrail:
         for record in batch:
             self.log.append(*audit_entry(record, late=late))
 
-    async def catch_up(self, records: list[EventRecord]) -> None:
-        """Append records a dead process committed but never audited (at open, before
-        anything new is queued, so the log keeps their order)."""
-        await asyncio.to_thread(self._append_all, records, True)
+    async def catch_up_after_crash(self, sessions: SessionsRepo,
+                                   owned_elsewhere: Callable[[int | None], bool]) -> None:
+        """Audit what a killed process committed but never appended (it appends after the
+        commit, in the background), at open before anything new is queued, so the log
+        keeps their order: the events the log's tail lacks whose session no live Relay
+        process owns (``owned_elsewhere(pid)``: a live one still has them queued), written
+        late and marked so."""
+        known, first = await asyncio.to_thread(recent_event_ids, self.log.path)
+        if first is None:
+            return  # the log's tail names no event: nothing to compare with
+        anchor = self.log.anchor
+        if first == 0 and anchor is not None and await asyncio.to_thread(anchor.read) is not None:
+            return  # an anchored log is gone or emptied: audit verify says so; no new chain
+        rows = await sessions.events_from(first, AUDITED_KINDS)
+        missing = [r for r, owner in rows if r.id not in known and not owned_elsewhere(owner)]
+        if missing:
+            log.warning("writing %d audit entries a stopped Relay committed but never "
+                        "appended", len(missing))
+            await asyncio.to_thread(self._append_all, missing, True)
 
     async def aclose(self) -> None:
         """Write everything queued (including a batch in flight), then stop."""

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import psutil
 
 from relay.core.accounts import AccountBook
-from relay.core.audit import AuditLog, DbAnchor, recent_event_ids
-from relay.core.audit_trail import AUDITED_KINDS, AuditTrail
+from relay.core.audit import AuditLog, DbAnchor
+from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
 from relay.core.capabilities import Cap
 from relay.core.config import Config, load_config
@@ -159,7 +159,7 @@ class Engine:
                 await writer.close()
                 raise
             if recover:
-                await engine._catch_up_audit()
+                await engine.audit.catch_up_after_crash(store.sessions, _owned_elsewhere)
             await engine._recover_orphans(recover)
             engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
             if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
@@ -221,25 +221,6 @@ class Engine:
         await self.writer.write(WriteOp(session_id, None, StateChanged(
             state="interrupted", reason="the Relay process running this session stopped")))
         return True
-
-    async def _catch_up_audit(self) -> None:
-        """Audit what a killed process committed but never appended (it appends after the
-        commit, in the background): entries are written late, marked so, for the events
-        the log's tail lacks whose session no live Relay process owns (a live one still
-        has them queued)."""
-        audit_path = self.config.audit_path
-        known, first = await asyncio.to_thread(recent_event_ids, audit_path)
-        if first is None:
-            return  # the log's tail names no event: nothing to compare with
-        anchor = self.audit.log.anchor
-        if first == 0 and anchor is not None and await asyncio.to_thread(anchor.read) is not None:
-            return  # an anchored log is gone or emptied: audit verify says so; no new chain
-        rows = await self.store.sessions.events_from(first, AUDITED_KINDS)
-        missing = [r for r, owner in rows if r.id not in known and not _owned_elsewhere(owner)]
-        if missing:
-            log.warning("writing %d audit entries a stopped Relay committed but never "
-                        "appended", len(missing))
-            await self.audit.catch_up(missing)
 
     async def _recover_orphans(self, recover: bool) -> None:
         running_elsewhere, waiting = set(), []
