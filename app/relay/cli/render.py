@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.hints import cli
-from relay.core.events import EventRecord, Usage
+from relay.core.events import EventRecord, Usage, record_json
 from relay.core.models import SessionRow
 from relay.core.present import SIMULATION_LABEL, clip, end_state, summary, usage_line
 from relay.core.termsafe import json_text, terminal_safe
@@ -54,8 +54,7 @@ class StreamPrinter:
         self.console.print(f"[{style}]{icon} {escape(prefix + text)}[/]", highlight=False)
 
     def _json(self, record: EventRecord) -> None:
-        line = json_text({"id": record.id, "session_id": record.session_id,
-                          "run_id": record.run_id, "event": record.event.model_dump(mode="json")})
+        line = json_text(record_json(record))
         if self.out is not None:
             self.out.write(line + "\n")
             self.out.flush()

@@ -57,19 +57,30 @@ class EventBus:
     def __init__(self) -> None:
         self._subs: set[Subscription] = set()
         self._callbacks: list[Callback] = []
+        #: callbacks that also get replayed records (the host's live stream: every stored
+        #: event reaches its clients)
+        self._all: list[Callback] = []
 
     def subscribe(self, session_id: str | None = None, maxsize: int = 10_000) -> Subscription:
         sub = Subscription(self, session_id, maxsize)
         self._subs.add(sub)
         return sub
 
-    def add_listener(self, callback: Callback) -> Callable[[], None]:
-        """Call ``callback`` with each committed batch; returns an unsubscribe function."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+    def add_listener(self, callback: Callback, *, replayed: bool = False) -> Callable[[], None]:
+        """Call ``callback`` with each committed batch (with ``replayed``, the records replayed
+        from an agent's transcript too); returns an unsubscribe function."""
+        into = self._all if replayed else self._callbacks
+        into.append(callback)
+        return lambda: into.remove(callback) if callback in into else None
 
     def publish(self, records: Sequence[EventRecord]) -> None:
-        """Deliver committed records (never replayed ones) to every subscriber."""
+        """Deliver committed records (never replayed ones but to ``replayed`` listeners) to
+        every subscriber."""
+        for callback in list(self._all) if records else ():
+            try:
+                callback(records)
+            except Exception:  # a broken stream must not stop the engine
+                log.exception("event listener failed")
         live = [r for r in records if not r.event.replay]
         if not live:
             return

@@ -194,3 +194,45 @@ class NoAnswerError(RelayError):
 
 class PromptInterruptedError(RelayError):
     """Ctrl-C at a prompt."""
+
+
+class HostError(RelayError):
+    """The host of a data folder cannot be reached, started or trusted."""
+
+
+class HostRunningError(HostError):
+    """Another process already hosts this data folder."""
+
+
+class ApiError(RelayError):
+    """The local API refused a request (a bad token, Host or Origin, a body too big); the
+    ``code`` says which."""
+
+
+def error_code(exc: RelayError | type[RelayError]) -> str:
+    """A stable name for the kind of error: ``UnsafeRepositoryError`` → ``unsafe_repository``.
+
+    The one spelling of an error's kind on every wire (the API's and the MCP tools' JSON);
+    :func:`error_from_code` turns it back into the same class on the client's side."""
+    import re
+
+    cls = exc if isinstance(exc, type) else type(exc)
+    name = cls.__name__.removesuffix("Error") or "Relay"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _subclasses(cls: type[RelayError]) -> list[type[RelayError]]:
+    found = [cls]
+    for sub in cls.__subclasses__():
+        found.extend(_subclasses(sub))
+    return found
+
+
+def error_from_code(code: str, message: str, hint: str | None = None) -> RelayError:
+    """The :class:`RelayError` a host reported as ``{"code", "message", "hint"}``, rebuilt as
+    the same class (a client catches ``SessionNotFoundError`` as it would in-process); an
+    unknown code is a plain :class:`RelayError`."""
+    cls = next((c for c in _subclasses(RelayError) if error_code(c) == code), RelayError)
+    error = cls.__new__(cls)
+    RelayError.__init__(error, message, hint)  # not cls.__init__: some take more arguments
+    return error

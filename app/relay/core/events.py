@@ -323,3 +323,16 @@ class EventRecord:
     session_id: str
     run_id: str | None
     event: AgentEvent
+
+
+def record_json(record: EventRecord) -> dict[str, Any]:
+    """An event record as JSON: the one wire shape of ``relay-cli --json``, the API's pages
+    and its live stream."""
+    return {"id": record.id, "session_id": record.session_id, "run_id": record.run_id,
+            "event": record.event.model_dump(mode="json")}
+
+
+def record_from_json(data: Any) -> EventRecord:
+    """Rebuild a record from :func:`record_json`'s shape (a client reading the API)."""
+    return EventRecord(id=int(data["id"]), session_id=str(data["session_id"]),
+                       run_id=data.get("run_id"), event=EVENT_ADAPTER.validate_python(data["event"]))

@@ -33,6 +33,13 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
 
     def _unlock_fd(fd: int) -> None:
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+    def _try_lock_fd(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
 else:
     import fcntl
 
@@ -41,6 +48,13 @@ else:
 
     def _unlock_fd(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _try_lock_fd(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
 
 #: the mode of every folder in the data folder
 PRIVATE_DIR = 0o700
@@ -228,6 +242,50 @@ class FolderLock:
                     _unlock_fd(fd)
             finally:
                 os.close(fd)
+
+
+class ProcessLock:
+    """An exclusive lock a process holds for as long as it lives (the OS lets go of it when
+    the process dies, however it dies): the host lock of a data folder.
+
+    :meth:`try_acquire` takes it or says it is held; :meth:`held` asks without keeping it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def __repr__(self) -> str:
+        return f"ProcessLock({str(self.path)!r}, held={self._fd is not None})"
+
+    def try_acquire(self) -> bool:
+        """Take the lock if no process holds it; ``False`` if one does."""
+        if self._fd is not None:
+            return True
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        if not _try_lock_fd(fd):
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                _unlock_fd(fd)
+            os.close(fd)
+
+    def held_elsewhere(self) -> bool:
+        """Whether another holder has it now (this object does not keep it)."""
+        if self._fd is not None or not self.path.exists():
+            return False
+        probe = ProcessLock(self.path)
+        if probe.try_acquire():
+            probe.release()
+            return False
+        return True
 
 
 # -- reading a file someone else made: a regular file only, boundedly ------------------

@@ -585,6 +585,10 @@ class Engine:
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners
 
+    def running_sessions(self) -> list[str]:
+        """The sessions this engine runs now."""
+        return list(self._runners)
+
     async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
         return await self.store.sessions.recent(limit)
 
@@ -601,6 +605,12 @@ class Engine:
     async def session_events(self, session_id: str, after_id: int = 0,
                              limit: int = 100_000) -> list[EventRecord]:
         """A session's history from the store (events marked ``replay``)."""
+        return await self.store.events_after(after_id, session_id=session_id, limit=limit)
+
+    async def events_after(self, after_id: int = 0, session_id: str | None = None,
+                           limit: int = 1000) -> list[EventRecord]:
+        """Stored events after ``after_id`` in id order, every session's or one's (the API's
+        pages and the catch-up of its live stream)."""
         return await self.store.events_after(after_id, session_id=session_id, limit=limit)
 
     def follow(self, session_id: str, after_id: int = 0,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ParamSpec
@@ -24,7 +23,7 @@ from typing import ParamSpec
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from relay.core.errors import RelayError, SessionNotFoundError
+from relay.core.errors import RelayError, SessionNotFoundError, error_code
 from relay.core.events import Usage
 from relay.core.models import SessionRow
 from relay.core.present import clip, end_state, usage_line
@@ -51,12 +50,6 @@ def failed(message: str, hint: str | None = None, code: str = "relay") -> CallTo
     error = {"code": code, "message": message, "hint": hint}
     return CallToolResult(content=[TextContent(type="text", text=scrub(text))], is_error=True,
                           structured_content=scrub_obj({"error": error}))
-
-
-def error_code(exc: RelayError) -> str:
-    """A stable name for the kind of error: ``UnsafeRepositoryError`` → ``unsafe_repository``."""
-    name = type(exc).__name__.removesuffix("Error") or "Relay"
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def guarded(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:

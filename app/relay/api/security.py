@@ -1,0 +1,140 @@
+"""The gate every request to the host passes (seed 004's security layers), as ASGI middleware.
+
+In order, before any route runs:
+
+1. **Host allow-list** (DNS rebinding): the ``Host`` header must name the host itself —
+   ``127.0.0.1``, ``localhost``, ``::1`` or an address the user listens on — whatever the
+   port (an SSH tunnel maps the port). ``Host: evil.example`` is refused.
+2. **Origin**: a browser page on another origin cannot call the API. A request that carries
+   ``Origin`` (browsers do on every cross-origin call) must come from the host's own origin;
+   ``Sec-Fetch-Site: cross-site`` is refused too. There is no CORS: no preflight is ever
+   answered with permission.
+3. **Token**: every route but ``GET /api/v1/health`` needs ``Authorization: Bearer <token>``
+   (``<data>/api-token``), compared in constant time. ``?token=`` is accepted on the live
+   stream only, for a browser's EventSource, which cannot set headers.
+4. **A bounded body**: a ``Content-Length`` over :data:`MAX_BODY_BYTES` is refused before a
+   byte is read; a chunked body is counted as it arrives and cut off at the limit.
+
+Each refusal is the API's JSON error (:mod:`relay.api.errors`).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from relay.api.errors import error_response
+
+#: the largest request body the API reads (a session's task is at most 1 MB)
+MAX_BODY_BYTES = 2 * 1024 * 1024
+#: the routes anyone who can reach the socket may call
+OPEN_PATHS = frozenset({"/api/v1/health"})
+#: the routes that also take the token as ``?token=`` (a browser's EventSource)
+QUERY_TOKEN_PATHS = ("/api/v1/stream", "/api/v1/sessions/")
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_name(value: str) -> str:
+    """``Host`` without its port, lower case (``[::1]:4748`` → ``::1``)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class Gate:
+    """ASGI middleware: Host, Origin, token and body size, in that order."""
+
+    def __init__(self, app: ASGIApp, token: str, allowed_hosts: Iterable[str] = ()) -> None:
+        self.app = app
+        self.token = token
+        self.allowed = LOOPBACK_NAMES | {h.lower() for h in allowed_hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            status, code, message, hint = refusal
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await error_response(status, code, message, hint,
+                                 {"WWW-Authenticate": "Bearer"} if status == 401 else None,
+                                 )(scope, receive, send)
+            return
+        await self.app(scope, _bounded(receive, scope, send), send)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str, str, str] | None:
+        host = host_name(headers.get("host", ""))
+        if host not in self.allowed:
+            return (421, "bad_host", f"Relay does not answer for the host name {host!r}.",
+                    "Call it as 127.0.0.1 or localhost (or an address it was told to listen on "
+                    "with --listen).")
+        origin = headers.get("origin")
+        if origin is not None and host_name(urlsplit(origin).netloc) != host:
+            return (403, "bad_origin", "Relay refuses calls from a web page on another origin.",
+                    "Call the API from a program, not from a browser page.")
+        if headers.get("sec-fetch-site") == "cross-site":
+            return (403, "bad_origin", "Relay refuses calls from a web page on another site.",
+                    "Call the API from a program, not from a browser page.")
+        if scope["type"] == "http" and _too_big(headers):
+            return (413, "body_too_large",
+                    f"The request body is larger than {MAX_BODY_BYTES // 1024 // 1024} MiB.",
+                    "Send less: a session's task is at most 1 MB.")
+        if scope.get("path", "") in OPEN_PATHS:
+            return None
+        if not hmac.compare_digest(self._presented(scope, headers).encode(), self.token.encode()):
+            return (401, "unauthorized", "Relay's API needs its token.",
+                    "Send `Authorization: Bearer <token>`; the token is in the data folder's "
+                    "api-token file (`relay-cli token` prints it).")
+        return None
+
+    @staticmethod
+    def _presented(scope: Scope, headers: dict[str, str]) -> str:
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+        path = scope.get("path", "")
+        if path.startswith(QUERY_TOKEN_PATHS) and path.endswith(("/stream", "stream")):
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            return str((query.get("token") or [""])[0])
+        return ""
+
+
+def _too_big(headers: dict[str, str]) -> bool:
+    length = headers.get("content-length")
+    if length is None:
+        return False
+    try:
+        return int(length) > MAX_BODY_BYTES
+    except ValueError:
+        return True
+
+
+def _bounded(receive: Receive, scope: Scope, send: Send) -> Receive:
+    """``receive`` that stops a body (chunked, or lying about its length) at the limit."""
+    if scope["type"] != "http":
+        return receive
+    seen = 0
+
+    async def bounded() -> Message:
+        nonlocal seen
+        message: dict[str, Any] = dict(await receive())
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise BodyTooLargeError
+        return message
+    return bounded
+
+
+class BodyTooLargeError(Exception):
+    """A body grew past the limit while it was read (answered 413 by the app)."""
