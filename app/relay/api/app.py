@@ -32,6 +32,7 @@ from relay.core.errors import RelayError
 if TYPE_CHECKING:
     from relay.engine.engine import Engine
 
+HostDep = Annotated[HostContext, Depends(host)]
 #: an ASGI app mounted beside the API (``/mcp``) and the context its lifespan needs
 Mount = tuple[str, ASGIApp, Callable[[], AbstractAsyncContextManager[object]] | None]
 
@@ -49,8 +50,6 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
     api.state.host = ctx
     api.include_router(sessions.router)
     api.include_router(events.router)
-    HostDep = Annotated[HostContext, Depends(host)]
-
     @api.get("/api/v1/health", response_model=Health, tags=["host"])
     async def health() -> Health:
         """Whether a Relay host answers here (the one route without a token)."""

@@ -160,6 +160,12 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import budget_cmd
 
             return await budget_cmd.prices(config, args, console)
+        case "serve" | "status" | "token":
+            from relay.cli import serve_cmd
+
+            act = {"serve": serve_cmd.serve, "status": serve_cmd.status,
+                   "token": serve_cmd.token}[args.command]
+            return await act(config, args, console)
         case "mcp":
             from relay.cli import mcp_cmd
 

@@ -55,6 +55,9 @@ COMMANDS: dict[str, str] = {
     "rewind": "a new branch at a snapshot (nothing is moved or lost)",
     "review": "review comments of a session (and add one)",
     "finish": "what a session changed; merge it into its base or keep it",
+    "serve": "host this data folder headless and serve its local API (default 127.0.0.1:4748)",
+    "status": "whether a Relay host runs for this data folder, where, and what it runs",
+    "token": "print the local API's token (--rotate: make a new one)",
     "mcp": "an MCP server on stdin/stdout for Claude Desktop and other MCP clients "
            "(docs/mcp.md)",
     "permission-bridge": "(internal) the MCP server Claude Code asks for permissions",
@@ -261,6 +264,21 @@ def _history(sub: LazySubParsers) -> None:
     history_cmd.register(sub)
 
 
+def _serve(sub: LazySubParsers) -> None:
+    from relay.cli import serve_cmd
+    serve_cmd.register(sub)
+
+
+def _status(sub: LazySubParsers) -> None:
+    from relay.cli import serve_cmd
+    serve_cmd.register_status(sub)
+
+
+def _token(sub: LazySubParsers) -> None:
+    from relay.cli import serve_cmd
+    serve_cmd.register_token(sub)
+
+
 def _mcp(sub: LazySubParsers) -> None:
     from relay.cli import mcp_cmd
     mcp_cmd.register(sub)
@@ -285,7 +303,8 @@ _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "statusline": _wallet, "detect": _detect, "adopt": _detect, "daemon": _detect,
     "retrieve": _knowledge, "knowledge": _knowledge, "pipeline": _pipeline,
     "history": _history, "diff": _history, "rewind": _history, "review": _history,
-    "finish": _history, "mcp": _mcp, "permission-bridge": _permission, "answer": _answer,
+    "finish": _history, "mcp": _mcp, "serve": _serve, "status": _status, "token": _token,
+    "permission-bridge": _permission, "answer": _answer,
 }
 
 
