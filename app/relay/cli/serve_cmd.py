@@ -66,15 +66,16 @@ async def serve(config: Config, args: argparse.Namespace, console: Console) -> i
         async with host_here(config, kind="serve", listen=listen) as host:
             if host is None:
                 info = read_host(config.home)
+                what = "the window" if info and info.kind == "window" else "a headless host"
                 raise HostRunningError(
                     f"Relay already hosts {config.home}"
-                    f"{f' at {info.url} (pid {info.pid}, the {info.kind})' if info else ''}.",
-                    "Its sessions are reachable there: relay-cli commands use it by themselves.")
+                    f"{f' at {info.url} ({what}, pid {info.pid})' if info else ''}.",
+                    "`relay-cli status` says what it runs; stop it (SIGTERM) before starting "
+                    "another.")
             console.print(f"[bold]Relay[/] hosting {escape(str(config.home))} on "
                           f"{escape(host.url)} (pid {_pid()})")
-            console.print("API token: `relay-cli token` · status: `relay-cli status` · "
-                          "stop: Ctrl-C or SIGTERM (running sessions are taken up by the next "
-                          "host)", markup=False, highlight=False)
+            console.print("token: `relay-cli token` · status: `relay-cli status` · stop: "
+                          "Ctrl-C or SIGTERM", markup=False, highlight=False)
             if host.engine.recovered:
                 console.print(f"carried on: {', '.join(host.engine.recovered)}", markup=False)
             await stop.wait()
@@ -112,9 +113,10 @@ async def status(config: Config, args: argparse.Namespace, console: Console) -> 
     if args.json:
         print(json_text({"host": info.model_dump(mode="json")}))
         return 0
-    since = datetime.fromtimestamp(info.started_at).astimezone().strftime("%Y-%m-%d %H:%M")
-    console.print(f"[bold]Relay host[/] {escape(info.url)} · pid {info.pid} · the "
-                  f"{'window' if info.kind == 'window' else 'headless host'} · since {since}")
+    since = datetime.fromtimestamp(info.started_at).astimezone().strftime("%m-%d %H:%M")
+    console.print(f"[bold]Relay host[/] {escape(info.url)} · "
+                  f"{'the window' if info.kind == 'window' else 'headless'} · pid {info.pid} · "
+                  f"since {since}")
     console.print(f"data folder: {escape(info.home)}")
     running = ", ".join(info.running) if info.running else "nothing"
     console.print(f"running: {escape(running)} · {info.subscribers} live stream(s)")
