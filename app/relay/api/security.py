@@ -70,7 +70,11 @@ class Gate:
                                  {"WWW-Authenticate": "Bearer"} if status == 401 else None,
                                  )(scope, receive, send)
             return
-        await self.app(scope, _bounded(receive, scope, send), send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body = _BoundedBody(receive, send)
+        await self.app(scope, body.receive, body.send)
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str, str, str] | None:
         host = host_name(headers.get("host", ""))
@@ -119,21 +123,41 @@ def _too_big(headers: dict[str, str]) -> bool:
         return True
 
 
-def _bounded(receive: Receive, scope: Scope, send: Send) -> Receive:
-    """``receive`` that stops a body (chunked, or lying about its length) at the limit."""
-    if scope["type"] != "http":
-        return receive
-    seen = 0
+class _BoundedBody:
+    """``receive`` that stops a body (chunked, or lying about its length) at the limit, and a
+    ``send`` that answers 413 in place of whatever the app made of the cut-off body (FastAPI
+    turns a failed body read into its own 400)."""
 
-    async def bounded() -> Message:
-        nonlocal seen
-        message: dict[str, Any] = dict(await receive())
+    def __init__(self, receive: Receive, send: Send) -> None:
+        self._receive = receive
+        self._send = send
+        self.seen = 0
+        self.over = False
+        self._answered = False
+
+    async def receive(self) -> Message:
+        message: dict[str, Any] = dict(await self._receive())
         if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > MAX_BODY_BYTES:
+            self.seen += len(message.get("body", b""))
+            if self.seen > MAX_BODY_BYTES:
+                self.over = True
                 raise BodyTooLargeError
         return message
-    return bounded
+
+    async def send(self, message: Message) -> None:
+        if not self.over:
+            await self._send(message)
+            return
+        if self._answered:
+            return
+        self._answered = True
+        response = error_response(413, "body_too_large",
+                                  f"The request body is larger than "
+                                  f"{MAX_BODY_BYTES // 1024 // 1024} MiB.",
+                                  "Send less: a session's task is at most 1 MB.")
+        await self._send({"type": "http.response.start", "status": 413,
+                          "headers": response.raw_headers})
+        await self._send({"type": "http.response.body", "body": response.body})
 
 
 class BodyTooLargeError(Exception):
