@@ -83,7 +83,9 @@ class Gate:
                     "Call it as 127.0.0.1 or localhost (or an address it was told to listen on "
                     "with --listen).")
         origin = headers.get("origin")
-        if origin is not None and host_name(urlsplit(origin).netloc) != host:
+        if origin is not None and urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
+            # an origin is scheme, name *and port*: a page another local server serves on
+            # 127.0.0.1:3000 is not the host's own
             return (403, "bad_origin", "Relay refuses calls from a web page on another origin.",
                     "Call the API from a program, not from a browser page.")
         if headers.get("sec-fetch-site") == "cross-site":
