@@ -124,7 +124,7 @@ async def _run(args: argparse.Namespace, home: Path, repo: Path, env: dict[str, 
         # every follower (and the one that never reads) is on the live stream before the
         # agent starts: what they measure is live delivery, not a catch-up from the store
         async def all_on() -> bool:
-            return (await client.status()).subscribers >= args.clients + 1
+            return bool((await client.status()).subscribers >= args.clients + 1)
         await _until(all_on)
         sid = await client.start_session(SessionSpec(repo=str(repo), task="bench",
                                                      runtime="claude", worktree=False))
