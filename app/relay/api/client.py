@@ -30,7 +30,7 @@ from pydantic import BaseModel, TypeAdapter
 from relay.api.schemas import HostStatus
 from relay.core.errors import HostError, RelayError, error_from_code
 from relay.core.events import EventRecord, NeedsInput, record_from_json
-from relay.core.hostfile import CONNECT_ENV, TOKEN_ENV, read_host, read_token
+from relay.core.hostfile import TOKEN_ENV, read_host, read_token
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.sessions.handoff import HandoffRecord
 
@@ -276,8 +276,3 @@ def _answer(response: httpx.Response) -> Any:
         raise RelayError(f"Relay's host answered {response.status_code} "
                          f"{response.reason_phrase}.", "See the host's log.") from None
 
-
-def connect_url_from_env() -> str | None:
-    import os
-
-    return os.environ.get(CONNECT_ENV) or None

@@ -109,7 +109,7 @@ class Gate:
         if scheme.lower() == "bearer" and value.strip():
             return value.strip()
         path = scope.get("path", "")
-        if path.startswith(QUERY_TOKEN_PATHS) and path.endswith(("/stream", "stream")):
+        if path.startswith(QUERY_TOKEN_PATHS) and path.endswith("stream"):
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             return str((query.get("token") or [""])[0])
         return ""
