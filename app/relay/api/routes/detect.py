@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from relay.api.context import engine
 from relay.api.schemas import ERRORS, AdoptBody
@@ -21,9 +21,10 @@ EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("", response_model=DetectReport)
-async def scan(eng: EngineDep, all: bool = False, usage: bool = True) -> DetectReport:  # noqa: A002
+async def scan(eng: EngineDep, all_sessions: Annotated[bool, Query(alias="all")] = False,
+               usage: bool = True) -> DetectReport:
     """The sessions live or active in the last 24 hours (``all``: every one)."""
-    return await eng.detector.scan(all_sessions=all, usage=usage)
+    return await eng.detector.scan(all_sessions=all_sessions, usage=usage)
 
 
 @router.get("/{key}", response_model=tuple[DetectedSession, StoreRead])
