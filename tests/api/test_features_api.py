@@ -4,6 +4,7 @@ in-process), and each refusal is the same RelayError class."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from relay.core.errors import (
     SessionNotFoundError,
 )
 from relay.core.models import SessionSpec
+from relay.core.pipeline_model import Pipeline
 from relay.pipelines import files
 from relay.wallet.usage_refresh import RefreshReport
 from tests.api.conftest import Served
@@ -188,10 +190,9 @@ async def test_pipelines(served: Served, git_repo: Path) -> None:
     assert (await served.client.history.run_timeline(run_id)).run_id == run_id
 
 
-async def _save(repo: Path, pipeline: object) -> None:
-    import asyncio
-
-    await asyncio.to_thread(files.save, repo, pipeline, getattr(pipeline, "name", None))
+async def _save(repo: Path, pipeline: Pipeline) -> None:
+    """Write ``pipeline`` into the repository's file (in place of one of its name)."""
+    await asyncio.to_thread(files.save, repo, pipeline, pipeline.name)
 
 
 # -- knowledge and detect ----------------------------------------------------------------
