@@ -23,7 +23,17 @@ from starlette.types import ASGIApp
 from relay import __version__
 from relay.api.context import HostContext, host
 from relay.api.errors import error_response, relay_error_response, unexpected_response
-from relay.api.routes import events, sessions
+from relay.api.routes import (
+    accounts,
+    audit,
+    detect,
+    events,
+    history,
+    knowledge,
+    pipelines,
+    sessions,
+    wallet,
+)
 from relay.api.schemas import ERRORS, Health, HostStatus
 from relay.api.security import MAX_BODY_BYTES, BodyTooLargeError, Gate
 from relay.api.stream import Broadcaster
@@ -48,8 +58,9 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                   summary="The local API of a Relay host: sessions, events and what the "
                           "window and relay-cli do.")
     api.state.host = ctx
-    api.include_router(sessions.router)
-    api.include_router(events.router)
+    for routes in (sessions, events, wallet, accounts, detect, pipelines, history, knowledge,
+                   audit):
+        api.include_router(routes.router)
     @api.get("/api/v1/health", response_model=Health, tags=["host"])
     async def health() -> Health:
         """Whether a Relay host answers here (the one route without a token)."""

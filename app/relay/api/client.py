@@ -27,6 +27,7 @@ import orjson
 from httpx_sse import SSEError, aconnect_sse
 from pydantic import BaseModel, TypeAdapter
 
+from relay.api.client_features import FeatureClients
 from relay.api.schemas import HostStatus
 from relay.core.errors import HostError, RelayError, error_from_code
 from relay.core.events import EventRecord, NeedsInput, record_from_json
@@ -45,8 +46,9 @@ REQUEST_TIMEOUT_S = 60.0
 API = "/api/v1"
 
 
-class RelayClient:
-    """The API of the host at ``url``, authenticated by ``token``.
+class RelayClient(FeatureClients):
+    """The API of the host at ``url``, authenticated by ``token``; ``client.history``,
+    ``client.pipelines``… are the engine's feature services (:mod:`relay.api.client_features`).
 
     ``resolve`` (given by :meth:`for_home`) says where the host is now: a client that loses
     its host asks it again, so it follows a host that restarted on another port.

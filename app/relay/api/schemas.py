@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from relay.core.audit import VerifyReport
 from relay.core.events import AgentEvent
+from relay.core.pipeline_model import Pipeline
+from relay.pipelines.trust import Source
 
 
 class Strict(BaseModel):
@@ -85,3 +89,111 @@ class ErrorBody(Strict):
 #: what every route may answer besides its success (for the OpenAPI document)
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody} for status in (400, 401, 403, 404, 409, 413, 422, 503)}
+
+
+# -- accounts ----------------------------------------------------------------------------
+# A key may be sent to the host (to store it in the vault), never answered: it is a
+# SecretStr here (hidden in repr, validation errors and any dump) and no answer model has it.
+
+class AccountBody(Strict):
+    provider: str
+    label: str
+    #: the CLI's configuration folder (None: the CLI's default)
+    config_dir: Path | None = None
+    auth_kind: str = "cli_login"
+    api_key: SecretStr | None = None
+
+
+class AccountEdit(Strict):
+    """What to change; a field left out stays as it is (``config_dir: null`` is the CLI's
+    default folder, ``api_key: null`` keeps the stored key)."""
+
+    config_dir: Path | None = None
+    auth_kind: str | None = None
+    api_key: SecretStr | None = None
+    new_label: str | None = None
+
+
+class PreferredBody(Strict):
+    #: None: the provider has no preferred account
+    label: str | None
+
+
+class PausedBody(Strict):
+    paused: bool
+
+
+# -- detect ------------------------------------------------------------------------------
+
+class AdoptBody(Strict):
+    to: str = Field(description="the chain entry to continue on, runtime[:account]")
+    in_place: bool = False
+
+
+# -- pipelines ---------------------------------------------------------------------------
+
+class PipelineBody(Strict):
+    pipeline: Pipeline
+
+
+class PipelineStart(Strict):
+    pipeline: Pipeline
+    repo: Path
+    concurrency: int | None = Field(default=None, ge=1)
+    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+class RepoPipelines(Strict):
+    """A repository's ``.relay/pipelines.json`` as read once (None: it has none)."""
+
+    source: Source | None
+    #: it runs commands nobody has accepted in this version of the file
+    needs_trust: bool
+
+
+class TrustBody(Strict):
+    """Accept the commands of the pipeline file at ``path`` as it was when read (``digest``)."""
+
+    path: Path
+    digest: str
+
+
+# -- history and review ------------------------------------------------------------------
+
+class RewindBody(Strict):
+    sha: str
+    session_id: str | None = None
+    continue_: bool = Field(default=False, alias="continue")
+    prompt: str | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FinishBody(Strict):
+    action: Literal["merge", "keep"]
+
+
+class CommentBody(Strict):
+    sha: str
+    path: str
+    line: int
+    body: str
+    side: Literal["old", "new"] = "new"
+
+
+# -- knowledge ---------------------------------------------------------------------------
+
+class RepoBody(Strict):
+    repo: Path
+
+
+# -- audit -------------------------------------------------------------------------------
+
+class AuditVerify(Strict):
+    """The data folder's audit log checked against the database's anchor."""
+
+    report: VerifyReport
+    #: the database holds an anchor for the log (its length and last entry are checked too)
+    anchored: bool
+    anchored_since_ms: int | None = None
+    anchor_note: str | None = None

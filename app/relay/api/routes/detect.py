@@ -1,0 +1,43 @@
+"""``/api/v1/detect``: the agent sessions on this machine — scan, find one, adopt it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from relay.api.context import engine
+from relay.api.schemas import ERRORS, AdoptBody
+from relay.detect.adopt import Adopted
+from relay.detect.model import DetectedSession
+from relay.detect.service import DetectReport
+from relay.detect.stores.base import StoreRead
+
+if TYPE_CHECKING:
+    from relay.engine.engine import Engine
+
+router = APIRouter(prefix="/api/v1/detect", tags=["detect"], responses=ERRORS)
+EngineDep = Annotated["Engine", Depends(engine)]
+
+
+@router.get("", response_model=DetectReport)
+async def scan(eng: EngineDep, all_sessions: Annotated[bool, Query(alias="all")] = False,
+               usage: bool = True) -> DetectReport:
+    """The sessions live or active in the last 24 hours (``all``: every one)."""
+    return await eng.detector.scan(all_sessions=all_sessions, usage=usage)
+
+
+@router.get("/{key}", response_model=tuple[DetectedSession, StoreRead])
+async def find(key: str, eng: EngineDep) -> tuple[DetectedSession, StoreRead]:
+    """The session named by its id (``runtime:session``) or a unique prefix, read in full."""
+    return await eng.detector.find(key)
+
+
+@router.post("/{key}/adopt", status_code=201, response_model=Adopted)
+async def adopt(key: str, body: AdoptBody, eng: EngineDep) -> Adopted:
+    """Continue a detected session on ``to`` from a signed brief; the new session runs in
+    the host."""
+    from relay.detect.adopt import adopt as adopt_session  # its machinery, when used
+
+    detected, read = await eng.detector.find(key)
+    return await adopt_session(eng, detected, read, body.to, in_place=body.in_place)
