@@ -21,13 +21,15 @@ class MainWindow(QMainWindow):
     (tabbed with the panels that need room, e.g. the pipeline designer's canvas).
 
     Signals:
-        newSessionRequested(), stopRequested(), handoffRequested(), quitRequested().
+        newSessionRequested(), stopRequested(), handoffRequested(), quitRequested(),
+        closeRequested() (the window's close button: the shell hides it or quits).
     """
 
     newSessionRequested = Signal()
     stopRequested = Signal()
     handoffRequested = Signal()
     quitRequested = Signal()
+    closeRequested = Signal()
 
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
@@ -122,6 +124,6 @@ class MainWindow(QMainWindow):
         self.home_label.setText(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window quits Relay (after the engine is closed)."""
+        """The shell decides: hide to the tray, or quit (where there is no tray)."""
         event.ignore()
-        self.quitRequested.emit()
+        self.closeRequested.emit()
