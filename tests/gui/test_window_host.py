@@ -248,3 +248,8 @@ def test_a_second_window_attaches_to_the_first_and_shows_its_sessions_live(
     assert second.quit_box is None
     assert read_host(relay_home) is not None
     assert not first_task.done()
+
+
+def test_hidden_with_no_tray_shows_the_window_anyway(window: Started) -> None:
+    _task, shell = window("--hidden")  # offscreen has no tray to open it from
+    assert shell.window.isVisible()

@@ -55,6 +55,12 @@ class MainWindow(QMainWindow):
                                        "the next provider (or the one named in the Handoff panel)")
         self.handoff_action.setEnabled(False)
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.quitRequested)
+        #: "Start Relay at login" (the shell writes or removes the login entry)
+        self.login_action = QAction("Start Relay at &login", self)
+        self.login_action.setObjectName("loginAction")
+        self.login_action.setCheckable(True)
+        self.login_action.setToolTip("Start Relay in the tray when you log in, so your "
+                                     "sessions have a host")
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
         for dock in beside_stream:  # tabbed behind the stream, which stays raised
@@ -103,6 +109,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.new_action)
         file_menu.addSeparator()
+        file_menu.addAction(self.login_action)
         file_menu.addAction(self.quit_action)
         session_menu = bar.addMenu("&Session")
         session_menu.addAction(self.stop_action)

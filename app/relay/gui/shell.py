@@ -29,6 +29,7 @@ from relay.core.errors import HostError, RelayError, VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
 from relay.engine.engine import Engine
+from relay.gui.autostart import Autostart
 from relay.gui.bridge import EngineBridge
 from relay.gui.closing import HIDDEN_TEXT, HIDDEN_TITLE, QuitChoice, ask_quit, quit_question
 from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
@@ -106,7 +107,8 @@ class RelayShell(QObject):
                  pipelines: PipelineBackend | None = None,
                  history: HistoryBackend | None = None,
                  crashes: CrashHandler | None = None,
-                 config: Config | None = None) -> None:
+                 config: Config | None = None,
+                 autostart: Autostart | None = None) -> None:
         super().__init__(parent)
         self._engine: Engine | None = source if isinstance(source, Engine) else None
         #: the host's API, in a window that is a client of a host elsewhere
@@ -160,6 +162,9 @@ class RelayShell(QObject):
             for dock in self.feature_docks:
                 _not_served_yet(dock, self.client.url)
         self.tray = RelayTray(icon, self)
+        #: "Start Relay at login" (the File menu's switch)
+        self.autostart = autostart or Autostart.here()
+        self.window.login_action.setChecked(self.autostart.enabled())
         self.runtime_infos: list[RuntimeInfo] = [
             RuntimeInfo(name, None, None) for name in available_runtimes()]
         self.dialog: NewSessionDialog | None = None
@@ -218,6 +223,7 @@ class RelayShell(QObject):
         w.stopRequested.connect(self.stream_vm.stop)
         w.handoffRequested.connect(self.handoff_dock.request)
         w.closeRequested.connect(self.close_window)
+        w.login_action.triggered.connect(self.set_start_at_login)
         w.quitRequested.connect(self.request_quit)
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
@@ -299,6 +305,14 @@ class RelayShell(QObject):
         if not self._told_hidden:
             self._told_hidden = True
             self.tray.notify(HIDDEN_TITLE, HIDDEN_TEXT)
+
+    def set_start_at_login(self, on: bool) -> None:
+        """Write or remove the login entry; the switch shows what is true afterwards."""
+        try:
+            self.autostart.set_enabled(on)
+        except RelayError as exc:
+            self.messages.error("settings", exc.message, exc.hint or "")
+        self.window.login_action.setChecked(self.autostart.enabled())
 
     def request_quit(self) -> None:
         """Quit: with sessions running here, ask first (keep them running headless, stop
