@@ -213,7 +213,7 @@ def test_quit_and_stop_ends_the_session_interrupted(
 def test_a_second_window_attaches_to_the_first_and_shows_its_sessions_live(
         how: str, window: Started, relay_home: Path, git_repo: Path, arun: Runner,
         qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0.05")
+    monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0.2")  # the second session is stopped running
     first_task, first = window()
     info = read_host(relay_home)
     assert info is not None
@@ -240,6 +240,20 @@ def test_a_second_window_attaches_to_the_first_and_shows_its_sessions_live(
     stored = [r.id for r in arun(first.engine.session_events(sid))]
     qtbot.waitUntil(lambda: second.stream_vm.event_count() == len(stored), timeout=10_000)
     assert [r.id for r in second.stream_vm.records()] == stored
+
+    # stop from the client window: the host stops it
+    second.start_session(SessionSpec(repo=git_repo, task="stopped from the second",
+                                     runtime="demo"))
+    qtbot.waitUntil(lambda: _state(second, "stopped from the second") == "running",
+                    timeout=10_000)
+    other = _rows(second, "stopped from the second")[0].id
+    second.show_session(other)
+    qtbot.waitUntil(lambda: second.stream_vm.can_stop, timeout=10_000)
+    second.stream_vm.stop()
+    qtbot.waitUntil(lambda: _state(first, "stopped from the second") == "cancelled",
+                    timeout=10_000)
+    qtbot.waitUntil(lambda: _state(second, "stopped from the second") == "cancelled",
+                    timeout=10_000)
 
     # the client window quits without a question and without stopping its host
     second.window.quit_action.trigger()
