@@ -40,7 +40,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
 
     menus = {menu.title(): [x.text() for x in menu.actions() if not x.isSeparator()]
              for menu in window.menuBar().findChildren(QMenu)}
-    assert menus["&File"] == ["&New session…", "&Quit"]
+    assert menus["&File"] == ["&New session…", "Start Relay at &login", "&Quit"]
     assert menus["&Session"] == ["&Stop session", "&Hand off now"]
     assert len(menus["&View"]) == 8
     assert not window.stop_action.isEnabled()
@@ -54,7 +54,7 @@ def test_errors_from_tasks_reach_the_status_bar(shell: RelayShell) -> None:
     assert not shell.sessions_dock.error.isHidden()
 
 
-def test_closing_the_window_asks_to_quit(shell: RelayShell, qtbot: QtBot) -> None:
+def test_closing_the_window_with_no_tray_quits(shell: RelayShell, qtbot: QtBot) -> None:
     shell.window.show()
     with qtbot.waitSignal(shell.quitRequested, timeout=1000):
         shell.window.close()

@@ -1,7 +1,10 @@
 """The one place core events become Qt signals, and the tracked-task helper.
 
 :class:`EngineBridge` listens to the engine's bus (callbacks run on the qasync
-loop, i.e. the GUI thread) and re-emits committed records as Qt signals.
+loop, i.e. the GUI thread) and re-emits committed records as Qt signals — or, in a window
+that is a client of a host elsewhere, to that host's live stream
+(:class:`~relay.gui.sessions_source.ClientSource`). The panels read through
+:attr:`EngineBridge.source`, the engine or the client alike.
 :class:`TaskRunner` starts the coroutines that user intents need, keeps a
 reference to every task until it ends and routes failures to one signal — no
 bare ``create_task`` anywhere in the GUI. A failure that is not a RelayError is a crash:
@@ -20,11 +23,13 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
+from relay.core.config import Config
 from relay.core.crash import CrashHandler, describe
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec, chain_of
 from relay.engine.engine import Engine
+from relay.gui.sessions_source import ClientSource, SessionsSource
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +37,9 @@ T = TypeVar("T")
 
 #: record kinds after which the sessions list (state, usage) is stale.
 _SESSION_KINDS = frozenset({"state_changed", "turn_completed", "session_started"})
+
+#: how long a client window waits before following its host again after losing it
+REFOLLOW_S = 1.0
 
 #: (the chain entries the work may use, whether it can hand off) → returns once the vault's
 #: passphrase is known or not needed; raises a RelayError when the work must not start
@@ -130,21 +138,34 @@ class EngineBridge(QObject):
     sessionsChanged = Signal()
     sessionStarted = Signal(str)
 
-    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
+    def __init__(self, source: Engine | ClientSource, parent: QObject | None = None,
+                 config: Config | None = None) -> None:
         super().__init__(parent)
-        self.engine = engine
+        #: what the session panels read and act on: the engine here, or the host's API
+        self.source: SessionsSource = source
+        #: the engine this window hosts (``None``: a client of a host elsewhere)
+        self.engine: Engine | None = source if isinstance(source, Engine) else None
+        #: the host's API when this window is its client
+        self.client: ClientSource | None = source if isinstance(source, ClientSource) else None
+        #: the data folder's configuration (the engine's, or this client's own)
+        self.config: Config | None = self.engine.config if self.engine else config
         self.tasks = TaskRunner(self)
-        self._unsubscribe: Callable[[], None] | None = engine.bus.add_listener(self._on_records)
+        self._unsubscribe: Callable[[], None] | None = (
+            self.engine.bus.add_listener(self._on_records) if self.engine else None)
         self._follower: asyncio.Task[None] | None = None
+        self._batch: list[EventRecord] = []
         #: asked before a session or a handoff starts (None: nothing to ask)
         self.vault_gate: VaultGate | None = None
 
     def follow_other_processes(self) -> None:
-        """Start showing sessions that other processes (e.g. `relay-cli run`) run."""
+        """Start showing sessions that other processes (e.g. `relay-cli run`) run — in a
+        client window, every session: the host's live stream."""
         if self._follower is None:
-            self._follower = self.tasks.start(self._follow(), context="sessions", service=True)
+            follow = self._follow() if self.client is None else self._follow_host(self.client)
+            self._follower = self.tasks.start(follow, context="sessions", service=True)
 
     async def _follow(self) -> None:
+        assert self.engine is not None
         cursor = await self.engine.last_event_id()
         while True:
             try:
@@ -153,6 +174,24 @@ class EngineBridge(QObject):
                     self._on_records(records)
             except RelayError as exc:  # e.g. the database is busy: say so, keep following
                 self.tasks.report("sessions", exc)
+
+    async def _follow_host(self, client: ClientSource) -> None:
+        """The host's events, one batch per burst (what one read of the stream brought)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                async for record in client.live():
+                    if not self._batch:
+                        loop.call_soon(self._flush_batch)
+                    self._batch.append(record)
+            except RelayError as exc:  # the host went away: say so, look for it again
+                self.tasks.report("sessions", exc)
+                await asyncio.sleep(REFOLLOW_S)
+
+    def _flush_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        if batch:
+            self._on_records(batch)
 
     def _on_records(self, batch: Sequence[EventRecord]) -> None:
         self.records.emit(list(batch))
@@ -171,10 +210,10 @@ class EngineBridge(QObject):
         if self.vault_gate is not None:
             chain = chain_of(spec)
             await self.vault_gate(chain, len(chain) > 1)
-        return await self.engine.start_session(spec)
+        return await self.source.start_session(spec)
 
     def cancel_session(self, session_id: str, context: str = "stream") -> asyncio.Task[None]:
-        return self.tasks.start(self.engine.cancel_session(session_id), context=context)
+        return self.tasks.start(self.source.cancel_session(session_id), context=context)
 
     def request_handoff(self, session_id: str, to_entry: str | None = None,
                         context: str = "handoff",
@@ -188,13 +227,13 @@ class EngineBridge(QObject):
                                 context=context, on_done=on_done)
 
     async def _hand_off(self, session_id: str, to_entry: str | None) -> str:
-        if self.vault_gate is not None and self.engine.is_running_here(session_id):
-            spec = await self.engine.session_spec(session_id)  # this process signs
+        if self.vault_gate is not None and self.source.is_running_here(session_id):
+            spec = await self.source.session_spec(session_id)  # this process signs
             await self.vault_gate([*chain_of(spec), *([to_entry] if to_entry else [])], True)
-        return await self.engine.request_handoff(session_id, to_entry)
+        return await self.source.request_handoff(session_id, to_entry)
 
     def is_running_here(self, session_id: str) -> bool:
-        return self.engine.is_running_here(session_id)
+        return self.source.is_running_here(session_id)
 
     async def aclose(self) -> None:
         """Stop listening and cancel the tasks this bridge started."""

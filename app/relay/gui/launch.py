@@ -2,12 +2,18 @@
 
 Startup follows qasync: build the QApplication, then run the main coroutine on
 an asyncio runner whose loop factory is qasync's ``QEventLoop``. The coroutine
-opens one Engine, shows the window and waits until the user quits (menu, tray,
-closing the window or the application's ``aboutToQuit``); then it closes the
-GUI tasks and the engine before the loop ends. Where the vault is a file (no OS
-keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its passphrase is asked in a
-dialog (:mod:`relay.gui.passphrase`) before work that needs it starts — never for
-``relay --demo``, whose handoffs are signed with a throwaway demo key.
+attaches (:func:`relay.api.attach.attach`): with no host for the data folder the window
+*hosts* — it takes the host lock, opens the engine and serves the local API on the qasync
+loop, so ``relay-cli`` and other windows are its clients; with a host already up (another
+window, ``relay-cli serve``, ``--connect URL``) the window is a client of it and opens no
+engine. It shows the window and waits until the user quits (menu, tray, closing the window
+where there is no tray, or the application's ``aboutToQuit``). Quit with sessions running
+asks; "keep them running" lets go of the window and tray and hosts on headless until they
+end. Then it closes the GUI tasks, the API, the engine and the lock, in that order.
+
+Where the vault is a file (no OS keyring) and ``RELAY_VAULT_PASSPHRASE`` is unset, its
+passphrase is asked in a dialog (:mod:`relay.gui.passphrase`) before work that needs it
+starts — never for ``relay --demo``, whose handoffs are signed with a throwaway demo key.
 
 Crashes (exceptions nothing caught: in a Qt slot, a thread, an asyncio task or callback)
 go to one :class:`~relay.core.crash.CrashHandler`, installed for the whole run: logged to
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -36,15 +43,19 @@ import qasync
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from relay import __version__
-from relay.core.config import load_config
+from relay.api.attach import Attached, attach
+from relay.api.host import Host
+from relay.core.config import Config, load_config
 from relay.core.crash import CRASH_EXIT, CrashHandler, log_path, report_line
 from relay.core.errors import RelayError
 from relay.core.home import default_home
-from relay.engine.engine import Engine
+from relay.core.hostfile import CONNECT_ENV, TOKEN_ENV, write_host
+from relay.gui.closing import until_idle
 from relay.gui.crash_dialog import window_crash_handler
 from relay.gui.main_thread_gc import MainThreadCollector
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.resources import app_icon
+from relay.gui.sessions_source import ClientSource
 from relay.gui.shell import RelayShell
 from relay.gui.smoke import SmokeReport, run_smoke, smoke_environment
 
@@ -67,6 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
         "folder, exit 0 only if everything worked"))
     parser.add_argument("--home", type=Path, help=(
         "data folder (default: RELAY_HOME or the OS data dir)"))
+    parser.add_argument("--connect", metavar="URL", help=(
+        f"attach to the Relay host at URL (e.g. over an SSH tunnel) instead of hosting "
+        f"here (default: {CONNECT_ENV})"))
+    parser.add_argument("--token", help=(
+        f"the host's API token, with --connect (default: {TOKEN_ENV}, or the data folder's "
+        "api-token)"))
+    parser.add_argument("--hidden", action="store_true", help=(
+        "start in the tray without showing the window (Start Relay at login uses it)"))
     return parser
 
 
@@ -148,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 async def amain(app: QApplication, args: argparse.Namespace,
                 crashes: CrashHandler | None = None) -> int:
-    """Open the engine, show the window, wait for quit, close everything; ``crashes``
+    """Host (or attach), show the window, wait for quit, close everything; ``crashes``
     receives what the window's tasks raise that is not a RelayError."""
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
@@ -156,43 +175,78 @@ async def amain(app: QApplication, args: argparse.Namespace,
     collector = MainThreadCollector()  # no Qt object is ever collected on a worker thread
     collector.start()
     try:
-        prompter: PassphrasePrompter | None = None
-        try:
-            config = load_config(home=args.home)
-            first_run = not config.db_path.exists()
-            prompter = PassphrasePrompter(config)
-            engine = await Engine.open(config, passphrase_provider=prompter.provider,
-                                       recover=True)
-        except RelayError as exc:
-            if prompter is not None:
-                prompter.close()
-            if args.smoke_test:  # nobody is there to close a dialog
-                print(f"smoke: FAIL Relay cannot start: {exc}", file=sys.stderr)
-            else:
-                await show_startup_error(exc)
-            return 2
-        shell = RelayShell(engine, prompter=prompter, crashes=crashes)
-        shell.quitRequested.connect(quit_requested.set)
-        try:
-            shell.start(unlock_vault=not args.demo)  # a simulation never needs the vault
-            if args.smoke_test:
-                report = SmokeReport()
-                await run_smoke(shell, report)
-                return 1 if report.failures else 0
-            if args.demo:
-                await shell.start_demo(args.demo_limit_after)
-            elif first_run:
-                shell.show_welcome()
-            await quit_requested.wait()
-        finally:
-            await shell.aclose()
-            await engine.close()
-        return 0
+        async with contextlib.AsyncExitStack() as stack:
+            prompter: PassphrasePrompter | None = None
+            try:
+                config = load_config(home=args.home)
+                first_run = not config.db_path.exists()
+                prompter = PassphrasePrompter(config)
+                stack.callback(prompter.close)
+                attached = await stack.enter_async_context(attach(
+                    config, connect=args.connect, token=args.token, kind="window",
+                    passphrase_provider=prompter.provider))
+            except RelayError as exc:
+                if args.smoke_test:  # nobody is there to close a dialog
+                    print(f"smoke: FAIL Relay cannot start: {exc}", file=sys.stderr)
+                else:
+                    await show_startup_error(exc)
+                return 2
+            return await _run_window(args, config, attached, prompter, quit_requested,
+                                     crashes, first_run)
     finally:
         collector.stop()
         app.aboutToQuit.disconnect(quit_requested.set)
         for sig in handled:
             asyncio.get_running_loop().remove_signal_handler(sig)
+
+
+async def _run_window(args: argparse.Namespace, config: Config, attached: Attached,
+                      prompter: PassphrasePrompter, quit_requested: asyncio.Event,
+                      crashes: CrashHandler | None, first_run: bool) -> int:
+    """The window over the engine it hosts, or over the host it attached to; 0 once quit."""
+    host = attached.host
+    if host is not None:
+        shell = RelayShell(host.engine, prompter=prompter, crashes=crashes)
+        shell.window.set_home(f"Data folder: {config.home} · serving {host.url}")
+    else:
+        prompter.close()  # the host has the vault
+        shell = RelayShell(ClientSource(attached.client), crashes=crashes, config=config)
+    shell.quitRequested.connect(quit_requested.set)
+    try:
+        shell.start(unlock_vault=not args.demo, show=not args.hidden)
+        if args.smoke_test:
+            report = SmokeReport()
+            await run_smoke(shell, report)
+            return 1 if report.failures else 0
+        if args.demo:
+            await shell.start_demo(args.demo_limit_after)
+        elif first_run and host is not None:
+            shell.show_welcome()
+        await quit_requested.wait()
+    finally:
+        await shell.aclose()
+    if shell.keep_running and host is not None:
+        quit_requested.clear()
+        await host_headless(host, quit_requested)
+    return 0
+
+
+async def host_headless(host: Host, quit_requested: asyncio.Event) -> None:
+    """Quit said "keep them running": with no window and no tray, host on until the
+    sessions end (a window opened meanwhile attaches) or a signal asks to stop."""
+    host.ctx.kind = "serve"  # `relay-cli status`: a headless host now, not the window
+    await asyncio.to_thread(write_host, host.home, host.url, __version__, "serve")
+    running = len(host.engine.running_sessions())
+    log.warning("relay: the window is closed; hosting %s until its %d running session%s "
+                "end", host.home, running, "s" if running != 1 else "")
+    idle = asyncio.ensure_future(until_idle(host.engine))
+    stop = asyncio.ensure_future(quit_requested.wait())
+    try:
+        await asyncio.wait({idle, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (idle, stop):
+            task.cancel()
+        await asyncio.gather(idle, stop, return_exceptions=True)
 
 
 def _quit_on_signals(quit_requested: asyncio.Event) -> list[signal.Signals]:

@@ -21,13 +21,15 @@ class MainWindow(QMainWindow):
     (tabbed with the panels that need room, e.g. the pipeline designer's canvas).
 
     Signals:
-        newSessionRequested(), stopRequested(), handoffRequested(), quitRequested().
+        newSessionRequested(), stopRequested(), handoffRequested(), quitRequested(),
+        closeRequested() (the window's close button: the shell hides it or quits).
     """
 
     newSessionRequested = Signal()
     stopRequested = Signal()
     handoffRequested = Signal()
     quitRequested = Signal()
+    closeRequested = Signal()
 
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
@@ -53,6 +55,12 @@ class MainWindow(QMainWindow):
                                        "the next provider (or the one named in the Handoff panel)")
         self.handoff_action.setEnabled(False)
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.quitRequested)
+        #: "Start Relay at login" (the shell writes or removes the login entry)
+        self.login_action = QAction("Start Relay at &login", self)
+        self.login_action.setObjectName("loginAction")
+        self.login_action.setCheckable(True)
+        self.login_action.setToolTip("Start Relay in the tray when you log in, so your "
+                                     "sessions have a host")
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
         for dock in beside_stream:  # tabbed behind the stream, which stays raised
@@ -101,6 +109,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.new_action)
         file_menu.addSeparator()
+        file_menu.addAction(self.login_action)
         file_menu.addAction(self.quit_action)
         session_menu = bar.addMenu("&Session")
         session_menu.addAction(self.stop_action)
@@ -122,6 +131,6 @@ class MainWindow(QMainWindow):
         self.home_label.setText(text)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window quits Relay (after the engine is closed)."""
+        """The shell decides: hide to the tray, or quit (where there is no tray)."""
         event.ignore()
-        self.quitRequested.emit()
+        self.closeRequested.emit()

@@ -4,6 +4,12 @@ All wiring between them lives here, so each piece stays small and testable. Ever
 panel reports goes through the window's one :class:`~relay.gui.messages.Messages`.
 The shell imports neither :mod:`relay.gui.launch` nor :mod:`relay.gui.smoke` (they import
 it): the demo they both start is :meth:`RelayShell.start_demo`.
+
+A window either hosts (it is given the :class:`~relay.engine.engine.Engine`) or is a client of
+a host elsewhere (a :class:`~relay.gui.sessions_source.ClientSource`): then the sessions, the
+stream, stop, hand off and answers go through the host's API, and the feature docks say they
+are not served to attached windows yet. Closing the window hides it to the tray; Quit asks
+what becomes of the sessions this process runs (:mod:`relay.gui.closing`).
 """
 
 from __future__ import annotations
@@ -11,16 +17,21 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
+from typing import Any, cast
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDockWidget, QLabel, QMessageBox
 
+from relay.core.config import Config
 from relay.core.crash import CrashHandler
 from relay.core.demo_repo import make_demo_repo
-from relay.core.errors import RelayError, VaultError
+from relay.core.errors import HostError, RelayError, VaultError
 from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
 from relay.engine.engine import Engine
+from relay.gui.autostart import Autostart
 from relay.gui.bridge import EngineBridge
+from relay.gui.closing import HIDDEN_TEXT, HIDDEN_TITLE, QuitChoice, ask_quit, quit_question
 from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
 from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
@@ -39,6 +50,7 @@ from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.pipeline_backend import EnginePipelineBackend, PipelineBackend
 from relay.gui.resources import app_icon
+from relay.gui.sessions_source import ClientSource
 from relay.gui.tray import RelayTray
 from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.designer import DesignerViewModel
@@ -59,30 +71,53 @@ from relay.sessions.vault_need import vault_need
 
 DEMO_TASK = "Add a short notes file describing the project"
 
+#: what a feature dock says in a window attached to a host elsewhere
+ATTACHED_TEXT = ("Connected to {url}: this panel is coming to attached windows.\n"
+                 "Open it in the window that hosts, or run `relay-cli` on the host.")
+
+
+class NotAttached:
+    """A feature backend for a client window: every call says the panel is not served yet."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __getattr__(self, name: str) -> Any:
+        def refuse(*_args: object, **_kwargs: object) -> Any:
+            raise HostError(ATTACHED_TEXT.format(url=self.url).splitlines()[0],
+                            "Use the window that hosts for this panel.")
+        return refuse
+
 
 class RelayShell(QObject):
     """Everything one Relay window needs, wired together.
 
     Signals:
-        quitRequested(): the user asked to quit (menu, tray or closing the window).
+        quitRequested(): the user quit (menu, tray, or closing a window with no tray) and
+            answered the question about running sessions; :attr:`keep_running` says whether
+            they go on headless.
     """
 
     quitRequested = Signal()
 
-    def __init__(self, engine: Engine, parent: QObject | None = None,
+    def __init__(self, source: Engine | ClientSource, parent: QObject | None = None,
                  prompter: PassphrasePrompter | None = None,
                  wallet: WalletBackend | None = None,
                  detect: DetectBackend | None = None,
                  pipelines: PipelineBackend | None = None,
                  history: HistoryBackend | None = None,
-                 crashes: CrashHandler | None = None) -> None:
+                 crashes: CrashHandler | None = None,
+                 config: Config | None = None,
+                 autostart: Autostart | None = None) -> None:
         super().__init__(parent)
-        self.engine = engine
+        self._engine: Engine | None = source if isinstance(source, Engine) else None
+        #: the host's API, in a window that is a client of a host elsewhere
+        self.client: ClientSource | None = source if isinstance(source, ClientSource) else None
         self.prompter = prompter
         icon = app_icon()
         #: the one way any part of the window shows an error or a passing message
         self.messages = Messages(self)
-        self.bridge = EngineBridge(engine, self)
+        self.bridge = EngineBridge(source, self, config=config)
         self.bridge.tasks.crashes = crashes
         self.sessions_vm = SessionsViewModel(self.bridge, self)
         self.stream_vm = StreamViewModel(self.bridge, self)
@@ -90,13 +125,17 @@ class RelayShell(QObject):
         self.contract_vm = ContractViewModel(
             self.bridge, prompter.provider if prompter else None, self)
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
-        self.wallet_vm = WalletViewModel(self.bridge, wallet or EngineWalletBackend(engine), self)
-        self.detect_vm = DetectViewModel(self.bridge, detect or EngineDetectBackend(engine), self)
+        engine, away = self._engine, cast(Any, NotAttached(self.client.url if self.client else ""))
+        self.wallet_vm = WalletViewModel(
+            self.bridge, wallet or (EngineWalletBackend(engine) if engine else away), self)
+        self.detect_vm = DetectViewModel(
+            self.bridge, detect or (EngineDetectBackend(engine) if engine else away), self)
         self.designer_vm = DesignerViewModel(
-            self.bridge, pipelines or EnginePipelineBackend(engine), self)
+            self.bridge, pipelines or (EnginePipelineBackend(engine) if engine else away), self)
         self.history_vm = HistoryViewModel(
-            self.bridge, history or EngineHistoryBackend(engine), self)
-        self.knowledge_vm = KnowledgeViewModel(self.bridge, KnowledgeBackend(engine), self)
+            self.bridge, history or (EngineHistoryBackend(engine) if engine else away), self)
+        self.knowledge_vm = KnowledgeViewModel(
+            self.bridge, KnowledgeBackend(engine) if engine else away, self)
         self.questions_vm = QuestionsViewModel(self.bridge, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
@@ -113,17 +152,49 @@ class RelayShell(QObject):
                                  [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
                                  beside_stream=[self.designer_dock, self.history_dock],
                                  messages=self.messages)
-        if prompter is not None:
+        if prompter is not None and self.hosting:
             prompter.set_parent_widget(self.window)
             self.bridge.vault_gate = self._vault_gate
-        self.window.set_home(f"Data folder: {engine.config.home}")
+        if self.hosting:
+            self.window.set_home(f"Data folder: {self.engine.config.home}")
+        elif self.client is not None:
+            self.window.set_home(f"Connected to {self.client.url}")
+            for dock in self.feature_docks:
+                _not_served_yet(dock, self.client.url)
         self.tray = RelayTray(icon, self)
+        #: "Start Relay at login" (the File menu's switch)
+        self.autostart = autostart or Autostart.here()
+        self.window.login_action.setChecked(self.autostart.enabled())
         self.runtime_infos: list[RuntimeInfo] = [
             RuntimeInfo(name, None, None) for name in available_runtimes()]
         self.dialog: NewSessionDialog | None = None
         self.welcome: WelcomeDialog | None = None
         self.last_repo = ""
+        #: Quit's answer: the running sessions go on headless (else they are stopped)
+        self.keep_running = False
+        #: the question Quit shows while it is open
+        self.quit_box: QMessageBox | None = None
+        self._told_hidden = False
         self._wire()
+
+    @property
+    def hosting(self) -> bool:
+        """Whether this window hosts its data folder (else it is a client of a host)."""
+        return self._engine is not None
+
+    @property
+    def engine(self) -> Engine:
+        """The engine this window hosts."""
+        if self._engine is None:
+            raise HostError("This window is a client of a host elsewhere; it has no engine.",
+                            "Use the host's API (RelayShell.client).")
+        return self._engine
+
+    @property
+    def feature_docks(self) -> list[QDockWidget]:
+        """The docks over the engine's features (served to attached windows later)."""
+        return [self.wallet_dock, self.detect_dock, self.designer_dock, self.history_dock,
+                self.knowledge_dock]
 
     def _wire(self) -> None:
         b, w, t = self.bridge, self.window, self.tray
@@ -143,6 +214,25 @@ class RelayShell(QObject):
         self.sessions_dock.handoffToRequested.connect(self.hand_off_to)
         self.sessions_vm.runningChanged.connect(t.set_running)
         self.notifier.notify.connect(self._notify)
+        # the question panel shows what the shown session's agent asks
+        self.stream_vm.modelReset.connect(
+            lambda: self.questions_vm.follow(self.stream_vm.session_id))
+        self.notifier.questionRequested.connect(self.show_pipeline_session)
+        t.messageClicked.connect(self.notifier.clicked)
+        w.newSessionRequested.connect(self.open_new_session_dialog)
+        w.stopRequested.connect(self.stream_vm.stop)
+        w.handoffRequested.connect(self.handoff_dock.request)
+        w.closeRequested.connect(self.close_window)
+        w.login_action.triggered.connect(self.set_start_at_login)
+        w.quitRequested.connect(self.request_quit)
+        t.showRequested.connect(self.show)
+        t.newSessionRequested.connect(self.open_new_session_dialog)
+        t.quitRequested.connect(self.request_quit)
+        if self.hosting:
+            self._wire_features()
+
+    def _wire_features(self) -> None:
+        """The feature docks follow the window (a hosting window's only, for now)."""
         self.wallet_vm.accountsChanged.connect(self._check_watermarks)
         self.detect_vm.announced.connect(self.notifier.on_announcement)
         self.detect_vm.adopted.connect(self._on_started)
@@ -154,18 +244,6 @@ class RelayShell(QObject):
         self.history_vm.sessionRequested.connect(self.show_continued)
         # the Knowledge dock scopes to (and rescans) the shown session's repository
         self.stream_vm.loaded.connect(self._follow_repo)
-        # the question panel shows what the shown session's agent asks
-        self.stream_vm.modelReset.connect(
-            lambda: self.questions_vm.follow(self.stream_vm.session_id))
-        self.notifier.questionRequested.connect(self.show_pipeline_session)
-        t.messageClicked.connect(self.notifier.clicked)
-        w.newSessionRequested.connect(self.open_new_session_dialog)
-        w.stopRequested.connect(self.stream_vm.stop)
-        w.handoffRequested.connect(self.handoff_dock.request)
-        w.quitRequested.connect(self.quitRequested)
-        t.showRequested.connect(self.show)
-        t.newSessionRequested.connect(self.open_new_session_dialog)
-        t.quitRequested.connect(self.quitRequested)
 
     def _register_panels(self) -> None:
         """Each panel shows the errors of its context in place (and the status bar all)."""
@@ -183,14 +261,17 @@ class RelayShell(QObject):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def start(self, unlock_vault: bool = True) -> None:
+    def start(self, unlock_vault: bool = True, show: bool = True) -> None:
         """Show the window and tray, read the sessions and probe the runtimes; with
         ``unlock_vault``, ask for the vault's passphrase now if it will be needed (not for
-        ``relay --demo``: a simulation never needs it)."""
-        self.show()
-        self.tray.install()
+        ``relay --demo``: a simulation never needs it). Without ``show`` the window starts
+        hidden in the tray (``relay --hidden``) — where there is a tray to open it from."""
+        if not self.tray.install() or show:
+            self.show()
         self.sessions_vm.refresh()
         self.bridge.follow_other_processes()
+        if not self.hosting:
+            return  # a client window: the host probes its runtimes, the host has the vault
         self.wallet_vm.start()
         self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
         self.detect_vm.start()  # ambient mode: the agent sessions on this machine, watched
@@ -214,6 +295,47 @@ class RelayShell(QObject):
         self.window.raise_()
         self.window.activateWindow()
 
+    def close_window(self) -> None:
+        """Closing the window hides it to the tray — every session goes on (the first time,
+        the tray says so). With no tray to come back from, closing is Quit."""
+        if not self.tray.isVisible():
+            self.request_quit()
+            return
+        self.window.hide()
+        if not self._told_hidden:
+            self._told_hidden = True
+            self.tray.notify(HIDDEN_TITLE, HIDDEN_TEXT)
+
+    def set_start_at_login(self, on: bool) -> None:
+        """Write or remove the login entry; the switch shows what is true afterwards."""
+        try:
+            self.autostart.set_enabled(on)
+        except RelayError as exc:
+            self.messages.error("settings", exc.message, exc.hint or "")
+        self.window.login_action.setChecked(self.autostart.enabled())
+
+    def request_quit(self) -> None:
+        """Quit: with sessions running here, ask first (keep them running headless, stop
+        them, or cancel); then :attr:`quitRequested`."""
+        if self.quit_box is not None:  # already asking
+            self.quit_box.raise_()
+            return
+        self.bridge.tasks.start(self._quit(), context="sessions")
+
+    async def _quit(self) -> None:
+        running = self.engine.running_sessions() if self.hosting else []
+        if running:
+            self.show()
+            self.quit_box = quit_question(len(running), self.window)
+            try:
+                choice = await ask_quit(self.quit_box)
+            finally:
+                self.quit_box = None
+            if choice is QuitChoice.CANCEL:
+                return
+            self.keep_running = choice is QuitChoice.KEEP
+        self.quitRequested.emit()
+
     async def aclose(self) -> None:
         """Stop listening and cancel GUI tasks (the engine is closed by its owner)."""
         self.wallet_vm.stop()
@@ -229,6 +351,8 @@ class RelayShell(QObject):
             self.dialog.close()
         if self.welcome is not None:
             self.welcome.close()
+        if self.quit_box is not None:
+            self.quit_box.close()
 
     # -- intents ------------------------------------------------------------------------
 
@@ -245,7 +369,7 @@ class RelayShell(QObject):
 
     def start_session(self, spec: SessionSpec) -> None:
         self.last_repo = str(spec.repo)
-        if self.designer_vm.repo is None:  # the designer opens where the user works
+        if self.hosting and self.designer_vm.repo is None:  # where the user works
             self.designer_vm.set_repo(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
@@ -332,3 +456,13 @@ class RelayShell(QObject):
         self.tray.notify(title, message, warning)
         if not self.tray.isVisible():  # no tray here: the status bar says it instead
             self.messages.notice(f"{title}: {message}")
+
+
+def _not_served_yet(dock: QDockWidget, url: str) -> None:
+    """Put the "coming to attached windows" note in place of ``dock``'s content."""
+    dock.widget().hide()
+    note = QLabel(ATTACHED_TEXT.format(url=url))
+    note.setObjectName(f"{dock.objectName()}Attached")
+    note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    note.setWordWrap(True)
+    dock.setWidget(note)

@@ -19,6 +19,7 @@ from typing import TextIO
 
 from PySide6.QtWidgets import QDockWidget
 
+from relay.core.hostfile import CONNECT_ENV, PORT_ENV, read_host
 from relay.gui.shell import RelayShell
 
 #: how long the demo may take before the smoke test gives up
@@ -39,12 +40,19 @@ class SmokeReport:
 def smoke_environment(home: Path) -> dict[str, str]:
     """The settings a smoke run uses: a fresh data folder and vault, a quick demo."""
     return {"RELAY_HOME": str(home), "RELAY_DEMO_STEP_DELAY": "0.05",
-            "RELAY_VAULT_PASSPHRASE": secrets.token_urlsafe(16)}
+            "RELAY_VAULT_PASSPHRASE": secrets.token_urlsafe(16),
+            CONNECT_ENV: "", PORT_ENV: "0"}  # it hosts its own folder, on any free port
 
 
 async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
     """Open every dock, run a demo handoff, and record what worked."""
     failed: list[str] = []
+    info = read_host(shell.engine.config.home) if shell.hosting else None
+    report.check(info is not None and info.kind == "window",
+                 f"the window hosts its data folder{f' at {info.url}' if info else ''}")
+    if not shell.hosting:
+        return
+    engine = shell.engine
     shell.bridge.tasks.failed.connect(lambda ctx, msg, _hint: failed.append(f"{ctx}: {msg}"))
     docks = shell.window.findChildren(QDockWidget)
     for dock in docks:
@@ -62,13 +70,13 @@ async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
     await shell.start_demo(limit_after=1)
     try:
         session_id = await asyncio.wait_for(started, 10)
-        row = await asyncio.wait_for(shell.engine.wait_session(session_id), SMOKE_TIMEOUT_S)
+        row = await asyncio.wait_for(engine.wait_session(session_id), SMOKE_TIMEOUT_S)
     except TimeoutError:
         report.check(False, "the demo session started and finished in time")
         return
     report.check(row.state == "completed", f"demo session {row.id} {row.state}"
                  + (f" ({row.reason})" if row.reason else ""))
-    handoffs = await shell.engine.handoffs(row.id)
+    handoffs = await engine.handoffs(row.id)
     report.check([h.state for h in handoffs] == ["done"],
                  "the demo's handoff: " + (", ".join(f"{h.from_entry} → {h.to_entry} {h.state}"
                                                      for h in handoffs) or "none"))

@@ -80,8 +80,10 @@ class ContractViewModel(QObject):
             self.changed.emit()
 
     def _load(self, folder: str) -> None:
+        config = self._bridge.config
+        if config is None:  # a bridge built without a data folder (tests): nothing to read
+            return
         self._loading = True
-        config = self._bridge.engine.config
         self._bridge.tasks.start(
             asyncio.to_thread(check_contract, Path(folder), config, self._provider),
             context="handoff", on_done=self._checked)

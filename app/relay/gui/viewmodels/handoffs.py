@@ -171,7 +171,7 @@ class HandoffsViewModel(ColumnsModel):
         while self._journal_dirty and self._session_id is not None:
             self._journal_dirty = False
             session_id = self._session_id
-            records = await self._bridge.engine.handoffs(session_id)
+            records = await self._bridge.source.handoffs(session_id)
             if session_id != self._session_id:
                 continue  # the user moved on meanwhile
             records.sort(key=lambda r: r.created_at)

@@ -50,7 +50,7 @@ class QuestionsViewModel(QObject):
         if session_id is None:
             return
         generation = self._generation
-        self.bridge.tasks.start(self.bridge.engine.open_questions(session_id), context=CONTEXT,
+        self.bridge.tasks.start(self.bridge.source.open_questions(session_id), context=CONTEXT,
                                 on_done=lambda found: self._loaded(generation, found))
 
     def _loaded(self, generation: int, found: list[NeedsInput]) -> None:
@@ -82,7 +82,7 @@ class QuestionsViewModel(QObject):
         self.sent.add(request_id)
         self.answering.emit(request_id)
         task = self.bridge.tasks.start(
-            self.bridge.engine.answer_input(session_id, request_id, option_id, text),
+            self.bridge.source.answer_input(session_id, request_id, option_id, text),
             context=CONTEXT)
         task.add_done_callback(lambda t: self._settled(request_id, t.cancelled() or
                                                        t.exception() is not None))

@@ -121,7 +121,7 @@ class SessionsViewModel(ColumnsModel):
     async def _reload(self) -> None:
         while self._dirty:
             self._dirty = False
-            self.set_rows(await self._bridge.engine.list_sessions(self._limit))
+            self.set_rows(await self._bridge.source.list_sessions(self._limit))
 
     def set_rows(self, rows: list[SessionRow]) -> None:
         """Replace the rows, keeping the order stable and selections alive."""

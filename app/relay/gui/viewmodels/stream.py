@@ -196,10 +196,10 @@ class StreamViewModel(QAbstractListModel):
         self.headerChanged.emit()
 
     async def _load_history(self, session_id: str) -> None:
-        engine = self._bridge.engine
+        source = self._bridge.source
         try:
-            row = await engine.get_session(session_id)
-            history = await engine.session_events(session_id)
+            row = await source.get_session(session_id)
+            history = await source.session_events(session_id)
         finally:
             if session_id == self._session_id:
                 self._loading = False

@@ -1,0 +1,99 @@
+"""Where the window's sessions come from: the engine it hosts, or the host it is a client of.
+
+The sessions list, the stream, the Handoff panel and the question panel need a few of the
+engine's methods; :class:`SessionsSource` names them. The :class:`~relay.engine.engine.Engine`
+has them as they are (the window hosts); :class:`ClientSource` gives them over a
+:class:`~relay.api.client.RelayClient` (the window is a client of a host that runs elsewhere:
+another window, ``relay-cli serve``, ``--connect URL``) and adds the live feed, the host's
+whole event stream from now on. No Qt here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from relay.api.client import RelayClient
+from relay.core.events import EventRecord, NeedsInput
+from relay.core.models import SessionRow, SessionSpec
+from relay.sessions.handoff import HandoffRecord
+
+#: how many events one page of a session's history asks for
+PAGE = 5000
+
+
+class SessionsSource(Protocol):
+    """The engine's methods the window's session panels use (the Engine has them all)."""
+
+    async def list_sessions(self, limit: int = 200) -> list[SessionRow]: ...
+    async def get_session(self, session_id: str) -> SessionRow: ...
+    async def session_events(self, session_id: str) -> list[EventRecord]: ...
+    async def session_spec(self, session_id: str) -> SessionSpec: ...
+    async def handoffs(self, session_id: str) -> list[HandoffRecord]: ...
+    async def open_questions(self, session_id: str) -> list[NeedsInput]: ...
+    async def answer_input(self, session_id: str, request_id: str,
+                           option_id: str | None = None, text: str | None = None) -> str: ...
+    async def start_session(self, spec: SessionSpec) -> str: ...
+    async def cancel_session(self, session_id: str) -> None: ...
+    async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str: ...
+    def is_running_here(self, session_id: str) -> bool: ...
+
+
+class ClientSource:
+    """:class:`SessionsSource` over a host's API; :attr:`client` does the calls."""
+
+    def __init__(self, client: RelayClient) -> None:
+        self.client = client
+
+    @property
+    def url(self) -> str:
+        return self.client.url
+
+    async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
+        return await self.client.list_sessions(limit)
+
+    async def get_session(self, session_id: str) -> SessionRow:
+        return await self.client.get_session(session_id)
+
+    async def session_events(self, session_id: str) -> list[EventRecord]:
+        """The session's stored events, every page of them."""
+        events: list[EventRecord] = []
+        while True:
+            page = await self.client.events_after(events[-1].id if events else 0,
+                                                  session_id, limit=PAGE)
+            events.extend(page)
+            if len(page) < PAGE:
+                return events
+
+    async def session_spec(self, session_id: str) -> SessionSpec:
+        return await self.client.session_spec(session_id)
+
+    async def handoffs(self, session_id: str) -> list[HandoffRecord]:
+        return await self.client.handoffs(session_id)
+
+    async def open_questions(self, session_id: str) -> list[NeedsInput]:
+        return await self.client.open_questions(session_id)
+
+    async def answer_input(self, session_id: str, request_id: str,
+                           option_id: str | None = None, text: str | None = None) -> str:
+        return await self.client.answer_input(session_id, request_id, option_id, text)
+
+    async def start_session(self, spec: SessionSpec) -> str:
+        return await self.client.start_session(spec)
+
+    async def cancel_session(self, session_id: str) -> None:
+        await self.client.cancel_session(session_id)
+
+    async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str:
+        return await self.client.request_handoff(session_id, to_entry)
+
+    def is_running_here(self, session_id: str) -> bool:
+        """The host runs every active session (a stop it cannot do, it refuses)."""
+        return True
+
+    async def live(self) -> AsyncIterator[EventRecord]:
+        """Every session's events from now on, as the host stores them (never ends; it
+        resumes from the last one seen when the connection drops)."""
+        after = await self.client.last_event_id()
+        async for record in self.client.follow(None, after=after):
+            yield record
