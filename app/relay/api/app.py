@@ -23,7 +23,7 @@ from starlette.types import ASGIApp
 from relay import __version__
 from relay.api.context import HostContext, host
 from relay.api.errors import error_response, relay_error_response, unexpected_response
-from relay.api.routes import events, sessions
+from relay.api.routes import events, sessions, vault
 from relay.api.schemas import ERRORS, Health, HostStatus
 from relay.api.security import MAX_BODY_BYTES, BodyTooLargeError, Gate
 from relay.api.stream import Broadcaster
@@ -50,6 +50,7 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
     api.state.host = ctx
     api.include_router(sessions.router)
     api.include_router(events.router)
+    api.include_router(vault.router)
     @api.get("/api/v1/health", response_model=Health, tags=["host"])
     async def health() -> Health:
         """Whether a Relay host answers here (the one route without a token)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +27,8 @@ import orjson
 from httpx_sse import SSEError, aconnect_sse
 from pydantic import BaseModel, TypeAdapter
 
-from relay.api.schemas import HostStatus
+from relay.api.schemas import HostStatus, VaultState
+from relay.api.vault import VaultLockedError  # noqa: F401 — its code comes back as this class
 from relay.core.errors import HostError, RelayError, error_from_code
 from relay.core.events import EventRecord, NeedsInput, record_from_json
 from relay.core.hostfile import TOKEN_ENV, read_host, read_token
@@ -133,6 +134,15 @@ class RelayClient:
     async def status(self) -> HostStatus:
         return HostStatus.model_validate(await self.call("GET", "/status"))
 
+    # -- the vault ---------------------------------------------------------------------
+
+    async def vault_state(self) -> VaultState:
+        return VaultState.model_validate(await self.call("GET", "/vault"))
+
+    async def unlock_vault(self, passphrase: str) -> None:
+        """Give the host the vault file's passphrase (a wrong one: VaultError)."""
+        await self.call("POST", "/vault/unlock", body={"passphrase": passphrase})
+
     # -- sessions ---------------------------------------------------------------------
 
     async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
@@ -205,7 +215,7 @@ class RelayClient:
             after = int(page["next"])
 
     async def follow(self, session_id: str | None = None, after: int = 0
-                     ) -> AsyncIterator[EventRecord]:
+                     ) -> AsyncGenerator[EventRecord, None]:
         """Events after ``after`` as the host stores them: every session's (never ends) or
         one session's (ends once it is finished and every event was yielded). Reconnects
         from the last id it yielded when the stream breaks, for up to :data:`RECONNECT_S`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from relay.core.events import AgentEvent
 
@@ -55,6 +55,20 @@ class AnswerBody(Strict):
     request_id: str
     option_id: str | None = None
     text: str | None = None
+
+
+class VaultState(Strict):
+    #: "keyring" (the OS keyring) or "file" (the encrypted vault file)
+    backend: str
+    #: the vault file exists (False: the first passphrase given creates it)
+    exists: bool
+    #: the host can open the vault without being given the passphrase
+    unlocked: bool
+
+
+class UnlockBody(Strict):
+    #: never echoed, logged or stored (a ``SecretStr``: its repr is ``**********``)
+    passphrase: SecretStr
 
 
 class EventOut(Strict):
