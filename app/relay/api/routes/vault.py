@@ -40,7 +40,9 @@ async def unlock(body: UnlockBody, eng: EngineDep) -> Done:
     created with it — and kept in the host's memory only; never echoed or logged)."""
     provider = eng.passphrase_provider
     if not isinstance(provider, HostPassphrase):
-        raise VaultError("This host asks for its vault passphrase itself.",
-                         "Answer it where the host runs (the Relay window).")
+        raise VaultError("This host does not take the vault passphrase over the API (the "
+                         "window asks for it itself).",
+                         "Answer it where the host runs, or start it with "
+                         "RELAY_VAULT_PASSPHRASE set.")
     await asyncio.to_thread(provider.give, eng.config, body.passphrase.get_secret_value())
     return Done(message="The vault is unlocked.")
