@@ -94,7 +94,8 @@ async def test_ctrl_c_in_run_detaches_and_the_session_completes_in_the_host(
     assert client.returncode == 130, err
     flat = " ".join(err.split())
     assert f"detached: session {sid} goes on in the host" in flat
-    assert f"show {sid} --follow" in flat and f"stop {sid}" in flat
+    assert f"show {sid} --follow" in flat
+    assert f"stop {sid}" in flat
     assert "Traceback" not in out + err
     assert await _final(relay_home, sid) == "completed"
 
@@ -129,7 +130,9 @@ def test_run_with_no_host_hosts_and_followers_attach(relay_home: Path, git_repo:
         wait_until(lambda: read_host(relay_home) is not None or runner.poll() is not None, 60,
                    "the run to host")
         info = read_host(relay_home)
-        assert info is not None and info.kind == "run" and info.pid == runner.pid
+        assert info is not None
+        assert info.kind == "run"
+        assert info.pid == runner.pid
         assert runner.stdout is not None
         first = runner.stdout.readline()  # the session's first event, as JSON
         sid = json.loads(first)["session_id"]
@@ -147,7 +150,8 @@ def test_run_with_no_host_hosts_and_followers_attach(relay_home: Path, git_repo:
             runner.communicate()
     ran = [json.loads(line)["id"] for line in (first + out).splitlines()]
     assert seen[0] == seen[1] == ran  # every event, once, in the same order
-    assert ran == sorted(ran) and len(ran) >= 3
+    assert ran == sorted(ran)
+    assert len(ran) >= 3
     assert read_host(relay_home) is None  # the host went with the run
 
 
