@@ -64,6 +64,9 @@ SMOKES = [
           _bench("startup/bench_startup.py", "--runs", "1", "--targets", "floor,source"), qt=True),
     Smoke("cli-startup", "relay-cli --version, --help, sessions and doctor, start to exit, vs "
           "python -c pass", _bench("cli_startup/bench_cli_startup.py", "--smoke")),
+    Smoke("cli-client", "relay-cli sessions (and --json, through the API) beside a running "
+          "relay-cli serve, idle and beside a busy process, vs python -c pass",
+          _bench("cli_client/bench_cli_client.py", "--smoke")),
     Smoke("startup-frozen", "the frozen bundle's window start vs a bare PySide6 window",
           _bench("startup/bench_startup.py", "--runs", "3", "--targets", "floor,frozen"), last=2,
           qt=True, default=False),

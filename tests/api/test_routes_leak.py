@@ -176,6 +176,11 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
         ("GET", "/api/v1/knowledge/search", "/api/v1/knowledge/search", None, {"q": "leak"}),
         ("GET", "/api/v1/knowledge/stats", "/api/v1/knowledge/stats", None, {}),
         ("GET", "/api/v1/audit/verify", "/api/v1/audit/verify", None, {}),
+        # the vault: its state, and a passphrase given (this host's vault asks the window's
+        # way or the environment, so the route says so; the answer holds no key either way)
+        ("GET", "/api/v1/vault", "/api/v1/vault", None, {}),
+        ("POST", "/api/v1/vault/unlock", "/api/v1/vault/unlock",
+         {"passphrase": "not the passphrase"}, {}),
         ("GET", "/api/v1/openapi.json", "/api/v1/openapi.json", None, {}),
         # last: the account goes, and its key with it
         ("DELETE", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak",

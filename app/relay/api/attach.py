@@ -91,7 +91,10 @@ async def host_here(config: Config, *, kind: str = "serve", listen: Listen | Non
                     passphrase_provider: PassphraseProvider | None = None
                     ) -> AsyncIterator[Host | None]:
     """Host the data folder in this process for the block (``None``: another process took
-    the lock first). The engine opens recovering: a host carries on what a stopped host left."""
+    the lock first). The engine opens recovering: a host carries on what a stopped host left.
+    Without ``passphrase_provider`` a client gives the vault's passphrase when a session
+    needs it (:mod:`relay.api.vault`)."""
+    from relay.api.vault import HostPassphrase
     from relay.engine.engine import Engine
 
     try:
@@ -100,8 +103,8 @@ async def host_here(config: Config, *, kind: str = "serve", listen: Listen | Non
         yield None
         return
     try:
-        engine = await Engine.open(config, passphrase_provider=passphrase_provider,
-                                   recover=True)
+        engine = await Engine.open(config, passphrase_provider=passphrase_provider
+                                   or HostPassphrase(), recover=True)
         try:
             host = await Host.start(engine, lock, kind=kind, listen=listen, mounts=mounts)
             try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,10 +28,11 @@ from httpx_sse import SSEError, aconnect_sse
 from pydantic import BaseModel, TypeAdapter
 
 from relay.api.client_features import FeatureClients
-from relay.api.schemas import HostStatus
-from relay.core.errors import HostError, RelayError, error_from_code
+from relay.api.schemas import HostStatus, VaultState
+from relay.api.vault import VaultLockedError  # noqa: F401 — its code comes back as this class
+from relay.core.errors import HostError, HostGoneError, RelayError, error_from_code
 from relay.core.events import EventRecord, NeedsInput, record_from_json
-from relay.core.hostfile import TOKEN_ENV, read_host, read_token
+from relay.core.hostfile import TOKEN_ENV, host_lock, read_host, read_token
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.sessions.handoff import HandoffRecord
 
@@ -56,10 +57,13 @@ class RelayClient(FeatureClients):
 
     def __init__(self, url: str, token: str, *,
                  resolve: Callable[[], tuple[str, str] | None] | None = None,
-                 verify: bool | str = True) -> None:
+                 verify: bool | str = True, home: Path | None = None) -> None:
         self.url = url.rstrip("/")
         self._token = token
         self._resolve = resolve
+        #: the data folder whose host this is (``for_home``): lets :meth:`follow` tell a
+        #: host that is restarting from one that is gone
+        self._home = home
         self._verify = verify
         self._http = self._new_http()
 
@@ -79,7 +83,7 @@ class RelayClient(FeatureClients):
         if found is None:
             return None
         url, token = found
-        return cls(url, token, resolve=lambda: _where(home))
+        return cls(url, token, resolve=lambda: _where(home), home=home)
 
     @classmethod
     def connect(cls, url: str, token: str | None, home: Path | None = None) -> RelayClient:
@@ -123,8 +127,19 @@ class RelayClient(FeatureClients):
         return _answer(response)
 
     def _unreachable(self, exc: Exception) -> HostError:
+        if self._gone():
+            return self._gone_error()
         return HostError(f"Relay's host at {self.url} does not answer ({type(exc).__name__}).",
                          "Is it running? `relay-cli status` says; `relay-cli serve` starts one.")
+
+    def _gone(self) -> bool:
+        """Whether this data folder's host stopped and no process hosts it now (a host
+        that is restarting holds the lock already)."""
+        return self._home is not None and not host_lock(self._home).held_elsewhere()
+
+    def _gone_error(self) -> HostGoneError:
+        return HostGoneError(f"Relay's host of {self._home} has stopped.",
+                             "What its sessions did is in the store: `relay-cli show ID`.")
 
     async def _get(self, path: str, model: type[M] | Any, **params: Any) -> M:
         adapter: TypeAdapter[M] = TypeAdapter(model)
@@ -134,6 +149,15 @@ class RelayClient(FeatureClients):
 
     async def status(self) -> HostStatus:
         return HostStatus.model_validate(await self.call("GET", "/status"))
+
+    # -- the vault ---------------------------------------------------------------------
+
+    async def vault_state(self) -> VaultState:
+        return VaultState.model_validate(await self.call("GET", "/vault"))
+
+    async def unlock_vault(self, passphrase: str) -> None:
+        """Give the host the vault file's passphrase (a wrong one: VaultError)."""
+        await self.call("POST", "/vault/unlock", body={"passphrase": passphrase})
 
     # -- sessions ---------------------------------------------------------------------
 
@@ -207,7 +231,7 @@ class RelayClient(FeatureClients):
             after = int(page["next"])
 
     async def follow(self, session_id: str | None = None, after: int = 0
-                     ) -> AsyncIterator[EventRecord]:
+                     ) -> AsyncGenerator[EventRecord, None]:
         """Events after ``after`` as the host stores them: every session's (never ends) or
         one session's (ends once it is finished and every event was yielded). Reconnects
         from the last id it yielded when the stream breaks, for up to :data:`RECONNECT_S`."""
@@ -239,6 +263,8 @@ class RelayClient(FeatureClients):
                 lost_since = lost_since or now
                 if now - lost_since > RECONNECT_S:
                     raise self._unreachable(exc) from exc
+                if await asyncio.to_thread(self._gone):
+                    raise self._gone_error() from exc
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_S)
                 await self._relocate()

@@ -160,6 +160,7 @@ class Host:
                                 server_header=False, date_header=False)
         server = _Server(config)
         stack = contextlib.AsyncExitStack()
+        task: asyncio.Task[None] | None = None
         try:
             for lifespan in ctx.lifespans:
                 await stack.enter_async_context(lifespan())
@@ -169,11 +170,20 @@ class Host:
                     task.result()
                     raise HostError("The API server stopped as it started.", "See the log.")
                 await asyncio.sleep(0.01)
-        except BaseException:
+            await asyncio.to_thread(write_host, home, url, __version__, kind)
+        except BaseException as exc:
+            if task is not None:  # host.json could not be written (a full disk): stop serving
+                server.should_exit = True
+                with contextlib.suppress(Exception):
+                    await task
             sock.close()
             await stack.aclose()
+            if isinstance(exc, OSError):
+                from relay.core.store.faults import Fault, disk_full_error, fault_of
+
+                if fault_of(exc) is Fault.FULL:
+                    raise disk_full_error(home, "the host cannot write host.json") from exc
             raise
-        await asyncio.to_thread(write_host, home, url, __version__, kind)
         log.info("relay host: serving %s on %s", home, url)
         return cls(engine, lock, ctx, server, task, url, stack, token)
 

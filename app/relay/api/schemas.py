@@ -61,6 +61,20 @@ class AnswerBody(Strict):
     text: str | None = None
 
 
+class VaultState(Strict):
+    #: "keyring" (the OS keyring) or "file" (the encrypted vault file)
+    backend: str
+    #: the vault file exists (False: the first passphrase given creates it)
+    exists: bool
+    #: the host can open the vault without being given the passphrase
+    unlocked: bool
+
+
+class UnlockBody(Strict):
+    #: never echoed, logged or stored (a ``SecretStr``: its repr is ``**********``)
+    passphrase: SecretStr
+
+
 class EventOut(Strict):
     id: int
     session_id: str

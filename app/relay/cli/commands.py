@@ -1,14 +1,28 @@
-"""The async bodies of relay-cli's commands."""
+"""The async bodies of relay-cli's commands.
+
+The session commands are clients of the data folder's host (issue 19): ``run`` and ``demo``
+go through :func:`relay.api.attach.attach` — a client of the live host (or ``--connect``),
+else this process hosts for its own lifetime — and submit the session, then follow its
+stream from a cursor. ``show``, ``stop``, ``sessions --json``, ``handoff`` and ``answer``
+(:func:`session_api`) use the host's client when a host runs; with none they open an
+engine of their own as before (it reads the store; stop, hand-off-now and answers reach
+whichever process runs the session through the store).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from relay.cli.hints import cli
 from relay.cli.prompt import Passphrase
 from relay.cli.questions import Questions
 from relay.cli.render import StreamPrinter, session_footer
@@ -17,11 +31,15 @@ from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.events import NeedsInput
-from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
+from relay.core.models import SessionRow, SessionSpec, entry_runtime
 from relay.core.states import FINAL_STATES
 from relay.core.termsafe import json_text
 from relay.engine.engine import Engine
-from relay.sessions.vault_need import recover_needs, vault_need
+from relay.sessions.vault_need import recover_needs
+
+if TYPE_CHECKING:
+    from relay.api.client import RelayClient
+    from relay.api.vault import VaultLockedError
 
 Starter = Callable[[Engine], Awaitable[str]]
 #: why the session about to start will need the vault (None: it will not)
@@ -71,26 +89,13 @@ async def run_session(config: Config, start: Starter, console: Console, as_json:
         await engine.close()
 
 
-def spec_needs(spec: SessionSpec) -> Needs:
-    """What a new session over ``spec`` needs of the vault."""
-    chain = chain_of(spec)
-
-    async def needs(engine: Engine) -> str | None:
-        return await vault_need(chain, engine.accounts, can_hand_off=len(chain) > 1)
-    return needs
-
-
 def stored_needs(session_id: str, *, resumed: bool) -> Needs:
-    """What continuing a stored session needs of the vault: ``resumed`` (``run --resume``)
-    runs its last runtime alone; otherwise (a rewind's new session) its whole chain."""
+    """What continuing a stored session needs of the vault (:func:`relay.api.vault.
+    stored_need`: the rule the host applies too)."""
     async def needs(engine: Engine) -> str | None:
-        row = await engine.get_session(session_id)
-        chain = chain_of(await engine.session_spec(row.id))
-        if resumed:
-            runs = await engine.runs(row.id)
-            return await vault_need([runs[-1].runtime] if runs else chain[:1],
-                                    engine.accounts, can_hand_off=False)
-        return await vault_need(chain, engine.accounts, can_hand_off=len(chain) > 1)
+        from relay.api.vault import stored_need
+
+        return await stored_need(engine, session_id, resumed=resumed)
     return needs
 
 
@@ -214,36 +219,119 @@ async def follow(sub: Subscription, session_id: str, printer: StreamPrinter,
             return
 
 
-async def show_session(config: Config, session_id: str, console: Console, as_json: bool,
-                       follow: bool) -> SessionRow:
-    """Replay a session from the store; with ``follow`` keep tailing until it ends."""
+@contextlib.asynccontextmanager
+async def session_api(config: Config, connect: str | None = None, token: str | None = None
+                      ) -> AsyncIterator[RelayClient | Engine]:
+    """The host's client when a host runs for the data folder (or ``--connect`` /
+    ``RELAY_CONNECT``); else an engine of this process's own, which hosts nothing."""
+    from relay.api.attach import client_of_live_host
+
+    client = await client_of_live_host(config, connect, token)
+    if client is not None:
+        async with client:
+            yield client
+        return
     engine = await Engine.open(config)
     try:
-        row = await engine.get_session(session_id)
-        printer = StreamPrinter(console, as_json)
-        if follow:
-            async for record in engine.follow(row.id):
-                printer.print(record)
-        else:
-            for record in await engine.session_events(row.id):
-                printer.print(record)
-        row = await engine.get_session(row.id)
-        if not as_json:
-            session_footer(console, row)
-        return row
+        yield engine
     finally:
         await engine.close()
+
+
+async def show_session(config: Config, session_id: str, console: Console, as_json: bool,
+                       follow: bool, connect: str | None = None,
+                       token: str | None = None) -> SessionRow:
+    """Replay a session from the store; with ``follow`` keep tailing until it ends.
+
+    A host that stops while it is followed (a ``relay-cli run`` that hosted for its own
+    lifetime and ended) leaves the rest in the store: the follow goes on from there."""
+    from relay.core.errors import HostGoneError
+
+    printed = 0
+    printer = StreamPrinter(console, as_json)
+    try:
+        async with session_api(config, connect, token) as api:
+            row = await api.get_session(session_id)
+            session_id = row.id
+            if follow:
+                async for record in api.follow(row.id, 0):
+                    printer.print(record)
+                    printed = record.id
+            else:
+                after = 0
+                while batch := await api.events_after(after, row.id, PAGE):
+                    for record in batch:
+                        printer.print(record)
+                    after = printed = batch[-1].id
+            row = await final_row(config, api, row.id)
+    except HostGoneError:
+        engine = await Engine.open(config)
+        try:
+            row = await engine.get_session(session_id)
+            async for record in engine.follow(row.id, printed):  # nothing runs it now
+                printer.print(record)
+            row = await engine.get_session(row.id)
+        finally:
+            await engine.close()
+    if not as_json:
+        session_footer(console, row)
+    return row
+
+
+async def final_row(config: Config, api: RelayClient | Engine, session_id: str) -> SessionRow:
+    """The row of a session that has just ended. A host that ran it for its own lifetime (a
+    ``relay-cli run`` with no host) may be gone by now: then the row is read from the store,
+    which it wrote before it went."""
+    from relay.core.errors import HostError
+
+    try:
+        return await api.get_session(session_id)
+    except HostError:
+        engine = await Engine.open(config)
+        try:
+            return await engine.get_session(session_id)
+        finally:
+            await engine.close()
+
+
+#: events one page of ``show`` reads
+PAGE = 1000
+
+
+async def stop_session(config: Config, session_id: str, console: Console,
+                       connect: str | None = None, token: str | None = None) -> int:
+    """Stop a running session (it ends cancelled); 0 once it is stopped, 1 when it was not
+    running."""
+    async with session_api(config, connect, token) as api:
+        row = await api.get_session(session_id)
+        if row.finished:
+            console.print(f"Session {row.id} is not running ({row.state}).", highlight=False)
+            return 1
+        after = await session_cursor(api, row.id)
+        await api.cancel_session(row.id)
+        async for _ in api.follow(row.id, after):
+            pass  # until it has ended
+        row = await final_row(config, api, row.id)
+    console.print(f"Session {row.id} stopped ({row.state}).", highlight=False)
+    return 0
+
+
+async def session_cursor(api: RelayClient | Engine, session_id: str) -> int:
+    """The id to follow ``session_id`` from to see only what comes next."""
+    from relay.api.client import RelayClient
+
+    if isinstance(api, RelayClient):
+        return await api.last_event_id(session_id)  # that session's events only
+    return await api.last_event_id()
 
 
 async def list_sessions(config: Config, console: Console, limit: int,
-                        as_json: bool = False) -> None:
-    """The sessions through the engine (``relay-cli sessions`` reads relay.db itself when it
-    can: :mod:`relay.cli.sessions_cmd`)."""
-    engine = await Engine.open(config)
-    try:
-        rows = await engine.list_sessions(limit)
-    finally:
-        await engine.close()
+                        as_json: bool = False, connect: str | None = None,
+                        token: str | None = None) -> None:
+    """The sessions through the host (or an engine here). ``relay-cli sessions`` reads
+    relay.db itself when it can: :mod:`relay.cli.sessions_cmd`."""
+    async with session_api(config, connect, token) as api:
+        rows = await api.list_sessions(limit)
     if as_json:  # one line per session, newest first; nothing at all when there are none
         for row in rows:
             print(json_text(row.model_dump(mode="json"), separators=(",", ":")), flush=True)
@@ -251,8 +339,159 @@ async def list_sessions(config: Config, console: Console, limit: int,
     print_sessions(console, rows)
 
 
+#: submits a session to the host: its id, and the event id its new events follow
+Submit = Callable[["RelayClient"], Awaitable[tuple[str, int]]]
+
+
+def submit_new(spec: SessionSpec) -> Submit:
+    async def submit(client: RelayClient) -> tuple[str, int]:
+        return await client.start_session(spec), 0
+    return submit
+
+
+def submit_continue(session_id: str, prompt: str) -> Submit:
+    async def submit(client: RelayClient) -> tuple[str, int]:
+        row = await client.get_session(session_id)
+        after = await client.last_event_id(row.id)
+        return await client.continue_session(row.id, prompt), after
+    return submit
+
+
+#: the exit code of a ``run`` that Ctrl-C detached from (or, hosting, interrupted)
+DETACHED_EXIT = 130
+
+
+async def run_on_host(config: Config, submit: Submit, console: Console, as_json: bool, *,
+                      connect: str | None = None, token: str | None = None,
+                      detach: bool = False) -> int:
+    """``relay-cli run``: submit a session to the host and render its stream until it ends.
+
+    With no host this process hosts for its lifetime (and says once how to keep sessions
+    running after it exits). Ctrl-C detaches: the session goes on in the host and the
+    command says how to follow or stop it (exit :data:`DETACHED_EXIT`) — unless this
+    process is the host, whose sessions then end interrupted (resumable) as it exits, which
+    it says. ``detach`` returns once the host has the session (it needs a running host).
+    The exit code: 0 completed, 1 failed / cancelled / interrupted.
+    """
+    from relay.api.attach import attach
+
+    async with attach(config, connect=connect, token=token, host_if_none=not detach,
+                      kind="run") as attached:
+        client = attached.client
+        if attached.hosting and not as_json:
+            console.print(f"hosting here until exit · keep sessions running: `{cli('serve')}` "
+                          "or the window",
+                          markup=False, highlight=False, style="dim")
+        session_id, after = await _submit(client, submit)
+        if detach:
+            if as_json:
+                print(json_text({"id": session_id}), flush=True)
+            else:
+                console.print(f"{session_id}", markup=False, highlight=False)
+            return 0
+        printer = StreamPrinter(console, as_json)
+        questions = Questions(client, console, as_json)
+        try:
+            if not as_json:
+                row = await client.get_session(session_id)
+                console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
+                              f" · permissions {row.permission.value}")
+                await _print_instructions(console, row)
+            async for record in client.follow(session_id, after):
+                printer.print(record)
+                if isinstance(record.event, NeedsInput):
+                    questions.ask(session_id, record.event)
+        except asyncio.CancelledError:  # Ctrl-C
+            _left(session_id, hosting=attached.hosting)
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # handled: the host (here or there) closes in order
+            return DETACHED_EXIT
+        finally:
+            await questions.aclose()
+        row = await client.get_session(session_id)
+    if not as_json:
+        session_footer(console, row)
+    if questions.no_answer is not None:
+        raise questions.no_answer
+    return 0 if row.state == "completed" else 1
+
+
+def _left(session_id: str, *, hosting: bool) -> None:
+    """What Ctrl-C did to the session, on stderr (one line and a hint)."""
+    if hosting:
+        print(f"\ninterrupted: this process hosted session {session_id}, so it ends "
+              f"(interrupted) as it exits\n  → resume: {cli(f'run --resume {session_id} TASK')}"
+              f" · to keep sessions running, start `{cli('serve')}` (or the window) first",
+              file=sys.stderr, flush=True)
+    else:
+        print(f"\ndetached: session {session_id} goes on in the host\n  → follow: "
+              f"{cli(f'show {session_id} --follow')} · stop: {cli(f'stop {session_id}')}",
+              file=sys.stderr, flush=True)
+
+
+async def _submit(client: RelayClient, submit: Submit) -> tuple[str, int]:
+    """Submit; when the host refuses for a locked vault the session needs, give it the
+    passphrase (``RELAY_VAULT_PASSPHRASE``, else typed here) and submit again."""
+    from relay.api.vault import VaultLockedError
+
+    try:
+        return await submit(client)
+    except VaultLockedError as exc:
+        await _unlock(client, exc)
+    return await submit(client)
+
+
+async def _unlock(client: RelayClient, locked: VaultLockedError) -> None:
+    """Give the host the vault passphrase: from ``RELAY_VAULT_PASSPHRASE``, else asked on
+    the terminal (a new vault: twice) and checked by the host, :data:`prompt.TRIES` times."""
+    from relay.cli import prompt
+    from relay.core.errors import VaultError
+    from relay.core.vault import PASSPHRASE_ENV
+
+    given = os.environ.get(PASSPHRASE_ENV)
+    if given:
+        await client.unlock_vault(given)
+        return
+    if not sys.stdin.isatty():
+        raise VaultError(locked.message, f"Set {PASSPHRASE_ENV} (relay-cli gives it to the "
+                                         "host), or run this on a terminal to type it.")
+    creating = not (await client.vault_state()).exists
+    print(f"{locked.message} Its passphrase, please"
+          f"{' (a new vault: choose one)' if creating else ''}.", file=sys.stderr, flush=True)
+    for _ in range(prompt.TRIES):
+        passphrase = prompt.ask("Relay vault passphrase: ", secret=True)
+        if creating and prompt.ask("Repeat it: ", secret=True) != passphrase:
+            print("The two passphrases differ.", file=sys.stderr, flush=True)
+            continue
+        try:
+            await client.unlock_vault(passphrase)
+        except VaultError as exc:  # wrong, or empty: say so and ask again
+            print(exc.message, file=sys.stderr, flush=True)
+        else:
+            return
+    raise VaultError("The vault passphrase was not given.",
+                     f"Run the command again, or set {PASSPHRASE_ENV}.")
+
+
+async def recover_on_host(config: Config, console: Console) -> bool:
+    """``recover`` when a host runs: it carried on what was left when it started (True)."""
+    from relay.api.client import RelayClient
+
+    client = RelayClient.for_home(config.home)
+    if client is None:
+        return False
+    async with client:
+        info = await client.status()
+    console.print(f"The Relay host at {info.url} (pid {info.pid}) runs this data folder: it "
+                  f"carried on what was left unfinished when it started. Running: "
+                  f"{', '.join(info.running) or 'nothing'}.", markup=False, highlight=False)
+    return True
+
+
 async def demo(config: Config, console: Console, as_json: bool, limit_after: int | None,
-               quota: list[float] | None = None, ask: bool = False) -> SessionRow:
+               quota: list[float] | None = None, ask: bool = False, *,
+               connect: str | None = None, token: str | None = None) -> int:
     """A complete demo session in a temporary repository.
 
     A simulation: its handoffs are signed with a throwaway demo key (the vault is never
@@ -268,6 +507,7 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
                        runtime="demo", chain=chain, demo_limit_after=limit_after,
                        demo_quota=quota or [], demo_ask=ask,
                        approvals="ask" if ask else "deny")
-    return await run_session(config, new_session(spec), console, as_json)
+    return await run_on_host(config, submit_new(spec), console, as_json, connect=connect,
+                             token=token)
 
 

@@ -1,8 +1,8 @@
 """relay-cli handoff.
 
-``handoff SESSION [--to P[:A]]`` asks the Relay process that runs SESSION (a
-window, or a ``relay-cli run`` in another terminal) to pause its agent at the
-next safe point and hand the task on; it then follows the handoff until the
+``handoff SESSION [--to P[:A]]`` asks the host that runs SESSION (through its API; with no
+host, through the store to whichever process runs it) to pause its agent at the next safe
+point and hand the task on; it then follows the handoff until the
 receiver works (exit 0) or the handoff fails (exit 1). (``accounts`` lives in
 :mod:`relay.cli.accounts_cmd`.)
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,7 +20,10 @@ from rich.markup import escape
 from relay.cli.render import StreamPrinter
 from relay.core.config import Config
 from relay.core.states import FINAL_STATES
-from relay.engine.engine import Engine
+
+if TYPE_CHECKING:
+    from relay.api.client import RelayClient
+    from relay.engine.engine import Engine
 
 #: how long `handoff` follows the handoff before giving up (the session goes on)
 FOLLOW_LIMIT_S = 600.0
@@ -36,19 +40,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 async def handoff(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
-        row = await engine.get_session(args.session)
-        last = await engine.last_event_id()
-        answer = await engine.request_handoff(row.id, args.to)
+    from relay.cli.commands import session_api, session_cursor
+
+    async with session_api(config, args.connect, args.token) as api:
+        row = await api.get_session(args.session)
+        last = await session_cursor(api, row.id)
+        answer = await api.request_handoff(row.id, args.to)
         if not args.json:
             console.print(f"[bold]Relay[/] session {row.id}: {escape(answer)}")
-        return await _follow(engine, row.id, last, StreamPrinter(console, args.json))
-    finally:
-        await engine.close()
+        return await _follow(api, row.id, last, StreamPrinter(console, args.json))
 
 
-async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> int:
+async def _follow(engine: RelayClient | Engine, session_id: str, after: int, printer: StreamPrinter) -> int:
     """Print the session's handoff steps (and notices) until the handoff is done or failed."""
     with contextlib.suppress(TimeoutError):
         async with (asyncio.timeout(FOLLOW_LIMIT_S),

@@ -1,11 +1,13 @@
 """relay-cli entry point: argument parsing, error reporting, exit codes.
 
-Exit codes: 0 success; 1 the session failed / was cancelled / interrupted;
+Exit codes: 0 success (``run --detach``: the host has the session); 1 the session failed /
+was cancelled / interrupted, or ``stop`` found it not running;
 2 a usage or setup error Relay could explain, or no answer at a prompt (Ctrl-D: the input
 ended); 70 Relay crashed (an error it did not expect, in the command, a thread or an
 asyncio task: one line on stderr, the details in the data folder's logs/relay.log —
-:mod:`relay.core.crash`); 130 interrupted by Ctrl-C (at a prompt too). None of them shows a
-traceback.
+:mod:`relay.core.crash`); 130 interrupted by Ctrl-C (at a prompt too) — for ``run``/``demo``
+following a session in a host, Ctrl-C detaches (the session goes on; stderr says how to
+follow or stop it) and also exits 130. None of them shows a traceback.
 """
 
 from __future__ import annotations
@@ -67,34 +69,40 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
         case "run":
             from relay.cli import commands
 
-            if args.resume:
-                start = commands.continued_session(args.resume, args.task)
-                needs = commands.stored_needs(args.resume, resumed=True)
-            else:
-                spec = _spec(args)
-                start, needs = commands.new_session(spec), commands.spec_needs(spec)
-            row = await commands.run_session(config, start, console, args.json, needs)
-            return 0 if row.state == "completed" else 1
+            submit = (commands.submit_continue(args.resume, args.task) if args.resume
+                      else commands.submit_new(_spec(args)))
+            return await commands.run_on_host(config, submit, console, args.json,
+                                              connect=args.connect, token=args.token,
+                                              detach=args.detach)
         case "show":
             from relay.cli import commands
             from relay.core.states import ACTIVE_STATES
 
-            row = await commands.show_session(config, args.session, console, args.json, args.follow)
+            row = await commands.show_session(config, args.session, console, args.json,
+                                              args.follow, args.connect, args.token)
             return 0 if row.state == "completed" or row.state in ACTIVE_STATES else 1
+        case "stop":
+            from relay.cli import commands
+
+            return await commands.stop_session(config, args.session, console, args.connect,
+                                               args.token)
         case "sessions":
             from relay.cli import commands
 
-            await commands.list_sessions(config, console, args.limit, args.json)
+            await commands.list_sessions(config, console, args.limit, args.json, args.connect,
+                                         args.token)
             return 0
         case "demo":
             from relay.cli import commands
 
-            row = await commands.demo(config, console, args.json, args.limit_after, args.quota,
-                                      args.ask)
-            return 0 if row.state == "completed" else 1
+            return await commands.demo(config, console, args.json, args.limit_after,
+                                       args.quota, args.ask, connect=args.connect,
+                                       token=args.token)
         case "recover":
             from relay.cli import commands
 
+            if await commands.recover_on_host(config, console):
+                return 0
             return await commands.recover(config, console, args.json)
         case "doctor":
             from relay.cli import doctor_cmd
@@ -179,7 +187,8 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
 
 def _quick(args: argparse.Namespace, console: Console) -> int | None:
     """The commands that run without an event loop (and without the engine); None: not one."""
-    if args.command == "sessions" and not args.json:
+    if args.command == "sessions" and not args.json and not (args.connect or os.environ.get(
+            "RELAY_CONNECT")):  # another machine's host: its API, not this relay.db
         from relay.cli import sessions_cmd
         from relay.core.home import default_home
 

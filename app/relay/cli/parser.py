@@ -28,6 +28,7 @@ from relay.cli.argtypes import command_line, count, percentages, positive_int, u
 COMMANDS: dict[str, str] = {
     "run": "run a task on an agent and stream it live",
     "show": "replay a session from the store",
+    "stop": "stop a running session (it ends cancelled)",
     "sessions": "list sessions",
     "demo": "a complete demo session in a temporary repository",
     "recover": "carry on handoffs a stopped Relay left unfinished",
@@ -175,6 +176,9 @@ def _run_arguments(sub: LazySubParsers) -> None:
                      help="who answers the agent's permission requests: ask you, approve "
                           "read-only actions by themselves, or deny them all (default: ask on "
                           "a terminal, deny with --json or without one)")
+    run.add_argument("--detach", action="store_true",
+                     help="submit the session to the host and print its id at once (needs a "
+                          "running host: relay-cli serve or the window)")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
 
 
@@ -183,6 +187,11 @@ def _show_arguments(sub: LazySubParsers) -> None:
     show.add_argument("session", help="session id (a unique prefix is enough)")
     show.add_argument("--json", action="store_true")
     show.add_argument("--follow", "-f", action="store_true", help="keep following until it ends")
+
+
+def _stop_arguments(sub: LazySubParsers) -> None:
+    stop = sub.add_parser("stop")
+    stop.add_argument("session", help="session id (a unique prefix is enough)")
 
 
 def _sessions_arguments(sub: LazySubParsers) -> None:
@@ -296,7 +305,7 @@ def _answer(sub: LazySubParsers) -> None:
 
 #: command → what adds its arguments (a module's register adds all of that module's commands)
 _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
-    "run": _run_arguments, "show": _show_arguments, "sessions": _sessions_arguments,
+    "run": _run_arguments, "show": _show_arguments, "stop": _stop_arguments, "sessions": _sessions_arguments,
     "demo": _demo_arguments, "recover": _recover_arguments, "doctor": _no_arguments,
     "audit": _audit, "contract": _contract, "handoff": _handoff, "accounts": _accounts,
     "budget": _budget, "prices": _budget, "wallet": _wallet, "usage": _wallet,
@@ -314,6 +323,11 @@ def build_parser(full: bool = False) -> argparse.ArgumentParser:
         "Run AI coding agents in their own git worktrees and watch them live."))
     parser.add_argument("--version", action="version", version=f"relay {__version__}")
     parser.add_argument("--home", type=Path, help="data folder (default: RELAY_HOME or the OS data dir)")
+    parser.add_argument("--connect", metavar="URL",
+                        help="act through the Relay host at URL (default: RELAY_CONNECT, else "
+                             "the data folder's own host when one runs)")
+    parser.add_argument("--token", help="the API token for --connect (default: RELAY_TOKEN, "
+                                        "else the data folder's api-token)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 action=LazySubParsers)
     assert isinstance(sub, LazySubParsers)

@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,7 +28,6 @@ from relay.cli.prompt import read_line
 from relay.core.config import Config
 from relay.core.errors import NoAnswerError, RelayError
 from relay.core.events import NeedsInput
-from relay.engine.engine import Engine
 
 #: reads one line from the user without blocking the event loop (NoAnswerError: Ctrl-D)
 Reader = Callable[[str], Awaitable[str]]
@@ -38,10 +38,19 @@ def answer_command(session_id: str, event: NeedsInput) -> str:
     return cli(f"answer {session_id} {event.request_id} {first}")
 
 
+class Answering(Protocol):
+    """What answers and stops: the host's client, or an engine (the same method names)."""
+
+    async def cancel_session(self, session_id: str) -> None: ...
+
+    async def answer_input(self, session_id: str, request_id: str, option_id: str | None = None,
+                           text: str | None = None) -> str: ...
+
+
 class Questions:
     """What ``relay-cli run`` does when the agent it follows asks something."""
 
-    def __init__(self, engine: Engine, console: Console, as_json: bool,
+    def __init__(self, engine: Answering, console: Console, as_json: bool,
                  interactive: bool | None = None, reader: Reader = read_line) -> None:
         self.engine, self.console, self.as_json = engine, console, as_json
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -55,8 +64,12 @@ class Questions:
 
     def asked(self, session_id: str, event: NeedsInput) -> None:
         """A question arrived (live, not replayed): handle it without blocking the stream."""
-        if event.replay:
-            return
+        if not event.replay:
+            self.ask(session_id, event)
+
+    def ask(self, session_id: str, event: NeedsInput) -> None:
+        """A question this run has not seen yet (a client reads its session's stream from
+        the store first, so its questions may come marked as replayed): handle it."""
         task = asyncio.create_task(self._handle(session_id, event))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -133,10 +146,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def answer(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
-        row = await engine.get_session(args.session)
-        open_now = await engine.open_questions(row.id)
+    from relay.cli.commands import session_api
+
+    async with session_api(config, args.connect, args.token) as api:
+        row = await api.get_session(args.session)
+        open_now = await api.open_questions(row.id)
         if args.request is None:
             if args.json:
                 sys.stdout.write(json.dumps([q.model_dump(mode="json") for q in open_now]) + "\n")
@@ -152,8 +166,6 @@ async def answer(config: Config, args: argparse.Namespace, console: Console) -> 
         asked = next((q for q in open_now if q.request_id == args.request), None)
         if option is not None and asked is not None and asked.options:
             option = _parse(option, asked)[0] or option  # a number or label → its option id
-        said = await engine.answer_input(row.id, args.request, option, args.text)
+        said = await api.answer_input(row.id, args.request, option, args.text)
         console.print(escape(said), highlight=False)
         return 0
-    finally:
-        await engine.close()

@@ -204,6 +204,11 @@ class HostRunningError(HostError):
     """Another process already hosts this data folder."""
 
 
+class HostGoneError(HostError):
+    """The host went away and no process hosts the data folder any more: nothing runs its
+    sessions now, so what they wrote is final in the store."""
+
+
 class ApiError(RelayError):
     """The local API refused a request (a bad token, Host or Origin, a body too big); the
     ``code`` says which."""

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query
 
 from relay.api.context import engine
 from relay.api.schemas import ERRORS, AnswerBody, ContinueBody, Done, HandoffBody, Started
+from relay.api.vault import require_unlocked, spec_need, stored_need
 from relay.core.events import NeedsInput
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.sessions.handoff import HandoffRecord
@@ -28,7 +29,9 @@ async def list_sessions(eng: EngineDep,
 
 @router.post("", status_code=201, response_model=Started)
 async def start_session(spec: SessionSpec, eng: EngineDep) -> Started:
-    """Start a session in the host; it runs there whatever happens to the client."""
+    """Start a session in the host; it runs there whatever happens to the client.
+    Refused (``vault_locked``) before anything exists when it needs the locked vault."""
+    await require_unlocked(eng, await spec_need(eng, spec))
     return Started(id=await eng.start_session(spec))
 
 
@@ -75,6 +78,7 @@ async def hand_off(session_id: str, body: HandoffBody, eng: EngineDep) -> Done:
 @router.post("/{session_id}/continue", response_model=Started)
 async def continue_session(session_id: str, body: ContinueBody, eng: EngineDep) -> Started:
     """Resume a finished session's agent conversation with a new prompt."""
+    await require_unlocked(eng, await stored_need(eng, session_id, resumed=True))
     return Started(id=await eng.continue_session(session_id, body.prompt))
 
 
