@@ -21,6 +21,7 @@ os.environ.setdefault("QT_API", "pyside6")
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -31,11 +32,14 @@ from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
 from relay.engine.engine import Engine
+from relay.gui import launch
 from relay.gui.main_thread_gc import MainThreadCollector
 from relay.gui.shell import RelayShell
 
 T = TypeVar("T")
 Runner = Callable[..., Any]
+#: ``window(*argv)`` (the fixture): a running ``relay``'s task and its shell
+Started = Callable[..., tuple["asyncio.Task[int]", RelayShell]]
 
 _FAILING = (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
 #: messages the offscreen platform plugin prints for what it cannot do (not our bugs).
@@ -186,3 +190,39 @@ def make_shell(arun: Runner, open_engine: Callable[..., Engine]
 @pytest.fixture
 def shell(make_shell: Callable[[Engine], RelayShell], engine: Engine) -> RelayShell:
     return make_shell(engine)
+
+
+
+@pytest.fixture
+def window(qapp: QApplication, qtbot: QtBot, qloop: asyncio.AbstractEventLoop,
+           relay_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Started]:
+    """``window(*argv)``: run ``relay`` (amain) on the test loop; returns its task and shell.
+    Every window still open at the end is quit, its question answered "stop"."""
+    monkeypatch.setenv("RELAY_PORT", "0")
+    made: list[RelayShell] = []
+
+    class Recorded(RelayShell):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(launch, "RelayShell", Recorded)
+    tasks: list[asyncio.Task[int]] = []
+
+    def start(*argv: str) -> tuple[asyncio.Task[int], RelayShell]:
+        args = launch.build_parser().parse_args(["--home", str(relay_home), *argv])
+        before = len(made)
+        task = qloop.create_task(launch.amain(qapp, args))
+        tasks.append(task)
+        qtbot.waitUntil(lambda: len(made) > before or task.done(), timeout=10_000)
+        assert not task.done(), task.result()
+        shell = made[before]
+        qtbot.waitUntil(shell.window.isVisible, timeout=5000)
+        return task, shell
+
+    yield start
+    for task, shell in reversed(list(zip(tasks, made, strict=False))):
+        if not task.done():
+            shell.keep_running = False
+            shell.quitRequested.emit()
+        qtbot.waitUntil(task.done, timeout=20_000)

@@ -18,7 +18,7 @@ from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.designer_draft import COLUMN_STEP, NODE_HEIGHT, NODE_WIDTH, layout_positions
 from relay.gui.docks.designer_dock import DesignerDock
-from relay.gui.pipeline_backend import EnginePipelineBackend
+from relay.gui.pipeline_backend import HostPipelineBackend
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import files
 from tests.conftest import make_repo
@@ -48,7 +48,7 @@ def make_dock(engine: Engine, arun: Runner, qtbot: QtBot
 
     def factory() -> DesignerDock:
         bridge = EngineBridge(engine)
-        vm = DesignerViewModel(bridge, EnginePipelineBackend(engine))
+        vm = DesignerViewModel(bridge, HostPipelineBackend(engine))
         dock = DesignerDock(vm, RUNTIMES)
         bridge.tasks.failed.connect(lambda _c, m, h: dock.show_error(m, h))  # as the shell does
         qtbot.addWidget(dock)

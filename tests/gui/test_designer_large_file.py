@@ -22,7 +22,7 @@ from relay.engine.engine import Engine
 from relay.gui import designer_draft
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.designer_dock import DesignerDock
-from relay.gui.pipeline_backend import EnginePipelineBackend
+from relay.gui.pipeline_backend import HostPipelineBackend
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines.validate import Problem
 from tests.gui.conftest import Runner
@@ -42,7 +42,7 @@ def _large() -> dict[str, Any]:
 def dock(open_engine: Callable[..., Engine], arun: Runner, qtbot: QtBot) -> Iterator[DesignerDock]:
     engine = open_engine(demo_step_delay=0, pipeline_poll=0.05)
     bridge = EngineBridge(engine)
-    made = DesignerDock(DesignerViewModel(bridge, EnginePipelineBackend(engine)), ["demo"])
+    made = DesignerDock(DesignerViewModel(bridge, HostPipelineBackend(engine)), ["demo"])
     qtbot.addWidget(made)
     made.resize(900, 700)
     made.show()

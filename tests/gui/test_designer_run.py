@@ -17,7 +17,7 @@ from relay.core.config import load_config
 from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.designer_dock import DesignerDock
-from relay.gui.pipeline_backend import EnginePipelineBackend
+from relay.gui.pipeline_backend import HostPipelineBackend
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import files
@@ -116,7 +116,7 @@ def test_a_drawn_pipeline_runs_and_each_node_turns_green(designer: DesignerDock,
 def designer_on(engine: Engine, qtbot: QtBot) -> tuple[DesignerDock, EngineBridge]:
     """A designer dock on ``engine`` alone (the rest of the window left out)."""
     bridge = EngineBridge(engine)
-    dock = DesignerDock(DesignerViewModel(bridge, EnginePipelineBackend(engine)))
+    dock = DesignerDock(DesignerViewModel(bridge, HostPipelineBackend(engine)))
     bridge.tasks.failed.connect(lambda _c, m, h: dock.show_error(m, h))
     qtbot.addWidget(dock)
     dock.vm.start()

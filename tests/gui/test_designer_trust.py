@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from relay.engine.engine import Engine
 from relay.gui.bridge import EngineBridge
 from relay.gui.docks.designer_dock import DesignerDock
-from relay.gui.pipeline_backend import EnginePipelineBackend
+from relay.gui.pipeline_backend import HostPipelineBackend
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines.ledger import RunInfo
 from tests.gui.conftest import Runner
@@ -30,7 +30,7 @@ CHECKED: dict[str, Any] = {"name": "checked", "nodes": [
 def dock(open_engine: Callable[..., Engine], arun: Runner, qtbot: QtBot) -> Iterator[DesignerDock]:
     engine = open_engine(demo_step_delay=0, pipeline_poll=0.05)
     bridge = EngineBridge(engine)
-    made = DesignerDock(DesignerViewModel(bridge, EnginePipelineBackend(engine)), ["demo"])
+    made = DesignerDock(DesignerViewModel(bridge, HostPipelineBackend(engine)), ["demo"])
     bridge.tasks.failed.connect(lambda _c, m, h: made.show_error(m, h))
     qtbot.addWidget(made)
     made.resize(900, 700)

@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
-from relay.gui.history_backend import EngineHistoryBackend
+from relay.gui.history_backend import HostHistoryBackend
 from relay.gui.history_dialogs import FinishDialog
 from relay.gui.shell import RelayShell
 from relay.history.model import FinishSummary, Timeline
@@ -20,7 +20,7 @@ from tests.gui.test_history_dock import open_history, run_handoff
 Runner = Callable[..., Any]
 
 
-class CountingBackend(EngineHistoryBackend):
+class CountingBackend(HostHistoryBackend):
     """The real backend, counting the timelines it reads."""
 
     def __init__(self, engine: Engine) -> None:

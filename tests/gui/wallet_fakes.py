@@ -75,7 +75,7 @@ class FakeWallet:
 
     def __init__(self, accounts: list[AccountView] | None = None) -> None:
         self.accounts = list(accounts if accounts is not None else [work(), personal()])
-        self.watermark = 0.95
+        self.mark = 0.95
         self.summaries = 0
         self.calls: list[tuple[str, object]] = []
         self.saved: list[AccountForm] = []
@@ -92,6 +92,9 @@ class FakeWallet:
         self.scan_error: Exception | None = None
         #: one per index refresh: whether it reported progress (False: a quiet one)
         self.scans: list[bool] = []
+
+    async def watermark(self) -> float:
+        return self.mark
 
     async def summary(self) -> list[AccountView]:
         self.summaries += 1

@@ -619,12 +619,6 @@ class Engine:
         runs it; ends when the session is finished (:mod:`relay.engine.follow`)."""
         return self._follower.session(session_id, after_id, replay)
 
-    def follow_others(self, after_id: int) -> AsyncGenerator[tuple[list[EventRecord], int], None]:
-        """Batches of the events of sessions other processes run (a headless worker,
-        ``relay-cli run``), each with the cursor after it. This process's own events reach
-        its front end through the bus."""
-        return self._follower.others(after_id)
-
     async def wait_finished(self, session_id: str, timeout_s: float) -> SessionRow:
         """The session's row once it is finished — whichever process runs it — or as it is
         when ``timeout_s`` passes (the session goes on)."""

@@ -1,7 +1,7 @@
 """Following a session as it is written, whichever Relay process runs it.
 
 The one way a front end tails a session (``relay-cli show --follow``, ``adopt``,
-``handoff``, the MCP server's waits, the window's view of other processes' sessions): read
+``handoff``, the MCP server's waits): read
 the store after a cursor; when nothing is new, wait until this process commits something
 (the bus wakes the follower at once) or :data:`FOLLOW_POLL_S` passes (another process's
 writes reach this one only through the database file). Events come in id order, each once.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -53,16 +52,6 @@ class Follower:
                         yield record
                     return
                 await _nap(woken)
-
-    async def others(self, after_id: int) -> AsyncGenerator[tuple[list[EventRecord], int], None]:
-        """Batches of the events of sessions other processes run, with the cursor after each
-        batch; never ends (the caller stops iterating). Only the clock wakes it: this
-        process's own commits are not what it looks for."""
-        while True:
-            await asyncio.sleep(FOLLOW_POLL_S)  # a clock: other processes write the file
-            records, after_id = await self.store.sessions.events_of_others(after_id, os.getpid())
-            if records:
-                yield records, after_id
 
     async def until_finished(self, session_id: str, timeout_s: float) -> SessionRow:
         """The session's row once it is finished, or as it is when ``timeout_s`` passes."""

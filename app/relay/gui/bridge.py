@@ -1,8 +1,9 @@
 """The one place core events become Qt signals, and the tracked-task helper.
 
 :class:`EngineBridge` listens to the engine's bus (callbacks run on the qasync
-loop, i.e. the GUI thread) and re-emits committed records as Qt signals — or, in a window
-that is a client of a host elsewhere, to that host's live stream
+loop, i.e. the GUI thread) and re-emits committed records as Qt signals — the window hosts
+its data folder, so every session runs in it — or, in a window that is a client of a host
+elsewhere, listens to that host's live stream
 (:class:`~relay.gui.sessions_source.ClientSource`). The panels read through
 :attr:`EngineBridge.source`, the engine or the client alike.
 :class:`TaskRunner` starts the coroutines that user intents need, keeps a
@@ -69,8 +70,8 @@ class TaskRunner(QObject):
               service: bool = False) -> asyncio.Task[T]:
         """Run ``coro`` on the running loop; call ``on_done(result)`` when it succeeds.
 
-        A ``service`` runs for the window's lifetime (e.g. following other
-        processes); it is tracked and cancelled like the rest but not counted
+        A ``service`` runs for the window's lifetime (e.g. following the host's
+        stream); it is tracked and cancelled like the rest but not counted
         in :attr:`pending`.
         """
         task = asyncio.get_running_loop().create_task(coro, name=f"relay-gui-{context}")
@@ -157,23 +158,13 @@ class EngineBridge(QObject):
         #: asked before a session or a handoff starts (None: nothing to ask)
         self.vault_gate: VaultGate | None = None
 
-    def follow_other_processes(self) -> None:
-        """Start showing sessions that other processes (e.g. `relay-cli run`) run — in a
-        client window, every session: the host's live stream."""
-        if self._follower is None:
-            follow = self._follow() if self.client is None else self._follow_host(self.client)
-            self._follower = self.tasks.start(follow, context="sessions", service=True)
-
-    async def _follow(self) -> None:
-        assert self.engine is not None
-        cursor = await self.engine.last_event_id()
-        while True:
-            try:
-                async for records, after in self.engine.follow_others(cursor):
-                    cursor = after
-                    self._on_records(records)
-            except RelayError as exc:  # e.g. the database is busy: say so, keep following
-                self.tasks.report("sessions", exc)
+    def follow_host(self) -> None:
+        """In a client window, start showing every session: the host's live stream. (A
+        window that hosts needs nothing more: every session of its data folder runs in it,
+        so its records come through the bus.)"""
+        if self._follower is None and self.client is not None:
+            self._follower = self.tasks.start(self._follow_host(self.client),
+                                              context="sessions", service=True)
 
     async def _follow_host(self, client: ClientSource) -> None:
         """The host's events, one batch per burst (what one read of the stream brought)."""

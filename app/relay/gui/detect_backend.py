@@ -1,10 +1,11 @@
-"""What the Detect dock needs from the engine, as one small interface.
+"""What the Detect dock needs from the host, as one small interface.
 
 :class:`DetectBackend` is the seam between the Detect view-model and the Qt-free core:
-the engine's :class:`~relay.detect.service.Detector` (a scan reads only what changed
+the host's :class:`~relay.detect.service.Detector` (a scan reads only what changed
 since the last one), the adoption of a detected session (:func:`relay.detect.adopt.adopt`)
 and where a session can be adopted onto (the runtimes Relay drives and the account
-book's accounts of those runtimes). :class:`EngineDetectBackend` is the real one;
+book's accounts of those runtimes). :class:`HostDetectBackend` is the real one — over the
+engine this window hosts or the host's API alike (:mod:`relay.gui.host_calls`);
 tests pass an in-memory fake. No Qt here.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from relay.detect.model import DetectedSession
-from relay.engine.engine import Engine
+from relay.gui.host_calls import Services, host_calls
 from relay.runtimes.registry import available_runtimes
 
 
@@ -55,26 +56,24 @@ class DetectBackend(Protocol):
         ...
 
 
-class EngineDetectBackend:
-    """The real :class:`DetectBackend`: the engine's detector, account book and adoption."""
+class HostDetectBackend:
+    """The real :class:`DetectBackend`: the host's detector, account book and adoption."""
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(self, services: Services) -> None:
+        self._host = host_calls(services)
+        self._services = services
 
     async def scan(self, all_sessions: bool) -> DetectScan:
-        report = await self._engine.detector.scan(all_sessions=all_sessions)
+        report = await self._services.detector.scan(all_sessions=all_sessions)
         return DetectScan(list(report.sessions), list(report.problems), report.elapsed_s)
 
     async def targets(self) -> list[str]:
         runtimes = available_runtimes()
-        accounts = [a for a in await self._engine.accounts.all() if a.provider in runtimes]
+        accounts = [a for a in await self._services.accounts.all() if a.provider in runtimes]
         return entry_choices(runtimes, [a.entry for a in accounts])
 
     async def adopt(self, detected_id: str, to_entry: str, in_place: bool) -> AdoptAnswer:
-        from relay.detect.adopt import adopt  # its contract and worktree machinery, when used
-
-        detected, read = await self._engine.detector.find(detected_id)
-        adopted = await adopt(self._engine, detected, read, to_entry, in_place=in_place)
+        adopted = await self._host.adopt(detected_id, to_entry, in_place)
         return AdoptAnswer(adopted.session_id, to_entry, adopted.contract_dir)
 
 

@@ -1,4 +1,5 @@
-"""What the Knowledge panel asks of the engine (Qt-free): a search, the index's size, a preview.
+"""What the Knowledge panel asks of the host (Qt-free): a search, a scan, a preview — the
+engine's ``knowledge`` or the host's API's (:mod:`relay.gui.host_calls`).
 
 The preview shows the hit's own lines from the file in the repository as it is now (the
 index keeps pointers: path and line range), with a few lines around them; when the file
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from relay.core.redact import scrub
 
 if TYPE_CHECKING:
-    from relay.engine.engine import Engine
+    from relay.gui.host_calls import Services
     from relay.knowledge.model import Hit
 
 #: lines shown around a hit in the preview
@@ -42,16 +43,16 @@ class Preview:
 
 
 class KnowledgeBackend:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     async def search(self, query: str, limit: int = 50, repo: Path | None = None) -> SearchAnswer:
         started = time.perf_counter()
-        hits = await self.engine.knowledge.retrieve(query, limit=limit, repo=repo)
+        hits = await self.services.knowledge.retrieve(query, limit=limit, repo=repo)
         return SearchAnswer(query, hits, (time.perf_counter() - started) * 1000)
 
     async def scan(self, repo: Path) -> str:
-        r = await self.engine.knowledge.scan(repo)
+        r = await self.services.knowledge.scan(repo)
         return (f"Scanned {r.repo}: {r.files} source files ({r.scanned} read, {r.unchanged} "
                 f"unchanged, {r.removed} removed), {r.symbols} symbols in {r.seconds:.1f} s")
 

@@ -1,10 +1,12 @@
-"""What the pipeline designer needs from the engine, as one small interface.
+"""What the pipeline designer needs from the host, as one small interface.
 
 :class:`PipelineBackend` is the seam between the designer's view-model and the Qt-free
 core: the repository's ``.relay/pipelines.json`` (:mod:`relay.pipelines.files`, read,
 laid out, validated and written in a worker thread: a repository's file never holds up the
-window), and ``engine.pipelines`` (start, cancel, status, runs, and
-its listeners). :class:`EnginePipelineBackend` is the real one. No Qt here.
+window — the repository is on this machine), and the host's ``pipelines`` (trust, start,
+cancel, status, runs, and its listeners where the host is this process).
+:class:`HostPipelineBackend` is the real one — over the engine this window hosts or the
+host's API alike (:mod:`relay.gui.host_calls`). No Qt here.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from pathlib import Path
 from typing import Protocol
 
 from relay.core.pipeline_model import Pipeline
-from relay.engine.engine import Engine
 from relay.gui.designer_draft import Checked, checked
+from relay.gui.host_calls import Services, host_calls
 from relay.pipelines import files, planner, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
-from relay.runtimes.registry import adapter_class
 
 
 class PipelineBackend(Protocol):
@@ -56,16 +57,17 @@ class PipelineBackend(Protocol):
     async def cancel(self, run_id: str) -> None:
         ...
 
-    def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+    async def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
         """The run and its steps as last committed (cheap: the window polls it)."""
         ...
 
-    def runs(self) -> list[RunInfo]:
+    async def runs(self) -> list[RunInfo]:
         """The latest runs, newest first."""
         ...
 
     def subscribe(self, listener: Callable[[str], None]) -> Callable[[], None]:
-        """``listener(run_id)`` after each change this engine makes; returns unsubscribe."""
+        """``listener(run_id)`` after each change the host makes, when the host is this
+        process (else the view polls a live run); returns unsubscribe."""
         ...
 
     async def default_repo(self) -> Path | None:
@@ -77,11 +79,12 @@ class PipelineBackend(Protocol):
         ...
 
 
-class EnginePipelineBackend:
-    """The real :class:`PipelineBackend`: the repository's file and ``engine.pipelines``."""
+class HostPipelineBackend:
+    """The real :class:`PipelineBackend`: the repository's file and the host's ``pipelines``."""
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(self, services: Services) -> None:
+        self._host = host_calls(services)
+        self._services = services
 
     async def pipelines_in(self, repo: Path) -> list[Checked]:
         return await asyncio.to_thread(lambda: [checked(p) for p in files.list_pipelines(repo)])
@@ -96,49 +99,32 @@ class EnginePipelineBackend:
         await asyncio.to_thread(files.export, pipeline, path)
 
     async def untrusted(self, repo: Path) -> trust.Source | None:
-        source = await asyncio.to_thread(trust.repo_source, repo)
-        return source if source is not None and self._engine.pipelines.needs_trust(source) else None
+        return await self._host.untrusted(repo)
 
     async def trust(self, source: trust.Source) -> None:
-        await self._engine.pipelines.trust(source)
+        await self._services.pipelines.trust(source)
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None) -> str:
-        return await self._engine.pipelines.start(pipeline, repo, concurrency)
+        return await self._services.pipelines.start(pipeline, repo, concurrency)
 
     async def cancel(self, run_id: str) -> None:
-        await self._engine.pipelines.cancel(run_id)
+        await self._services.pipelines.cancel(run_id)
 
-    def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
-        return self._engine.pipelines.status(run_id)
+    async def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
+        return await self._host.run_status(run_id)
 
-    def runs(self) -> list[RunInfo]:
-        return self._engine.pipelines.runs()
+    async def runs(self) -> list[RunInfo]:
+        return await self._host.runs()
 
     def subscribe(self, listener: Callable[[str], None]) -> Callable[[], None]:
-        listeners = self._engine.pipelines.listeners
-        listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in listeners:
-                listeners.remove(listener)
-        return unsubscribe
+        return self._host.subscribe(listener)
 
     async def default_repo(self) -> Path | None:
-        runs = self._engine.pipelines.runs(limit=1)
+        runs = await self._host.runs(limit=1)
         if runs:
             return Path(runs[0].repo)
-        sessions = await self._engine.list_sessions(limit=1)
+        sessions = await self._services.list_sessions(limit=1)
         return Path(sessions[0].repo) if sessions else None
 
     async def plan(self, goal: str, repo: Path, runtime: str) -> planner.Plan:
-        usable = await asyncio.to_thread(usable_runtimes, self._engine, runtime)  # runs --version
-        return await planner.plan(self._engine, goal, repo, runtime, runtimes=usable)
-
-
-def usable_runtimes(engine: Engine, planner_runtime: str) -> list[str]:
-    """What a planned graph may use: the installed runtimes (the simulated demo only when it
-    is the demo that plans), the planner's own first."""
-    simulated = adapter_class(planner_runtime).simulated
-    found = [i.runtime for i in engine.runtime_infos()
-             if i.problem is None and adapter_class(i.runtime).simulated == simulated]
-    return [planner_runtime, *(r for r in found if r != planner_runtime)]
+        return await self._host.plan(goal, repo, runtime)

@@ -7,9 +7,10 @@ it): the demo they both start is :meth:`RelayShell.start_demo`.
 
 A window either hosts (it is given the :class:`~relay.engine.engine.Engine`) or is a client of
 a host elsewhere (a :class:`~relay.gui.sessions_source.ClientSource`): then the sessions, the
-stream, stop, hand off and answers go through the host's API, and the feature docks say they
-are not served to attached windows yet. Closing the window hides it to the tray; Quit asks
-what becomes of the sessions this process runs (:mod:`relay.gui.closing`).
+stream, stop, hand off, answers and every feature dock go through the host's API (the
+feature backends take either side's services: :mod:`relay.gui.host_calls`). Closing the
+window hides it to the tray; Quit asks what becomes of the sessions this process runs
+(:mod:`relay.gui.closing`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
-from typing import Any, cast
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QDockWidget, QLabel, QMessageBox
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from relay.core.config import Config
 from relay.core.crash import CrashHandler
@@ -32,7 +32,7 @@ from relay.engine.engine import Engine
 from relay.gui.autostart import Autostart
 from relay.gui.bridge import EngineBridge
 from relay.gui.closing import HIDDEN_TEXT, HIDDEN_TITLE, QuitChoice, ask_quit, quit_question
-from relay.gui.detect_backend import DetectBackend, EngineDetectBackend
+from relay.gui.detect_backend import DetectBackend, HostDetectBackend
 from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
@@ -42,13 +42,14 @@ from relay.gui.docks.question_panel import QuestionPanel
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
-from relay.gui.history_backend import EngineHistoryBackend, HistoryBackend
+from relay.gui.history_backend import HistoryBackend, HostHistoryBackend
+from relay.gui.host_calls import Services
 from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
 from relay.gui.messages import Messages, PanelPresenter
 from relay.gui.new_session_dialog import NewSessionDialog
 from relay.gui.passphrase import PassphrasePrompter
-from relay.gui.pipeline_backend import EnginePipelineBackend, PipelineBackend
+from relay.gui.pipeline_backend import HostPipelineBackend, PipelineBackend
 from relay.gui.resources import app_icon
 from relay.gui.sessions_source import ClientSource
 from relay.gui.tray import RelayTray
@@ -63,31 +64,13 @@ from relay.gui.viewmodels.questions import QuestionsViewModel
 from relay.gui.viewmodels.sessions import SessionsViewModel
 from relay.gui.viewmodels.stream import StreamViewModel
 from relay.gui.viewmodels.wallet import WalletViewModel
-from relay.gui.wallet_backend import EngineWalletBackend, WalletBackend
+from relay.gui.wallet_backend import HostWalletBackend, WalletBackend
 from relay.gui.welcome import WelcomeDialog
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import available_runtimes
 from relay.sessions.vault_need import vault_need
 
 DEMO_TASK = "Add a short notes file describing the project"
-
-#: what a feature dock says in a window attached to a host elsewhere
-ATTACHED_TEXT = ("Connected to {url}: this panel is coming to attached windows.\n"
-                 "Open it in the window that hosts, or run `relay-cli` on the host.")
-
-
-class NotAttached:
-    """A feature backend for a client window: every call says the panel is not served yet."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __getattr__(self, name: str) -> Any:
-        def refuse(*_args: object, **_kwargs: object) -> Any:
-            raise HostError(ATTACHED_TEXT.format(url=self.url).splitlines()[0],
-                            "Use the window that hosts for this panel.")
-        return refuse
-
 
 class RelayShell(QObject):
     """Everything one Relay window needs, wired together.
@@ -125,17 +108,14 @@ class RelayShell(QObject):
         self.contract_vm = ContractViewModel(
             self.bridge, prompter.provider if prompter else None, self)
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
-        engine, away = self._engine, cast(Any, NotAttached(self.client.url if self.client else ""))
-        self.wallet_vm = WalletViewModel(
-            self.bridge, wallet or (EngineWalletBackend(engine) if engine else away), self)
-        self.detect_vm = DetectViewModel(
-            self.bridge, detect or (EngineDetectBackend(engine) if engine else away), self)
+        services = self.services
+        self.wallet_vm = WalletViewModel(self.bridge, wallet or HostWalletBackend(services), self)
+        self.detect_vm = DetectViewModel(self.bridge, detect or HostDetectBackend(services), self)
         self.designer_vm = DesignerViewModel(
-            self.bridge, pipelines or (EnginePipelineBackend(engine) if engine else away), self)
+            self.bridge, pipelines or HostPipelineBackend(services), self)
         self.history_vm = HistoryViewModel(
-            self.bridge, history or (EngineHistoryBackend(engine) if engine else away), self)
-        self.knowledge_vm = KnowledgeViewModel(
-            self.bridge, KnowledgeBackend(engine) if engine else away, self)
+            self.bridge, history or HostHistoryBackend(services), self)
+        self.knowledge_vm = KnowledgeViewModel(self.bridge, KnowledgeBackend(services), self)
         self.questions_vm = QuestionsViewModel(self.bridge, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
@@ -159,8 +139,6 @@ class RelayShell(QObject):
             self.window.set_home(f"Data folder: {self.engine.config.home}")
         elif self.client is not None:
             self.window.set_home(f"Connected to {self.client.url}")
-            for dock in self.feature_docks:
-                _not_served_yet(dock, self.client.url)
         self.tray = RelayTray(icon, self)
         #: "Start Relay at login" (the File menu's switch)
         self.autostart = autostart or Autostart.here()
@@ -191,8 +169,16 @@ class RelayShell(QObject):
         return self._engine
 
     @property
+    def services(self) -> Services:
+        """The host's feature services: the engine this window hosts, or the host's API."""
+        if self._engine is not None:
+            return self._engine
+        assert self.client is not None
+        return self.client.client
+
+    @property
     def feature_docks(self) -> list[QDockWidget]:
-        """The docks over the engine's features (served to attached windows later)."""
+        """The docks over the host's features (the engine's, or over the host's API)."""
         return [self.wallet_dock, self.detect_dock, self.designer_dock, self.history_dock,
                 self.knowledge_dock]
 
@@ -228,11 +214,10 @@ class RelayShell(QObject):
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
         t.quitRequested.connect(self.request_quit)
-        if self.hosting:
-            self._wire_features()
+        self._wire_features()
 
     def _wire_features(self) -> None:
-        """The feature docks follow the window (a hosting window's only, for now)."""
+        """The feature docks follow the window."""
         self.wallet_vm.accountsChanged.connect(self._check_watermarks)
         self.detect_vm.announced.connect(self.notifier.on_announcement)
         self.detect_vm.adopted.connect(self._on_started)
@@ -269,13 +254,13 @@ class RelayShell(QObject):
         if not self.tray.install() or show:
             self.show()
         self.sessions_vm.refresh()
-        self.bridge.follow_other_processes()
-        if not self.hosting:
-            return  # a client window: the host probes its runtimes, the host has the vault
+        self.bridge.follow_host()
         self.wallet_vm.start()
         self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
         self.detect_vm.start()  # ambient mode: the agent sessions on this machine, watched
         self.designer_vm.start()  # the repository's pipelines; runs followed live
+        if not self.hosting:
+            return  # a client window: the host probes its runtimes, the host has the vault
         self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
                                 context="runtimes", on_done=self._set_infos)
         if self.prompter is not None and unlock_vault:  # ask now if it will be needed
@@ -369,7 +354,7 @@ class RelayShell(QObject):
 
     def start_session(self, spec: SessionSpec) -> None:
         self.last_repo = str(spec.repo)
-        if self.hosting and self.designer_vm.repo is None:  # where the user works
+        if self.designer_vm.repo is None:  # where the user works
             self.designer_vm.set_repo(spec.repo)
         self.bridge.start_session(spec, context="sessions")
 
@@ -457,12 +442,3 @@ class RelayShell(QObject):
         if not self.tray.isVisible():  # no tray here: the status bar says it instead
             self.messages.notice(f"{title}: {message}")
 
-
-def _not_served_yet(dock: QDockWidget, url: str) -> None:
-    """Put the "coming to attached windows" note in place of ``dock``'s content."""
-    dock.widget().hide()
-    note = QLabel(ATTACHED_TEXT.format(url=url))
-    note.setObjectName(f"{dock.objectName()}Attached")
-    note.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    note.setWordWrap(True)
-    dock.setWidget(note)

@@ -1,10 +1,11 @@
-"""What the Wallet dock needs from the engine, as one small interface.
+"""What the Wallet dock needs from the host, as one small interface.
 
 :class:`WalletBackend` is the seam between the wallet's view-model and the
-Qt-free core: the engine's :class:`~relay.wallet.service.Wallet` (usage,
+Qt-free core: the host's :class:`~relay.wallet.service.Wallet` (usage,
 windows, costs, the transcript index), its :class:`~relay.core.accounts.AccountBook`
 (add, edit, remove, preferred, paused) and the account check / login command.
-:class:`EngineWalletBackend` is the real one; tests pass an in-memory fake.
+:class:`HostWalletBackend` is the real one — over the engine this window hosts or the
+host's API alike (:mod:`relay.gui.host_calls`); tests pass an in-memory fake.
 No Qt here.
 """
 
@@ -18,8 +19,8 @@ from typing import Protocol, TypeVar
 
 from relay.core.accounts import UNCHANGED, Account, split_entry
 from relay.core.errors import AccountError
-from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin, check_account, login_command
-from relay.engine.engine import Engine
+from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin, login_command
+from relay.gui.host_calls import Services, host_calls
 from relay.wallet.model import AccountView
 from relay.wallet.usage_refresh import RefreshReport
 
@@ -48,8 +49,7 @@ class AccountForm:
 class WalletBackend(Protocol):
     """The wallet and the accounts as the GUI calls them (every call off the GUI's way)."""
 
-    @property
-    def watermark(self) -> float:
+    async def watermark(self) -> float:
         """0–1: a window at or past it is handed off before the wall (and the tray warns)."""
         ...
 
@@ -85,29 +85,29 @@ class WalletBackend(Protocol):
         ...
 
 
-class EngineWalletBackend:
-    """The real :class:`WalletBackend`: the engine's wallet, account book and account check."""
+class HostWalletBackend:
+    """The real :class:`WalletBackend`: the host's wallet, account book and account check."""
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(self, services: Services) -> None:
+        self._host = host_calls(services)
+        self._services = services
         # The wallet opens its transcript index at its first use, and two first uses at
         # once (the start-up scan and the first summary) would both create it: the first
         # call runs alone, the rest run as they come.
         self._first = asyncio.Lock()
         self._opened = False
 
-    @property
-    def watermark(self) -> float:
-        return float(self._engine.wallet.watermark)
+    async def watermark(self) -> float:
+        return await self._host.watermark()
 
     async def summary(self) -> list[AccountView]:
-        return await self._once_opened(self._engine.wallet.summary)
+        return await self._once_opened(self._services.wallet.summary)
 
     async def registered(self) -> set[str]:
-        return {account.entry for account in await self._engine.accounts.all()}
+        return {account.entry for account in await self._services.accounts.all()}
 
     async def refresh_index(self, progress: Progress | None) -> RefreshReport:
-        return await self._once_opened(lambda: self._engine.wallet.refresh_index(progress))
+        return await self._once_opened(lambda: self._services.wallet.refresh_index(progress))
 
     async def _once_opened(self, call: Callable[[], Awaitable[T]]) -> T:
         if self._opened:
@@ -118,7 +118,7 @@ class EngineWalletBackend:
             return result
 
     async def save(self, form: AccountForm) -> None:
-        book = self._engine.accounts
+        book = self._services.accounts
         if form.original is None:
             await book.add(form.provider, form.label, form.config_dir,
                            auth_kind=form.auth_kind, api_key=form.api_key)
@@ -129,24 +129,24 @@ class EngineWalletBackend:
                         new_label=form.label if form.label != label else UNCHANGED)
 
     async def remove(self, entry: str) -> None:
-        await self._engine.accounts.remove(*_split(entry))
+        await self._services.accounts.remove(*_split(entry))
 
     async def set_preferred(self, entry: str) -> None:
-        await self._engine.accounts.set_preferred(*_split(entry))
+        await self._services.accounts.set_preferred(*_split(entry))
 
     async def set_paused(self, entry: str, paused: bool) -> None:
-        await self._engine.accounts.set_paused(*_split(entry), paused)
+        await self._services.accounts.set_paused(*_split(entry), paused)
 
     async def check(self, entry: str) -> AccountCheck:
         account = await self._account(entry)
-        return await check_account(account, self._engine.accounts, self._engine.config)
+        return await self._host.check_account(account)
 
     async def login_command(self, entry: str) -> LoginCommand | NoLogin:
         return login_command(await self._account(entry))
 
     async def _account(self, entry: str) -> Account:
         provider, label = _split(entry)
-        account = await self._engine.accounts.get(provider, label)
+        account = await self._services.accounts.get(provider, label)
         if account is None:
             raise AccountError(f"No account {entry}.", "It may have been removed meanwhile.")
         return account

@@ -3,9 +3,9 @@
 The designer shows at most one run: the one it started, the latest unfinished run of the
 open pipeline (so a run a stopped Relay left, resumed when the window opened, shows up),
 or one the user picks among the pipeline's recent runs. Its steps are read with
-``status`` — cheap — after each change this engine makes (the backend's listeners,
-coalesced to one read per turn of the loop) and every :attr:`POLL_MS` while the run is
-unfinished, for runs another process drives. Clicking a node whose step has a session
+``status`` — cheap, async: over the host's API in a client window — after each change the
+host makes when it is this process (the backend's listeners, coalesced to one read per turn
+of the loop) and every :attr:`POLL_MS` while the run is unfinished. Clicking a node whose step has a session
 asks the window to show that session's stream (:attr:`sessionRequested`).
 """
 
@@ -48,7 +48,7 @@ class PipelineRunViewModel(QObject):
     runsChanged = Signal()
     sessionRequested = Signal(str)
 
-    #: how often an unfinished run is read again (another process may drive it)
+    #: how often an unfinished run is read again (the host may be another process)
     POLL_MS = 500
 
     def __init__(self, bridge: EngineBridge, backend: PipelineBackend,
@@ -62,6 +62,10 @@ class PipelineRunViewModel(QObject):
         #: a run is being started (the button waits)
         self.starting = False
         self._scope: tuple[Path, str] | None = None
+        #: the run to show (its read may be under way); None: none
+        self._wanted: str | None = None
+        #: reads of the shown run under way (a poll waits for the one before)
+        self._reading = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(self.POLL_MS)
@@ -87,48 +91,60 @@ class PipelineRunViewModel(QObject):
     def set_scope(self, repo: Path | None, name: str) -> None:
         """The open pipeline: list its runs in ``repo``; show its latest unfinished one."""
         self._scope = (_resolved(repo), name) if repo is not None else None
-        self.reload_runs()
+        self._bridge.tasks.start(self._rescope(), context=CONTEXT)
+
+    async def _rescope(self) -> None:
+        await self._reload()
         if self.run is not None and any(r.id == self.run.id for r in self.runs):
             return
         live = next((r for r in self.runs if not r.finished), None)
         self.show(live.id if live is not None else None)
 
     def reload_runs(self) -> None:
-        if self._scope is None:
-            self.runs = []
-        else:
-            repo, name = self._scope
+        self._bridge.tasks.start(self._reload(), context=CONTEXT)
+
+    async def _reload(self) -> None:
+        scope = self._scope
+        every: list[RunInfo] = []
+        if scope is not None:
             try:
-                every = self._backend.runs()
+                every = await self._backend.runs()
             except RelayError as exc:
                 self._bridge.tasks.report(CONTEXT, exc)
-                every = []
-            self.runs = [r for r in every if r.name == name and Path(r.repo) == repo]
+        if scope != self._scope:
+            return  # another pipeline was opened meanwhile: its own read follows
+        self.runs = ([] if scope is None else
+                     [r for r in every if r.name == scope[1] and Path(r.repo) == scope[0]])
         self.runsChanged.emit()
 
     def show(self, run_id: str | None) -> None:
         """Show ``run_id``'s steps on the canvas (None: no run, just the drawing)."""
+        self._wanted = run_id
         if run_id is None:
             self.run, self.steps = None, {}
             self._poll.stop()
             self.changed.emit()
             return
-        self._read(run_id)
+        self._bridge.tasks.start(self._read(run_id), context=CONTEXT)
 
     def refresh(self) -> None:
-        """Read the shown run again."""
-        if self.run is not None:
-            self._read(self.run.id)
+        """Read the shown run again (not while a read of it is under way)."""
+        if self._wanted is not None and not self._reading:
+            self._bridge.tasks.start(self._read(self._wanted), context=CONTEXT)
 
-    def _read(self, run_id: str) -> None:
+    async def _read(self, run_id: str) -> None:
+        self._reading += 1
         try:
-            run, steps = self._backend.status(run_id)
+            run, steps = await self._backend.status(run_id)
         except RelayError as exc:
-            self._bridge.tasks.report(CONTEXT, exc)
-            self.run, self.steps = None, {}
-            self._poll.stop()
-            self.changed.emit()
+            if run_id == self._wanted:
+                self._bridge.tasks.report(CONTEXT, exc)
+                self.show(None)
             return
+        finally:
+            self._reading -= 1
+        if run_id != self._wanted:
+            return  # another run was picked meanwhile
         finished_now = run.finished and (self.run is None or not self.run.finished
                                          or self.run.id != run.id)
         self.run, self.steps = run, {s.node_id: s for s in steps}

@@ -104,6 +104,7 @@ class WalletViewModel(QAbstractListModel):
         self._clock = clock
         self._accounts: list[AccountView] = []
         self._registered: set[str] = set()
+        self._watermark = 1.0  # until the first read
         self._notes: dict[str, Note] = {}
         self._busy: set[str] = set()
         self._loaded = False
@@ -127,7 +128,8 @@ class WalletViewModel(QAbstractListModel):
 
     @property
     def watermark(self) -> float:
-        return self._backend.watermark
+        """The host's watermark, as of the last read (1.0 before it)."""
+        return self._watermark
 
     @property
     def scan(self) -> ScanState:
@@ -189,6 +191,7 @@ class WalletViewModel(QAbstractListModel):
                 await self._backend.refresh_index(None)
             accounts = await self._backend.summary()
             self._registered = await self._backend.registered()
+            self._watermark = await self._backend.watermark()
             self._apply(accounts)
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
