@@ -10,6 +10,7 @@ SDK's Streamable HTTP app is built on — so ``/mcp`` mounts in the same app on 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Annotated
@@ -104,6 +105,14 @@ def _handle_errors(api: FastAPI) -> None:
         return error_response(413, "body_too_large",
                               f"The request body is larger than {MAX_BODY_BYTES // 2**20} MiB.",
                               "Send less: a session's task is at most 1 MB.")
+
+    @api.exception_handler(sqlite3.DatabaseError)
+    async def damaged(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+        from relay.core.store.faults import is_store_damage, read_error
+
+        if is_store_damage(exc):  # relay.db's bytes, not Relay: which file, what to do
+            return relay_error_response(read_error(host(request).engine.config.db_path, exc))
+        return unexpected_response(exc)
 
     @api.exception_handler(Exception)
     async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
