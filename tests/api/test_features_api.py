@@ -283,7 +283,8 @@ async def test_budgets_breakers_and_the_status_line(served: Served, git_repo: Pa
     found = await breakers.get("claude:work")
     assert found is not None
     assert (found.state, found.reason) == ("open", "out")
-    assert found.until is not None and abs((found.until - until).total_seconds()) < 1
+    assert found.until is not None
+    assert abs((found.until - until).total_seconds()) < 1
     await breakers.reset("claude:work")
     assert await eng.breakers.get("claude:work", now=utcnow()) is None
 
