@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from relay.api.client import RelayClient
-from relay.api.host import Host, Listen, claim
 from relay.core.errors import HostError, HostRunningError
 from relay.core.hostfile import CONNECT_ENV, read_host
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the server (FastAPI, uvicorn) is imported only by a process that hosts
     from relay.api.app import Mount
+    from relay.api.host import Host, Listen
     from relay.core.config import Config
     from relay.core.vault import PassphraseProvider
     from relay.engine.engine import Engine
@@ -94,6 +94,7 @@ async def host_here(config: Config, *, kind: str = "serve", listen: Listen | Non
                     recover: bool = True) -> AsyncIterator[Host | None]:
     """Host the data folder in this process for the block (``None``: another process took
     the lock first). The engine opens recovering: a host carries on what a stopped host left."""
+    from relay.api.host import Host, claim
     from relay.engine.engine import Engine
 
     try:

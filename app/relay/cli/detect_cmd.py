@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from rich.console import Console
@@ -22,7 +23,6 @@ from relay.cli.hosted import follow_session, host_api
 from relay.cli.render import StreamPrinter
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.store.db import now_ms
 from relay.detect import present
 from relay.detect.model import DetectedSession
 
@@ -74,7 +74,7 @@ async def detect(config: Config, args: argparse.Namespace, console: Console) -> 
         print(json.dumps({"sessions": [_row_json(s) for s in report.sessions],
                           "problems": report.problems}, indent=2))
         return 0
-    now = now_ms()
+    now = time.time_ns() // 1_000_000
     if not report.sessions:
         console.print("No agent sessions found" + ("" if args.all else
                       " in the last 24 hours (--all shows older ones)") + ".")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,10 +22,6 @@ if TYPE_CHECKING:
     from relay.core.config import Config
     from relay.core.models import SessionRow
     from relay.core.vault import PassphraseProvider
-
-#: hands the host a session to run: its id, and the event id its new events follow
-Submit = Callable[["RelayClient"], Awaitable[tuple[str, int]]]
-
 
 @contextlib.asynccontextmanager
 async def host_api(config: Config, args: argparse.Namespace, *, recover: bool = False,

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +30,6 @@ from relay.cli.tables import Column, FitTable
 from relay.core import jsonvalue
 from relay.core.config import Config
 from relay.core.errors import RelayError
-from relay.core.store.db import now_ms
 from relay.core.termsafe import terminal_safe
 from relay.wallet import present as text
 from relay.wallet.model import AccountView, LimitSnapshot
@@ -66,7 +66,7 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
                 console.print(f"[yellow]Skipped while reading transcripts: {kinds}.[/]",
                               highlight=False)
         views = await client.wallet.summary()
-        now = now_ms()
+        now = time.time_ns() // 1_000_000
         if args.json:
             print(json.dumps([_view_json(v) for v in views], indent=2))
             return 0
@@ -181,12 +181,18 @@ async def _record(config: Config, payload: dict[str, Any], env: Mapping[str, str
                   ) -> tuple[str, list[LimitSnapshot]]:
     """The readings recorded by the live host, else in the store here (no host started:
     this runs after every turn, and a host of a moment would only cost time)."""
-    from relay.api.attach import client_of_live_host
-    from relay.core.agent_homes import claude_home
-    from relay.wallet.statusline import record_statusline
+    from relay.core.hostfile import CONNECT_ENV, read_host
 
-    client = await client_of_live_host(config)
+    client = None
+    if os.environ.get(CONNECT_ENV) or read_host(config.home):  # else the client is not loaded
+        from relay.api.attach import client_of_live_host
+
+        client = await client_of_live_host(config)
     if client is None:
+        from relay.wallet.statusline import record_statusline
+
         return await record_statusline(config, payload, env)
+    from relay.core.agent_homes import claude_home
+
     async with client:
         return await client.wallet.record_statusline(payload, claude_home(env).root)
