@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from relay.core.audit import iter_entries
 from relay.core.errors import (
     AccountError,
     DetectNotFoundError,
@@ -248,3 +249,82 @@ async def test_refusals_are_json_and_keep_no_key(served: Served, tmp_path: Path)
         assert error["code"] == code
         assert KEY not in response.text
         assert KEY[20:40] not in response.text
+
+
+# -- what the feature commands needed besides (budgets, breakers, status line, plan,
+#    trust by digest, audit entries) -----------------------------------------------------
+
+async def test_budgets_breakers_and_the_status_line(served: Served, git_repo: Path,
+                                                    tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from relay.core.events import utcnow
+
+    wallet, eng = served.client.wallet, served.engine
+    book = wallet.budget_book
+    row = await book.set("day", 30, "claude:work")
+    assert (row.scope, row.entry, row.limit_usd) == ("day", "claude:work", 30.0)
+    assert [b.scope for b in await wallet.budgets.period_checks()] == ["day:claude:work"]
+    assert await eng.wallet.budget_book.all() == [row]
+    assert await book.clear("day", "claude:work") is True
+    assert await book.clear("day", "claude:work") is False
+    with pytest.raises(RelayError, match="Invalid"):
+        await book.set("day", float("nan"))
+    sid = await demo_session(served, git_repo)
+    assert await book.set_session(sid[:6], "task_budget_usd", 2.5) == sid
+    assert (await eng.session_spec(sid)).task_budget_usd == 2.5
+    assert await book.set_session(sid, "task_budget_usd", None) == sid
+    assert (await eng.session_spec(sid)).task_budget_usd is None
+
+    breakers = served.client.breakers
+    assert await breakers.get("claude:work") is None
+    until = utcnow() + timedelta(hours=2)
+    await eng.breakers.trip("", "claude:work", "usage_limit", until, "out", now=utcnow())
+    found = await breakers.get("claude:work")
+    assert found is not None
+    assert (found.state, found.reason) == ("open", "out")
+    assert found.until is not None
+    assert abs((found.until - until).total_seconds()) < 1
+    await breakers.reset("claude:work")
+    assert await eng.breakers.get("claude:work", now=utcnow()) is None
+
+    folder = tmp_path / "claude-work"
+    folder.mkdir()
+    await served.client.accounts.add("claude", "work", folder)
+    payload = {"rate_limits": {"five_hour": {"used_percentage": 42, "resets_at": 2_000_000_000}}}
+    entry, readings = await wallet.record_statusline(payload, folder)
+    assert entry == "claude:work"
+    assert [(r.window, r.used_percent) for r in readings] == [("five_hour", 42.0)]
+    views = {v.entry: v for v in await eng.wallet.summary()}
+    assert [w.used.value for w in views["claude:work"].windows if w.kind == "five_hour"] == [0.42]
+
+
+async def test_plan_trust_by_digest_and_audit_entries(served: Served, git_repo: Path) -> None:
+    pipes = served.client.pipelines
+    plan = await pipes.plan("add a changelog", git_repo)
+    assert plan.pipeline is not None, plan.problems
+    assert plan.pipeline.nodes
+    assert (await served.client.get_session(plan.session_id)).state == "completed"
+    with pytest.raises(PipelineError, match="goal is empty"):
+        await pipes.plan("  ", git_repo)
+
+    checked = graph("checked", {"a": []}).model_copy(update={"nodes": [
+        graph("x", {"a": []}).nodes[0].model_copy(update={"verify": ["true"]})]})
+    await _save(git_repo, checked)
+    source = await pipes.repo_source(git_repo)
+    assert source is not None
+    assert await pipes.needs_trust(source) is True
+    with pytest.raises(PipelineUntrustedError, match="nobody has accepted"):
+        await pipes.require_trust(source, "accept them")
+    await pipes.trust(source)
+    assert await pipes.needs_trust(source) is False
+    await pipes.require_trust(source, "accept them")  # accepted: no refusal
+
+    lines = await served.client.audit.entries(3)
+    assert 0 < len(lines) <= 3
+    everything = await served.client.audit.entries(10_000)
+    assert [x.line for x in everything] == list(range(1, len(everything) + 1))
+    assert lines == everything[-len(lines):]
+    on_disk = list(iter_entries(served.engine.audit.log.path))
+    assert [x.entry for x in everything] == on_disk[:len(everything)]
+    assert any(x.entry.data.get("session_id") == plan.session_id for x in everything)

@@ -21,10 +21,12 @@ from tests.conftest import wait_until
 CLI = [sys.executable, "-m", "relay.cli.main"]
 
 
-def _serve(home: Path) -> subprocess.Popen[str]:
+def _serve(home: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``relay-cli serve`` on any free port for ``home`` (``env``: the process's whole
+    environment, default this one's), once its host.json is written."""
     proc = subprocess.Popen([*CLI, "serve", "--port", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "RELAY_HOME": str(home)})
+                            env={**(os.environ if env is None else env), "RELAY_HOME": str(home)})
     wait_until(lambda: read_host(home) is not None or proc.poll() is not None, 60,
                "the host to write host.json")
     assert proc.poll() is None, proc.communicate()

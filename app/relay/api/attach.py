@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from relay.api.client import RelayClient
-from relay.api.host import Host, Listen, claim
 from relay.core.errors import HostError, HostRunningError
 from relay.core.hostfile import CONNECT_ENV, read_host
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the server (FastAPI, uvicorn) is imported only by a process that hosts
     from relay.api.app import Mount
+    from relay.api.host import Host, Listen
     from relay.core.config import Config
     from relay.core.vault import PassphraseProvider
     from relay.engine.engine import Engine
@@ -63,9 +63,11 @@ async def client_of_live_host(config: Config, connect: str | None = None,
 async def attach(config: Config, *, connect: str | None = None, token: str | None = None,
                  host_if_none: bool = True, kind: str = "serve",
                  listen: Listen | None = None, mounts: Sequence[Mount] = (),
-                 passphrase_provider: PassphraseProvider | None = None
-                 ) -> AsyncIterator[Attached]:
-    """A client of the host, hosting here first when there is none (see the module)."""
+                 passphrase_provider: PassphraseProvider | None = None,
+                 recover: bool = True) -> AsyncIterator[Attached]:
+    """A client of the host, hosting here first when there is none (see the module).
+    ``recover=False``: a one-shot command hosting for its few moments leaves what a stopped
+    host left (handoffs, waits, pipeline runs) for a long-lived host to take up."""
     client = await client_of_live_host(config, connect, token)
     if client is not None:
         async with client:
@@ -75,7 +77,7 @@ async def attach(config: Config, *, connect: str | None = None, token: str | Non
         raise HostError(f"No Relay host runs for {config.home}.",
                         "Start one: open the Relay window, or run `relay-cli serve`.")
     async with host_here(config, kind=kind, listen=listen, mounts=mounts,
-                         passphrase_provider=passphrase_provider) as host:
+                         passphrase_provider=passphrase_provider, recover=recover) as host:
         if host is None:  # another process won the race for the lock: use its host
             client = await _wait_for_host(config)
             async with client:
@@ -88,12 +90,13 @@ async def attach(config: Config, *, connect: str | None = None, token: str | Non
 @contextlib.asynccontextmanager
 async def host_here(config: Config, *, kind: str = "serve", listen: Listen | None = None,
                     mounts: Sequence[Mount] = (),
-                    passphrase_provider: PassphraseProvider | None = None
-                    ) -> AsyncIterator[Host | None]:
+                    passphrase_provider: PassphraseProvider | None = None,
+                    recover: bool = True) -> AsyncIterator[Host | None]:
     """Host the data folder in this process for the block (``None``: another process took
-    the lock first). The engine opens recovering: a host carries on what a stopped host left.
-    Without ``passphrase_provider`` a client gives the vault's passphrase when a session
-    needs it (:mod:`relay.api.vault`)."""
+    the lock first). The engine opens recovering (``recover``): a host carries on what a
+    stopped host left. Without ``passphrase_provider`` a client gives the vault's passphrase
+    when a session needs it (:mod:`relay.api.vault`)."""
+    from relay.api.host import Host, claim
     from relay.api.vault import HostPassphrase
     from relay.engine.engine import Engine
 
@@ -104,7 +107,7 @@ async def host_here(config: Config, *, kind: str = "serve", listen: Listen | Non
         return
     try:
         engine = await Engine.open(config, passphrase_provider=passphrase_provider
-                                   or HostPassphrase(), recover=True)
+                                   or HostPassphrase(), recover=recover)
         try:
             host = await Host.start(engine, lock, kind=kind, listen=listen, mounts=mounts)
             try:

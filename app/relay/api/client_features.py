@@ -1,6 +1,7 @@
 """The client's feature services: ``client.wallet``, ``client.accounts``, ``client.detector``,
 ``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
-``client.audit`` — the engine's services of the same names over the host's API.
+``client.audit``, ``client.breakers`` — the engine's services of the same names over the
+host's API.
 
 Each method carries the engine service's name and arguments and returns the same models
 (the services' dataclasses and pydantic models, rebuilt from the JSON), so a front end
@@ -19,7 +20,7 @@ from typing import Any, Final, Literal, Protocol, TypeVar, cast
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from relay.api.schemas import AuditVerify, RepoPipelines
+from relay.api.schemas import AuditLine, AuditVerify, RepoPipelines, StatuslineRecorded
 from relay.core.accounts import UNCHANGED, Account
 from relay.core.pipeline_model import Pipeline
 from relay.detect.adopt import Adopted
@@ -34,10 +35,12 @@ from relay.knowledge.model import Hit, Stats
 from relay.knowledge.scanner import ScanReport
 from relay.knowledge.service import IngestReport
 from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
+from relay.pipelines.planner import Plan
 from relay.pipelines.trust import Source
 from relay.pipelines.validate import Problem
-from relay.wallet.budgets import BudgetCheck
-from relay.wallet.model import AccountView
+from relay.sessions.breaker import Breaker
+from relay.wallet.budgets import Budget, BudgetCheck
+from relay.wallet.model import AccountView, LimitSnapshot
 from relay.wallet.usage_refresh import RefreshReport
 from relay.wallet.usage_report import UsageTable
 
@@ -46,6 +49,14 @@ M = TypeVar("M")
 #: the client's methods whose engine counterpart is sync (the client's are all async)
 SYNC_ON_THE_ENGINE: Final = ("wallet.watermark (an attribute)", "pipelines.status",
                              "pipelines.runs", "pipelines.log")
+#: where the client's methods differ from the engine's besides being async
+DIFFERENCES: Final = (
+    "breakers.get(entry) / breakers.reset(entry): the host's clock, no session",
+    "pipelines.plan(goal, repo, runtime, …): the planner (relay.pipelines.planner.plan) run by "
+    "the host",
+    "wallet.record_statusline(payload, config_dir): relay.wallet.statusline.record_readings "
+    "with the host's books",
+    "audit.entries(limit): the latest lines of the host's audit log")
 
 
 class _Caller(Protocol):
@@ -84,12 +95,32 @@ class BudgetsClient(_Part):
         return await self._ask(list[BudgetCheck], "GET", "/wallet/budgets", entry=entry)
 
 
+class BudgetBookClient(_Part):
+    """``engine.wallet.budget_book``: setting and clearing budgets."""
+
+    async def set(self, scope: str, limit_usd: float, entry: str = "*") -> Budget:
+        return await self._ask(Budget, "PUT", f"/wallet/budgets/{_seg(scope)}",
+                               body={"limit_usd": limit_usd, "entry": entry})
+
+    async def clear(self, scope: str, entry: str = "*") -> bool:
+        return await self._ask(bool, "DELETE", f"/wallet/budgets/{_seg(scope)}", entry=entry)
+
+    async def set_session(self, session_id: str,
+                          field: Literal["budget_usd", "task_budget_usd"],
+                          limit_usd: float | None) -> str:
+        answer = await self._ask(dict[str, str], "PUT",
+                                 f"/wallet/session-budgets/{_seg(session_id)}",
+                                 body={"field": field, "limit_usd": limit_usd})
+        return answer["id"]
+
+
 class WalletClient(_Part):
     """``engine.wallet``."""
 
     def __init__(self, client: _Caller) -> None:
         super().__init__(client)
         self.budgets = BudgetsClient(client)
+        self.budget_book = BudgetBookClient(client)
 
     async def summary(self) -> list[AccountView]:
         return await self._ask(list[AccountView], "GET", "/wallet")
@@ -111,6 +142,26 @@ class WalletClient(_Part):
         """:func:`relay.wallet.usage_report.usage_report` run by the host."""
         return await self._ask(UsageTable, "GET", "/wallet/usage", by=by, since=since,
                                account=account)
+
+    async def record_statusline(self, payload: dict[str, Any], config_dir: Path
+                                ) -> tuple[str, list[LimitSnapshot]]:
+        """Claude Code's status-line readings recorded by the host for the account whose
+        folder is ``config_dir``: that account's entry and the readings."""
+        done = await self._ask(StatuslineRecorded, "POST", "/wallet/statusline",
+                               body={"payload": payload, "config_dir": config_dir})
+        return done.entry, done.readings
+
+
+class BreakersClient(_Part):
+    """``engine.breakers``: the circuit breakers (an account Relay thinks is out)."""
+
+    async def get(self, entry: str) -> Breaker | None:
+        found: Breaker | None = await self._ask(
+            Breaker | None, "GET", f"/wallet/breakers/{_seg(entry)}")  # type: ignore[arg-type]
+        return found
+
+    async def reset(self, entry: str) -> None:
+        await self._ask(object, "DELETE", f"/wallet/breakers/{_seg(entry)}")
 
 
 class AccountsClient(_Part):
@@ -210,6 +261,13 @@ class PipelinesClient(_Part):
         return await self._ask(list[LogEntry], "GET", f"/pipelines/runs/{_seg(run_id)}/log",
                                after=after_id)
 
+    async def plan(self, goal: str, repo: Path, runtime: str = "demo", model: str | None = None,
+                   runtimes: list[str] | None = None) -> Plan:
+        """:func:`relay.pipelines.planner.plan` run by the host (waits for its session)."""
+        return await self._ask(Plan, "POST", "/pipelines/plan", body={
+            "goal": goal, "repo": repo, "runtime": runtime, "model": model,
+            "runtimes": runtimes})
+
     async def validate(self, pipeline: Pipeline) -> list[Problem]:
         """:func:`relay.pipelines.validate.problems` (empty: it may run)."""
         return await self._ask(list[Problem], "POST", "/pipelines/validate",
@@ -226,6 +284,21 @@ class PipelinesClient(_Part):
 
     async def _file(self, repo: Path) -> RepoPipelines:
         return await self._ask(RepoPipelines, "GET", "/pipelines/source", repo=str(repo))
+
+    async def needs_trust(self, source: Source) -> bool:
+        """Whether ``source`` (a file read by the caller) runs commands the user has not
+        accepted in this version."""
+        if not source.commands:
+            return False
+        return not source.digest or not await self._ask(
+            bool, "GET", f"/pipelines/trusted/{_seg(source.digest)}")
+
+    async def require_trust(self, source: Source, hint: str) -> None:
+        """:class:`PipelineUntrustedError` (listing the commands) unless ``source`` may run."""
+        from relay.pipelines.service import untrusted
+
+        if await self.needs_trust(source):
+            raise untrusted(source, hint)
 
     async def trust(self, source: Source) -> None:
         """Accept ``source``'s commands — the version read (a file changed since is
@@ -311,6 +384,10 @@ class AuditClient(_Part):
         """The host's audit log checked against its database's anchor."""
         return await self._ask(AuditVerify, "GET", "/audit/verify")
 
+    async def entries(self, limit: int = 20) -> list[AuditLine]:
+        """The latest ``limit`` entries of the host's audit log (not verified)."""
+        return await self._ask(list[AuditLine], "GET", "/audit/entries", limit=limit)
+
 
 class FeatureClients:
     """The services a :class:`~relay.api.client.RelayClient` offers besides sessions
@@ -347,6 +424,10 @@ class FeatureClients:
     @functools.cached_property
     def audit(self) -> AuditClient:
         return AuditClient(self._caller())
+
+    @functools.cached_property
+    def breakers(self) -> BreakersClient:
+        return BreakersClient(self._caller())
 
     def _caller(self) -> _Caller:
         assert hasattr(self, "call"), "FeatureClients is a RelayClient's mixin"

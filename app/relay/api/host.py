@@ -16,6 +16,7 @@ import errno
 import ipaddress
 import logging
 import os
+import secrets
 import socket
 import time
 from collections.abc import Sequence
@@ -143,7 +144,12 @@ class Host:
         """Serve ``engine``'s API on the running loop (``lock`` from :func:`claim`)."""
         listen = (listen or Listen(port=port_from_env())).checked()
         home = engine.config.home
-        token = await asyncio.to_thread(api_token, home)
+        try:
+            token = await asyncio.to_thread(api_token, home)
+        except HostError as exc:
+            if not _disk_full(exc.__cause__):
+                raise
+            token = secrets.token_urlsafe(32)  # of this process alone: nobody else finds it
         allowed = () if _is_loopback(listen.address) else (listen.address,)
         started = time.time()
         app, ctx = build_app(engine, token, kind=kind, allowed_hosts=allowed, mounts=mounts,
@@ -170,20 +176,23 @@ class Host:
                     task.result()
                     raise HostError("The API server stopped as it started.", "See the log.")
                 await asyncio.sleep(0.01)
-            await asyncio.to_thread(write_host, home, url, __version__, kind)
-        except BaseException as exc:
-            if task is not None:  # host.json could not be written (a full disk): stop serving
+        except BaseException:
+            if task is not None:
                 server.should_exit = True
                 with contextlib.suppress(Exception):
                     await task
             sock.close()
             await stack.aclose()
-            if isinstance(exc, OSError):
-                from relay.core.store.faults import Fault, disk_full_error, fault_of
-
-                if fault_of(exc) is Fault.FULL:
-                    raise disk_full_error(home, "the host cannot write host.json") from exc
             raise
+        try:
+            await asyncio.to_thread(write_host, home, url, __version__, kind)
+        except OSError as exc:  # a full disk: serve this process's own clients (a read needs
+            if not _disk_full(exc):  # no write); other processes do not find this host
+                server.should_exit = True
+                await task
+                await stack.aclose()
+                raise
+            log.warning("relay host: the disk is full: %s serves without host.json", url)
         log.info("relay host: serving %s on %s", home, url)
         return cls(engine, lock, ctx, server, task, url, stack, token)
 
@@ -202,6 +211,12 @@ class Host:
 
     def release(self) -> None:
         self.lock.release()
+
+
+def _disk_full(exc: BaseException | None) -> bool:
+    from relay.core.store.faults import Fault, fault_of
+
+    return isinstance(exc, OSError) and fault_of(exc) is Fault.FULL
 
 
 def _bind(listen: Listen) -> socket.socket:

@@ -8,10 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from relay.core.audit import VerifyReport
+from relay.core.audit import Anchor, AuditEntry, VerifyReport, verify
 from relay.core.events import AgentEvent
 from relay.core.pipeline_model import Pipeline
 from relay.pipelines.trust import Source
+from relay.wallet.model import LimitSnapshot
 
 
 class Strict(BaseModel):
@@ -105,6 +106,33 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody} for status in (400, 401, 403, 404, 409, 413, 422, 503)}
 
 
+# -- wallet ------------------------------------------------------------------------------
+
+class BudgetBody(Strict):
+    limit_usd: float = Field(ge=0, allow_inf_nan=False)
+    #: "*": all of Relay's work; else one account's chain entry (provider:label)
+    entry: str = "*"
+
+
+class SessionBudgetBody(Strict):
+    field: Literal["budget_usd", "task_budget_usd"]
+    #: None: clear it
+    limit_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
+class StatuslineBody(Strict):
+    """What Claude Code piped to its status-line command, and the configuration folder it
+    runs with (which account it is)."""
+
+    payload: dict[str, Any]
+    config_dir: Path
+
+
+class StatuslineRecorded(Strict):
+    entry: str
+    readings: list[LimitSnapshot]
+
+
 # -- accounts ----------------------------------------------------------------------------
 # A key may be sent to the host (to store it in the vault), never answered: it is a
 # SecretStr here (hidden in repr, validation errors and any dump) and no answer model has it.
@@ -148,6 +176,16 @@ class AdoptBody(Strict):
 
 class PipelineBody(Strict):
     pipeline: Pipeline
+
+
+class PlanBody(Strict):
+    goal: str = Field(max_length=100_000)
+    repo: Path
+    #: the runtime that plans
+    runtime: str = "demo"
+    model: str | None = None
+    #: the runtimes the graph may use (default: the planner's own)
+    runtimes: list[str] | None = None
 
 
 class PipelineStart(Strict):
@@ -203,6 +241,13 @@ class RepoBody(Strict):
 
 # -- audit -------------------------------------------------------------------------------
 
+class AuditLine(Strict):
+    """One entry of the audit log and its line number (1 = the first)."""
+
+    line: int
+    entry: AuditEntry
+
+
 class AuditVerify(Strict):
     """The data folder's audit log checked against the database's anchor."""
 
@@ -211,3 +256,10 @@ class AuditVerify(Strict):
     anchored: bool
     anchored_since_ms: int | None = None
     anchor_note: str | None = None
+
+    @classmethod
+    def of(cls, path: Path, anchor: Anchor | None) -> AuditVerify:
+        """Verify the log at ``path`` against ``anchor`` (None: the chain alone)."""
+        return cls(report=verify(path, anchor), anchored=anchor is not None,
+                   anchored_since_ms=anchor.since_ms if anchor else None,
+                   anchor_note=anchor.reset_note if anchor else None)

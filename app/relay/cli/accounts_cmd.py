@@ -10,7 +10,9 @@ for without echo — never taken from the command line, where other users' ``ps`
 shell history would see it — and goes to the vault only; nothing here prints it.
 ``login`` runs the CLI's own login in the foreground with this terminal (an argument
 list, never a shell). Exit codes: 0 done (``test``: the account answered), 1 ``test``
-or ``login`` did not succeed, 2 a RelayError.
+or ``login`` did not succeed, 2 a RelayError. Every action goes through the data folder's
+host (:mod:`relay.cli.hosted`); ``login`` only reads the account there, and runs the CLI's
+login here, in this terminal.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -35,14 +37,15 @@ from relay.core.accounts import (
     PROVIDERS,
     UNCHANGED,
     Account,
-    AccountBook,
     check_auth_kind,
 )
 from relay.core.config import Config
 from relay.core.errors import AccountError
-from relay.core.events import utcnow
-from relay.engine.account_check import COST_NOTE, LoginCommand, NoLogin, check_account, login_command
-from relay.engine.engine import Engine
+from relay.engine.account_check import COST_NOTE, LoginCommand, NoLogin, login_command
+
+if TYPE_CHECKING:
+    from relay.api.client import RelayClient
+    from relay.api.client_features import AccountsClient
 
 OWN_ACCOUNTS = ("Only your own accounts: Relay runs each CLI as you would, with the folder or "
                 "key you give it — no pooling, no sharing of accounts between people.")
@@ -121,25 +124,33 @@ def _key_options(parser: argparse.ArgumentParser, new: bool = False) -> None:
 
 async def run(config: Config, args: argparse.Namespace, console: Console) -> int:
     """Run the accounts action ``args`` names; return the exit code."""
-    if args.accounts_command == "login":
-        return await _login(config, args, console)
+    from relay.cli.hosted import host_api
+
     passphrase = Passphrase()
-    engine = await Engine.open(config, passphrase_provider=passphrase)
-    try:
-        if await asyncio.to_thread(passphrase.needed, config):
-            why = await _vault_use(engine.accounts, args)
-            if why:  # asked before anything changes; Ctrl-C / Ctrl-D end it cleanly
-                passphrase.unlock(config, why)
-        return await _act(engine, args, console)
-    finally:
-        await engine.close()
+    async with host_api(config, args, passphrase=passphrase) as attached:
+        client = attached.client
+        if args.accounts_command == "login":
+            account = await client.accounts.get(args.provider, args.label)
+        else:
+            if attached.hosting and await asyncio.to_thread(passphrase.needed, config):
+                why = await _vault_use(client.accounts, args)
+                if why:  # asked before anything changes; Ctrl-C / Ctrl-D end it cleanly
+                    passphrase.unlock(config, why)
+            return await _act(client, args, console)
+    return await _login(account, args, console)  # the host is let go of first: it may take minutes
 
 
-async def _vault_use(book: AccountBook, args: argparse.Namespace) -> str | None:
+async def _auth_kind(book: AccountsClient, provider: str, label: str) -> str | None:
+    account = await book.get(provider, label)
+    return account.auth_kind if account else None
+
+
+async def _vault_use(book: AccountsClient, args: argparse.Namespace) -> str | None:
     """Why the action will open the vault (an API key is stored, read or deleted), or None."""
     action = args.accounts_command
-    entry = f"{args.provider}:{args.label}" if getattr(args, "label", None) else ""
-    current = await book.auth_kind_of(entry) if entry else None
+    label = getattr(args, "label", None)
+    entry = f"{args.provider}:{label}" if label else ""
+    current = await _auth_kind(book, args.provider, label) if label else None
     if action == "add" and (args.auth == "api_key" or args.api_key_stdin):
         return f"Storing {entry}'s API key needs Relay's vault"
     if action == "edit" and ("api_key" in (current, args.auth) or args.api_key_stdin
@@ -152,8 +163,8 @@ async def _vault_use(book: AccountBook, args: argparse.Namespace) -> str | None:
     return None
 
 
-async def _act(engine: Engine, args: argparse.Namespace, console: Console) -> int:
-    book = engine.accounts
+async def _act(client: RelayClient, args: argparse.Namespace, console: Console) -> int:
+    book = client.accounts
     match args.accounts_command:
         case "list":
             _print_list(await book.all(), console, args.json)
@@ -181,13 +192,13 @@ async def _act(engine: Engine, args: argparse.Namespace, console: Console) -> in
             console.print(f"{escape(args.provider)}:{escape(args.label)} paused: sessions "
                           "skip it.")
         case "resume":
-            return await _resume(engine, args, console)
+            return await _resume(client, args, console)
         case "test":
-            return await _test(engine, args, console)
+            return await _test(book, args, console)
     return 0
 
 
-async def _edit(book: AccountBook, args: argparse.Namespace) -> Account:
+async def _edit(book: AccountsClient, args: argparse.Namespace) -> Account:
     current = await book.get(args.provider, args.label)
     if current is None:
         raise AccountError(f"No account {args.provider}:{args.label}.",
@@ -203,21 +214,22 @@ async def _edit(book: AccountBook, args: argparse.Namespace) -> Account:
         new_label=args.rename or UNCHANGED)
 
 
-async def _resume(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+async def _resume(client: RelayClient, args: argparse.Namespace, console: Console) -> int:
     """Resume the account, and clear its entry's circuit breaker if one is open."""
     entry = f"{args.provider}:{args.label}" if args.label else args.provider
-    registered = args.label is not None and await engine.accounts.auth_kind_of(entry) is not None
-    breaker = await engine.breakers.get(entry, now=utcnow())
+    registered = (args.label is not None
+                  and await _auth_kind(client.accounts, args.provider, args.label) is not None)
+    breaker = await client.breakers.get(entry)
     if not registered and breaker is None:
         raise AccountError(f"No account {entry}, and no circuit breaker open on it.",
                            f"List the accounts with `{cli('accounts list')}`; "
                            f"`{cli('wallet')}` shows which are out.")
     said = []
     if registered:
-        await engine.accounts.set_paused(args.provider, args.label, False)
+        await client.accounts.set_paused(args.provider, args.label, False)
         said.append(f"{entry} resumed.")
     if breaker is not None:
-        await engine.breakers.reset("", entry)
+        await client.breakers.reset(entry)
         until = f" (out until {breaker.until:%Y-%m-%d %H:%M %Z})" if breaker.until else ""
         said.append(f"Its circuit breaker{until} is cleared: the next session tries it again."
                     if registered else f"{entry}'s circuit breaker{until} is cleared: the next "
@@ -236,14 +248,14 @@ def _read_key(provider: str, from_stdin: bool) -> str:
     return ask(f"{provider} API key (not shown): ", secret=True).strip()
 
 
-async def _test(engine: Engine, args: argparse.Namespace, console: Console) -> int:
-    account = await engine.accounts.get(args.provider, args.label)
+async def _test(book: AccountsClient, args: argparse.Namespace, console: Console) -> int:
+    account = await book.get(args.provider, args.label)
     if account is None:
         raise AccountError(f"No account {args.provider}:{args.label}.",
                            "List them with `relay-cli accounts list`.")
     if not args.json:
         console.print(f"Testing {escape(account.entry)}… {COST_NOTE}")
-    result = await check_account(account, engine.accounts, engine.config)
+    result = await book.check(args.provider, args.label)
     if args.json:
         print(json.dumps({
             "entry": result.entry, "status": result.status, "ok": result.ok,
@@ -261,12 +273,7 @@ async def _test(engine: Engine, args: argparse.Namespace, console: Console) -> i
     return 0 if result.ok else 1
 
 
-async def _login(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)  # closed before the login: it may take minutes
-    try:
-        account = await engine.accounts.get(args.provider, args.label)
-    finally:
-        await engine.close()
+async def _login(account: Account | None, args: argparse.Namespace, console: Console) -> int:
     if account is None:
         raise AccountError(f"No account {args.provider}:{args.label}.",
                            "List them with `relay-cli accounts list`.")

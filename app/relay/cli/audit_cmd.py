@@ -3,6 +3,11 @@
 ``audit verify`` exits 0 when the chain is intact (an empty or missing log is intact),
 1 when a line breaks it (the message names the line, why, and what to do), and 2 when
 the file cannot be read (an :class:`~relay.core.errors.AuditError`, reported by main).
+With a host running, the data folder's own log is verified and read by the host, which checks
+it against the database's anchor. With none, it is read here — no host is started for it: a
+log is verified when something looks wrong, and it must be checkable even when the engine
+would refuse to open (relay.db replaced, damaged). Another file (``--path``) is always read
+here, unanchored.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from relay.api.schemas import AuditVerify
 from relay.cli.argtypes import positive_int
 from relay.cli.hints import cli
 from relay.cli.tables import Column, FitTable
-from relay.core.audit import Anchor, DbAnchor, VerifyReport, iter_entries, verify
+from relay.core.audit import AuditEntry, DbAnchor, VerifyReport, iter_entries
 from relay.core.config import Config
 from relay.core.termsafe import json_text
 
@@ -41,36 +47,52 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show.add_argument("--json", action="store_true", help="print the entries as JSON lines")
 
 
-def run(args: argparse.Namespace, config: Config, console: Console) -> int:
+async def run(args: argparse.Namespace, config: Config, console: Console) -> int:
     """Run the audit action ``args`` names; return the exit code."""
+    from relay.api.attach import client_of_live_host
+
     path: Path = args.path or config.audit_path
-    if args.audit_command == "verify":
-        same = path.resolve() == config.audit_path.resolve()
-        return verify_log(path, console, args.json,
-                          DbAnchor(config.db_path).read() if same else None, anchored=same)
-    return show_log(path, console, args.limit, args.json)
+    own = path.resolve() == config.audit_path.resolve()
+    client = await client_of_live_host(config, getattr(args, "connect", None),
+                                       getattr(args, "token", None)) if own else None
+    if client is None:  # no host, or a copy, an old log: read it here
+        if args.audit_command == "verify":
+            checked = AuditVerify.of(path, DbAnchor(config.db_path).read() if own else None)
+            return verify_log(path, console, args.json, checked.report, checked if own else None)
+        return show_log(path, console, list(_latest(path, args.limit)), args.json)
+    async with client:
+        if args.audit_command == "verify":
+            checked = await client.audit.verify()
+            return verify_log(path, console, args.json, checked.report, checked)
+        lines = await client.audit.entries(args.limit)
+    return show_log(path, console, [(line.line, line.entry) for line in lines], args.json)
 
 
-def verify_log(path: Path, console: Console, as_json: bool, anchor: Anchor | None = None,
-               *, anchored: bool = False) -> int:
-    """Verify the log at ``path`` against ``anchor`` (the data folder's, for its own log)."""
-    report = verify(path, anchor)
+def _latest(path: Path, limit: int) -> deque[tuple[int, AuditEntry]]:
+    return deque(enumerate(iter_entries(path), start=1), maxlen=limit)
+
+
+def verify_log(path: Path, console: Console, as_json: bool, report: VerifyReport,
+               anchored: AuditVerify | None = None) -> int:
+    """Say what verifying the log at ``path`` found; ``anchored``: the host checked the data
+    folder's own log against the database's anchor (None: another file, the chain only)."""
+    anchor = anchored is not None and anchored.anchored
     if as_json:
-        print(json_text({**report.to_json(), "anchored": anchor is not None,
-                         "anchoredSinceMs": anchor.since_ms if anchor else None,
-                         "anchorNote": anchor.reset_note if anchor else None}), flush=True)
+        print(json_text({**report.to_json(), "anchored": anchor,
+                         "anchoredSinceMs": anchored.anchored_since_ms if anchored else None,
+                         "anchorNote": anchored.anchor_note if anchored else None}), flush=True)
         return 0 if report.ok else 1
     if report.ok:
         console.print(f"[bold green]✓ audit chain intact[/]: {report.entries} entries in "
                       f"{escape(str(path))}")
     else:
         _print_broken(report, console)
-    if anchor is None and anchored:
+    if anchored is not None and not anchor:
         console.print("The database holds no anchor for this log yet: only the chain itself is "
                       "checked (its length and last entry are, from the next entry Relay writes).",
                       markup=False)
-    elif anchor is not None and anchor.reset_note:
-        console.print(f"Note: the anchor was reset, {anchor.reset_note}.", markup=False)
+    elif anchored is not None and anchored.anchor_note:
+        console.print(f"Note: the anchor was reset, {anchored.anchor_note}.", markup=False)
     return 0 if report.ok else 1
 
 
@@ -82,8 +104,8 @@ def _print_broken(report: VerifyReport, console: Console) -> None:
     console.print(f"  → {BROKEN_HINT}", markup=False)
 
 
-def show_log(path: Path, console: Console, limit: int, as_json: bool) -> int:
-    latest = deque(enumerate(iter_entries(path), start=1), maxlen=limit)
+def show_log(path: Path, console: Console, latest: list[tuple[int, AuditEntry]],
+             as_json: bool) -> int:
     if as_json:
         for _, entry in latest:
             print(json_text(entry.to_wire(), separators=(",", ":")), flush=True)

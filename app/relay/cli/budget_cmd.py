@@ -3,13 +3,14 @@
 ``budget list|set|clear`` manages the day and week budgets (of all of Relay's work, or of
 one account with ``--account``) and a session's own budgets (``session``/``task`` with
 ``--session``). ``prices`` shows the price table costs are estimated from, its dates and
-the file that overrides it.
+the file that overrides it. ``budget`` asks the data folder's host (:mod:`relay.cli.hosted`);
+``prices`` reads the price files (shipped, and yours in the data folder) and nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,9 +21,11 @@ from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.termsafe import json_text
-from relay.engine.engine import Engine
-from relay.wallet.budgets import ALL, BudgetBook, BudgetCheck, usd
+from relay.wallet.budgets import ALL, BudgetCheck, usd
 from relay.wallet.pricing import ModelPrice, Pricing
+
+if TYPE_CHECKING:
+    from relay.api.client_features import BudgetBookClient
 
 SCOPES = ("day", "week", "session", "task")
 _SESSION_FIELD: dict[str, Literal["budget_usd", "task_budget_usd"]] = {
@@ -54,11 +57,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 async def budget(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        wallet = attached.client.wallet
         if args.budget_command == "list":
-            return _list(await engine.wallet.budgets.period_checks(), console, args.json)
-        book = engine.wallet.budget_book
+            return _list(await wallet.budgets.period_checks(), console, args.json)
+        book = wallet.budget_book
         if args.scope in _SESSION_FIELD:
             return await _session_budget(book, args, console)
         if args.session:
@@ -74,11 +79,9 @@ async def budget(config: Config, args: argparse.Namespace, console: Console) -> 
         else:
             console.print(f"There was no {args.scope} budget for {whose}.")
         return 0
-    finally:
-        await engine.close()
 
 
-async def _session_budget(book: BudgetBook, args: argparse.Namespace, console: Console) -> int:
+async def _session_budget(book: BudgetBookClient, args: argparse.Namespace, console: Console) -> int:
     if not args.session:
         raise RelayError(f"Name the session whose {args.scope} budget this is.",
                          f"relay-cli budget {args.budget_command} {args.scope} … --session ID")

@@ -3,25 +3,28 @@
 ``detect`` lists the agent sessions on this machine (live or recent; ``--all`` every one)
 with their state and intent. ``adopt ID --to RUNTIME[:ACCOUNT]`` continues one on another
 runtime or account from a signed brief, in a worktree at its repository's current state.
-``daemon`` watches in the background and prints what the tray would announce.
+``daemon`` watches in the background and prints what the tray would announce. Each asks
+the data folder's host (:mod:`relay.cli.hosted`): an adopted session runs there, and a
+``daemon`` with no host to ask hosts for as long as it watches.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from relay.cli.argtypes import seconds
+from relay.cli.hosted import follow_session, host_api
 from relay.cli.render import StreamPrinter
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
 from relay.detect import present
 from relay.detect.model import DetectedSession
-from relay.engine.engine import Engine
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -65,68 +68,60 @@ def _row_json(s: DetectedSession) -> dict[str, Any]:
 
 
 async def detect(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
-        report = await engine.detector.scan(all_sessions=args.all)
-        if args.json:
-            print(json.dumps({"sessions": [_row_json(s) for s in report.sessions],
-                              "problems": report.problems}, indent=2))
-            return 0
-        now = engine.detector.clock()
-        if not report.sessions:
-            console.print("No agent sessions found" + ("" if args.all else
-                          " in the last 24 hours (--all shows older ones)") + ".")
-        else:
-            table = FitTable(Column("id", figure=True), "state", "repository",
-                             Column("age", figure=True), Column("usage", figure=True),
-                             Column("account", figure=True), "task",
-                             title=f"Agent sessions ({report.elapsed_s:.1f} s)")
-            for s in report.sessions:
-                live = f" (pid {s.process.pid})" if s.process else ""
-                table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"),
-                              escape(present.state_label(s, now) + live),
-                              escape(present.repository(s)), present.age(s, now),
-                              present.usage_short(s.usage), escape(s.entry),
-                              escape(present.one_line(s.intent.initial_prompt, 60)))
-            console.print(table)
-        for problem in report.problems:
-            console.print(f"[yellow]could not read: {escape(problem)}[/]", highlight=False)
+    async with host_api(config, args) as attached:
+        report = await attached.client.detector.scan(all_sessions=args.all)
+    if args.json:
+        print(json.dumps({"sessions": [_row_json(s) for s in report.sessions],
+                          "problems": report.problems}, indent=2))
         return 0
-    finally:
-        await engine.close()
+    now = time.time_ns() // 1_000_000
+    if not report.sessions:
+        console.print("No agent sessions found" + ("" if args.all else
+                      " in the last 24 hours (--all shows older ones)") + ".")
+    else:
+        table = FitTable(Column("id", figure=True), "state", "repository",
+                         Column("age", figure=True), Column("usage", figure=True),
+                         Column("account", figure=True), "task",
+                         title=f"Agent sessions ({report.elapsed_s:.1f} s)")
+        for s in report.sessions:
+            live = f" (pid {s.process.pid})" if s.process else ""
+            table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"),
+                          escape(present.state_label(s, now) + live),
+                          escape(present.repository(s)), present.age(s, now),
+                          present.usage_short(s.usage), escape(s.entry),
+                          escape(present.one_line(s.intent.initial_prompt, 60)))
+        console.print(table)
+    for problem in report.problems:
+        console.print(f"[yellow]could not read: {escape(problem)}[/]", highlight=False)
+    return 0
 
 
 async def adopt(config: Config, args: argparse.Namespace, console: Console) -> int:
-    from relay.detect.adopt import adopt as adopt_session
-
-    engine = await Engine.open(config)
-    try:
-        detected, read = await engine.detector.find(args.id)
-        last = await engine.last_event_id()
-        adopted = await adopt_session(engine, detected, read, args.to, in_place=args.in_place)
+    """Continue a detected session in the host and follow it there until it ends (Ctrl-C
+    leaves it running in a live host)."""
+    async with host_api(config, args) as attached:
+        client = attached.client
+        detected, _read = await client.detector.find(args.id)
+        adopted = await client.detector.adopt(detected.id, args.to, in_place=args.in_place)
         if not args.json:
             console.print(f"[bold]Relay[/] adopted {escape(detected.id)} as session "
                           f"{adopted.session_id} on {escape(args.to)} (brief: "
                           f"{escape(str(adopted.contract_dir))})", highlight=False)
-        row = await _follow(engine, adopted.session_id, last, StreamPrinter(console, args.json))
-        return 0 if row == "completed" else 1
-    finally:
-        await engine.close()
-
-
-async def _follow(engine: Engine, session_id: str, after: int, printer: StreamPrinter) -> str:
-    async for record in engine.follow(session_id, after):
-        printer.print(record)
-    return (await engine.get_session(session_id)).state
+        row = await follow_session(client, adopted.session_id, 0,
+                                   StreamPrinter(console, args.json))
+    return 0 if row.state == "completed" else 1
 
 
 async def daemon(config: Config, args: argparse.Namespace, console: Console) -> int:
+    """Watch through the host; with none, host here (recovering, as a long-lived host does)
+    for as long as it watches."""
     from relay.detect.ambient import Ambient
 
-    engine = await Engine.open(config, recover=True)
-    try:
+    async with host_api(config, args, recover=True) as attached:
+        detector = attached.client.detector
+
         async def scan() -> list[DetectedSession]:
-            return (await engine.detector.scan()).sessions
+            return (await detector.scan()).sessions
 
         def announce(note: Any) -> None:
             if args.json:
@@ -145,6 +140,4 @@ async def daemon(config: Config, args: argparse.Namespace, console: Console) -> 
             console.print(f"Relay is watching {len(watcher.changes.seen)} agent session(s) "
                           f"every {args.interval:g} s (Ctrl-C stops).", highlight=False)
         await watcher.run()
-        return 0
-    finally:
-        await engine.close()
+    return 0

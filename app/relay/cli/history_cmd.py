@@ -1,8 +1,13 @@
-"""relay-cli history, diff, rewind, review, finish: the time machine from a terminal."""
+"""relay-cli history, diff, rewind, review, finish: the time machine from a terminal.
+
+Each asks the data folder's host (:mod:`relay.cli.hosted`); a session ``rewind --continue``
+or ``review --add`` sets going runs there, and the command follows it until it ends.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import sys
@@ -10,14 +15,14 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
-from relay.cli import commands
+from relay.api.client import RelayClient
 from relay.cli.argtypes import positive_int
 from relay.cli.hints import cli
+from relay.cli.hosted import follow_session, host_api
 from relay.cli.render import StreamPrinter, session_footer
 from relay.core.config import Config
 from relay.core.errors import PipelineError, RelayError, SessionNotFoundError
 from relay.core.numbers import whole_number
-from relay.engine.engine import Engine
 from relay.history import present
 from relay.history.diffmodel import FileDiff
 
@@ -63,28 +68,26 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         return await _rewind_and_continue(config, args, console)
     if args.command == "review" and args.add:
         return await _add_comment(config, args, console)
-    engine = await Engine.open(config)
-    try:
+    async with host_api(config, args) as attached:
+        client = attached.client
         match args.command:
             case "history":
-                return await _history(engine, args, console)
+                return await _history(client, args, console)
             case "diff":
-                return await _diff(engine, args, console)
+                return await _diff(client, args, console)
             case "rewind":
-                result = await engine.history.rewind(args.sha, session_id=args.session)
+                result = await client.history.rewind(args.sha, session_id=args.session)
                 _print(console, args.json, present.jsonable(result),
                        f"Created branch {result.branch} at {result.sha[:10]}; every existing "
                        "branch is as it was.")
                 return 0
             case "review":
-                comments = await engine.review.comments(args.session, args.sha)
+                comments = await client.review.comments(args.session, args.sha)
                 _print(console, args.json, present.jsonable(comments),
                        "\n".join(present.comment_lines(comments)) or "No review comments.")
                 return 0
             case "finish":
-                return await _finish(engine, args, console)
-    finally:
-        await engine.close()
+                return await _finish(client, args, console)
     return 2
 
 
@@ -95,12 +98,12 @@ def _print(console: Console, as_json: bool, data: object, text: str) -> None:
         console.print(escape(text), soft_wrap=True)
 
 
-async def _history(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+async def _history(client: RelayClient, args: argparse.Namespace, console: Console) -> int:
     try:
-        line = await engine.history.timeline(args.session)
+        line = await client.history.timeline(args.session)
     except SessionNotFoundError as missing:
         try:
-            run = await engine.history.run_timeline(args.session)
+            run = await client.history.run_timeline(args.session)
         except PipelineError:
             raise missing from None
         _print(console, args.json, present.jsonable(run), "\n".join(present.run_lines(run)))
@@ -109,19 +112,19 @@ async def _history(engine: Engine, args: argparse.Namespace, console: Console) -
     return 0
 
 
-async def _diff(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+async def _diff(client: RelayClient, args: argparse.Namespace, console: Console) -> int:
     files: list[FileDiff]
     try:
-        row = None if args.session else await engine.get_session(args.target)
+        row = None if args.session else await client.get_session(args.target)
     except SessionNotFoundError:
         row = None
     if row is not None:
-        files = (await engine.history.stint_diff(row.id, args.stint - 1) if args.stint
-                 else await engine.history.session_diff(row.id))
+        files = (await client.history.stint_diff(row.id, args.stint - 1) if args.stint
+                 else await client.history.session_diff(row.id))
     elif args.stint:
         raise RelayError("--stint needs a session, not a commit.", "relay-cli diff SESSION --stint N")
     else:
-        files = await engine.history.commit_diff(args.target, args.session)
+        files = await client.history.commit_diff(args.target, args.session)
     if args.json:
         sys.stdout.write(json.dumps(present.jsonable(files)) + "\n")
         return 0
@@ -136,8 +139,8 @@ async def _diff(engine: Engine, args: argparse.Namespace, console: Console) -> i
     return 0
 
 
-async def _finish(engine: Engine, args: argparse.Namespace, console: Console) -> int:
-    summary = await engine.history.summary(args.session)
+async def _finish(client: RelayClient, args: argparse.Namespace, console: Console) -> int:
+    summary = await client.history.summary(args.session)
     if not (args.merge or args.keep):
         if args.json:
             _print(console, True, present.jsonable(summary), "")
@@ -153,28 +156,45 @@ async def _finish(engine: Engine, args: argparse.Namespace, console: Console) ->
                    else f"It cannot be merged: {summary.why_not}")
         console.print(escape(f"{verdict}; `--keep` keeps the branch."))
         return 0
-    result = await engine.history.finish(args.session, "merge" if args.merge else "keep")
+    result = await client.history.finish(args.session, "merge" if args.merge else "keep")
     _print(console, args.json, present.jsonable(result), result.message)
     return 0
 
 
 async def _rewind_and_continue(config: Config, args: argparse.Namespace, console: Console) -> int:
-    made: list[str] = []
+    from relay.cli import commands
+    from relay.cli.prompt import Passphrase
 
-    async def start(engine: Engine) -> str:
-        result = await engine.history.rewind(args.sha, session_id=args.session, continue_=True,
+    passphrase = Passphrase()
+    async with host_api(config, args, passphrase=passphrase) as attached:
+        engine = attached.engine  # hosting here: the vault is asked for here, before it runs
+        if engine is not None and args.session and await asyncio.to_thread(passphrase.needed,
+                                                                          config):
+            why = await commands.stored_needs(args.session, resumed=False)(engine)
+            if why:
+                passphrase.unlock(config, why)
+        client = attached.client
+        result = await client.history.rewind(args.sha, session_id=args.session, continue_=True,
                                              prompt=args.prompt)
-        made.append(result.branch)
         if not args.json:
             console.print(escape(f"Created branch {result.branch} at {result.sha[:10]}; a new "
                                  "session continues from there."))
         if result.session_id is None:
             raise RelayError("The rewind started no session.")
-        return result.session_id
+        return await _follow(client, result.session_id, 0, console, args.json)
 
-    needs = commands.stored_needs(args.session, resumed=False) if args.session else None
-    row = await commands.run_session(config, start, console, args.json, needs)
-    return 0 if row.state == "completed" else 1
+
+async def _follow(client: RelayClient, session_id: str, after: int, console: Console,
+                  as_json: bool) -> int:
+    """Follow the session in the host until it ends; 0 when it completed."""
+    if not as_json:
+        row = await client.get_session(session_id)
+        console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
+                      f" · permissions {row.permission.value}")
+    final = await follow_session(client, session_id, after, StreamPrinter(console, as_json))
+    if not as_json:
+        session_footer(console, final)
+    return 0 if final.state == "completed" else 1
 
 
 async def _add_comment(config: Config, args: argparse.Namespace, console: Console) -> int:
@@ -186,36 +206,28 @@ async def _add_comment(config: Config, args: argparse.Namespace, console: Consol
         line = whole_number(match["line"], 1)
     except ValueError as exc:
         raise RelayError(f"The line number in PATH:LINE {exc}.", "For example: src/app.py:12") from None
-    engine = await Engine.open(config)
-    try:
-        row = await engine.get_session(args.session)
-        sha = args.sha or await _tip(engine, row.id)
-        sub = engine.bus.subscribe()
-        comment = await engine.review.comment(row.id, sha, match["path"], line, text,
+    async with host_api(config, args) as attached:
+        client = attached.client
+        row = await client.get_session(args.session)
+        sha = args.sha or await _tip(client, row.id)
+        after = await client.last_event_id(row.id)
+        comment = await client.review.comment(row.id, sha, match["path"], line, text,
                                               "old" if args.old else "new")
         if comment.state != "sent":
-            sub.close()
             _print(console, args.json, present.jsonable(comment),
                    f"Comment queued: {row.id} is {row.state}; the agent gets it when its "
                    "current run ends.")
             return 0
         if not args.json:
             console.print(escape(f"Comment sent to {row.id}'s agent as its next instruction."))
-        printer = StreamPrinter(console, args.json)
-        try:
-            await commands.follow(sub, row.id, printer)
-        finally:
-            sub.close()
-        final = await engine.wait_session(row.id)
-        if not args.json:
-            session_footer(console, final)
-        return 0 if final.state == "completed" else 1
-    finally:
-        await engine.close()
+        final = await follow_session(client, row.id, after, StreamPrinter(console, args.json))
+    if not args.json:
+        session_footer(console, final)
+    return 0 if final.state == "completed" else 1
 
 
-async def _tip(engine: Engine, session_id: str) -> str:
-    line = await engine.history.timeline(session_id)
+async def _tip(client: RelayClient, session_id: str) -> str:
+    line = await client.history.timeline(session_id)
     if line.commits:
         return line.commits[-1].sha
     raise RelayError(f"Session {session_id} has no commits to comment on.", "Pass --sha.")

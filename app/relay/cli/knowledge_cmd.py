@@ -5,6 +5,7 @@ what agents just said is found), then prints the best chunks: ``path:start-end``
 name, score and a snippet with the matched words in «…». ``--json`` prints a list.
 ``knowledge scan`` scans a repository now (the engine does it at each session start),
 ``knowledge ingest`` indexes session activity, ``knowledge stats`` counts what is there.
+The data folder's host does each (:mod:`relay.cli.hosted`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from relay.cli.hints import cli
 from relay.core.config import Config
 from relay.knowledge.model import Hit, Stats
 from relay.knowledge.scanner import ScanReport
-from relay.knowledge.service import Knowledge
 
 DEFAULT_LIMIT = 20
 
@@ -49,10 +49,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def dispatch(config: Config, args: argparse.Namespace, console: Console) -> int:
-    knowledge = Knowledge(config)
-    try:
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        knowledge = attached.client.knowledge
         if args.command == "retrieve":
-            await _ingest(config, knowledge)
+            await knowledge.ingest()  # what agents just said is found too
             hits = await knowledge.retrieve(args.query, args.limit, args.repo)
             if args.json:
                 print(json.dumps([h.to_json() for h in hits], ensure_ascii=False), flush=True)
@@ -65,7 +67,7 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
             else:
                 _print_scan(console, report)
         elif args.knowledge_command == "ingest":
-            sessions = await _ingest(config, knowledge)
+            sessions = (await knowledge.ingest()).sessions
             if args.json:
                 print(json.dumps({"sessions": sessions}), flush=True)
             else:
@@ -76,14 +78,7 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
                 print(json.dumps(found.to_json(), ensure_ascii=False), flush=True)
             else:
                 _print_stats(console, found)
-        return 0
-    finally:
-        await knowledge.close()
-
-
-async def _ingest(config: Config, knowledge: Knowledge) -> int:
-    """Index new session activity; 0 when there is no event store yet."""
-    return (await knowledge.ingest_file(config.db_path)).sessions
+    return 0
 
 
 def _print_hits(console: Console, query: str, hits: list[Hit], stats: Stats) -> None:

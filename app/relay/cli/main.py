@@ -111,7 +111,7 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
         case "audit":
             from relay.cli import audit_cmd
 
-            return audit_cmd.run(args, config, console)
+            return await audit_cmd.run(args, config, console)
         case "contract":
             from relay.cli import contract_cmd
 

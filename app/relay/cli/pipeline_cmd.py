@@ -7,9 +7,13 @@ SHA-256 of the file, in the data folder): on a terminal it lists them and asks; 
 one it refuses unless ``--trust`` is given (nobody could answer: the answer is no).
 ``trust`` accepts a file's commands without running it (for MCP clients, scripts).
 
-``run`` drives a pipeline from this process and prints each step's progress from the
-run's lease log (so it shows the work of other engines on the same run too); Ctrl-C
-leaves the run unfinished — ``pipeline resume RUN`` takes it up again.
+``run``, ``resume``, ``status``, ``cancel``, ``trust`` and ``plan`` go through the data
+folder's host (:mod:`relay.cli.hosted`): the host drives a run and ``run`` prints each step's
+progress from the run's lease log (so it shows the work of other engines on the same run
+too). Ctrl-C leaves the run to a live host; a run this process hosted is left unfinished —
+``pipeline resume RUN`` takes it up again. ``validate``, ``list``, ``import`` and ``export``
+read and write the pipeline files themselves; ``crash-demo`` runs its own two engines on a
+throwaway database.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,15 +35,24 @@ from rich.markup import escape
 from relay.cli import pipeline_view as view
 from relay.cli.argtypes import delay, int_between, seconds, usd_amount
 from relay.cli.hints import cli
+from relay.cli.hosted import host_api
 from relay.cli.prompt import ask
 from relay.cli.tables import Column, FitTable
 from relay.core.config import Config
-from relay.core.errors import PipelineError, PipelineInvalidError, PipelineUntrustedError
-from relay.engine.engine import Engine
-from relay.pipelines import files, planner, trust
+from relay.core.errors import (
+    HostGoneError,
+    PipelineError,
+    PipelineInvalidError,
+    PipelineUntrustedError,
+)
+from relay.pipelines import files, trust
 from relay.pipelines.ledger import RunInfo
 from relay.pipelines.validate import problems
 from relay.runtimes.registry import adapter_class, available_runtimes
+
+if TYPE_CHECKING:
+    from relay.api.client import RelayClient
+    from relay.api.client_features import PipelinesClient
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -114,29 +130,30 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         return await run_demo(console.print, lease_s=args.lease, step_delay=args.step_delay)
     if command in ("run", "trust"):
         pipeline, source = trust.load(args.pipeline, args.repo.resolve())
-    engine = await Engine.open(config)
-    try:
+    if command == "run":
+        async def start(client: RelayClient) -> str:
+            await _ask_trust(client.pipelines, source, args, console)
+            return await client.pipelines.start(pipeline, args.repo, args.concurrency,
+                                                args.budget)
+        return await _run_and_follow(config, args, console, start)
+    if command == "resume":
+        return await _run_and_follow(config, args, console,
+                                     lambda client: client.pipelines.resume(args.run))
+    async with host_api(config, args) as attached:
+        client = attached.client
+        pipes = client.pipelines
         if command == "trust":
-            return await _trust(engine, source, console)
-        if command == "run":
-            await _ask_trust(engine, source, args, console)
-            run_id = await engine.pipelines.start(pipeline, args.repo, args.concurrency, args.budget)
-            return await _follow(engine, run_id, console, args.json)
-        if command == "resume":
-            run_id = await engine.pipelines.resume(args.run)
-            return await _follow(engine, run_id, console, args.json)
+            return await _trust(pipes, source, console)
         if command == "status":
-            return _status(engine, args.run, args.log, args.json, console)
+            return await _status(pipes, args.run, args.log, args.json, console)
         if command == "cancel":
-            run = await engine.pipelines.cancel(args.run)
-            final = await engine.pipelines.wait(run.id)
+            run = await pipes.cancel(args.run)
+            final = await pipes.wait(run.id)
             console.print(f"Run {final.id}: {final.state}.")
             return 0
         if command == "plan":
-            return await _plan(engine, args, console)
+            return await _plan(pipes, args, console)
         raise PipelineError(f"Unknown action {command!r}.")
-    finally:
-        await engine.close()
 
 
 def _commands_lines(pipeline_commands: list[trust.Command]) -> list[str]:
@@ -196,20 +213,20 @@ def _list(repo: Path, console: Console, as_json: bool) -> int:
     return 0
 
 
-async def _ask_trust(engine: Engine, source: trust.Source, args: argparse.Namespace,
+async def _ask_trust(pipes: PipelinesClient, source: trust.Source, args: argparse.Namespace,
                      console: Console) -> None:
     """Before a run: accept the file's commands — ``--trust``, or the user's yes at the
     terminal; with no terminal to ask at, refuse (nobody could answer)."""
-    if not engine.pipelines.needs_trust(source):
+    if not await pipes.needs_trust(source):
         return
     name = args.pipeline
     again = cli(f"pipeline run {name} --trust")
     if args.trust:
-        await engine.pipelines.trust(source)
+        await pipes.trust(source)
         return
     if not (sys.stdin.isatty() and not args.json):
-        engine.pipelines.require_trust(source, f"Check them, then run `{again}` (or accept "
-                                               f"them once: `{cli(f'pipeline trust {name}')}`).")
+        await pipes.require_trust(source, f"Check them, then run `{again}` (or accept "
+                                          f"them once: `{cli(f'pipeline trust {name}')}`).")
     found = source.commands
     console.print(f"[bold]{escape(str(source.path))}[/] runs {len(found)} command(s) you have "
                   "not accepted yet (the file is new or changed since):", highlight=False)
@@ -220,10 +237,10 @@ async def _ask_trust(engine: Engine, source: trust.Source, args: argparse.Namesp
     if answer.strip().lower() not in ("y", "yes"):
         raise PipelineUntrustedError("Not run: the pipeline's commands were not accepted.", [],
                                      f"Run it again and answer y, or `{again}`.")
-    await engine.pipelines.trust(source)
+    await pipes.trust(source)
 
 
-async def _trust(engine: Engine, source: trust.Source, console: Console) -> int:
+async def _trust(pipes: PipelinesClient, source: trust.Source, console: Console) -> int:
     found = source.commands
     if not found:
         console.print(f"{escape(str(source.path))} runs no commands: nothing to accept.",
@@ -232,7 +249,7 @@ async def _trust(engine: Engine, source: trust.Source, console: Console) -> int:
     for command in found:
         console.print(f"  {escape(command.pipeline)} · {escape(command.node)} · {command.field}: "
                       f"[bold]{escape(command.line)}[/]", highlight=False)
-    await engine.pipelines.trust(source)
+    await pipes.trust(source)
     console.print(f"Accepted the {len(found)} command(s) of {escape(str(source.path))} (sha256 "
                   f"{source.digest[:12]}…): its runs will not ask until the file changes.",
                   highlight=False)
@@ -246,9 +263,47 @@ def _import(path: Path, repo: Path, console: Console) -> int:
     return 0
 
 
-async def _follow(engine: Engine, run_id: str, console: Console, as_json: bool) -> int:
-    run = engine.pipelines.ledger.run(run_id)
-    if not as_json:
+@dataclass
+class _Followed:
+    """How far ``_follow`` got: the run, the last log entry printed, whether the header was."""
+
+    run_id: str | None = None
+    after: int = 0
+    headed: bool = False
+
+
+async def _run_and_follow(config: Config, args: argparse.Namespace, console: Console,
+                          start: Callable[[RelayClient], Awaitable[str]]) -> int:
+    """Start (or resume) a run in the host and follow its log to the end.
+
+    The run is the host's, held step by step by leases: when the host is killed under it
+    and nobody hosts any more, this process becomes the host — recovering, it takes the
+    run over once the dead host's lease on the step under way has expired — and follows on
+    from the last entry it printed."""
+    followed = _Followed()
+    recover = False
+    while True:
+        try:
+            async with host_api(config, args, recover=recover) as attached:
+                if followed.run_id is None:
+                    followed.run_id = await start(attached.client)
+                return await _follow(attached.client, followed, console, args.json)
+        except HostGoneError:
+            if getattr(args, "connect", None) or recover:
+                raise
+            recover = True
+            if not args.json:
+                console.print("The host stopped: this process hosts now and takes the run "
+                              "over when the stopped host's lease expires.")
+
+
+async def _follow(client: RelayClient, followed: _Followed, console: Console,
+                  as_json: bool) -> int:
+    pipes = client.pipelines
+    assert followed.run_id is not None
+    run, _steps = await pipes.status(followed.run_id)
+    if not as_json and not followed.headed:
+        followed.headed = True
         console.print(f"[bold]Relay[/] pipeline {escape(run.name)} · run {run.id} · "
                       f"{len(run.pipeline.nodes)} steps · up to {run.concurrency} at once")
         simulated = [n.id for n in run.pipeline.nodes
@@ -256,42 +311,47 @@ async def _follow(engine: Engine, run_id: str, console: Console, as_json: bool) 
         if simulated:
             console.print(f"[reverse] SIMULATION [/] steps {', '.join(simulated)} run on the "
                           "scripted demo runtime: their agents' work is simulated.")
-    done = asyncio.ensure_future(engine.pipelines.wait(run_id))
-    after = 0
-    while True:
-        for entry in engine.pipelines.log(run_id, after):
-            after = entry.id
-            if as_json:
-                print(json.dumps(view.log_json(entry)), flush=True)
-            else:
-                line = view.log_line(entry, engine.pipelines.owner)
-                if line:
-                    console.print(line)
-        if done.done():
-            break
-        await asyncio.wait([done], timeout=0.2)
+    host = (await client.status()).pid
+    me = (host, "this process" if host == os.getpid() else "the host")
+    done = asyncio.ensure_future(pipes.wait(run.id))
+    try:
+        while True:
+            finished = done.done()  # then this read has the run's last entries
+            for entry in await pipes.log(run.id, followed.after):
+                followed.after = entry.id
+                if as_json:
+                    print(json.dumps(view.log_json(entry)), flush=True)
+                else:
+                    line = view.log_line(entry, me)
+                    if line:
+                        console.print(line)
+            if finished:
+                break
+            await asyncio.wait([done], timeout=0.2)
+    finally:
+        done.cancel()
     final: RunInfo = done.result()
     if not as_json:
-        _, steps = engine.pipelines.status(run_id)
+        _, steps = await pipes.status(run.id)
         console.print(view.steps_table(final, steps))
         console.print(view.run_footer(final))
     return 0 if final.state == "succeeded" else 1
 
 
-def _status(engine: Engine, run_id: str | None, with_log: bool, as_json: bool,
-            console: Console) -> int:
+async def _status(pipes: PipelinesClient, run_id: str | None, with_log: bool, as_json: bool,
+                  console: Console) -> int:
     if run_id is None:
-        runs = engine.pipelines.runs()
+        rows = [(r, (await pipes.status(r.id))[1]) for r in await pipes.runs()]
         if as_json:
-            print(json.dumps([view.run_json(r, engine.pipelines.status(r.id)[1]) for r in runs]))
-        elif not runs:
+            print(json.dumps([view.run_json(r, steps) for r, steps in rows]))
+        elif not rows:
             console.print("No pipeline runs yet. Start one with "
                           f"`{cli('pipeline run NAME')}`.", markup=False)
         else:
-            console.print(view.runs_table([(r, engine.pipelines.status(r.id)[1]) for r in runs]))
+            console.print(view.runs_table(rows))
         return 0
-    run, steps = engine.pipelines.status(run_id)
-    log = engine.pipelines.log(run.id) if with_log or as_json else []
+    run, steps = await pipes.status(run_id)
+    log = await pipes.log(run.id) if with_log or as_json else []
     if as_json:
         out: dict[str, Any] = view.run_json(run, steps)
         out["log"] = [view.log_json(e) for e in log]
@@ -304,11 +364,11 @@ def _status(engine: Engine, run_id: str | None, with_log: bool, as_json: bool,
     return 0
 
 
-async def _plan(engine: Engine, args: argparse.Namespace, console: Console) -> int:
+async def _plan(pipes: PipelinesClient, args: argparse.Namespace, console: Console) -> int:
     repo = args.repo.resolve()
     started = time.monotonic()
-    result = await planner.plan(engine, args.goal, repo, args.provider, args.model,
-                                runtimes=args.use or [args.provider])
+    result = await pipes.plan(args.goal, repo, args.provider, args.model,
+                              runtimes=args.use or [args.provider])
     if result.pipeline is None:
         raise PipelineInvalidError(
             f"The planner's answer is not a valid pipeline (session {result.session_id}, "

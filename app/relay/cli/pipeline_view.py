@@ -25,14 +25,16 @@ def _clock(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).astimezone().strftime("%H:%M:%S")
 
 
-def log_line(entry: LogEntry, me: str | None, verbose: bool = False) -> str | None:
+def log_line(entry: LogEntry, me: tuple[int, str] | None, verbose: bool = False) -> str | None:
+    """One log entry for the terminal; ``me``: a pid and what to call it ("this process",
+    "the host") in place of ``pid N``."""
     if not verbose and entry.kind not in _SHOWN:
         return None
     colour = {"saved": "green", "fence_refused": "bold red", "takeover": "yellow",
               "lease_lost": "red", "failed": "red", "retry": "yellow"}.get(entry.kind, "")
     text = escape(log_text(entry))
-    if me is not None and entry.owner == me:
-        text = text.replace(escape(worker(me)), "this process")
+    if me is not None and worker(entry.owner) == f"pid {me[0]}":
+        text = text.replace(f"pid {me[0]}", me[1])
     body = f"[{colour}]{text}[/]" if colour else text
     return f"[dim]{_clock(entry.ts_ms)}[/] {body}"
 

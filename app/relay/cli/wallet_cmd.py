@@ -5,6 +5,10 @@ runs out, with source, age and confidence), the burn rate, costs and budgets. ``
 totals the transcripts' usage per day, session or five-hour block. ``statusline`` is a
 Claude Code status-line command: it records the official ``rate_limits`` Claude Code pipes
 to it (subscribers) and prints a one-line summary.
+
+``wallet`` and ``usage`` ask the data folder's host (:mod:`relay.cli.hosted`); ``statusline``,
+run after every Claude Code turn, sends its readings to the host when one runs and with none
+records them in the store itself — it never hosts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,11 +31,8 @@ from relay.core import jsonvalue
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.termsafe import terminal_safe
-from relay.engine.engine import Engine
 from relay.wallet import present as text
-from relay.wallet.model import AccountView
-from relay.wallet.statusline import record_statusline
-from relay.wallet.usage_report import usage_report
+from relay.wallet.model import AccountView, LimitSnapshot
 
 #: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
 #: are figures, always whole
@@ -52,17 +54,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def wallet(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        client = attached.client
         if not args.no_scan:
-            report = await engine.wallet.refresh_index()
+            report = await client.wallet.refresh_index()
             if report.warnings:
                 kinds = ", ".join(f"{n} {k.replace('_', ' ')}"
                                   for k, n in sorted(report.warnings.items()))
                 console.print(f"[yellow]Skipped while reading transcripts: {kinds}.[/]",
                               highlight=False)
-        views = await engine.wallet.summary()
-        now = engine.wallet.clock()
+        views = await client.wallet.summary()
+        now = time.time_ns() // 1_000_000
         if args.json:
             print(json.dumps([_view_json(v) for v in views], indent=2))
             return 0
@@ -74,8 +78,6 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
         for view in views:
             _print_view(console, view, now)
         return 0
-    finally:
-        await engine.close()
 
 
 def _print_view(console: Console, view: AccountView, now: int) -> None:
@@ -126,28 +128,27 @@ def _view_json(v: AccountView) -> dict[str, Any]:
 
 
 async def usage(config: Config, args: argparse.Namespace, console: Console) -> int:
-    engine = await Engine.open(config)
-    try:
-        await engine.wallet.refresh_index()
-        table = await usage_report(engine.wallet, by=args.by, since=args.since,
-                                   account=args.account)
-        if args.json:
-            print(json.dumps(table.as_json(), indent=2))
-            return 0
-        if not table.rows:
-            console.print("No usage found in the transcripts for that period.")
-            return 0
-        out = FitTable(*(Column(col, figure=col not in _SHRINKS,
-                                justify="left" if col in table.text_columns else "right")
-                         for col in table.columns), title=table.title)
-        for row in table.rows:
-            out.add_row(*row)
-        console.print(out)
-        for note in table.notes:
-            console.print(f"[dim]{escape(runnable(note))}[/]", highlight=False)
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        await attached.client.wallet.refresh_index()
+        table = await attached.client.wallet.usage_report(by=args.by, since=args.since,
+                                                         account=args.account)
+    if args.json:
+        print(json.dumps(table.as_json(), indent=2))
         return 0
-    finally:
-        await engine.close()
+    if not table.rows:
+        console.print("No usage found in the transcripts for that period.")
+        return 0
+    out = FitTable(*(Column(col, figure=col not in _SHRINKS,
+                            justify="left" if col in table.text_columns else "right")
+                     for col in table.columns), title=table.title)
+    for row in table.rows:
+        out.add_row(*row)
+    console.print(out)
+    for note in table.notes:
+        console.print(f"[dim]{escape(runnable(note))}[/]", highlight=False)
+    return 0
 
 
 async def statusline(config: Config, console: Console,
@@ -164,7 +165,7 @@ async def statusline(config: Config, console: Console,
         print("relay: status input is not a JSON object")
         return 1
     try:
-        entry, readings = await record_statusline(config, payload, env)
+        entry, readings = await _record(config, payload, env)
     except RelayError as exc:
         print(terminal_safe(f"relay: {exc.message}"))
         return 1
@@ -175,3 +176,23 @@ async def statusline(config: Config, console: Console,
     print(terminal_safe(" · ".join([p for p in [f"[{name}]" if name else "", entry, *parts] if p])))
     return 0
 
+
+async def _record(config: Config, payload: dict[str, Any], env: Mapping[str, str]
+                  ) -> tuple[str, list[LimitSnapshot]]:
+    """The readings recorded by the live host, else in the store here (no host started:
+    this runs after every turn, and a host of a moment would only cost time)."""
+    from relay.core.hostfile import CONNECT_ENV, read_host
+
+    client = None
+    if os.environ.get(CONNECT_ENV) or read_host(config.home):  # else the client is not loaded
+        from relay.api.attach import client_of_live_host
+
+        client = await client_of_live_host(config)
+    if client is None:
+        from relay.wallet.statusline import record_statusline
+
+        return await record_statusline(config, payload, env)
+    from relay.core.agent_homes import claude_home
+
+    async with client:
+        return await client.wallet.record_statusline(payload, claude_home(env).root)

@@ -223,8 +223,9 @@ class _Demo:
         seen.names[b.pid] = "B"
         await _until(lambda: seen.poll() and "Relay" in b.printed(), START_S,
                      "it took the run up", (a, b))
-        say(f"Engine B started (pid {b.pid}): relay-cli pipeline resume {run_id} — it waits: "
-            "A holds the lease of the step under way, and claims each next step as it saves")
+        say(f"Engine B started (pid {b.pid}): relay-cli pipeline resume {run_id} — A hosts "
+            "the data folder, so B follows the run through A's API; A holds the lease of "
+            "the step under way. If A dies, B hosts and takes the run over")
 
         async def a_mid_step() -> bool:  # A's claim, A's session, nothing saved, agent at work
             step = self._target()

@@ -183,11 +183,7 @@ class Pipelines:
     def require_trust(self, source: Source, hint: str) -> None:
         """:class:`PipelineUntrustedError` (listing the commands) unless ``source`` may run."""
         if self.needs_trust(source):
-            found = source.commands
-            raise PipelineUntrustedError(
-                f"{source.path} runs {len(found)} command{'s' if len(found) != 1 else ''} "
-                "nobody has accepted yet (the file is new or changed):",
-                [str(c) for c in found], hint)
+            raise untrusted(source, hint)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -207,3 +203,10 @@ class Pipelines:
         for listener in list(self.listeners):
             listener(run_id)
 
+
+def untrusted(source: Source, hint: str) -> PipelineUntrustedError:
+    """The refusal of a run whose file's commands nobody has accepted (listing them)."""
+    found = source.commands
+    return PipelineUntrustedError(
+        f"{source.path} runs {len(found)} command{'s' if len(found) != 1 else ''} "
+        "nobody has accepted yet (the file is new or changed):", [str(c) for c in found], hint)

@@ -1,7 +1,8 @@
 """Claude Code's status line hook: the rate limits it pipes in, kept as wallet readings.
 
-``relay-cli statusline`` is run by Claude Code after every turn, so it opens the store and
-the writer alone (no engine: no recovery, no control loop) and closes them again.
+``relay-cli statusline`` is run by Claude Code after every turn: with a host running it sends
+the readings to the host; with none it opens the store and the writer alone (no engine, no
+recovery, no control loop, no host for a moment) and closes them again.
 """
 
 from __future__ import annotations
@@ -28,12 +29,20 @@ async def record_statusline(config: Config, payload: Mapping[str, Any],
     writer = EventWriter(store, EventBus())
     writer.start()
     try:
-        entry = await _entry_of(AccountBook(store, writer), claude_home(env).root)
-        readings = from_statusline(entry, payload, now_ms())
-        await LimitBook(store, writer).record(readings)
+        return await record_readings(AccountBook(store, writer), LimitBook(store, writer),
+                                     payload, claude_home(env).root)
     finally:
         await writer.close()
         await store.close()
+
+
+async def record_readings(accounts: AccountBook, limits: LimitBook, payload: Mapping[str, Any],
+                          config_dir: Path) -> tuple[str, list[LimitSnapshot]]:
+    """Record ``payload``'s readings for the account whose Claude folder is ``config_dir``
+    (a host does it with its engine's books: ``POST /api/v1/wallet/statusline``)."""
+    entry = await _entry_of(accounts, config_dir)
+    readings = from_statusline(entry, payload, now_ms())
+    await limits.record(readings)
     return entry, readings
 
 

@@ -1,15 +1,16 @@
-"""``/api/v1/audit``: verify the data folder's hash-chained audit log."""
+"""``/api/v1/audit``: verify the data folder's hash-chained audit log; its latest entries."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from relay.api.context import engine
-from relay.api.schemas import ERRORS, AuditVerify
-from relay.core.audit import verify
+from relay.api.schemas import ERRORS, AuditLine, AuditVerify
+from relay.core.audit import iter_entries
 
 if TYPE_CHECKING:
     from relay.engine.engine import Engine
@@ -25,8 +26,18 @@ async def verify_log(eng: EngineDep) -> AuditVerify:
     log = eng.audit.log
 
     def check() -> AuditVerify:
-        anchor = log.anchor.read() if log.anchor else None
-        return AuditVerify(report=verify(log.path, anchor), anchored=anchor is not None,
-                           anchored_since_ms=anchor.since_ms if anchor else None,
-                           anchor_note=anchor.reset_note if anchor else None)
+        return AuditVerify.of(log.path, log.anchor.read() if log.anchor else None)
     return await asyncio.to_thread(check)
+
+
+@router.get("/entries", response_model=list[AuditLine])
+async def entries(eng: EngineDep,
+                  limit: Annotated[int, Query(ge=1, le=10_000)] = 20) -> list[AuditLine]:
+    """The latest ``limit`` entries with their line numbers, oldest first (parsed, not
+    verified: use ``/audit/verify`` for that)."""
+    path = eng.audit.log.path
+
+    def latest() -> list[AuditLine]:
+        found = deque(enumerate(iter_entries(path), start=1), maxlen=limit)
+        return [AuditLine(line=number, entry=entry) for number, entry in found]
+    return await asyncio.to_thread(latest)

@@ -1,5 +1,6 @@
-"""``/api/v1/pipelines``: a repository's pipeline file and its trust, validate, and runs —
-start, status, log, cancel, resume. Runs are driven by the host."""
+"""``/api/v1/pipelines``: a repository's pipeline file and its trust, validate, plan (a goal
+turned into a pipeline by an agent), and runs — start, status, log, cancel, resume. Runs and
+the planner's session are driven by the host."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from relay.api.schemas import (
     Done,
     PipelineBody,
     PipelineStart,
+    PlanBody,
     RepoPipelines,
     Started,
     TrustBody,
@@ -22,6 +24,7 @@ from relay.api.schemas import (
 from relay.core.errors import PipelineUntrustedError
 from relay.pipelines import trust
 from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
+from relay.pipelines.planner import Plan
 from relay.pipelines.validate import Problem, problems
 
 if TYPE_CHECKING:
@@ -52,10 +55,27 @@ async def trust_source(body: TrustBody, eng: EngineDep) -> Done:
     return Done(message=f"accepted {len(source.commands)} command(s)")
 
 
+@router.get("/trusted/{digest}", response_model=bool)
+async def trusted(digest: str, eng: EngineDep) -> bool:
+    """Whether the user accepted the commands of the pipeline file whose SHA-256 is
+    ``digest`` (that version of it)."""
+    return eng.pipelines.ledger.trusted(digest)
+
+
 @router.post("/validate", response_model=list[Problem])
 async def validate(body: PipelineBody) -> list[Problem]:
     """Everything wrong with the pipeline (empty: it may run)."""
     return await asyncio.to_thread(problems, body.pipeline)
+
+
+@router.post("/plan", response_model=Plan)
+async def plan(body: PlanBody, eng: EngineDep) -> Plan:
+    """Ask ``runtime`` for a pipeline that reaches ``goal`` (a read-only session in the
+    host, waited for); the answer is validated, never run: a pipeline, or its problems."""
+    from relay.pipelines import planner
+
+    return await planner.plan(eng, body.goal, body.repo, body.runtime, body.model,
+                              runtimes=body.runtimes)
 
 
 @router.post("/runs", status_code=201, response_model=Started)
