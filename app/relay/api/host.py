@@ -180,16 +180,18 @@ class Host:
         return cls(engine, lock, ctx, server, task, url, lifespans, token)
 
     async def close(self) -> None:
-        """Stop serving: live streams end (their clients resume with the next host), open
-        requests get :data:`GRACEFUL_S` and ``host.json`` goes. The lock stays held until
+        """Stop serving: live streams and MCP sessions end (their clients resume with the next
+        host), open requests get :data:`GRACEFUL_S` and ``host.json`` goes. The lock stays held until
         :meth:`release`, which the owner calls once the engine is closed too: no other host
         starts while this one's sessions are still being put away."""
         self.ctx.stopping.set()
         self.ctx.broadcaster.close()
         self._server.should_exit = True
+        # /mcp's session manager ends its sessions' streams as it stops, so an MCP client's
+        # open stream does not hold the server for all of GRACEFUL_S
+        await self._lifespans.close()
         with contextlib.suppress(Exception):
             await self._task
-        await self._lifespans.close()
         await asyncio.to_thread(remove_host, self.home)
 
     def release(self) -> None:
