@@ -29,6 +29,7 @@ def server_params(relay_home: Path, tmp_path: Path, **env: str) -> StdioServerPa
     home.mkdir(exist_ok=True)
     return StdioServerParameters(command=command, args=args, env={
         "HOME": str(home), "RELAY_HOME": str(relay_home), "RELAY_DEMO_STEP_DELAY": "0",
+        "RELAY_PORT": "0",  # hosting here (no host runs): any free port, never a user's
         "RELAY_WALLET_DEFAULT_FOLDERS": "0",
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
         "RELAY_VAULT_PASSPHRASE": VAULT_PASSPHRASE, **_import_path(), **env})

@@ -19,6 +19,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from relay import __version__
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
     from relay.engine.engine import Engine
 
 HostDep = Annotated[HostContext, Depends(host)]
-#: an ASGI app mounted beside the API (``/mcp``) and the context its lifespan needs
+#: an ASGI app served at exactly a path beside the API (``/mcp``: relay.api.mcp_mount) and
+#: the context its lifespan needs
 Mount = tuple[str, ASGIApp, Callable[[], AbstractAsyncContextManager[object]] | None]
 
 
@@ -76,8 +78,8 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                           running=ctx.engine.running_sessions(),
                           subscribers=ctx.broadcaster.subscribers)
 
-    for path, mounted, _context in mounts:
-        api.mount(path, mounted)
+    for path, mounted, _context in mounts:  # at the path itself: no redirect to ``path/``
+        api.router.routes.append(Route(path, mounted))
     _handle_errors(api)
     return Gate(api, token, allowed_hosts), ctx
 

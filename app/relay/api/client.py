@@ -70,6 +70,11 @@ class RelayClient(FeatureClients):
     def __repr__(self) -> str:
         return f"RelayClient({self.url!r})"  # never the token
 
+    @property
+    def token(self) -> str:
+        """The token this client sends (relay-cli mcp's adapter sends it to ``/mcp`` too)."""
+        return self._token
+
     def _new_http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, verify=self._verify,
                                  headers={"Authorization": f"Bearer {self._token}"},

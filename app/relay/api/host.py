@@ -19,7 +19,8 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ import uvicorn
 from relay import __version__
 from relay.api.app import Mount, build_app
 from relay.api.context import HostContext
+from relay.api.mcp_mount import mcp_mount
 from relay.core.errors import HostError, HostRunningError
 from relay.core.fsutil import ProcessLock
 from relay.core.hostfile import (
@@ -123,7 +125,7 @@ class Host:
     """The API served over an open engine; :meth:`close` stops serving (not the engine)."""
 
     def __init__(self, engine: Engine, lock: ProcessLock, ctx: HostContext, server: _Server,
-                 task: asyncio.Task[None], url: str, stack: contextlib.AsyncExitStack,
+                 task: asyncio.Task[None], url: str, lifespans: _Lifespans,
                  token: str) -> None:
         self.engine = engine
         self.token = token
@@ -132,7 +134,7 @@ class Host:
         self.url = url
         self._server = server
         self._task = task
-        self._stack = stack
+        self._lifespans = lifespans
 
     @property
     def home(self) -> Path:
@@ -141,7 +143,8 @@ class Host:
     @classmethod
     async def start(cls, engine: Engine, lock: ProcessLock, *, kind: str = "serve",
                     listen: Listen | None = None, mounts: Sequence[Mount] = ()) -> Host:
-        """Serve ``engine``'s API on the running loop (``lock`` from :func:`claim`)."""
+        """Serve ``engine``'s API — and its MCP server at ``/mcp`` — on the running loop
+        (``lock`` from :func:`claim`); ``mounts`` are served beside them."""
         listen = (listen or Listen(port=port_from_env())).checked()
         home = engine.config.home
         try:
@@ -152,8 +155,8 @@ class Host:
             token = secrets.token_urlsafe(32)  # of this process alone: nobody else finds it
         allowed = () if _is_loopback(listen.address) else (listen.address,)
         started = time.time()
-        app, ctx = build_app(engine, token, kind=kind, allowed_hosts=allowed, mounts=mounts,
-                             started_at=started)
+        app, ctx = build_app(engine, token, kind=kind, allowed_hosts=allowed,
+                             mounts=(mcp_mount(engine), *mounts), started_at=started)
         sock = _bind(listen)
         port = sock.getsockname()[1]
         shown = f"[{listen.address}]" if ":" in listen.address else listen.address
@@ -165,11 +168,10 @@ class Host:
                                 ssl_keyfile=str(listen.keyfile) if listen.keyfile else None,
                                 server_header=False, date_header=False)
         server = _Server(config)
-        stack = contextlib.AsyncExitStack()
+        lifespans = _Lifespans(ctx.lifespans)
         task: asyncio.Task[None] | None = None
         try:
-            for lifespan in ctx.lifespans:
-                await stack.enter_async_context(lifespan())
+            await lifespans.start()
             task = asyncio.create_task(server.serve(sockets=[sock]), name="relay-api")
             while not server.started:  # startup is quick: bind is done, the socket is given
                 if task.done():
@@ -182,7 +184,7 @@ class Host:
                 with contextlib.suppress(Exception):
                     await task
             sock.close()
-            await stack.aclose()
+            await lifespans.close()
             raise
         try:
             await asyncio.to_thread(write_host, home, url, __version__, kind)
@@ -190,23 +192,25 @@ class Host:
             if not _disk_full(exc):  # no write); other processes do not find this host
                 server.should_exit = True
                 await task
-                await stack.aclose()
+                await lifespans.close()
                 raise
             log.warning("relay host: the disk is full: %s serves without host.json", url)
         log.info("relay host: serving %s on %s", home, url)
-        return cls(engine, lock, ctx, server, task, url, stack, token)
+        return cls(engine, lock, ctx, server, task, url, lifespans, token)
 
     async def close(self) -> None:
-        """Stop serving: live streams end (their clients resume with the next host), open
-        requests get :data:`GRACEFUL_S` and ``host.json`` goes. The lock stays held until
+        """Stop serving: live streams and MCP sessions end (their clients resume with the next
+        host), open requests get :data:`GRACEFUL_S` and ``host.json`` goes. The lock stays held until
         :meth:`release`, which the owner calls once the engine is closed too: no other host
         starts while this one's sessions are still being put away."""
         self.ctx.stopping.set()
         self.ctx.broadcaster.close()
         self._server.should_exit = True
+        # /mcp's session manager ends its sessions' streams as it stops, so an MCP client's
+        # open stream does not hold the server for all of GRACEFUL_S
+        await self._lifespans.close()
         with contextlib.suppress(Exception):
             await self._task
-        await self._stack.aclose()
         await asyncio.to_thread(remove_host, self.home)
 
     def release(self) -> None:
@@ -217,6 +221,39 @@ def _disk_full(exc: BaseException | None) -> bool:
     from relay.core.store.faults import Fault, fault_of
 
     return isinstance(exc, OSError) and fault_of(exc) is Fault.FULL
+
+
+class _Lifespans:
+    """The mounts' lifespan contexts, entered and left in a task of their own: ``/mcp``'s
+    session manager holds an anyio task group, which must be left by the task that entered
+    it — :meth:`Host.start` and :meth:`Host.close` run in different tasks."""
+
+    def __init__(self, contexts: Sequence[Callable[[], AbstractAsyncContextManager[object]]]
+                 ) -> None:
+        self._contexts = contexts
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._hold(), name="relay-api-lifespans")
+        ready = asyncio.create_task(self._ready.wait())
+        await asyncio.wait((self._task, ready), return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if self._task.done():
+            self._task.result()  # a lifespan that failed to start raises here
+
+    async def _hold(self) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            for context in self._contexts:
+                await stack.enter_async_context(context())
+            self._ready.set()
+            await self._stop.wait()
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
 
 
 def _bind(listen: Listen) -> socket.socket:

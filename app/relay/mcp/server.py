@@ -1,38 +1,29 @@
-"""The MCP server: Relay's engine behind the official SDK's ``MCPServer``, over stdio.
+"""The MCP server: Relay's engine behind the official SDK's ``MCPServer``.
 
-:func:`serve` opens the same :class:`Engine` as the window and the CLI, on the same data
-folder, so whatever an MCP client does (Claude Desktop, an editor, another agent) shows up
-in the window, and the other way round. Stdout carries the protocol only; logs go to
-stderr.
+:func:`build_server` gives the tools over an engine. The host serves it over Streamable
+HTTP at ``/mcp`` (relay.api.mcp_mount), on its own engine and loop, so every MCP client —
+over HTTP, or over stdio through ``relay-cli mcp``'s adapter (relay.mcp.bridge) — speaks to
+the one engine that runs the data folder's sessions, and whatever it does shows in the
+window and the other way round.
 
 Decisions (docs/mcp.md says the same to users):
 
-* The engine opens with ``recover=False``, like a one-shot command: a server a client
-  starts (often silently, sometimes several at once) does not take over handoffs, waits or
-  pipeline runs another Relay left unfinished — those belong to the window or
-  ``relay-cli recover``, which the user starts on purpose. Opening still marks the sessions
-  of dead Relay processes interrupted, as every engine does.
-* Sessions and pipeline runs started through MCP run inside this process, as the window's
-  do. When the client closes the server (stdin ends, or SIGTERM after it), the engine is
-  closed: running sessions end ``interrupted`` (the window shows them; ``relay-cli run TASK
-  --resume SESSION`` continues one) and unfinished runs are left for the window or
-  ``relay-cli recover`` to take up.
-* No passphrase prompt: stdin is the protocol. Where the OS keyring is missing, the vault
-  file is unlocked by ``RELAY_VAULT_PASSPHRASE`` in the server's environment, or the tools
+* Sessions and pipeline runs started through MCP run in the host, as the window's do: a
+  client that closes (or is killed) leaves them running. Only when ``relay-cli mcp`` found
+  no host and hosts the data folder itself do they end ``interrupted`` when it exits
+  (``relay-cli run TASK --resume SESSION`` continues one).
+* Work that would run a command needs the user's consent (relay.mcp.approval): nobody sits
+  at the server to approve it.
+* No passphrase prompt: nobody is at a terminal. Where the OS keyring is missing, the vault
+  file is unlocked by ``RELAY_VAULT_PASSPHRASE`` in the host's environment, or the tools
   that need it (a handoff's signed brief) answer with the vault's error.
 """
 
 from __future__ import annotations
 
-import logging
-import signal
-import sys
-
-import anyio
 from mcp.server.mcpserver import MCPServer
 
 from relay import __version__
-from relay.core.config import Config
 from relay.engine.engine import Engine
 from relay.mcp.history_tools import HistoryTools
 from relay.mcp.knowledge_tools import KnowledgeTools
@@ -40,9 +31,6 @@ from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
 from relay.mcp.question_tools import QuestionTools
 from relay.mcp.session_tools import SessionTools
-from relay.mcp.stdio import stdio_transport
-
-log = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
 Relay runs AI coding agents (Claude Code, Codex, a scripted demo) in their own git worktrees,
@@ -70,35 +58,3 @@ def build_server(engine: Engine) -> MCPServer:
                   HistoryTools(engine), KnowledgeTools(engine), QuestionTools(engine)):
         tools.register(server)
     return server
-
-
-async def serve(config: Config) -> int:
-    """Serve MCP on stdin/stdout until the client closes stdin (or sends SIGTERM)."""
-    engine = await Engine.open(config, recover=False)
-    try:
-        server = build_server(engine)
-        log.info("relay mcp: serving on stdio (data folder %s)", config.home)
-        async with anyio.create_task_group() as group:
-            if sys.platform != "win32":  # the client's SIGTERM closes the engine too
-                group.start_soon(_stop_on_signal, group.cancel_scope)
-            await run_stdio(server)
-            group.cancel_scope.cancel()
-    finally:
-        await engine.close()
-    return 0
-
-
-async def run_stdio(server: MCPServer) -> None:
-    """``server.run_stdio_async()`` over Relay's checked stdin (relay.mcp.stdio): a line that
-    is no JSON-RPC message is answered, never dropped."""
-    lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public handle
-    async with stdio_transport() as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-
-
-async def _stop_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("relay mcp: %s, closing", signal.Signals(signum).name)
-            scope.cancel()
-            return
