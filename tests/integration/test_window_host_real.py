@@ -72,8 +72,9 @@ class Proc:
     started: float
 
     @classmethod
-    def start(cls, argv: list[str], env: Mapping[str, str], cwd: Path, name: str) -> Proc:
-        out, err = cwd.parent / f"{name}.out", cwd.parent / f"{name}.err"
+    def start(cls, argv: list[str], env: Mapping[str, str], cwd: Path, logs: Path,
+              name: str) -> Proc:
+        out, err = logs / f"{name}.out", logs / f"{name}.err"
         with out.open("wb") as stdout, err.open("wb") as stderr:
             proc = subprocess.Popen(argv, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
                                     stdout=stdout, stderr=stderr)
@@ -135,7 +136,7 @@ def window(env: Mapping[str, str], home: Path, tmp_path: Path) -> Iterator[Windo
     cwd = tmp_path / "window-cwd"
     cwd.mkdir()
     started = Proc.start(WINDOW, {**env, "QT_QPA_PLATFORM": "offscreen", "RELAY_PORT": "0",
-                                  "RELAY_WALLET_DEFAULT_FOLDERS": "0"}, cwd, "window")
+                                  "RELAY_WALLET_DEFAULT_FOLDERS": "0"}, cwd, tmp_path, "window")
     win = Window(**vars(started), home=home)
     try:
         until(lambda: win.hosts() or not win.alive(), WINDOW_S, "the window to host", win)
@@ -147,10 +148,17 @@ def window(env: Mapping[str, str], home: Path, tmp_path: Path) -> Iterator[Windo
             win.proc.wait()
 
 
-def relay_cli_run(env: Mapping[str, str], repo: Path, task: str, *extra: str) -> Proc:
+def relay_cli_run(env: Mapping[str, str], repo: Path, logs: Path, task: str, *extra: str) -> Proc:
     """``relay-cli run TASK … --json`` with the real Claude Code, started (not awaited)."""
     return Proc.start([*RELAY, "run", task, "--repo", str(repo), "--provider", "claude",
-                       "--json", *extra], env, repo, "run")
+                       "--json", *extra], env, repo, logs, "run")
+
+
+def model_asked(mock: mock_anthropic.MockAnthropic, run: Proc, win: Window) -> None:
+    """Wait until Claude Code has sent its first request (the mock holds the answer)."""
+    until(lambda: mock.message_requests() or not run.alive(), RUN_S,
+          "Claude Code to ask the model", run, win)
+    assert run.alive(), run.result().describe()
 
 
 def descendants(pid: int) -> set[int]:
@@ -203,9 +211,8 @@ def test_relay_cli_run_is_a_client_of_the_window(real_claude: Path, git_repo: Pa
     with mock_anthropic.serve(script) as mock:
         env = relay_env(claude_env(tmp_path, mock), relay_home, "claude", real_claude)
         with window(env, relay_home, tmp_path) as win:
-            run = relay_cli_run(env, git_repo, "say hi")
-            until(lambda: mock.message_requests() or not run.alive(), RUN_S,
-                  "Claude Code to ask the model", run, win)
+            run = relay_cli_run(env, git_repo, tmp_path, "say hi")
+            model_asked(mock, run, win)
             # the model holds its answer: the session is running now — in the window
             status = win.call(lambda c: c.status())
             assert (status.pid, status.kind) == (win.pid, "window")
@@ -250,9 +257,8 @@ def test_a_killed_client_leaves_the_session_to_finish_in_the_window(
     with mock_anthropic.serve(script) as mock:
         env = relay_env(claude_env(tmp_path, mock), relay_home, "claude", real_claude)
         with window(env, relay_home, tmp_path) as win:
-            run = relay_cli_run(env, git_repo, "Create hello.txt", "--no-worktree")
-            until(lambda: mock.message_requests() or not run.alive(), RUN_S,
-                  "Claude Code to ask the model", run, win)
+            run = relay_cli_run(env, git_repo, tmp_path, "Create hello.txt", "--no-worktree")
+            model_asked(mock, run, win)
             running = win.call(lambda c: c.status()).running
             assert len(running) == 1, run.result().describe()
             session = running[0]
