@@ -21,6 +21,11 @@ Running
     or merge stdin otherwise) and a bounded timeout; :func:`jsonl` parses the
     ``stream-json`` / ``--json`` output.
 
+relay-cli
+    :func:`relay_env` adds Relay's variables to an agent's environment, :func:`relay_run`
+    runs ``relay-cli run … --json``; :func:`events_of`, :func:`session_of`, :func:`kinds`
+    and :func:`final_state` read its output.
+
 The fixtures are named ``real_claude`` / ``real_codex``; the functions behind them are
 ``real_claude_fixture`` / ``real_codex_fixture`` so that importing them into a test
 module or ``conftest.py`` (``from tests.integration.helpers import real_claude_fixture
@@ -339,3 +344,47 @@ def only(events: Sequence[Mapping[str, Any]], type_: str, subtype: str | None = 
         pytest.fail(f"expected exactly one {label} event, got {len(found)}"
                     + (f"\n{run.describe()}" if run else ""), pytrace=False)
     return found[0]
+
+
+# --------------------------------------------------------------------------- relay-cli
+
+
+def relay_env(agent_env: Mapping[str, str], relay_home: Path, runtime: str,
+              exe: Path) -> dict[str, str]:
+    """``agent_env`` plus Relay's data folder and the real CLI as ``runtime``'s executable.
+
+    ``PYTHONPATH`` is passed on when set, so that Relay's processes run the code the tests
+    import (a checkout's ``app/`` ahead of an installed copy)."""
+    env = dict(agent_env)
+    env.update({"RELAY_HOME": str(relay_home), f"RELAY_{runtime.upper()}_BIN": str(exe),
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"})
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def relay_run(env: Mapping[str, str], repo: Path, runtime: str, task: str, *extra: str) -> CliRun:
+    """``relay-cli run TASK --repo REPO --provider RUNTIME --json``: the default approvals
+    there are ``deny`` (nobody is asked)."""
+    return run_cli([*RELAY, "run", task, "--repo", str(repo), "--provider", runtime, "--json",
+                    *extra], env=env, cwd=repo, timeout=120)
+
+
+def events_of(run: CliRun | str) -> list[dict[str, Any]]:
+    """The events of ``relay-cli … --json`` output (a run, or its stdout)."""
+    out = run if isinstance(run, str) else run.stdout
+    return [json.loads(line)["event"] for line in out.splitlines() if line.strip()]
+
+
+def session_of(run: CliRun | str) -> str:
+    """The session id of ``relay-cli run --json`` output (a run, or its stdout)."""
+    out = run if isinstance(run, str) else run.stdout
+    return str(json.loads(out.splitlines()[0])["session_id"])
+
+
+def kinds(events: Sequence[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [dict(e) for e in events if e["kind"] == kind]
+
+
+def final_state(events: Sequence[Mapping[str, Any]]) -> str:
+    return str(kinds(events, "state_changed")[-1]["state"])

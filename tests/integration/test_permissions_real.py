@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,14 +25,16 @@ from relay.runtimes.acp_agents import GeminiAcpAdapter
 from relay.runtimes.base import RunRequest
 from tests.fakes import mock_anthropic, mock_gemini, mock_openai
 from tests.integration.helpers import (
-    RELAY,
     CliRun,
     claude_env,
     codex_env,
+    events_of,
+    kinds,
     locate_cli,
     real_claude_fixture,  # noqa: F401  (fixture "real_claude")
     real_codex_fixture,  # noqa: F401  (fixture "real_codex")
-    run_cli,
+    relay_env,
+    relay_run,
 )
 
 pytestmark = pytest.mark.integration
@@ -41,27 +42,6 @@ pytestmark = pytest.mark.integration
 GEMINI_VERSION = "0.61.0"
 #: a command Claude's acceptEdits alone does not let through ("This command requires approval")
 PYTHON_WRITE = "python3 -c \"open('made-by-bash.txt', 'w').write('hi')\""
-
-
-def relay_env(agent_env: dict[str, str], relay_home: Path, runtime: str, exe: Path) -> dict[str, str]:
-    env = dict(agent_env)
-    env.update({"RELAY_HOME": str(relay_home), f"RELAY_{runtime.upper()}_BIN": str(exe),
-                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"})
-    return env
-
-
-def relay_run(env: dict[str, str], repo: Path, runtime: str, task: str, *extra: str) -> CliRun:
-    """``relay-cli run … --json``: the default approvals there are ``deny`` (nobody asked)."""
-    return run_cli([*RELAY, "run", task, "--repo", str(repo), "--provider", runtime, "--json",
-                    *extra], env=env, cwd=repo, timeout=120)
-
-
-def events_of(run: CliRun) -> list[dict[str, Any]]:
-    return [json.loads(line)["event"] for line in run.stdout.splitlines() if line.strip()]
-
-
-def kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["kind"] == kind]
 
 
 def worktree(relay_home: Path, run: CliRun) -> Path:

@@ -5,54 +5,27 @@ limit, and a resume), each in a Relay session stored in a real SQLite file."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.fakes import mock_anthropic, mock_openai
 from tests.integration.helpers import (
     RELAY,
-    CliRun,
     claude_env,
     codex_env,
+    events_of,
+    final_state,
+    kinds,
     real_claude_fixture,  # noqa: F401  (fixture "real_claude")
     real_codex_fixture,  # noqa: F401  (fixture "real_codex")
+    relay_env,
+    relay_run,
     run_cli,
+    session_of,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def relay_env(agent_env: dict[str, str], relay_home: Path, runtime: str, exe: Path) -> dict[str, str]:
-    env = dict(agent_env)
-    env["RELAY_HOME"] = str(relay_home)
-    env[f"RELAY_{runtime.upper()}_BIN"] = str(exe)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    return env
-
-
-def relay_run(env: dict[str, str], repo: Path, runtime: str, task: str, *extra: str) -> CliRun:
-    return run_cli([*RELAY, "run", task, "--repo", str(repo), "--provider", runtime, "--json",
-                    *extra], env=env, cwd=repo, timeout=120)
-
-
-def events_of(run: CliRun) -> list[dict[str, Any]]:
-    return [json.loads(line)["event"] for line in run.stdout.splitlines() if line.strip()]
-
-
-def session_of(run: CliRun) -> str:
-    return str(json.loads(run.stdout.splitlines()[0])["session_id"])
-
-
-def kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["kind"] == kind]
-
-
-def final_state(events: list[dict[str, Any]]) -> str:
-    return str(kinds(events, "state_changed")[-1]["state"])
 
 
 # ------------------------------------------------------------------------- Claude Code
