@@ -103,11 +103,12 @@ async def test_a_terminal_prompt_answers_by_number(relay_home: Path, git_repo: P
 
 
 async def _stop(session: str) -> None:
-    engine = await Engine.open(load_config())
-    try:
-        await engine.cancel_session(session)  # the demo's own process does the stopping
-    finally:
-        await engine.close()
+    from relay.api.client import RelayClient
+
+    client = RelayClient.for_home(load_config().home)  # the demo hosts its data folder
+    assert client is not None
+    async with client:
+        await client.cancel_session(session)  # the demo's own process does the stopping
 
 
 def test_another_process_stops_a_session_that_waits(relay_home: Path) -> None:

@@ -140,4 +140,6 @@ def test_relay_cli_run_prints_one_instructions_line(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("instructions:")]
     assert lines == ["instructions: AGENTS.md (passed on), CLAUDE.md (passed on)"]
-    assert proc.stdout.splitlines()[1] == lines[0]  # right under the session header
+    out = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(out) if line.startswith("Relay session "))
+    assert out[header + 1] == lines[0]  # right under the session header

@@ -9,7 +9,6 @@ whose owning process died is marked interrupted when the next engine opens.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -48,7 +47,6 @@ from relay.pipelines.ledger import unfinished_runs_exist
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
-from relay.sessions.control import Answer, ControlRequest, ControlRequests, RequestKind
 from relay.sessions.coordinator import FaultHook, HandoffCoordinator, no_faults
 from relay.sessions.handoff import HandoffRecord
 from relay.sessions.orphans import stop_orphan_agents
@@ -67,10 +65,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _QUESTION_KINDS = ("needs_input", "input_withdrawn")
-#: how often an engine looks for requests (hand off now) aimed at the sessions it runs
-CONTROL_POLL_S = 0.25
-#: how long ``request_handoff`` waits for the owning process to answer
-ANSWER_TIMEOUT_S = 10.0
 
 
 def _owned_elsewhere(pid: int | None) -> bool:
@@ -92,7 +86,6 @@ class Engine:
         self.coordinator = HandoffCoordinator(config, store, writer, passphrase_provider, fault)
         self.breakers = CircuitBreakers(store, writer)
         self.accounts = AccountBook(store, writer, lambda: Vault.open(config, passphrase_provider))
-        self.requests = ControlRequests(store, writer)
         self.wallet = Wallet(config, store, writer, self.accounts)
         self._detector: Detector | None = None
         self._pipelines: Pipelines | None = None
@@ -108,7 +101,6 @@ class Engine:
         #: the store error that stopped a session's runner (nothing could record its end)
         self._stopped_by: dict[str, StoreError] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._control: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._knowledge: Knowledge | None = None
         self._follower = Follower(store, bus, self.is_running_here)
@@ -161,7 +153,6 @@ class Engine:
             if recover:
                 await engine.audit.catch_up_after_crash(store.sessions, _owned_elsewhere)
             await engine._recover_orphans(recover)
-            engine._control = asyncio.create_task(engine._control_loop(), name="relay-control")
             if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
                 await engine.review.deliver_all()
                 engine._watch = asyncio.create_task(engine._watch_pipelines(),
@@ -192,10 +183,9 @@ class Engine:
             except Exception as exc:  # noqa: BLE001 — raised after every step has run
                 errors.append(exc)
 
-        for loop_task in (self._control, self._watch):
-            if loop_task is not None:
-                loop_task.cancel()
-                await asyncio.gather(loop_task, return_exceptions=True)
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
         if self._pipelines is not None:  # before the sessions: their steps stay leased
             await step(self._pipelines.close)
         for task in list(self._tasks.values()):
@@ -419,23 +409,22 @@ class Engine:
         return await self.wait_session(await self.start_session(spec))
 
     async def cancel_session(self, session_id: str) -> None:
-        """Stop a session, whichever Relay process runs it (another one is asked through a
-        control request, like "hand off now")."""
+        """Stop a session this engine runs (every session of a data folder runs in its host;
+        front ends ask the host over its API)."""
         runner = self._runners.get(session_id)
         if runner is not None:
             await runner.cancel()
             return
         row = await self.store.sessions.get(session_id)
         if not row.finished:
-            await self._ask_owner(row.id, "stop", None, SessionNotFoundError)
+            raise self._not_here(row, SessionNotFoundError)
 
     # -- hand off now ------------------------------------------------------------------
 
     async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str:
         """Pause a running session at a safe point and hand it to ``to_entry`` (or the next entry).
 
-        Works for sessions of this process directly and for those another Relay
-        process runs through a request it answers. Returns what will happen.
+        Returns what will happen.
 
         Raises:
             HandoffRefusedError: the session is not running, or cannot be handed off.
@@ -449,37 +438,30 @@ class Engine:
             raise HandoffRefusedError(f"Session {row.id} has {row.state}; nothing is running to "
                                       "hand off.", "Continue it with `relay-cli run TASK --resume "
                                       f"{row.id} --provider P`.")
-        return await self._ask_owner(row.id, "handoff", to_entry, HandoffRefusedError)
+        raise self._not_here(row, HandoffRefusedError)
 
-    async def _ask_owner(self, session_id: str, kind: RequestKind, arg: str | None,
-                         refused: type[RelayError]) -> str:
-        """Post a request to the Relay process that runs ``session_id``; its answer."""
-        request_id = await self.requests.post(session_id, kind, arg)
-        answer = await self.requests.wait_answer(request_id, ANSWER_TIMEOUT_S)
-        if answer is None:
-            await self.requests.withdraw(request_id)
-            raise refused(f"The Relay process running session {session_id} did not "
-                          f"answer within {ANSWER_TIMEOUT_S:g} s.",
-                          "Is it still running? `relay-cli recover` takes over "
-                          "sessions of a Relay that stopped.")
-        if not answer.ok:
-            raise refused(answer.message, answer.hint)
-        return answer.message
+    def _not_here(self, row: SessionRow, error: type[RelayError]) -> RelayError:
+        """A session stored as unfinished that no runner of this engine runs. Sessions run
+        in their data folder's host, and front ends act on them through its API; one that no
+        host runs was left by a Relay that stopped, and the next host takes it up."""
+        return error(f"Session {row.id} is {row.state}, but this Relay does not run it.",
+                     "Sessions run in the data folder's host (`relay-cli status` says which); "
+                     "one a stopped Relay left is taken up when a host opens "
+                     "(`relay-cli recover`).")
 
     # -- needs input -------------------------------------------------------------------
 
     async def answer_input(self, session_id: str, request_id: str, option_id: str | None = None,
                            text: str | None = None) -> str:
-        """Answer a question a session's agent asks (an option id, or free text), whichever
-        Relay process runs it; returns what was done."""
+        """Answer a question a session's agent asks (an option id, or free text); returns
+        what was done."""
         row = await self.store.sessions.get(session_id)
         runner = self._runners.get(row.id)
         if runner is not None:
             return await runner.gate.answer(request_id, option_id, text)
         if row.finished:
             raise RelayError(f"Session {row.id} has {row.state}; its questions are closed.")
-        arg = json.dumps({"request_id": request_id, "option_id": option_id, "text": text})
-        return await self._ask_owner(row.id, "answer", arg, RelayError)
+        raise self._not_here(row, RelayError)
 
     async def open_questions(self, session_id: str) -> list[NeedsInput]:
         """The session's questions nobody has answered or withdrawn yet, oldest first."""
@@ -497,34 +479,6 @@ class Engine:
             elif isinstance(event, InputWithdrawn):
                 asked.pop(event.request_id, None)
         return list(asked.values())
-
-    async def _control_loop(self) -> None:
-        """Answer requests other processes post for the sessions this one runs."""
-        while True:
-            await asyncio.sleep(CONTROL_POLL_S)
-            if not self._runners:
-                continue
-            try:
-                for request in await self.requests.pending(list(self._runners)):
-                    await self.requests.answer(request, await self._carry_out(request))
-            except StoreError as exc:
-                log.error("cannot read requests: %s", exc)  # noqa: TRY400 — the store says why
-
-    async def _carry_out(self, request: ControlRequest) -> Answer:
-        runner = self._runners.get(request.session_id)
-        if runner is None:
-            return Answer(False, f"Session {request.session_id} is no longer running.")
-        try:
-            if request.kind == "stop":
-                await runner.cancel()
-                return Answer(True, f"Stopping session {request.session_id}.")
-            if request.kind == "answer":
-                arg = json.loads(request.arg or "{}")
-                return Answer(True, await runner.gate.answer(
-                    str(arg.get("request_id")), arg.get("option_id"), arg.get("text")))
-            return Answer(True, runner.request_handoff(request.arg))
-        except RelayError as exc:
-            return Answer(False, exc.message, exc.hint)
 
     @property
     def detector(self) -> Detector:

@@ -12,7 +12,8 @@ the run's :class:`InputGate`, which knows none of the runtimes' vocabularies:
 
 While a question waits for the user the session's state is ``needs_input`` (the window,
 the tray and the CLI show it with its options); the answer — from this process
-(:meth:`InputGate.answer`) or another one through a control request — reaches the
+(:meth:`InputGate.answer`, in the host that runs the session; front ends ask it over its
+API) — reaches the
 adapter, an :class:`~relay.core.events.InputWithdrawn` ("answered: Allow once") clears
 the question everywhere, and the state returns to ``running``. A question the runtime
 withdraws itself, or one still open when the run ends, is withdrawn the same way.

@@ -28,10 +28,13 @@ from relay.core.store.sql import damaged_row, from_ms, now_ms
 
 __all__ = ["Store", "from_ms", "now_ms"]
 
-#: the tables the migrations create: a database at the latest schema lacking one is damaged
+#: the tables the migrations create and keep: a database at the latest schema lacking one
+#: is damaged
 REQUIRED_TABLES = frozenset(
     {"schema_version"} | {m for script in MIGRATIONS.values()
-                          for m in re.findall(r"CREATE TABLE (\w+)", script)})
+                          for m in re.findall(r"CREATE TABLE (\w+)", script)}
+) - {m for script in MIGRATIONS.values() for m in re.findall(r"DROP TABLE (?:IF EXISTS )?(\w+)",
+                                                             script)}
 
 
 def _wal_is_empty(path: Path) -> bool:

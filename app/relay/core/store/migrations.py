@@ -227,6 +227,12 @@ MIGRATIONS: dict[int, str] = {
         reset_note TEXT
     );
     """,
+    # one host runs every session of a data folder and its clients ask it over the API:
+    # the table through which processes asked each other to stop, hand off or answer goes
+    10: """
+    DROP INDEX IF EXISTS requests_open;
+    DROP TABLE IF EXISTS requests;
+    """,
 }
 
 LATEST = max(MIGRATIONS)
