@@ -190,3 +190,24 @@ async def test_a_client_unlocks_the_hosts_vault_and_the_passphrase_is_nowhere(
     assert secret not in out + err + logs
     assert (relay_home / "vault.bin").exists()
     assert secret.encode() not in (relay_home / "vault.bin").read_bytes()
+
+
+async def test_show_follow_into_a_closed_pipe_exits_quietly(
+        host_proc: subprocess.Popen[str], relay_home: Path, git_repo: Path) -> None:
+    """``relay-cli show ID --follow | head -1``: the reader leaves, the follower exits 1
+    without a crash report (rich's SystemExit used to stop the loop mid-follow)."""
+    detached = _cli(relay_home, "run", "hello", "--repo", str(git_repo), "--provider", "demo",
+                    "--detach")
+    assert detached.returncode == 0, detached.stderr
+    sid = detached.stdout.strip()
+    assert await _final(relay_home, sid) == "completed"
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left before the first line
+    try:
+        follower = subprocess.run([*CLI, "show", sid, "--follow"], stdout=write_end,
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                  env=_env(relay_home), timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert follower.returncode == 1, follower.stderr
+    assert follower.stderr == ""
