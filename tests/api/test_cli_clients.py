@@ -92,10 +92,11 @@ async def test_ctrl_c_in_run_detaches_and_the_session_completes_in_the_host(
     client.send_signal(signal.SIGINT)
     out, err = client.communicate(timeout=60)
     assert client.returncode == 130, err
-    flat = " ".join(err.split())
-    assert f"detached: session {sid} goes on in the host" in flat
-    assert f"show {sid} --follow" in flat
-    assert f"stop {sid}" in flat
+    lines = err.splitlines()
+    assert f"detached: session {sid} goes on in the host" in lines
+    assert f"  → follow: relay-cli show {sid} --follow" in lines  # whole, a line each
+    assert f"  → stop:   relay-cli stop {sid}" in lines
+    assert max(map(len, lines)) <= 80  # a terminal of 80 columns breaks no command
     assert "Traceback" not in out + err
     assert await _final(relay_home, sid) == "completed"
 
