@@ -38,6 +38,18 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False, stdin=subprocess.DEVNULL)
 
 
+def _into_closed_pipe(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """relay-cli ARGS whose stdout is a pipe nobody reads any more."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left before the first line
+    try:
+        return subprocess.run([*CLI, *args], stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, env=_env(home), timeout=120,
+                              check=False)
+    finally:
+        os.close(write_end)
+
+
 def _start(home: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, env=_env(home))
@@ -202,13 +214,6 @@ async def test_show_follow_into_a_closed_pipe_exits_quietly(
     assert detached.returncode == 0, detached.stderr
     sid = detached.stdout.strip()
     assert await _final(relay_home, sid) == "completed"
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader has left before the first line
-    try:
-        follower = subprocess.run([*CLI, "show", sid, "--follow"], stdout=write_end,
-                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                  env=_env(relay_home), timeout=120, check=False)
-    finally:
-        os.close(write_end)
+    follower = _into_closed_pipe(relay_home, "show", sid, "--follow")
     assert follower.returncode == 1, follower.stderr
     assert follower.stderr == ""
