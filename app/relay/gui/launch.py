@@ -237,8 +237,9 @@ async def host_headless(host: Host, quit_requested: asyncio.Event) -> None:
     host.ctx.kind = "serve"  # `relay-cli status`: a headless host now, not the window
     await asyncio.to_thread(write_host, host.home, host.url, __version__, "serve")
     running = len(host.engine.running_sessions())
-    log.warning("relay: the window is closed; hosting %s until its %d running session%s "
-                "end", host.home, running, "s" if running != 1 else "")
+    log.warning("the window is closed; hosting %s until %s", host.home,
+                "its running session ends" if running == 1
+                else f"its {running} running sessions end")
     idle = asyncio.ensure_future(until_idle(host.engine))
     stop = asyncio.ensure_future(quit_requested.wait())
     try:
