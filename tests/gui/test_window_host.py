@@ -50,7 +50,7 @@ def test_the_window_hosts_and_runs_a_session_an_api_client_starts(
     info = read_host(relay_home)
     assert info is not None
     assert info.kind == "window"
-    assert info.url in shell.window.home_label.text()
+    assert shell.window.home_label.text() == f"Hosting {relay_home} at {info.url}"
     client = RelayClient.for_home(relay_home)
     assert client is not None
     try:

@@ -207,7 +207,7 @@ async def _run_window(args: argparse.Namespace, config: Config, attached: Attach
     host = attached.host
     if host is not None:
         shell = RelayShell(host.engine, prompter=prompter, crashes=crashes)
-        shell.window.set_home(f"Data folder: {config.home} · serving {host.url}")
+        shell.window.set_home(f"Hosting {config.home} at {host.url}")  # relay-cli's way in
     else:
         prompter.close()  # the host has the vault
         shell = RelayShell(ClientSource(attached.client), crashes=crashes, config=config)
