@@ -172,6 +172,16 @@ def test_ctrl_d_and_ctrl_c_at_the_agents_question_end_cleanly(
     assert state in sessions.stdout  # stopped or put away with the host, not left running
 
 
+def test_ctrl_c_in_serve_on_a_terminal_says_closing_on_its_own_line(
+        relay_home: Path) -> None:
+    term = Terminal(["serve", "--port", "0"], no_secrets_env())
+    term.expect("stop: Ctrl-C or SIGTERM")
+    term.send(b"\x03")
+    assert term.finish() == 0, term.text
+    assert "relay serve: closing" in term.text.splitlines()  # not "^Crelay serve: closing"
+    assert "Traceback" not in term.text
+
+
 def test_ctrl_d_at_the_api_key_prompt_ends_cleanly(relay_home: Path) -> None:
     term = Terminal(["accounts", "add", "claude", "api", "--auth", "api_key"],
                     no_secrets_env(RELAY_VAULT_PASSPHRASE="test passphrase"))

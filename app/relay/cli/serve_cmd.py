@@ -78,7 +78,9 @@ async def serve(config: Config, args: argparse.Namespace, console: Console) -> i
             if host.engine.recovered:
                 console.print(f"carried on: {', '.join(host.engine.recovered)}", markup=False)
             await stop.wait()
-            console.print("relay serve: closing", markup=False)
+            # on its own line, not after the ^C the terminal echoed
+            console.print(("\n" if sys.stdout.isatty() else "") + "relay serve: closing",
+                          markup=False)
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)
