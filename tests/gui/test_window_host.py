@@ -132,9 +132,10 @@ def test_quit_asks_and_cancel_changes_nothing_then_keep_hosts_on_headless(
     assert not task.done()
     assert not [w for w in qapp.topLevelWidgets() if w.isVisible()]
     assert not shell.tray.isVisible()
-    info = read_host(relay_home)
-    assert info is not None
-    assert info.kind == "serve"  # relay-cli status: a headless host
+    # relay-cli status: a headless host (host.json is written on a thread: wait for it)
+    qtbot.waitUntil(lambda: getattr(read_host(relay_home), "kind", None) == "serve",
+                    timeout=5000)
+    # said before host.json says "serve"
     assert f"the window is closed; hosting {relay_home} until its running session ends" \
         in caplog.messages
     client = RelayClient.for_home(relay_home)
