@@ -38,6 +38,18 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False, stdin=subprocess.DEVNULL)
 
 
+def _into_closed_pipe(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """relay-cli ARGS whose stdout is a pipe nobody reads any more."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has left before the first line
+    try:
+        return subprocess.run([*CLI, *args], stdout=write_end, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, env=_env(home), timeout=120,
+                              check=False)
+    finally:
+        os.close(write_end)
+
+
 def _start(home: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, env=_env(home))
@@ -92,10 +104,11 @@ async def test_ctrl_c_in_run_detaches_and_the_session_completes_in_the_host(
     client.send_signal(signal.SIGINT)
     out, err = client.communicate(timeout=60)
     assert client.returncode == 130, err
-    flat = " ".join(err.split())
-    assert f"detached: session {sid} goes on in the host" in flat
-    assert f"show {sid} --follow" in flat
-    assert f"stop {sid}" in flat
+    lines = err.splitlines()
+    assert f"detached: session {sid} goes on in the host" in lines
+    assert f"  → follow: relay-cli show {sid} --follow" in lines  # whole, a line each
+    assert f"  → stop:   relay-cli stop {sid}" in lines
+    assert max(map(len, lines)) <= 80  # a terminal of 80 columns breaks no command
     assert "Traceback" not in out + err
     assert await _final(relay_home, sid) == "completed"
 
@@ -190,3 +203,17 @@ async def test_a_client_unlocks_the_hosts_vault_and_the_passphrase_is_nowhere(
     assert secret not in out + err + logs
     assert (relay_home / "vault.bin").exists()
     assert secret.encode() not in (relay_home / "vault.bin").read_bytes()
+
+
+async def test_show_follow_into_a_closed_pipe_exits_quietly(
+        host_proc: subprocess.Popen[str], relay_home: Path, git_repo: Path) -> None:
+    """``relay-cli show ID --follow | head -1``: the reader leaves, the follower exits 1
+    without a crash report (rich's SystemExit used to stop the loop mid-follow)."""
+    detached = _cli(relay_home, "run", "hello", "--repo", str(git_repo), "--provider", "demo",
+                    "--detach")
+    assert detached.returncode == 0, detached.stderr
+    sid = detached.stdout.strip()
+    assert await _final(relay_home, sid) == "completed"
+    follower = _into_closed_pipe(relay_home, "show", sid, "--follow")
+    assert follower.returncode == 1, follower.stderr
+    assert follower.stderr == ""

@@ -131,6 +131,9 @@ def test_status_says_whether_a_host_runs(relay_home: Path) -> None:
         assert info is not None
         assert info.url in some.stdout
         assert f"pid {proc.pid}" in some.stdout
+        assert f"{info.url} · headless · pid {proc.pid}" in some.stdout
+        assert "running: nothing · 0 event streams open" in some.stdout
+        assert max(map(len, some.stdout.splitlines())) <= 80
         second = subprocess.run([*CLI, "serve", "--port", "0"], capture_output=True, text=True,
                                 env=env, timeout=60)
         assert second.returncode == 2, second.stderr

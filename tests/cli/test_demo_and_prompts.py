@@ -160,13 +160,26 @@ def test_ctrl_d_and_ctrl_c_at_the_agents_question_end_cleanly(
     assert term.finish(within=30) == code, term.text  # promptly: no thread left reading
     assert flat(term.text).endswith(said)
     if code == 130:
-        assert "ends (interrupted) as it exits" in flat(term.text)
-        assert "run --resume" in flat(term.text)
+        lines = term.text.splitlines()
+        (said_line,) = [line for line in lines if line.startswith("interrupted: session ")]
+        assert said_line.endswith(" ends with this process, which hosted it")
+        sid = said_line.split()[2]
+        assert f"  → resume: relay-cli run --resume {sid} TASK" in lines  # whole, on 80 columns
     assert "Traceback" not in term.text
     sessions = subprocess.run([*CLI, "sessions"], capture_output=True, text=True,
                               env=no_secrets_env(), stdin=subprocess.DEVNULL, timeout=60,
                               check=False)
     assert state in sessions.stdout  # stopped or put away with the host, not left running
+
+
+def test_ctrl_c_in_serve_on_a_terminal_says_closing_on_its_own_line(
+        relay_home: Path) -> None:
+    term = Terminal(["serve", "--port", "0"], no_secrets_env())
+    term.expect("stop: Ctrl-C or SIGTERM")
+    term.send(b"\x03")
+    assert term.finish() == 0, term.text
+    assert "relay serve: closing" in term.text.splitlines()  # not "^Crelay serve: closing"
+    assert "Traceback" not in term.text
 
 
 def test_ctrl_d_at_the_api_key_prompt_ends_cleanly(relay_home: Path) -> None:

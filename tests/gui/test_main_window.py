@@ -58,3 +58,17 @@ def test_closing_the_window_with_no_tray_quits(shell: RelayShell, qtbot: QtBot) 
     shell.window.show()
     with qtbot.waitSignal(shell.quitRequested, timeout=1000):
         shell.window.close()
+
+
+def test_the_window_fits_a_1024_by_700_screen(shell: RelayShell, qtbot: QtBot) -> None:
+    """The docks that need room (the designer, History) scroll instead of widening the
+    window past a small screen, and a screen smaller than the window's size opens it
+    maximized: its frame fits and the status bar, which says who hosts, is in sight."""
+    window = shell.window
+    window.show()
+    qtbot.waitExposed(window)
+    least = window.minimumSizeHint()
+    assert least.width() <= 1024
+    assert least.height() <= 700 - 40  # room for a title bar
+    room = window.screen().availableGeometry()
+    assert (room.width() < 1360 or room.height() < 860) == window.isMaximized()

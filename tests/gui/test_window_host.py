@@ -15,7 +15,7 @@ from relay.core.config import load_config
 from relay.core.hostfile import read_host, read_token
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
-from relay.gui.closing import HIDDEN_TITLE
+from relay.gui.closing import HIDDEN_TITLE, quit_question
 from relay.gui.shell import RelayShell
 from relay.gui.tray import RelayTray
 from tests.gui.conftest import Runner, Started
@@ -50,7 +50,7 @@ def test_the_window_hosts_and_runs_a_session_an_api_client_starts(
     info = read_host(relay_home)
     assert info is not None
     assert info.kind == "window"
-    assert info.url in shell.window.home_label.text()
+    assert shell.window.home_label.text() == f"Hosting {relay_home} at {info.url}"
     client = RelayClient.for_home(relay_home)
     assert client is not None
     try:
@@ -110,7 +110,8 @@ def test_without_a_tray_closing_is_quit_and_asks(shell: RelayShell, engine: Engi
 
 def test_quit_asks_and_cancel_changes_nothing_then_keep_hosts_on_headless(
         window: Started, qapp: QApplication, relay_home: Path, git_repo: Path, arun: Runner,
-        qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+        qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("RELAY_DEMO_STEP_DELAY", "0.15")
     task, shell = window()
     shell.start_session(SessionSpec(repo=git_repo, task="kept", runtime="demo"))
@@ -131,9 +132,12 @@ def test_quit_asks_and_cancel_changes_nothing_then_keep_hosts_on_headless(
     assert not task.done()
     assert not [w for w in qapp.topLevelWidgets() if w.isVisible()]
     assert not shell.tray.isVisible()
-    info = read_host(relay_home)
-    assert info is not None
-    assert info.kind == "serve"  # relay-cli status: a headless host
+    # relay-cli status: a headless host (host.json is written on a thread: wait for it)
+    qtbot.waitUntil(lambda: getattr(read_host(relay_home), "kind", None) == "serve",
+                    timeout=5000)
+    # said before host.json says "serve"
+    assert f"the window is closed; hosting {relay_home} until its running session ends" \
+        in caplog.messages
     client = RelayClient.for_home(relay_home)
     assert client is not None
     try:
@@ -148,6 +152,27 @@ def test_quit_asks_and_cancel_changes_nothing_then_keep_hosts_on_headless(
         assert arun(engine.get_session(sid)).state == "completed"
     finally:
         arun(engine.close())
+
+
+@pytest.mark.parametrize(("running", "text", "told"), [
+    (1, "1 session is still running.",
+     "Keep it running: Relay closes its window and goes on in the background until it ends "
+     "(a window opened meanwhile shows it). Stop it: it ends interrupted; you can resume it "
+     "later."),
+    (3, "3 sessions are still running.",
+     "Keep them running: Relay closes its window and goes on in the background until they "
+     "end (a window opened meanwhile shows them). Stop them: they end interrupted; you can "
+     "resume them later.")])
+def test_the_quit_question_reads_right_for_one_session_and_for_several(
+        qapp: QApplication, running: int, text: str, told: str) -> None:
+    box = quit_question(running)
+    try:
+        assert box.text() == text
+        assert box.informativeText() == told
+        assert {b.text() for b in box.buttons()} == {
+            "Keep running", "Stop session" + ("s" if running > 1 else ""), "Cancel"}
+    finally:
+        box.deleteLater()
 
 
 def test_quit_and_stop_ends_the_session_interrupted(

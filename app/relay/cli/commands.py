@@ -418,16 +418,17 @@ async def run_on_host(config: Config, submit: Submit, console: Console, as_json:
 
 
 def _left(session_id: str, *, hosting: bool) -> None:
-    """What Ctrl-C did to the session, on stderr (one line and a hint)."""
+    """What Ctrl-C did to the session, on stderr: one line, then a hint a line each (every
+    line fits 80 columns, so a terminal never breaks a command in two)."""
     if hosting:
-        print(f"\ninterrupted: this process hosted session {session_id}, so it ends "
-              f"(interrupted) as it exits\n  → resume: {cli(f'run --resume {session_id} TASK')}"
-              f" · to keep sessions running, start `{cli('serve')}` (or the window) first",
-              file=sys.stderr, flush=True)
+        lines = [f"interrupted: session {session_id} ends with this process, which hosted it",
+                 f"  → resume: {cli(f'run --resume {session_id} TASK')}",
+                 f"  → to keep sessions running, start `{cli('serve')}` (or the window) first"]
     else:
-        print(f"\ndetached: session {session_id} goes on in the host\n  → follow: "
-              f"{cli(f'show {session_id} --follow')} · stop: {cli(f'stop {session_id}')}",
-              file=sys.stderr, flush=True)
+        lines = [f"detached: session {session_id} goes on in the host",
+                 f"  → follow: {cli(f'show {session_id} --follow')}",
+                 f"  → stop:   {cli(f'stop {session_id}')}"]
+    print("\n" + "\n".join(lines), file=sys.stderr, flush=True)
 
 
 async def _submit(client: RelayClient, submit: Submit) -> tuple[str, int]:

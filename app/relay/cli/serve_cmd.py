@@ -66,10 +66,9 @@ async def serve(config: Config, args: argparse.Namespace, console: Console) -> i
         async with host_here(config, kind="serve", listen=listen) as host:
             if host is None:
                 info = read_host(config.home)
-                what = "the window" if info and info.kind == "window" else "a headless host"
+                where = f" at {info.url} ({host_kind(info.kind)}, pid {info.pid})" if info else ""
                 raise HostRunningError(
-                    f"Relay already hosts {config.home}"
-                    f"{f' at {info.url} ({what}, pid {info.pid})' if info else ''}.",
+                    f"Relay already hosts {config.home}{where}.",
                     "`relay-cli status` says what it runs; stop it (SIGTERM) before starting "
                     "another.")
             console.print(f"[bold]Relay[/] hosting {escape(str(config.home))} on "
@@ -79,11 +78,21 @@ async def serve(config: Config, args: argparse.Namespace, console: Console) -> i
             if host.engine.recovered:
                 console.print(f"carried on: {', '.join(host.engine.recovered)}", markup=False)
             await stop.wait()
-            console.print("relay serve: closing", markup=False)
+            # on its own line, not after the ^C the terminal echoed
+            console.print(("\n" if sys.stdout.isatty() else "") + "relay serve: closing",
+                          markup=False)
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)
     return 0
+
+
+#: how ``status`` and ``serve`` name a host, by host.json's ``kind``
+HOST_KINDS = {"window": "the window", "serve": "headless", "run": "a relay-cli run"}
+
+
+def host_kind(kind: str) -> str:
+    return HOST_KINDS.get(kind, kind)
 
 
 def _pid() -> int:
@@ -114,12 +123,13 @@ async def status(config: Config, args: argparse.Namespace, console: Console) -> 
         print(json_text({"host": info.model_dump(mode="json")}))
         return 0
     since = datetime.fromtimestamp(info.started_at).astimezone().strftime("%m-%d %H:%M")
-    console.print(f"[bold]Relay host[/] {escape(info.url)} · "
-                  f"{'the window' if info.kind == 'window' else 'headless'} · pid {info.pid} · "
-                  f"since {since}")
+    console.print(f"[bold]Relay host[/] {escape(info.url)} · {escape(host_kind(info.kind))} · "
+                  f"pid {info.pid} · since {since}")
     console.print(f"data folder: {escape(info.home)}")
     running = ", ".join(info.running) if info.running else "nothing"
-    console.print(f"running: {escape(running)} · {info.subscribers} live stream(s)")
+    streams = info.subscribers
+    console.print(f"running: {escape(running)} · {streams} event "
+                  f"stream{'' if streams == 1 else 's'} open")
     return 0
 
 

@@ -32,6 +32,14 @@ class SafeConsole(Console):
             for segment in buffer
         )
 
+    def on_broken_pipe(self) -> None:
+        """The reader left (``relay-cli show ID --follow | head``): raise BrokenPipeError,
+        which relay-cli's main answers quietly (exit 1) as it does for a plain ``print``.
+        Rich's own SystemExit would stop the event loop in the middle of a task, and closing
+        the stream the command was following then crashed."""
+        if not self.quiet:
+            raise BrokenPipeError
+
 
 def console(*, stderr: bool = False, **options: Any) -> SafeConsole:
     """A console on stdout (``stderr``: on stderr) without rich's guessing highlighter."""

@@ -32,13 +32,16 @@ def quit_question(running: int, parent: QWidget | None = None) -> QMessageBox:
     """The box Quit shows while ``running`` sessions run; its buttons carry a
     :class:`QuitChoice` in their ``choice`` property."""
     plural = "s" if running != 1 else ""
+    # one session is "it", more are "they"
+    it, ends, them = ("it", "ends", "it") if running == 1 else ("they", "end", "them")
     box = QMessageBox(QMessageBox.Icon.Question, "Quit Relay",
-                      f"{running} session{plural} still running.", parent=parent)
+                      f"{running} session{plural} {'is' if running == 1 else 'are'} still "
+                      "running.", parent=parent)
     box.setObjectName("quitQuestion")
     box.setInformativeText(
-        "Keep them running: Relay closes its window and goes on in the background until "
-        "they end (a window opened meanwhile shows them). Stop them: they end interrupted; "
-        "you can resume them later.")
+        f"Keep {them} running: Relay closes its window and goes on in the background until "
+        f"{it} {ends} (a window opened meanwhile shows {them}). Stop {them}: {it} {ends} "
+        f"interrupted; you can resume {them} later.")
     buttons = []
     for text, choice, role in (
             ("Keep running", QuitChoice.KEEP, QMessageBox.ButtonRole.AcceptRole),

@@ -207,7 +207,7 @@ async def _run_window(args: argparse.Namespace, config: Config, attached: Attach
     host = attached.host
     if host is not None:
         shell = RelayShell(host.engine, prompter=prompter, crashes=crashes)
-        shell.window.set_home(f"Data folder: {config.home} · serving {host.url}")
+        shell.window.set_home(f"Hosting {config.home} at {host.url}")  # relay-cli's way in
     else:
         prompter.close()  # the host has the vault
         shell = RelayShell(ClientSource(attached.client), crashes=crashes, config=config)
@@ -234,11 +234,12 @@ async def _run_window(args: argparse.Namespace, config: Config, attached: Attach
 async def host_headless(host: Host, quit_requested: asyncio.Event) -> None:
     """Quit said "keep them running": with no window and no tray, host on until the
     sessions end (a window opened meanwhile attaches) or a signal asks to stop."""
+    running = len(host.engine.running_sessions())
+    log.warning("the window is closed; hosting %s until %s", host.home,
+                "its running session ends" if running == 1
+                else f"its {running} running sessions end")
     host.ctx.kind = "serve"  # `relay-cli status`: a headless host now, not the window
     await asyncio.to_thread(write_host, host.home, host.url, __version__, "serve")
-    running = len(host.engine.running_sessions())
-    log.warning("relay: the window is closed; hosting %s until its %d running session%s "
-                "end", host.home, running, "s" if running != 1 else "")
     idle = asyncio.ensure_future(until_idle(host.engine))
     stop = asyncio.ensure_future(quit_requested.wait())
     try:

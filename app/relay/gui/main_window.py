@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QMainWindow, QScrollArea, QWidget
 
 from relay.gui import theme
 from relay.gui.messages import Messages, StatusBarPresenter
@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
         for dock in beside_stream:  # tabbed behind the stream, which stays raised
+            _scroll_when_narrow(dock)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             self.tabifyDockWidget(stream, dock)
         stream.raise_()
@@ -76,9 +77,13 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.home_label)
 
     def _fit_to_screen(self, width: int, height: int) -> None:
+        """``width`` × ``height``; on a smaller screen the window opens maximized, so its
+        frame fits too and the status bar (where the host is) is on screen."""
         screen = self.screen()
         if screen is not None:
             room = screen.availableGeometry()
+            if room.width() < width or room.height() < height:
+                self.setWindowState(self.windowState() | Qt.WindowState.WindowMaximized)
             width, height = min(width, room.width()), min(height, room.height())
         self.resize(width, height)
 
@@ -134,3 +139,15 @@ class MainWindow(QMainWindow):
         """The shell decides: hide to the tray, or quit (where there is no tray)."""
         event.ignore()
         self.closeRequested.emit()
+
+
+def _scroll_when_narrow(dock: QDockWidget) -> None:
+    """``dock``'s content in a scroll area: a dock that needs more room than a small screen
+    has (the designer's toolbar, the History dock's diff) scrolls there instead of making the
+    window wider than the screen, its status bar out of sight."""
+    area = QScrollArea()
+    area.setObjectName(f"{dock.objectName()}Scroll")
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidgetResizable(True)
+    area.setWidget(dock.widget())
+    dock.setWidget(area)
