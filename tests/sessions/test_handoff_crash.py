@@ -102,6 +102,7 @@ def test_a_receiver_already_working_is_not_started_twice(env: dict[str, str]) ->
 
 def test_one_shot_commands_leave_an_unfinished_handoff_for_recover(env: dict[str, str]) -> None:
     crashed = relay("demo", "--limit-after", "1", "--json", env=env, killed_after="snapshotted")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     session_id = only_session(env)
     assert relay("sessions", env=env).returncode == 0
     shown = lines(relay("show", session_id, "--json", env=env))
