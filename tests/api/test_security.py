@@ -63,9 +63,12 @@ async def test_sessions_need_the_right_token(served: Served, http: httpx.AsyncCl
     assert none.status_code == 401
     assert error_code(none) == "unauthorized"
     assert none.json()["error"]["hint"]
+    assert "needs its token" in none.json()["error"]["message"]
     wrong = await http.get("/api/v1/sessions", headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
     assert error_code(wrong) == "unauthorized"
+    assert "refused the token" in wrong.json()["error"]["message"]  # not "send a token"
+    assert "relay-cli token" in wrong.json()["error"]["hint"]
     not_bearer = await http.get("/api/v1/sessions",
                                 headers={"Authorization": f"Basic {served.token}"})
     assert not_bearer.status_code == 401

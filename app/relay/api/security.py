@@ -97,7 +97,13 @@ class Gate:
                     "Send less: a session's task is at most 1 MB.")
         if scope.get("path", "") in OPEN_PATHS:
             return None
-        if not hmac.compare_digest(self._presented(scope, headers).encode(), self.token.encode()):
+        presented = self._presented(scope, headers)
+        if not hmac.compare_digest(presented.encode(), self.token.encode()):
+            if presented:  # a token, but not this host's (rotated, or another data folder's)
+                return (401, "unauthorized", "This Relay host refused the token: it is not "
+                        "the host's (rotated, or another data folder's).",
+                        "Use the host's current token: `relay-cli token` on the host prints "
+                        "it (--token, RELAY_TOKEN).")
             return (401, "unauthorized", "Relay's API needs its token.",
                     "Send `Authorization: Bearer <token>`; the token is in the data folder's "
                     "api-token file (`relay-cli token` prints it).")
