@@ -27,66 +27,21 @@ from relay.cli.prompt import Passphrase
 from relay.cli.questions import Questions
 from relay.cli.render import StreamPrinter, session_footer
 from relay.cli.sessions_cmd import print_sessions
-from relay.core.bus import Subscription
 from relay.core.config import Config
 from relay.core.demo_repo import make_demo_repo
 from relay.core.events import NeedsInput
 from relay.core.models import SessionRow, SessionSpec, entry_runtime
 from relay.core.states import FINAL_STATES
 from relay.core.termsafe import json_text
-from relay.engine.engine import Engine
 from relay.sessions.vault_need import recover_needs
 
 if TYPE_CHECKING:
     from relay.api.client import RelayClient
     from relay.api.vault import VaultLockedError
+    from relay.engine.engine import Engine
 
-Starter = Callable[[Engine], Awaitable[str]]
 #: why the session about to start will need the vault (None: it will not)
-Needs = Callable[[Engine], Awaitable[str | None]]
-
-
-async def run_session(config: Config, start: Starter, console: Console, as_json: bool,
-                      needs: Needs | None = None) -> SessionRow:
-    """Start (or continue) a session and render its live stream until it ends.
-
-    A vault passphrase the session will need (``needs``) is asked for before it starts,
-    never in the middle of the stream (:mod:`relay.cli.prompt`). Ctrl-C stops the agent
-    and records the session as cancelled before exiting; Ctrl-D at the agent's question
-    stops it too, and the command ends with :class:`~relay.cli.NoAnswerError`.
-    """
-    passphrase = Passphrase()
-    engine = await Engine.open(config, passphrase_provider=passphrase)
-    try:
-        if needs is not None and await asyncio.to_thread(passphrase.needed, config):
-            why = await needs(engine)
-            if why:
-                passphrase.unlock(config, why)  # before anything runs; Ctrl-C / Ctrl-D are clean
-        printer = StreamPrinter(console, as_json)
-        sub = engine.bus.subscribe()
-        session_id = await start(engine)
-        if not as_json:
-            row = await engine.get_session(session_id)
-            console.print(f"[bold]Relay[/] session {session_id} · {row.runtime}"
-                          f" · permissions {row.permission.value}")
-            await _print_instructions(console, row)
-        questions = Questions(engine, console, as_json)
-        try:
-            await _follow_until_done(engine, sub, session_id, printer, questions.asked)
-        except asyncio.CancelledError:
-            await asyncio.shield(_cancel(engine, session_id))
-            raise
-        finally:
-            sub.close()
-            await questions.aclose()
-        row = await engine.wait_session(session_id)
-        if not as_json:
-            session_footer(console, row)
-        if questions.no_answer is not None:
-            raise questions.no_answer
-        return row
-    finally:
-        await engine.close()
+Needs = Callable[["Engine"], Awaitable[str | None]]
 
 
 def stored_needs(session_id: str, *, resumed: bool) -> Needs:
@@ -118,6 +73,7 @@ async def recover(config: Config, console: Console, as_json: bool) -> int:
         why = await recover_needs(config.db_path)
         if why:
             passphrase.unlock(config, why)
+    from relay.engine.engine import Engine  # imported when one is opened
     engine = await Engine.open(config, passphrase_provider=passphrase, recover=True)
     try:
         sub = engine.bus.subscribe()  # may miss the first records: `show` replays them
@@ -169,56 +125,6 @@ async def _recover_runs(engine: Engine, console: Console, as_json: bool) -> int:
     return 0 if ok else 1
 
 
-async def _cancel(engine: Engine, session_id: str) -> None:
-    await engine.cancel_session(session_id)
-    await engine.wait_session(session_id)
-
-
-def new_session(spec: SessionSpec) -> Starter:
-    async def start(engine: Engine) -> str:
-        return await engine.start_session(spec)
-    return start
-
-
-def continued_session(session_id: str, prompt: str) -> Starter:
-    async def start(engine: Engine) -> str:
-        return await engine.continue_session(session_id, prompt)
-    return start
-
-
-async def _follow_until_done(engine: Engine, sub: Subscription, session_id: str,
-                             printer: StreamPrinter,
-                             asked: Callable[[str, NeedsInput], None] | None) -> None:
-    """:func:`follow` until the session ends — or until its runner stops without an end
-    being stored (a full disk failed the writer): the stream never ends then, and waiting on
-    it would never exit. What the runner published before it stopped is printed first."""
-    following = asyncio.ensure_future(follow(sub, session_id, printer, asked))
-    stopped = asyncio.ensure_future(engine.runner_stopped(session_id))
-    try:
-        await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if not following.done():  # its last records are queued already: let it print them
-            await asyncio.wait({following}, timeout=1.0)
-    finally:
-        for task in (following, stopped):
-            task.cancel()
-        await asyncio.gather(following, stopped, return_exceptions=True)
-    if following.done() and not following.cancelled() and following.exception() is not None:
-        raise following.exception()  # type: ignore[misc]
-
-
-async def follow(sub: Subscription, session_id: str, printer: StreamPrinter,
-                 asked: Callable[[str, NeedsInput], None] | None = None) -> None:
-    async for record in sub:
-        if record.session_id != session_id:
-            continue
-        printer.print(record)
-        ev = record.event
-        if asked is not None and isinstance(ev, NeedsInput):
-            asked(session_id, ev)
-        if ev.kind == "state_changed" and ev.state in FINAL_STATES:
-            return
-
-
 @contextlib.asynccontextmanager
 async def session_api(config: Config, connect: str | None = None, token: str | None = None
                       ) -> AsyncIterator[RelayClient | Engine]:
@@ -231,6 +137,7 @@ async def session_api(config: Config, connect: str | None = None, token: str | N
         async with client:
             yield client
         return
+    from relay.engine.engine import Engine  # imported when one is opened
     engine = await Engine.open(config)
     try:
         yield engine
@@ -265,6 +172,7 @@ async def show_session(config: Config, session_id: str, console: Console, as_jso
                     after = printed = batch[-1].id
             row = await final_row(config, api, row.id)
     except HostGoneError:
+        from relay.engine.engine import Engine  # imported when one is opened
         engine = await Engine.open(config)
         try:
             row = await engine.get_session(session_id)
@@ -287,6 +195,7 @@ async def final_row(config: Config, api: RelayClient | Engine, session_id: str) 
     try:
         return await api.get_session(session_id)
     except HostError:
+        from relay.engine.engine import Engine  # imported when one is opened
         engine = await Engine.open(config)
         try:
             return await engine.get_session(session_id)
