@@ -174,7 +174,7 @@ def test_run_with_no_host_hosts_and_followers_attach(relay_home: Path, git_repo:
 
 async def test_a_client_unlocks_the_hosts_vault_and_the_passphrase_is_nowhere(
         relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from relay.api.vault import VaultLockedError
+    from relay.core.errors import VaultLockedError
 
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", NO_KEYRING)
     monkeypatch.delenv("RELAY_VAULT_PASSPHRASE", raising=False)

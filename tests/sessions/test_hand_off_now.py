@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from relay.core.config import load_config
-from relay.core.errors import HandoffRefusedError
+from relay.core.errors import HandoffRefusedError, RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
@@ -122,18 +122,25 @@ async def test_refusals_say_why(engine: Engine, git_repo: Path) -> None:
         await engine.request_handoff(row.id)
 
 
-async def test_another_engine_asks_the_owner_through_the_database(engine: Engine,
-                                                                  git_repo: Path) -> None:
+async def test_an_engine_that_does_not_run_the_session_says_where_it_runs(
+        engine: Engine, git_repo: Path) -> None:
+    """Sessions run in their data folder's host and front ends ask it over its API; an
+    engine asked to act on a session it does not run refuses, saying so (nothing crosses
+    processes through the database any more)."""
     other = await Engine.open(load_config())
     try:
         sub = engine.bus.subscribe()
         sid = await engine.start_session(SessionSpec(repo=git_repo, task="t", chain=CHAIN))
         await first(sub, "tool_call")
-        answer = await other.request_handoff(sid)  # `other` does not run it
-        assert "demo:backup" in answer
-        row = await engine.wait_session(sid)
+        for act in (other.request_handoff(sid), other.cancel_session(sid),
+                    other.answer_input(sid, "r1", "allow")):
+            with pytest.raises(RelayError, match="this Relay does not run it") as refused:
+                await act
+            assert refused.value.hint is not None
+            assert "relay-cli status" in refused.value.hint
+        row = await engine.wait_session(sid)  # untouched by the refusals
         assert row.state == "completed", row.reason
-        assert (await engine.handoffs(sid))[0].state == "done"
+        assert await engine.handoffs(sid) == []
     finally:
         await other.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -241,8 +242,22 @@ async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_re
     assert not (Path(row.workdir or "/nonexistent") / NOTES_FILE).exists()
 
 
-async def test_a_full_disk_stops_the_session_with_a_clear_error(relay_home: Path,
-                                                                git_repo: Path) -> None:
+async def test_a_full_disk_stops_the_session_with_a_clear_error(
+        relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from relay.core import audit
+
+    limit: list[int] = []
+    connect = sqlite3.connect
+
+    def full_too(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        if limit:  # a full disk is full for every connection: the audit anchor's as well
+            conn.execute(f"PRAGMA max_page_count = {limit[0]}")
+        return conn
+
+    monkeypatch.setattr(audit.sqlite3, "connect", full_too)
     eng = await Engine.open(load_config(demo_step_delay=0.05))
     try:
         sub = eng.bus.subscribe()
@@ -253,7 +268,14 @@ async def test_a_full_disk_stops_the_session_with_a_clear_error(relay_home: Path
         async with eng.store.conn.execute("PRAGMA page_count") as cur:
             row = await cur.fetchone()
         assert row is not None
-        await eng.store.conn.execute(f"PRAGMA max_page_count = {row[0]}")  # no room to grow
+        await eng.store.conn.execute(f"PRAGMA max_page_count = {row[0] + 8}")
+        limit.append(row[0] + 8)
+        # the disk fills up: whatever room the file had left (its free pages, the last
+        # pages' slack) is taken, so the session's next write has none
+        await eng.store.conn.execute("CREATE TABLE filler (b BLOB)")
+        with contextlib.suppress(sqlite3.OperationalError):
+            for _ in range(10_000):
+                await eng.store.conn.execute("INSERT INTO filler VALUES (zeroblob(512))")
         with pytest.raises(StoreError, match="is full") as info:
             await eng.wait_session(session_id)
         assert info.value.hint is not None

@@ -29,7 +29,6 @@ from pydantic import BaseModel, TypeAdapter
 
 from relay.api.client_features import FeatureClients
 from relay.api.schemas import HostStatus, VaultState
-from relay.api.vault import VaultLockedError  # noqa: F401 — its code comes back as this class
 from relay.core.errors import HostError, HostGoneError, RelayError, error_from_code
 from relay.core.events import EventRecord, NeedsInput, record_from_json
 from relay.core.hostfile import TOKEN_ENV, host_lock, read_host, read_token

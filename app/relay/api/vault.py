@@ -18,17 +18,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from relay.core.errors import VaultError
+from relay.core.errors import VaultError, VaultLockedError
 
 if TYPE_CHECKING:
     from relay.core.accounts import AccountBook
     from relay.core.config import Config
     from relay.core.models import SessionSpec
     from relay.engine.engine import Engine
-
-
-class VaultLockedError(VaultError):
-    """The session needs the vault file's passphrase and the host does not know it yet."""
 
 
 class HostPassphrase:

@@ -37,7 +37,7 @@ from relay.sessions.vault_need import recover_needs
 
 if TYPE_CHECKING:
     from relay.api.client import RelayClient
-    from relay.api.vault import VaultLockedError
+    from relay.core.errors import VaultLockedError
     from relay.engine.engine import Engine
 
 #: why the session about to start will need the vault (None: it will not)
@@ -343,7 +343,7 @@ def _left(session_id: str, *, hosting: bool) -> None:
 async def _submit(client: RelayClient, submit: Submit) -> tuple[str, int]:
     """Submit; when the host refuses for a locked vault the session needs, give it the
     passphrase (``RELAY_VAULT_PASSPHRASE``, else typed here) and submit again."""
-    from relay.api.vault import VaultLockedError
+    from relay.core.errors import VaultLockedError
 
     try:
         return await submit(client)

@@ -136,6 +136,11 @@ class VaultError(RelayError):
     """
 
 
+
+class VaultLockedError(VaultError):
+    """The session needs the vault file's passphrase and the host does not know it yet
+    (a client gives it: ``POST /api/v1/vault/unlock``)."""
+
 class ContractError(RelayError):
     """A continuation contract cannot be built, written or read."""
 
