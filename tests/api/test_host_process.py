@@ -21,10 +21,11 @@ from tests.conftest import wait_until
 CLI = [sys.executable, "-m", "relay.cli.main"]
 
 
-def _serve(home: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """``relay-cli serve`` on any free port for ``home`` (``env``: the process's whole
-    environment, default this one's), once its host.json is written."""
-    proc = subprocess.Popen([*CLI, "serve", "--port", "0"], stdout=subprocess.PIPE,
+def _serve(home: Path, env: dict[str, str] | None = None, port: int = 0
+           ) -> subprocess.Popen[str]:
+    """``relay-cli serve`` on ``port`` (0: any free one) for ``home`` (``env``: the process's
+    whole environment, default this one's), once its host.json is written."""
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**(os.environ if env is None else env), "RELAY_HOME": str(home)})
     wait_until(lambda: read_host(home) is not None or proc.poll() is not None, 60,

@@ -70,6 +70,12 @@ class RelayClient(FeatureClients):
         return f"RelayClient({self.url!r})"  # never the token
 
     @property
+    def home(self) -> Path | None:
+        """The data folder whose host this is (:meth:`for_home`); ``None``: a host reached
+        by its URL (``--connect``), which this process never hosts."""
+        return self._home
+
+    @property
     def token(self) -> str:
         """The token this client sends (relay-cli mcp's adapter sends it to ``/mcp`` too)."""
         return self._token
@@ -128,15 +134,20 @@ class RelayClient(FeatureClients):
                 params={k: v for k, v in (params or {}).items() if v is not None})
         except httpx.TransportError as exc:
             raise self._unreachable(exc) from exc
+        return self._answer(response)
+
+    def _answer(self, response: httpx.Response) -> Any:
+        if response.status_code == 401 and self.gone():  # its port is another process's now
+            raise self._gone_error()
         return _answer(response)
 
     def _unreachable(self, exc: Exception) -> HostError:
-        if self._gone():
+        if self.gone():
             return self._gone_error()
         return HostError(f"Relay's host at {self.url} does not answer ({type(exc).__name__}).",
                          "Is it running? `relay-cli status` says; `relay-cli serve` starts one.")
 
-    def _gone(self) -> bool:
+    def gone(self) -> bool:
         """Whether this data folder's host stopped and no process hosts it now (a host
         that is restarting holds the lock already)."""
         return self._home is not None and not host_lock(self._home).held_elsewhere()
@@ -234,11 +245,13 @@ class RelayClient(FeatureClients):
                 return int(page["next"])
             after = int(page["next"])
 
-    async def follow(self, session_id: str | None = None, after: int = 0
+    async def follow(self, session_id: str | None = None, after: int = 0, *,
+                     on_link: Callable[[bool], None] | None = None
                      ) -> AsyncGenerator[EventRecord, None]:
         """Events after ``after`` as the host stores them: every session's (never ends) or
         one session's (ends once it is finished and every event was yielded). Reconnects
-        from the last id it yielded when the stream breaks, for up to :data:`RECONNECT_S`."""
+        from the last id it yielded when the stream breaks, for up to :data:`RECONNECT_S`;
+        ``on_link(True)`` each time the stream is (re)connected, ``on_link(False)`` when it broke."""
         path = f"{API}/sessions/{_seg(session_id)}/stream" if session_id else f"{API}/stream"
         last = after
         lost_since: float | None = None
@@ -250,24 +263,36 @@ class RelayClient(FeatureClients):
                                         timeout=httpx.Timeout(None, connect=5.0)) as source:
                     if source.response.status_code != 200:
                         await source.response.aread()
-                        _answer(source.response)
+                        self._answer(source.response)
+                    if on_link is not None:
+                        on_link(True)
                     lost_since, pause = None, RETRY_FIRST_S
-                    async for sse in source.aiter_sse():
-                        if sse.event == "event":
-                            record = record_from_json(orjson.loads(sse.data))
-                            if record.id > last:
-                                last = record.id
-                                yield record
-                        elif sse.event == "end":
-                            return
-                        elif sse.event == "resync":
-                            break  # dropped as too slow, or the host is closing: resume
+                    # the response is closed first, here, by the task that reads it: its
+                    # generators then end without awaiting (left to the garbage collector,
+                    # httpcore's stream would be closed from no task, or from another one)
+                    events = source.aiter_sse()
+                    try:
+                        async for sse in events:
+                            if sse.event == "event":
+                                record = record_from_json(orjson.loads(sse.data))
+                                if record.id > last:
+                                    last = record.id
+                                    yield record
+                            elif sse.event == "end":
+                                return
+                            elif sse.event == "resync":
+                                break  # dropped as too slow, or the host is closing: resume
+                    finally:
+                        await source.response.aclose()
+                        await events.aclose()
             except (httpx.TransportError, SSEError) as exc:
                 now = time.monotonic()
+                if lost_since is None and on_link is not None:
+                    on_link(False)
                 lost_since = lost_since or now
                 if now - lost_since > RECONNECT_S:
                     raise self._unreachable(exc) from exc
-                if await asyncio.to_thread(self._gone):
+                if await asyncio.to_thread(self.gone):
                     raise self._gone_error() from exc
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, RETRY_MAX_S)

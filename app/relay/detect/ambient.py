@@ -37,6 +37,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Literal
 
+from relay.core.errors import RelayError
 from relay.detect import present
 from relay.detect.model import DetectedSession, DetectState
 
@@ -214,7 +215,7 @@ class Ambient:
                 message = f"{type(exc).__name__}: {exc}"
                 if message != self._last_error:  # once per distinct failure, not every poll
                     log.warning("ambient: the scan failed (%s); trying again", message,
-                                exc_info=True)
+                                exc_info=not isinstance(exc, RelayError))  # a bug: where
                 self._last_error = message
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)

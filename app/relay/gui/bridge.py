@@ -18,6 +18,7 @@ work starts (the shell sets it to the window's prompter).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ from PySide6.QtCore import QObject, Signal
 
 from relay.core.config import Config
 from relay.core.crash import CrashHandler, describe
-from relay.core.errors import RelayError
+from relay.core.errors import HostGoneError, RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec, chain_of
 from relay.engine.engine import Engine
@@ -57,6 +58,9 @@ class TaskRunner(QObject):
     """
 
     failed = Signal(str, str, str)
+    #: the host of the data folder stopped and no process hosts it now (a task of a client
+    #: window found out): the window's cue to host it, not an error to show
+    hostGone = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -98,7 +102,12 @@ class TaskRunner(QObject):
         self.report(context, exc)
 
     def report(self, context: str, exc: BaseException) -> None:
-        """Route an exception to :attr:`failed` (RelayErrors with their hint)."""
+        """Route an exception to :attr:`failed` (RelayErrors with their hint; the host's
+        stop to :attr:`hostGone`)."""
+        if isinstance(exc, HostGoneError):
+            log.info("%s: %s", context, exc.message)
+            self.hostGone.emit()
+            return
         if isinstance(exc, RelayError):
             self.failed.emit(context, exc.message, exc.hint or "")
             return
@@ -133,15 +142,28 @@ class EngineBridge(QObject):
         records(list[EventRecord]): live records, in commit order, one batch per commit.
         sessionsChanged(): a session was created or its state or usage changed.
         sessionStarted(str): a session started from this window (its id).
+        linkChanged(bool): a client window's stream of its host was (re)connected (True)
+            or broke (False; it is being retried).
     """
 
     records = Signal(list)
     sessionsChanged = Signal()
     sessionStarted = Signal(str)
+    linkChanged = Signal(bool)
 
     def __init__(self, source: Engine | ClientSource, parent: QObject | None = None,
                  config: Config | None = None) -> None:
         super().__init__(parent)
+        self.tasks = TaskRunner(self)
+        self.config: Config | None = config
+        self._unsubscribe: Callable[[], None] | None = None
+        self._follower: asyncio.Task[None] | None = None
+        self._batch: list[EventRecord] = []
+        self._bind(source)
+        #: asked before a session or a handoff starts (None: nothing to ask)
+        self.vault_gate: VaultGate | None = None
+
+    def _bind(self, source: Engine | ClientSource) -> None:
         #: what the session panels read and act on: the engine here, or the host's API
         self.source: SessionsSource = source
         #: the engine this window hosts (``None``: a client of a host elsewhere)
@@ -149,14 +171,24 @@ class EngineBridge(QObject):
         #: the host's API when this window is its client
         self.client: ClientSource | None = source if isinstance(source, ClientSource) else None
         #: the data folder's configuration (the engine's, or this client's own)
-        self.config: Config | None = self.engine.config if self.engine else config
-        self.tasks = TaskRunner(self)
-        self._unsubscribe: Callable[[], None] | None = (
-            self.engine.bus.add_listener(self._on_records) if self.engine else None)
-        self._follower: asyncio.Task[None] | None = None
-        self._batch: list[EventRecord] = []
-        #: asked before a session or a handoff starts (None: nothing to ask)
-        self.vault_gate: VaultGate | None = None
+        self.config = self.engine.config if self.engine else self.config
+        if self.engine is not None:
+            self._unsubscribe = self.engine.bus.add_listener(self._on_records)
+
+    def rebind(self, source: Engine | ClientSource) -> None:
+        """Go on over ``source``: the host this client window followed stopped, and the
+        window hosts now (or follows the host another process started first)."""
+        self._stop_listening()
+        self._bind(source)
+        self.follow_host()
+
+    def _stop_listening(self) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
+            self._follower = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     def follow_host(self) -> None:
         """In a client window, start showing every session: the host's live stream. (A
@@ -167,16 +199,29 @@ class EngineBridge(QObject):
                                               context="sessions", service=True)
 
     async def _follow_host(self, client: ClientSource) -> None:
-        """The host's events, one batch per burst (what one read of the stream brought)."""
+        """The host's events, one batch per burst (what one read of the stream brought).
+        A host that does not answer is retried from the last event seen (``--connect``: it
+        may come back); one that stopped, with nobody hosting its data folder, is
+        :attr:`TaskRunner.hostGone`."""
         loop = asyncio.get_running_loop()
+        after: int | None = None
         while True:
             try:
-                async for record in client.live():
-                    if not self._batch:
-                        loop.call_soon(self._flush_batch)
-                    self._batch.append(record)
-            except RelayError as exc:  # the host went away: say so, look for it again
+                if after is None:
+                    after = await client.client.last_event_id()
+                async with contextlib.aclosing(client.live(after, self.linkChanged.emit)
+                                               ) as records:
+                    async for record in records:
+                        after = record.id
+                        if not self._batch:
+                            loop.call_soon(self._flush_batch)
+                        self._batch.append(record)
+            except HostGoneError as exc:
                 self.tasks.report("sessions", exc)
+                return
+            except RelayError as exc:  # the host does not answer: say so, try again
+                log.info("the host's stream: %s", exc.message)
+                self.linkChanged.emit(False)
                 await asyncio.sleep(REFOLLOW_S)
 
     def _flush_batch(self) -> None:
@@ -228,8 +273,5 @@ class EngineBridge(QObject):
 
     async def aclose(self) -> None:
         """Stop listening and cancel the tasks this bridge started."""
-        self._follower = None
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        self._stop_listening()
         await self.tasks.aclose()

@@ -60,6 +60,10 @@ class HostDetectBackend:
     """The real :class:`DetectBackend`: the host's detector, account book and adoption."""
 
     def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
         self._host = host_calls(services)
         self._services = services
 

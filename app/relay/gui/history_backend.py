@@ -55,6 +55,10 @@ class HostHistoryBackend:
     """The real :class:`HistoryBackend`: the host's ``history`` and ``review``."""
 
     def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
         self._services = services
 
     async def timeline(self, session_id: str) -> Timeline:

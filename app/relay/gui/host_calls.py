@@ -66,6 +66,13 @@ class HostCalls(Protocol):
         ...
 
 
+class Rebinds(Protocol):
+    """A backend over the host's services that can go on over others: a client window whose
+    host stopped hosts itself, and its docks go on over its engine."""
+
+    def rebind(self, services: Services) -> None: ...
+
+
 def host_calls(services: Services) -> HostCalls:
     """The adapter for ``services``."""
     return EngineCalls(services) if isinstance(services, Engine) else ClientCalls(services)

@@ -44,6 +44,10 @@ class Preview:
 
 class KnowledgeBackend:
     def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
         self.services = services
 
     async def search(self, query: str, limit: int = 50, repo: Path | None = None) -> SearchAnswer:

@@ -192,7 +192,7 @@ async def amain(app: QApplication, args: argparse.Namespace,
                     await show_startup_error(exc)
                 return 2
             return await _run_window(args, config, attached, prompter, quit_requested,
-                                     crashes, first_run)
+                                     crashes, first_run, stack)
     finally:
         collector.stop()
         app.aboutToQuit.disconnect(quit_requested.set)
@@ -202,16 +202,20 @@ async def amain(app: QApplication, args: argparse.Namespace,
 
 async def _run_window(args: argparse.Namespace, config: Config, attached: Attached,
                       prompter: PassphrasePrompter, quit_requested: asyncio.Event,
-                      crashes: CrashHandler | None, first_run: bool) -> int:
-    """The window over the engine it hosts, or over the host it attached to; 0 once quit."""
+                      crashes: CrashHandler | None, first_run: bool,
+                      stack: contextlib.AsyncExitStack) -> int:
+    """The window over the engine it hosts, or over the host it attached to; 0 once quit.
+    A client of the data folder's host whose host stops hosts it (:func:`take_over`)."""
     host = attached.host
     if host is not None:
         shell = RelayShell(host.engine, prompter=prompter, crashes=crashes)
-        shell.window.set_home(f"Hosting {config.home} at {host.url}")  # relay-cli's way in
+        _say_hosting(shell, config, host)
     else:
         prompter.close()  # the host has the vault
         shell = RelayShell(ClientSource(attached.client), crashes=crashes, config=config)
     shell.quitRequested.connect(quit_requested.set)
+    host_gone = asyncio.Event()
+    shell.hostGone.connect(host_gone.set)
     try:
         shell.start(unlock_vault=not args.demo, show=not args.hidden)
         if args.smoke_test:
@@ -222,13 +226,64 @@ async def _run_window(args: argparse.Namespace, config: Config, attached: Attach
             await shell.start_demo(args.demo_limit_after)
         elif first_run and host is not None:
             shell.show_welcome()
-        await quit_requested.wait()
+        while await _first_of(quit_requested, host_gone) is host_gone:
+            host_gone.clear()
+            if not attached.hosting and attached.client.home is not None \
+                    and await asyncio.to_thread(attached.client.gone):  # not a late echo
+                attached = await take_over(stack, config, shell) or attached
     finally:
         await shell.aclose()
+    host = attached.host
     if shell.keep_running and host is not None:
         quit_requested.clear()
         await host_headless(host, quit_requested)
     return 0
+
+
+async def take_over(stack: contextlib.AsyncExitStack, config: Config,
+                    shell: RelayShell) -> Attached | None:
+    """The host this client window attached to (through the data folder's ``host.json``)
+    stopped, and nobody hosts the data folder: attach again — this window claims the lock,
+    opens the engine recovering (what the old host left is taken up) and serves the API; or,
+    when another process was first, it is that one's client. The window, its docks and its
+    selection stay (:meth:`RelayShell.rebind`). A window attached with ``--connect`` never
+    gets here: it does not host a data folder elsewhere. ``None``: attaching failed (the
+    window says why; the next sign of the stop tries again)."""
+    prompter = PassphrasePrompter(config)
+    stack.callback(prompter.close)
+    try:
+        attached = await stack.enter_async_context(attach(
+            config, kind="window", passphrase_provider=prompter.provider))
+    except RelayError as exc:
+        shell.messages.error("sessions", exc.message, exc.hint or "")
+        return None
+    if attached.host is not None:
+        shell.rebind(attached.host.engine, prompter)
+        _say_hosting(shell, config, attached.host)
+        shell.messages.notice("The host stopped; this window hosts now")
+        log.info("the host of %s stopped; this window hosts it now", config.home)
+    else:
+        prompter.close()
+        shell.rebind(ClientSource(attached.client))
+        shell.messages.notice(f"The host stopped; this window is a client of the host at "
+                              f"{attached.client.url} now")
+    return attached
+
+
+def _say_hosting(shell: RelayShell, config: Config, host: Host) -> None:
+    shell.window.set_home(f"Hosting {config.home} at {host.url}")  # relay-cli's way in
+
+
+async def _first_of(*events: asyncio.Event) -> asyncio.Event:
+    """The first of ``events`` to be set."""
+    waits = {asyncio.ensure_future(event.wait()): event for event in events}
+    try:
+        done, _pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    return next(event for task, event in waits.items() if task in done)
 
 
 async def host_headless(host: Host, quit_requested: asyncio.Event) -> None:

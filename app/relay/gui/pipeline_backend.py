@@ -83,6 +83,10 @@ class HostPipelineBackend:
     """The real :class:`PipelineBackend`: the repository's file and the host's ``pipelines``."""
 
     def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
         self._host = host_calls(services)
         self._services = services
 

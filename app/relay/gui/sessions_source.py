@@ -10,7 +10,8 @@ whole event stream from now on. No Qt here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol
 
 from relay.api.client import RelayClient
@@ -91,9 +92,12 @@ class ClientSource:
         """The host runs every active session (a stop it cannot do, it refuses)."""
         return True
 
-    async def live(self) -> AsyncIterator[EventRecord]:
-        """Every session's events from now on, as the host stores them (never ends; it
-        resumes from the last one seen when the connection drops)."""
-        after = await self.client.last_event_id()
-        async for record in self.client.follow(None, after=after):
-            yield record
+    async def live(self, after: int, on_link: Callable[[bool], None] | None = None
+                   ) -> AsyncGenerator[EventRecord, None]:
+        """Every session's events after ``after`` as the host stores them (never ends; it
+        resumes from the last one seen when the connection drops, saying so to
+        ``on_link``)."""
+        async with contextlib.aclosing(self.client.follow(None, after=after,
+                                                          on_link=on_link)) as records:
+            async for record in records:
+                yield record

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDockWidget, QMessageBox
@@ -43,7 +44,7 @@ from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.history_backend import HistoryBackend, HostHistoryBackend
-from relay.gui.host_calls import Services
+from relay.gui.host_calls import Rebinds, Services
 from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
 from relay.gui.messages import Messages, PanelPresenter
@@ -72,6 +73,8 @@ from relay.sessions.vault_need import vault_need
 
 DEMO_TASK = "Add a short notes file describing the project"
 
+B = TypeVar("B", bound=Rebinds)
+
 class RelayShell(QObject):
     """Everything one Relay window needs, wired together.
 
@@ -79,9 +82,13 @@ class RelayShell(QObject):
         quitRequested(): the user quit (menu, tray, or closing a window with no tray) and
             answered the question about running sessions; :attr:`keep_running` says whether
             they go on headless.
+        hostGone(): see the attribute.
     """
 
     quitRequested = Signal()
+    #: the host this client window attached to through the data folder stopped, and no
+    #: process hosts it now (:mod:`relay.gui.launch` then hosts here and calls :meth:`rebind`)
+    hostGone = Signal()
 
     def __init__(self, source: Engine | ClientSource, parent: QObject | None = None,
                  prompter: PassphrasePrompter | None = None,
@@ -109,13 +116,18 @@ class RelayShell(QObject):
             self.bridge, prompter.provider if prompter else None, self)
         self.notifier = HandoffNotifier(self.bridge, self._session_name, self)
         services = self.services
-        self.wallet_vm = WalletViewModel(self.bridge, wallet or HostWalletBackend(services), self)
-        self.detect_vm = DetectViewModel(self.bridge, detect or HostDetectBackend(services), self)
+        #: the feature backends over :attr:`services` (not those a test passed in)
+        self._backends: list[Rebinds] = []
+        self.wallet_vm = WalletViewModel(
+            self.bridge, wallet or self._own(HostWalletBackend(services)), self)
+        self.detect_vm = DetectViewModel(
+            self.bridge, detect or self._own(HostDetectBackend(services)), self)
         self.designer_vm = DesignerViewModel(
-            self.bridge, pipelines or HostPipelineBackend(services), self)
+            self.bridge, pipelines or self._own(HostPipelineBackend(services)), self)
         self.history_vm = HistoryViewModel(
-            self.bridge, history or HostHistoryBackend(services), self)
-        self.knowledge_vm = KnowledgeViewModel(self.bridge, KnowledgeBackend(services), self)
+            self.bridge, history or self._own(HostHistoryBackend(services)), self)
+        self.knowledge_vm = KnowledgeViewModel(
+            self.bridge, self._own(KnowledgeBackend(services)), self)
         self.questions_vm = QuestionsViewModel(self.bridge, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
@@ -132,9 +144,7 @@ class RelayShell(QObject):
                                  [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
                                  beside_stream=[self.designer_dock, self.history_dock],
                                  messages=self.messages)
-        if prompter is not None and self.hosting:
-            prompter.set_parent_widget(self.window)
-            self.bridge.vault_gate = self._vault_gate
+        self._use_prompter(prompter)
         if self.hosting:
             self.window.set_home(f"Data folder: {self.engine.config.home}")
         elif self.client is not None:
@@ -154,6 +164,49 @@ class RelayShell(QObject):
         self.quit_box: QMessageBox | None = None
         self._told_hidden = False
         self._wire()
+
+    def _own(self, backend: B) -> B:
+        self._backends.append(backend)
+        return backend
+
+    def _use_prompter(self, prompter: PassphrasePrompter | None) -> None:
+        self.prompter = prompter
+        if prompter is not None and self.hosting:
+            prompter.set_parent_widget(self.window)
+            self.bridge.vault_gate = self._vault_gate
+
+    def rebind(self, source: Engine | ClientSource,
+               prompter: PassphrasePrompter | None = None) -> None:
+        """The host this client window attached to stopped: go on over ``source`` — the
+        engine this window hosts now (``prompter`` asks for its vault's passphrase), or the
+        host another process started first — keeping the window, its docks and the session
+        it shows; what they show is read again from the new side."""
+        self._engine = source if isinstance(source, Engine) else None
+        self.client = source if isinstance(source, ClientSource) else None
+        self.bridge.rebind(source)
+        for backend in self._backends:
+            backend.rebind(self.services)
+        self.designer_vm.run.stop()  # the engine's pipelines tell of their changes
+        self.designer_vm.run.start()
+        self._use_prompter(prompter)
+        if self.hosting:
+            self._probe_runtimes()
+        elif self.client is not None:
+            self.window.set_home(f"Connected to {self.client.url}")
+        self.sessions_vm.refresh()
+        self.wallet_vm.refresh()
+        self.detect_vm.refresh()
+        shown = self.stream_vm.session_id
+        if shown is not None:  # what the old host wrote last, and what the recovery did
+            self.stream_vm.clear()
+            self.show_session(shown)
+
+    def _on_link(self, up: bool) -> None:
+        """A client window says whether it reaches its host (the status bar, persistently)."""
+        if self.client is not None:
+            url = self.client.url
+            self.window.set_home(f"Connected to {url}" if up
+                                 else f"Disconnected from {url} — retrying")
 
     @property
     def hosting(self) -> bool:
@@ -186,6 +239,8 @@ class RelayShell(QObject):
         b, w, t = self.bridge, self.window, self.tray
         self._register_panels()
         b.tasks.failed.connect(self.messages.error)
+        b.tasks.hostGone.connect(self.hostGone)
+        b.linkChanged.connect(self._on_link)
         b.sessionStarted.connect(self._on_started)
         self.sessions_dock.sessionSelected.connect(self.stream_vm.load)
         self.sessions_dock.newSessionRequested.connect(self.open_new_session_dialog)
@@ -261,10 +316,13 @@ class RelayShell(QObject):
         self.designer_vm.start()  # the repository's pipelines; runs followed live
         if not self.hosting:
             return  # a client window: the host probes its runtimes, the host has the vault
-        self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
-                                context="runtimes", on_done=self._set_infos)
+        self._probe_runtimes()
         if self.prompter is not None and unlock_vault:  # ask now if it will be needed
             self.bridge.tasks.start(self.prompter.unlock_early(), context="vault")
+
+    def _probe_runtimes(self) -> None:
+        self.bridge.tasks.start(asyncio.to_thread(self.engine.runtime_infos),
+                                context="runtimes", on_done=self._set_infos)
 
     async def _vault_gate(self, entries: list[str], can_hand_off: bool) -> None:
         """Before work starts: ask for the vault's passphrase if the work will need it

@@ -89,6 +89,10 @@ class HostWalletBackend:
     """The real :class:`WalletBackend`: the host's wallet, account book and account check."""
 
     def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
         self._host = host_calls(services)
         self._services = services
         # The wallet opens its transcript index at its first use, and two first uses at
