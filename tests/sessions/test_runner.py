@@ -245,19 +245,18 @@ async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_re
 async def test_a_full_disk_stops_the_session_with_a_clear_error(
         relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
-
-    from relay.core import audit
+    from typing import Any
 
     limit: list[int] = []
     connect = sqlite3.connect
 
-    def full_too(*args: object, **kwargs: object) -> sqlite3.Connection:
-        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+    def full_too(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = connect(*args, **kwargs)
         if limit:  # a full disk is full for every connection: the audit anchor's as well
             conn.execute(f"PRAGMA max_page_count = {limit[0]}")
         return conn
 
-    monkeypatch.setattr(audit.sqlite3, "connect", full_too)
+    monkeypatch.setattr(sqlite3, "connect", full_too)
     eng = await Engine.open(load_config(demo_step_delay=0.05))
     try:
         sub = eng.bus.subscribe()
