@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -244,19 +244,21 @@ async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_re
 
 async def test_a_full_disk_stops_the_session_with_a_clear_error(
         relay_home: Path, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlite3
-    from typing import Any
+    """The disk fills up mid-session: the writer's next commit fails with the full-disk
+    error (how SQLite's SQLITE_FULL becomes that error: tests/core/test_store.py, and on a
+    real full tmpfs: benchmarks/faults/disk_full), and the session stops with it."""
+    from relay.core.store.faults import disk_full_error
+    from relay.core.store.writer import EventWriter
 
-    limit: list[int] = []
-    connect = sqlite3.connect
+    full = asyncio.Event()
+    commit = EventWriter._commit
 
-    def full_too(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        conn: sqlite3.Connection = connect(*args, **kwargs)
-        if limit:  # a full disk is full for every connection: the audit anchor's as well
-            conn.execute(f"PRAGMA max_page_count = {limit[0]}")
-        return conn
+    async def commit_unless_full(self: EventWriter, batch: list[Any]) -> list[Any]:
+        if full.is_set():
+            raise disk_full_error(self.store.path, "the database cannot be written")
+        return await commit(self, batch)
 
-    monkeypatch.setattr(sqlite3, "connect", full_too)
+    monkeypatch.setattr(EventWriter, "_commit", commit_unless_full)
     eng = await Engine.open(load_config(demo_step_delay=0.05))
     try:
         sub = eng.bus.subscribe()
@@ -264,21 +266,12 @@ async def test_a_full_disk_stops_the_session_with_a_clear_error(
         async for record in sub:
             if record.event.kind == "session_started":
                 break
-        async with eng.store.conn.execute("PRAGMA page_count") as cur:
-            row = await cur.fetchone()
-        assert row is not None
-        await eng.store.conn.execute(f"PRAGMA max_page_count = {row[0] + 8}")
-        limit.append(row[0] + 8)
-        # the disk fills up: whatever room the file had left (its free pages, the last
-        # pages' slack) is taken, so the session's next write has none
-        await eng.store.conn.execute("CREATE TABLE filler (b BLOB)")
-        with contextlib.suppress(sqlite3.OperationalError):
-            for _ in range(10_000):
-                await eng.store.conn.execute("INSERT INTO filler VALUES (zeroblob(512))")
+        full.set()
         with pytest.raises(StoreError, match="is full") as info:
             await eng.wait_session(session_id)
         assert info.value.hint is not None
         assert "Free disk space" in info.value.hint
         assert not eng.is_running_here(session_id)
     finally:
+        full.clear()
         await eng.close()
