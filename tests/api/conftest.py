@@ -3,7 +3,9 @@ loopback port, and a client of it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,3 +42,21 @@ async def served(relay_home: Path) -> AsyncIterator[Served]:
         await host.close()
         await engine.close()
         host.release()
+
+
+@pytest.fixture
+def host_proc(relay_home: Path) -> Iterator[subprocess.Popen[str]]:
+    """A ``relay-cli serve`` process of the test's data folder, closed in order after it."""
+    from tests.api.test_host_process import _serve
+
+    proc = _serve(relay_home)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()

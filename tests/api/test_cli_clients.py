@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,17 +61,6 @@ def _session_line(proc: subprocess.Popen[str]) -> str:
         if line.startswith("Relay session "):
             return line.split()[2]
     raise AssertionError(f"no session line: {proc.communicate()}")
-
-
-@pytest.fixture
-def host_proc(relay_home: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = _serve(relay_home)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.communicate(timeout=60)
 
 
 async def _final(home: Path, sid: str) -> str:

@@ -9,10 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from relay.api.client import RelayClient
 from relay.core.hostfile import read_host
@@ -39,17 +36,6 @@ def _stop(proc: subprocess.Popen[str]) -> str:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     return out
-
-
-@pytest.fixture
-def host_proc(relay_home: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = _serve(relay_home)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
 
 
 async def test_a_session_outlives_the_client_that_started_it(host_proc: subprocess.Popen[str],

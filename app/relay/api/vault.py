@@ -46,11 +46,11 @@ class HostPassphrase:
     def give(self, config: Config, passphrase: str) -> None:
         """Check ``passphrase`` against the vault file (a new vault: create it with it) and
         keep it. Raises VaultError (``Wrong passphrase…``) when it does not open the file."""
-        from relay.core.vault import VAULT_FILE, Vault
+        from relay.core.vault import VAULT_FILE, GivenPassphrase, Vault
 
         if not passphrase:
             raise VaultError("The passphrase cannot be empty.")
-        vault = Vault.open(config, _Fixed(passphrase), env={})
+        vault = Vault.open(config, GivenPassphrase(passphrase), env={})
         if vault.backend != "file":
             return  # the OS keyring holds the secrets: nothing to unlock
         if (config.home / VAULT_FILE).exists():
@@ -58,19 +58,6 @@ class HostPassphrase:
         else:
             vault.signing_key()  # makes the vault file with this passphrase
         self._value = passphrase
-
-
-class _Fixed:
-    """A provider answering one passphrase (the one being checked)."""
-
-    def __init__(self, passphrase: str) -> None:
-        self._passphrase = passphrase
-
-    def __repr__(self) -> str:
-        return "_Fixed(…)"
-
-    def __call__(self, creating: bool) -> str | None:
-        return self._passphrase
 
 
 def unlocked(engine: Engine) -> bool:

@@ -138,19 +138,6 @@ def _newline() -> None:
         sys.stderr.flush()
 
 
-class _Said:
-    """A provider that answers one passphrase (checking it against the vault file)."""
-
-    def __init__(self, passphrase: str) -> None:
-        self._passphrase = passphrase
-
-    def __repr__(self) -> str:
-        return "_Said(…)"
-
-    def __call__(self, creating: bool) -> str | None:
-        return self._passphrase
-
-
 class Passphrase:
     """The vault passphrase as relay-cli's engines get it: asked up front, never mid-work.
 
@@ -188,7 +175,7 @@ class Passphrase:
             VaultError: no terminal to ask at, or the passphrase was wrong every time.
             NoAnswerError, PromptInterruptedError: Ctrl-D / Ctrl-C at the prompt.
         """
-        from relay.core.vault import PASSPHRASE_ENV, VAULT_FILE, Vault
+        from relay.core.vault import PASSPHRASE_ENV, VAULT_FILE, GivenPassphrase, Vault
 
         if not self.needed(config):
             return
@@ -218,7 +205,7 @@ class Passphrase:
                     print("No passphrase typed.", file=sys.stderr, flush=True)
                     continue
             try:
-                vault = Vault.open(config, _Said(passphrase), env={})
+                vault = Vault.open(config, GivenPassphrase(passphrase), env={})
                 if creating:
                     vault.signing_key()  # makes the vault file with this passphrase
                 else:

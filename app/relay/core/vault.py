@@ -95,6 +95,20 @@ LOCK_FILE = "vault.lock"
 #: Called with ``creating`` (no vault file yet); returns the passphrase or None to give up.
 PassphraseProvider = Callable[[bool], str | None]
 
+
+class GivenPassphrase:
+    """A provider that answers the one passphrase someone gave (to check it against the
+    vault file, or to create the file with it); its repr never shows it."""
+
+    def __init__(self, passphrase: str) -> None:
+        self._passphrase = passphrase
+
+    def __repr__(self) -> str:
+        return "GivenPassphrase(…)"
+
+    def __call__(self, creating: bool) -> str | None:
+        return self._passphrase
+
 _MAGIC = b"RLYV"
 _FORMAT = 1
 _HEADER = struct.Struct(">4sBBBB16s16s12s")  # 52 bytes, see the module docstring
