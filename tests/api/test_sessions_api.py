@@ -46,7 +46,7 @@ async def test_a_client_whose_hosts_port_another_host_took_says_its_host_stopped
         with pytest.raises(HostGoneError, match="has stopped"):
             async for _record in stale.follow():
                 pass
-        with pytest.raises(RelayError, match="needs its token"):  # by URL: the refusal
+        with pytest.raises(RelayError, match="refused the token"):  # by URL: the refusal
             await by_url.list_sessions()
     finally:
         await stale.aclose()
