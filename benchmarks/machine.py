@@ -15,3 +15,12 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "?"
+
+
+def load_average() -> str:
+    """The 1, 5 and 15-minute load averages (Linux's /proc/loadavg), else ``?``: on a shared
+    machine the figures mean little without it."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"

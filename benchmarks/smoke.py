@@ -52,8 +52,8 @@ SMOKES = [
     Smoke("stream", "3,000 stream-json lines through a session vs json.loads alone",
           _bench("stream/bench_stream.py", "--lines", "3000")),
     Smoke("host", "2,000 stream-json lines followed live over the API by 4 clients and one that "
-          "never reads", _bench("host/bench_host.py", "--lines", "2000", "--clients", "4"),
-          last=3),
+          "never reads: delivery, latency and the host's loop lag",
+          _bench("host/bench_host.py", "--lines", "2000", "--clients", "4"), last=4),
     Smoke("gui-burst", "a 3,000-line burst into the stream dock: loop lag and memory",
           _bench("gui_burst/bench_gui_burst.py", "--lines", "3000"), last=2, qt=True),
     Smoke("diff-view", "a 3,000-line diff opened in the History dock",

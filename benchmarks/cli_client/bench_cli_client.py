@@ -42,6 +42,7 @@ from benchmarks.cli_startup.bench_cli_startup import (  # noqa: E402
     timed,
 )
 from benchmarks.knowledge_scan.bench_knowledge_scan import busy  # noqa: E402
+from benchmarks.machine import load_average  # noqa: E402
 
 TARGET_MS = 150.0
 DEMOS = 3
@@ -78,6 +79,7 @@ def measure(runs: int, load: int) -> dict[str, list[Target]]:
             for _ in range(DEMOS):  # sessions to list, run by the host
                 timed([*cli, "demo"], env)
             for label, count in (("idle", 0), (f"loaded ({load} busy)", load)):
+                print(f"{label}: load average before: {load_average()}", flush=True)
                 chosen = targets(cli)
                 for target in chosen:
                     timed(target.argv, env)  # warm: the disk cache and the bytecode
