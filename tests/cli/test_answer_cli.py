@@ -115,15 +115,19 @@ def test_another_process_stops_a_session_that_waits(relay_home: Path) -> None:
     env = {**os.environ, "RELAY_DEMO_STEP_DELAY": "0", "COLUMNS": "200"}
     with subprocess.Popen([*CLI, "demo", "--ask"], stdout=subprocess.PIPE, text=True,
                           stdin=subprocess.DEVNULL, env=env) as running:
-        assert running.stdout is not None
-        session = ""
-        for line in running.stdout:
-            if "answer with: relay-cli answer " in line:
-                session = line.split("answer with: relay-cli answer ", 1)[1].split()[0]
-                break
-        asyncio.run(_stop(session))
-        rest = running.stdout.read()
-        code = running.wait(timeout=60)
+        try:
+            assert running.stdout is not None
+            session = ""
+            for line in running.stdout:
+                if "answer with: relay-cli answer " in line:
+                    session = line.split("answer with: relay-cli answer ", 1)[1].split()[0]
+                    break
+            asyncio.run(_stop(session))
+            rest = running.stdout.read()
+            code = running.wait(timeout=60)
+        finally:
+            if running.poll() is None:  # a failed test leaves no demo behind
+                running.kill()
 
     assert code == 1
     assert "CANCELLED" in rest
