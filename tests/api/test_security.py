@@ -290,3 +290,15 @@ async def test_a_page_of_another_local_server_is_another_origin(served: Served) 
                 "Authorization": f"Bearer {served.token}", "Origin": origin})
             assert answer.status_code == 403, origin
             assert answer.json()["error"]["code"] == "bad_origin"
+
+
+def test_a_new_token_never_reads_as_an_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``relay --connect URL --token T``: a token starting with '-' would be taken for an
+    option; URL-safe base64 starts with one 1 time in 64."""
+    import secrets
+
+    from relay.core import hostfile
+
+    drawn = iter(["-starts-with-a-dash", "--two", "fine-token"])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda _n: next(drawn))
+    assert hostfile.new_token() == "fine-token"  # the two that start with '-' are drawn again

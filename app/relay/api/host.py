@@ -16,7 +16,6 @@ import errno
 import ipaddress
 import logging
 import os
-import secrets
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +37,7 @@ from relay.core.hostfile import (
     PORT_ENV,
     api_token,
     host_lock,
+    new_token,
     read_host,
     remove_host,
     write_host,
@@ -152,7 +152,7 @@ class Host:
         except HostError as exc:
             if not _disk_full(exc.__cause__):
                 raise
-            token = secrets.token_urlsafe(32)  # of this process alone: nobody else finds it
+            token = new_token()  # of this process alone: nobody else finds it
         allowed = () if _is_loopback(listen.address) else (listen.address,)
         started = time.time()
         app, ctx = build_app(engine, token, kind=kind, allowed_hosts=allowed,

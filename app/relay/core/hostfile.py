@@ -88,6 +88,14 @@ def remove_host(home: Path) -> None:
         pass
 
 
+def new_token() -> str:
+    """A random API token that reads as a value on any command line: URL-safe base64 can
+    start with ``-``, which ``--token -Xy…`` would take for an option (1 time in 64)."""
+    while (token := secrets.token_urlsafe(TOKEN_BYTES)).startswith("-"):
+        pass
+    return token
+
+
 def api_token(home: Path, *, rotate: bool = False) -> str:
     """The data folder's API token, made (random, mode 0600) on first use or by ``rotate``.
 
@@ -96,7 +104,7 @@ def api_token(home: Path, *, rotate: bool = False) -> str:
     try:
         token = "" if rotate else _existing_token(path)
         if not token:
-            token = secrets.token_urlsafe(TOKEN_BYTES)
+            token = new_token()
             write_atomic(path, token.encode("ascii") + b"\n", PRIVATE_FILE)
     except (OSError, UnicodeDecodeError) as exc:
         raise HostError(f"Could not read or write the API token {path}: {exc}.",
