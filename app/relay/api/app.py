@@ -13,9 +13,9 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
@@ -23,7 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from relay import __version__
-from relay.api.context import HostContext, host
+from relay.api.context import HostContext, HostDep, host
 from relay.api.errors import error_response, relay_error_response, unexpected_response
 from relay.api.routes import (
     accounts,
@@ -45,7 +45,6 @@ from relay.core.errors import RelayError
 if TYPE_CHECKING:
     from relay.engine.engine import Engine
 
-HostDep = Annotated[HostContext, Depends(host)]
 #: an ASGI app served at exactly a path beside the API (``/mcp``: relay.api.mcp_mount) and
 #: the context its lifespan needs
 Mount = tuple[str, ASGIApp, Callable[[], AbstractAsyncContextManager[object]] | None]

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
 
 from relay.api.stream import Broadcaster
 
@@ -39,3 +39,8 @@ def host(request: Request) -> HostContext:
 
 def engine(request: Request) -> Engine:
     return host(request).engine
+
+
+#: a route's host context and engine, as FastAPI dependencies (one spelling for every route)
+HostDep = Annotated[HostContext, Depends(host)]
+EngineDep = Annotated["Engine", Depends(engine)]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from relay.detect.model import DetectedSession
-from relay.gui.host_calls import Services, host_calls
+from relay.gui.host_calls import OverHost
 from relay.runtimes.registry import available_runtimes
 
 
@@ -56,16 +56,8 @@ class DetectBackend(Protocol):
         ...
 
 
-class HostDetectBackend:
+class HostDetectBackend(OverHost):
     """The real :class:`DetectBackend`: the host's detector, account book and adoption."""
-
-    def __init__(self, services: Services) -> None:
-        self.rebind(services)
-
-    def rebind(self, services: Services) -> None:
-        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
-        self._host = host_calls(services)
-        self._services = services
 
     async def scan(self, all_sessions: bool) -> DetectScan:
         report = await self._services.detector.scan(all_sessions=all_sessions)

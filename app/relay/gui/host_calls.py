@@ -78,6 +78,19 @@ def host_calls(services: Services) -> HostCalls:
     return EngineCalls(services) if isinstance(services, Engine) else ClientCalls(services)
 
 
+class OverHost:
+    """A backend over the host's services and their adapter; :meth:`rebind` (:class:`Rebinds`)
+    puts it over others."""
+
+    def __init__(self, services: Services) -> None:
+        self.rebind(services)
+
+    def rebind(self, services: Services) -> None:
+        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
+        self._host = host_calls(services)
+        self._services = services
+
+
 class EngineCalls:
     """:class:`HostCalls` in the window that hosts: the engine."""
 

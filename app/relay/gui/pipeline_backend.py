@@ -18,7 +18,7 @@ from typing import Protocol
 
 from relay.core.pipeline_model import Pipeline
 from relay.gui.designer_draft import Checked, checked
-from relay.gui.host_calls import Services, host_calls
+from relay.gui.host_calls import OverHost
 from relay.pipelines import files, planner, trust
 from relay.pipelines.ledger import RunInfo, StepInfo
 
@@ -79,16 +79,8 @@ class PipelineBackend(Protocol):
         ...
 
 
-class HostPipelineBackend:
+class HostPipelineBackend(OverHost):
     """The real :class:`PipelineBackend`: the repository's file and the host's ``pipelines``."""
-
-    def __init__(self, services: Services) -> None:
-        self.rebind(services)
-
-    def rebind(self, services: Services) -> None:
-        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
-        self._host = host_calls(services)
-        self._services = services
 
     async def pipelines_in(self, repo: Path) -> list[Checked]:
         return await asyncio.to_thread(lambda: [checked(p) for p in files.list_pipelines(repo)])

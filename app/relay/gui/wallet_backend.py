@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 from relay.core.accounts import UNCHANGED, Account, split_entry
 from relay.core.errors import AccountError
 from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin, login_command
-from relay.gui.host_calls import Services, host_calls
+from relay.gui.host_calls import OverHost, Services
 from relay.wallet.model import AccountView
 from relay.wallet.usage_refresh import RefreshReport
 
@@ -85,16 +85,11 @@ class WalletBackend(Protocol):
         ...
 
 
-class HostWalletBackend:
+class HostWalletBackend(OverHost):
     """The real :class:`WalletBackend`: the host's wallet, account book and account check."""
 
-    def __init__(self, services: Services) -> None:
-        self.rebind(services)
-
     def rebind(self, services: Services) -> None:
-        """Go on over ``services`` (the window's host stopped and the window hosts now)."""
-        self._host = host_calls(services)
-        self._services = services
+        super().rebind(services)
         # The wallet opens its transcript index at its first use, and two first uses at
         # once (the start-up scan and the first summary) would both create it: the first
         # call runs alone, the rest run as they come.

@@ -6,21 +6,17 @@ An account's key may be *sent* here (to be stored in the vault) and is never ans
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, AccountBody, AccountEdit, Done, PausedBody, PreferredBody
 from relay.core.accounts import UNCHANGED, Account
 from relay.core.errors import AccountError
 from relay.engine.account_check import AccountCheck, check_account
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/accounts", tags=["accounts"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 ONE = "/{provider}/{label}"
 
 

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, AdoptBody
 from relay.detect.adopt import Adopted
 from relay.detect.model import DetectedSession
 from relay.detect.service import DetectReport
 from relay.detect.stores.base import StoreRead
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/detect", tags=["detect"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("", response_model=DetectReport)

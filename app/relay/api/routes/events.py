@@ -6,16 +6,15 @@ from __future__ import annotations
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Header, Query
 from starlette.responses import Response, StreamingResponse
 
-from relay.api.context import HostContext, host
+from relay.api.context import HostContext, HostDep
 from relay.api.schemas import ERRORS, EventsPage
 from relay.api.stream import event_frames
 from relay.core.events import EventRecord, record_json
 
 router = APIRouter(prefix="/api/v1", tags=["events"], responses=ERRORS)
-HostDep = Annotated[HostContext, Depends(host)]
 #: the most events one page holds
 MAX_PAGE = 5000
 

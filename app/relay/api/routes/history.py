@@ -4,21 +4,17 @@ The git and audit work runs in the history service's worker threads."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, CommentBody, FinishBody, RewindBody
 from relay.history.diffmodel import FileDiff
 from relay.history.model import FinishResult, FinishSummary, ReviewComment, RewindResult, Timeline
 from relay.history.runs import RunTimeline
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/history", tags=["history"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("/sessions/{session_id}", response_model=Timeline)

@@ -4,21 +4,17 @@ index the session activity stored since the last ingest."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, RepoBody
 from relay.knowledge.model import Hit, Stats
 from relay.knowledge.scanner import ScanReport
 from relay.knowledge.service import IngestReport
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/knowledge", tags=["knowledge"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("/search", response_model=list[Hit])

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import (
     ERRORS,
     Done,
@@ -27,11 +27,7 @@ from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
 from relay.pipelines.planner import Plan
 from relay.pipelines.validate import Problem, problems
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/pipelines", tags=["pipelines"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("/source", response_model=RepoPipelines)

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, AnswerBody, ContinueBody, Done, HandoffBody, Started
 from relay.api.vault import require_unlocked, spec_need, stored_need
 from relay.core.events import NeedsInput
 from relay.core.models import RunRow, SessionRow, SessionSpec
 from relay.sessions.handoff import HandoffRecord
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("", response_model=list[SessionRow])

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import ERRORS, Done, UnlockBody, VaultState
 from relay.api.vault import HostPassphrase, unlocked
 from relay.core.errors import VaultError
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from relay.engine.engine import Engine
 
 router = APIRouter(prefix="/api/v1/vault", tags=["vault"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 def _state(eng: Engine) -> VaultState:

@@ -5,11 +5,11 @@ readings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from relay.api.context import engine
+from relay.api.context import EngineDep
 from relay.api.schemas import (
     ERRORS,
     BudgetBody,
@@ -26,11 +26,7 @@ from relay.wallet.model import AccountView
 from relay.wallet.usage_refresh import RefreshReport
 from relay.wallet.usage_report import UsageTable, usage_report
 
-if TYPE_CHECKING:
-    from relay.engine.engine import Engine
-
 router = APIRouter(prefix="/api/v1/wallet", tags=["wallet"], responses=ERRORS)
-EngineDep = Annotated["Engine", Depends(engine)]
 
 
 @router.get("", response_model=list[AccountView])
