@@ -26,18 +26,19 @@ GITHUB = "ghp_" + "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkm23
 
 def test_a_stream_scrubs_lines_partial_ones_on_flush() -> None:
     inner = io.StringIO()
-    stream = ScrubbingStream(inner)  # type: ignore[arg-type]
+    stream = ScrubbingStream(inner)
     stream.write(f"one {SECRET[:20]}")
     stream.write(f"{SECRET[20:]} two\nthree {GITHUB}")
-    assert SECRET not in inner.getvalue() and "[REDACTED:anthropic_key] two\n" == \
-        inner.getvalue()[4:]
+    assert SECRET not in inner.getvalue()
+    assert inner.getvalue()[4:] == "[REDACTED:anthropic_key] two\n"
     stream.flush()
     assert inner.getvalue().endswith("three [REDACTED:github_token]")
 
 
 def test_json_text_scrubs_the_value() -> None:
     text = json_text({"task": f"use {SECRET}", "db_password": "hunter2-Horse-Battery-9"})
-    assert SECRET not in text and "hunter2" not in text
+    assert SECRET not in text
+    assert "hunter2" not in text
     assert json.loads(text)["task"] == "use [REDACTED:anthropic_key]"
 
 
@@ -59,5 +60,6 @@ def test_argparse_and_error_lines_on_stderr_are_scrubbed() -> None:
                           timeout=60, check=False)
     assert proc.returncode == 2
     assert "unrecognized arguments" in proc.stderr  # argparse's own line, written directly
-    assert SECRET not in proc.stderr + proc.stdout and GITHUB not in proc.stderr
+    assert SECRET not in proc.stderr + proc.stdout
+    assert GITHUB not in proc.stderr
     assert "[REDACTED:anthropic_key]" in proc.stderr

@@ -64,7 +64,8 @@ async def test_a_secret_in_the_task_and_the_output_leaves_the_engine_nowhere(
     calls = [r.event for r in events if r.event.kind == "tool_call"]
     assert "[REDACTED:anthropic_key]" in json.dumps([c.input for c in calls])  # it got through
     stored = await engine.store.sessions.get(row.id)
-    assert "[REDACTED:anthropic_key]" in stored.task and "[REDACTED:github_token]" in stored.task
+    assert "[REDACTED:anthropic_key]" in stored.task
+    assert "[REDACTED:github_token]" in stored.task
     assert stored.repo == str(git_repo)  # paths and ids are kept
     envelopes = list((relay_home / "handoffs").rglob("envelope.json"))
     assert envelopes, "the handoff signed no contract"
@@ -87,5 +88,5 @@ async def test_a_secret_in_the_task_and_the_output_leaves_the_engine_nowhere(
     leaks = {name: found for name, data in {**during, **after}.items()
              if (found := hits(data, PLANTED))}
     assert leaks == {}
-    assert {args: found for args, text in shown.items()
-            if (found := hits(text.encode(), PLANTED))} == {}
+    printed = {args: hits(text.encode(), PLANTED) for args, text in shown.items()}
+    assert {args: found for args, found in printed.items() if found} == {}

@@ -98,6 +98,13 @@ class ScrubbingStream(io.TextIOBase):
         return self.inner.fileno()
 
     @property
+    def buffer(self) -> Any:
+        """The binary stream below: what is written there as bytes is not scrubbed (relay-cli
+        mcp's JSON-RPC, whose results ``relay.mcp.results.guarded`` scrubs)."""
+        self.flush()
+        return self.inner.buffer
+
+    @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.inner, "encoding", "utf-8")
 
