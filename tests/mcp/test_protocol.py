@@ -95,8 +95,11 @@ async def test_a_modern_client_discovers_the_server_too(relay_home: Path, tmp_pa
 def test_stdout_carries_only_protocol_frames(relay_home: Path, tmp_path: Path) -> None:
     """A raw client: every stdout line is a JSON-RPC frame; the log is on stderr."""
     params = server_params(relay_home, tmp_path)
+    # the debug log goes to a file: a pipe nobody reads until the end holds 64 KiB, and a
+    # server blocked writing its log would never answer
+    errors = (tmp_path / "mcp-stderr.txt").open("w+", encoding="utf-8")
     proc = subprocess.Popen([params.command, *params.args, "--log-level", "debug"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                             text=True, env={**os.environ, **(params.env or {})})
     assert proc.stdin is not None
     assert proc.stdout is not None
@@ -116,7 +119,10 @@ def test_stdout_carries_only_protocol_frames(relay_home: Path, tmp_path: Path) -
               "params": {"name": "relay_wallet_summary", "arguments": {}}})
         answer = json.loads(proc.stdout.readline())
     finally:
-        rest, log = proc.communicate(timeout=60)  # closes stdin: how a client ends the server
+        rest, _ = proc.communicate(timeout=60)  # closes stdin: how a client ends the server
+        errors.seek(0)
+        log = errors.read()
+        errors.close()
     assert proc.returncode == 0, log
     assert hello["id"] == 1
     assert hello["result"]["serverInfo"]["name"] == "relay"

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 from relay import __version__
 from relay.api.context import HostContext, HostDep, host
 from relay.api.errors import error_response, relay_error_response, unexpected_response
+from relay.api.responses import ScrubbedJSONResponse
 from relay.api.routes import (
     accounts,
     audit,
@@ -58,6 +59,7 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                       lifespans=[context for _path, _app, context in mounts if context])
     api = FastAPI(title="Relay", version=__version__,
                   openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None,
+                  default_response_class=ScrubbedJSONResponse,
                   summary="The local API of a Relay host: sessions, events and what the "
                           "window and relay-cli do.")
     api.state.host = ctx

@@ -13,6 +13,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from relay.api.responses import ScrubbedJSONResponse
 from relay.core import errors as e
 from relay.core.redact import scrub_obj
 
@@ -47,7 +48,8 @@ def error_body(code: str, message: str, hint: str | None) -> dict[str, Any]:
 
 def error_response(status: int, code: str, message: str, hint: str | None = None,
                    headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error_body(code, message, hint), status_code=status, headers=headers)
+    return ScrubbedJSONResponse(error_body(code, message, hint), status_code=status,
+                                headers=headers)
 
 
 def relay_error_response(exc: e.RelayError) -> JSONResponse:

@@ -260,6 +260,15 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """relay-cli; everything it writes on stdout and stderr is scrubbed of secrets on the
+    way out (:func:`relay.core.termsafe.scrubbed_output`: the one point, whatever prints)."""
+    from relay.core.termsafe import scrubbed_output
+
+    with scrubbed_output():
+        return _command(argv)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     bad = _not_utf8(sys.argv[1:] if argv is None else argv)
     if bad is not None:  # before parsing: argparse would echo it (and printing it fails)
         sys.stderr.write(f"error: the argument {bad!r} is not UTF-8 text\n"

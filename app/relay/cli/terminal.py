@@ -8,6 +8,10 @@ own styles, so the styles still work and a control character in the text shows a
 Every console relay-cli prints on is one (:func:`console`); what it prints with ``print``
 is JSON made by :func:`relay.core.termsafe.json_text` or passed through ``terminal_safe``,
 and so are its warnings on stderr (:class:`SafeFormatter`).
+
+Secrets: a console scrubs the text it is given before rich lays it out (:meth:`render_str`,
+so a long token is replaced before a table cell can wrap it across lines); the line-level
+pass is relay-cli's stdout/stderr themselves (:func:`relay.core.termsafe.scrubbed_output`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.segment import Segment
+from rich.text import Text
 
+from relay.core.redact import scrub
 from relay.core.termsafe import terminal_safe
 
 
@@ -31,6 +37,10 @@ class SafeConsole(Console):
             segment if segment.control else Segment(terminal_safe(segment.text), segment.style)
             for segment in buffer
         )
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """``text`` scrubbed, then as rich would render it (before any wrapping)."""
+        return super().render_str(scrub(text), **options)
 
     def on_broken_pipe(self) -> None:
         """The reader left (``relay-cli show ID --follow | head``): raise BrokenPipeError,

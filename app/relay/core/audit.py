@@ -74,6 +74,7 @@ from typing import Any
 from relay.core import jsonvalue
 from relay.core.errors import AuditDamagedError, AuditError
 from relay.core.fsutil import private_dir
+from relay.core.store.scrubbed import ScrubbingConnection
 
 GENESIS_HASH = "0" * 64
 _FIELDS = frozenset({"ts", "prevHash", "hash", "event", "data"})
@@ -171,7 +172,7 @@ class DbAnchor:
               fresh: bool = False) -> None:
         """Record the chain's new length and head (``fresh``: a new anchor from now)."""
         ms = time.time_ns() // 1_000_000
-        conn = sqlite3.connect(self.db_path, timeout=10)
+        conn = sqlite3.connect(self.db_path, timeout=10, factory=ScrubbingConnection)
         try:
             with conn:
                 conn.execute(

@@ -36,7 +36,6 @@ from relay.core.events import (
 from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
-from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
 from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.writer import EventWriter, WriteOp
@@ -534,7 +533,7 @@ class Engine:
         return (await self.wallet.costs.session(session_id)).value
 
     async def post_notice(self, session_id: str, notice: Notice) -> None:
-        await self.writer.write(WriteOp(session_id, None, scrub_event(notice)))
+        await self.writer.write(WriteOp(session_id, None, notice))
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners

@@ -9,7 +9,10 @@ naming the failure (the traceback goes to stderr): a tool never stops the server
 
 Everything leaving the process goes through the secret scrubber first (detected sessions
 carry prompts and commands read from other agents' transcripts; events are scrubbed when
-stored, but a diff or a retrieved chunk may quote a file).
+stored, but a diff or a retrieved chunk may quote a file): :func:`guarded` is that one point
+— every tool is guarded (``tests/mcp/test_tools_scrub.py`` enumerates them), and whatever
+result it returns, or the error result it became, is scrubbed (text blocks and structured
+content) on the way out.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ Tool = Callable[P, Awaitable[CallToolResult]]
 
 def ok(result: BaseModel, text: str) -> CallToolResult:
     """A successful result: ``result`` as structured content, ``text`` for reading."""
-    return CallToolResult(content=[TextContent(type="text", text=scrub(text))],
-                          structured_content=scrub_obj(result.model_dump(mode="json")))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=result.model_dump(mode="json"))
 
 
 def failed(message: str, hint: str | None = None, code: str = "relay") -> CallToolResult:
@@ -48,8 +51,16 @@ def failed(message: str, hint: str | None = None, code: str = "relay") -> CallTo
     ``{"error": {"code", "message", "hint"}}`` for a client that reads JSON."""
     text = f"{message}\n→ {hint}" if hint else message
     error = {"code": code, "message": message, "hint": hint}
-    return CallToolResult(content=[TextContent(type="text", text=scrub(text))], is_error=True,
-                          structured_content=scrub_obj({"error": error}))
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
+                          structured_content={"error": error})
+
+
+def scrubbed(result: CallToolResult) -> CallToolResult:
+    """``result`` with its text blocks and structured content scrubbed of secrets."""
+    content = [block.model_copy(update={"text": scrub(block.text)})
+               if isinstance(block, TextContent) else block for block in result.content]
+    return result.model_copy(update={"content": content,
+                                     "structured_content": scrub_obj(result.structured_content)})
 
 
 def guarded(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
@@ -62,18 +73,21 @@ def guarded(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable
     @functools.wraps(fn)
     async def tool(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         try:
-            return await fn(*args, **kwargs)
+            result = await fn(*args, **kwargs)
         except RelayError as exc:
-            return failed(exc.message, exc.hint, error_code(exc))
+            result = failed(exc.message, exc.hint, error_code(exc))
         except ValidationError as exc:  # arguments that make no valid Relay record
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
-            return failed(f"Invalid {where}: {first['msg']}.", code="invalid_arguments")
+            result = failed(f"Invalid {where}: {first['msg']}.", code="invalid_arguments")
         except Exception as exc:  # a bug: keep serving, say so, log the traceback to stderr
             log.exception("MCP tool %s failed", fn.__name__)
-            return failed(f"Relay hit an internal error ({type(exc).__name__}: {clip(str(exc), 300)}).",
-                          "The traceback is in relay-cli mcp's log (its stderr).", "internal")
+            result = failed(
+                f"Relay hit an internal error ({type(exc).__name__}: {clip(str(exc), 300)}).",
+                "The traceback is in relay-cli mcp's log (its stderr).", "internal")
+        return scrubbed(result)
 
+    tool.relay_guarded = True  # type: ignore[attr-defined]
     return tool
 
 

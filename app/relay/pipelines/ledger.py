@@ -37,6 +37,7 @@ from typing import Any, Literal, TypeVar
 from relay.core.errors import PipelineError, StoreError
 from relay.core.pipeline_model import Pipeline
 from relay.core.store.db import Store, now_ms
+from relay.core.store.scrubbed import ScrubbingConnection
 from relay.core.store.sql import id_text_problem, prefix_match
 from relay.pipelines.templates import StepOutputs
 
@@ -158,7 +159,7 @@ class Ledger:
         """A connection to ``path`` (the engine's database, already migrated)."""
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
-                                   timeout=0)
+                                   timeout=0, factory=ScrubbingConnection)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=0")
             # reads get their own connection: a busy timeout for the rare WAL recovery

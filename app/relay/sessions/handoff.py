@@ -27,7 +27,6 @@ from pydantic import BaseModel, ConfigDict
 
 from relay.core.errors import HandoffTransitionError
 from relay.core.events import HandoffState, HandoffStep
-from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store, from_ms, now_ms
 from relay.core.store.writer import EventWriter, Statement, WriteOp
 
@@ -124,9 +123,9 @@ class HandoffJournal:
         statements: list[Statement] = [
             (f"UPDATE handoffs SET {name}=? WHERE id=?", (value, record.id))
             for name, value in produced.items()]
-        step = scrub_event(HandoffStep(
+        step = HandoffStep(
             handoff_id=record.id, state=state, from_entry=current.from_entry,
-            to_entry=current.to_entry, reason=current.reason, detail=detail, simulated=simulated))
+            to_entry=current.to_entry, reason=current.reason, detail=detail, simulated=simulated)
         await self.writer.write(WriteOp(current.session_id, current.from_run_id, step,
                                         statements=statements))
         return await self.get(record.id)

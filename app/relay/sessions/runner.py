@@ -43,7 +43,6 @@ from relay.core.events import (
     utcnow,
 )
 from relay.core.models import SessionSpec, chain_of, entry_runtime
-from relay.core.scrub_events import scrub_event
 from relay.core.states import SessionState
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
@@ -130,8 +129,8 @@ class SessionRunner:
         return self.services.coordinator
 
     def _label(self, event: AgentEvent) -> AgentEvent:
-        """Scrub secrets; stamp runtime and the simulation flag on Relay's own events too."""
-        event = scrub_event(event)
+        """Stamp runtime and the simulation flag on Relay's own events too (the writer
+        scrubs every event it is given)."""
         update: dict[str, object] = {}
         if not event.runtime:
             update["runtime"] = self.spec.runtime

@@ -23,6 +23,7 @@ from relay.core.events import EventRecord, parse_event
 from relay.core.fsutil import private_sqlite
 from relay.core.store.faults import Fault, damaged_error, disk_full_error, fault_of, read_error
 from relay.core.store.migrations import LATEST, MIGRATIONS
+from relay.core.store.scrubbed import ScrubbingConnection
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.sql import damaged_row, from_ms, now_ms
 
@@ -145,7 +146,8 @@ class Store:
             raise StoreError(f"Cannot open the database at {path}: {exc.strerror or exc}.",
                              "Check that the data folder is writable (RELAY_HOME).") from exc
         target = f"{path.resolve().as_uri()}?mode=ro&immutable=1" if read_only else str(path)
-        conn = aiosqlite.connect(target, isolation_level=None, uri=read_only)
+        conn = aiosqlite.connect(target, isolation_level=None, uri=read_only,
+                                  factory=ScrubbingConnection)  # relay.db's scrubbing point
         try:
             await conn
         except BaseException as exc:

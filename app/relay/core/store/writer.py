@@ -23,6 +23,7 @@ import orjson
 from relay.core.bus import EventBus
 from relay.core.errors import StoreError
 from relay.core.events import AgentEvent, EventRecord
+from relay.core.scrub_events import scrub_event
 from relay.core.store.db import Store
 from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.sessions_quick import USAGE_COLS
@@ -130,9 +131,15 @@ class EventWriter:
         self._task = None
 
     async def submit(self, op: WriteOp) -> None:
-        """Queue an op (back-pressure when the queue is full); don't wait for commit."""
+        """Queue an op (back-pressure when the queue is full); don't wait for commit.
+
+        Its event is scrubbed here (:func:`~relay.core.scrub_events.scrub_event`): the one
+        point every stored and published event passes; the statements' text is scrubbed by
+        the connection (:mod:`relay.core.store.scrubbed`)."""
         if self.failure is not None:
             raise self.failure
+        if op.event is not None:
+            op.event = scrub_event(op.event)
         if len(self._ops) < self._maxsize:  # fast path: no suspension
             self._ops.append(op)
             self._wakeup.set()
