@@ -9,13 +9,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import pytest
-
 from tests.secrets import make_corpus, measure
-from tests.secrets.measure import FP_PLACES, PLACES, markdown, needles
-
-RECALL_MIN = 0.995
-FP_MAX = 0.005
+from tests.secrets.measure import FP_MAX, FP_PLACES, PLACES, RECALL_MIN, markdown, needles
 
 
 def test_the_checked_in_corpus_is_what_the_generator_makes() -> None:
@@ -35,45 +30,40 @@ def test_the_checked_in_corpus_is_what_the_generator_makes() -> None:
 
 
 def test_the_measurement_can_fail(tmp_path: Path) -> None:
-    """Without a scrubber in the way the scan finds what it must: one batch of a few records
-    run through relay-cli, then its data folder searched for a secret it was never given
-    (none), and the channel map says which look-alike is where."""
+    """The search finds what is there: a "secret" no scrubber may touch (a commit sha, which
+    must survive as a look-alike) is reported at the store and on stdout, and ordinary
+    look-alikes are seen in every channel."""
     rng = random.Random(7)
-    records = make_corpus.load()
-    sample = rng.sample([r for r in records if r["kind"] == "lookalike"], 6)
-    result = measure.measure(tmp_path, sample, n_batches=1)
+    sample = rng.sample([r for r in make_corpus.load() if r["kind"] == "lookalike"], 6)
+    sha = "0f5c3b1e9d7a2c4b6e8f0a1c3e5b7d9f1a3c5e7b"
+    probe = {"id": "P9999", "kind": "positive", "format": "probe", "context": "prose",
+             "secret": sha, "text": f"The fix landed in commit {sha}."}
+    result = measure.measure(tmp_path, [probe, *sample], n_batches=1)
     assert result.failures == []
-    assert result.fp() == 0.0  # ordinary ids and paths survive today, all channels
+    assert {"db", "stdout", "cli_show"} <= result.leaks["P9999"]
+    assert result.fp() == 0.0, {r["text"]: result.eaten[r["id"]] for r in sample}
     assert needles("a\nbbbbbbbbbbbbbbbbbbbb")[-1] == b"bbbbbbbbbbbbbbbbbbbb"
-    assert b"sk-ant" in needles("sk-ant-api03-" + "A" * 40)[0]
 
 
-@pytest.fixture(scope="module")
-def corpus_result(tmp_path_factory: pytest.TempPathFactory) -> measure.Result:
-    return measure.measure(tmp_path_factory.mktemp("corpus"))
-
-
-def test_every_corpus_run_completed(corpus_result: measure.Result) -> None:
-    assert corpus_result.failures == []
-
-
-def test_no_secret_reaches_relay_cli_output(corpus_result: measure.Result) -> None:
-    leaked = sorted({r["format"] for r in corpus_result.positives
-                     if corpus_result.leaks[r["id"]] & {"stdout", "stderr"}})
-    assert leaked == [], markdown(corpus_result)
-
-
-@pytest.mark.parametrize("place", PLACES)
-def test_recall_per_boundary(corpus_result: measure.Result, place: str) -> None:
-    leaked = sorted({r["format"] for r in corpus_result.positives
-                     if place in corpus_result.leaks[r["id"]]})
-    assert corpus_result.recall(place) >= RECALL_MIN, \
-        f"{place}: recall {corpus_result.recall(place):.3f}, leaking formats {leaked}"
-
-
-@pytest.mark.parametrize("place", FP_PLACES)
-def test_false_positives_per_boundary(corpus_result: measure.Result, place: str) -> None:
-    eaten = sorted({r["category"] for r in corpus_result.lookalikes
-                    if place in corpus_result.eaten[r["id"]]})
-    assert corpus_result.fp(place) <= FP_MAX, \
-        f"{place}: false positives {corpus_result.fp(place):.3f}, eaten categories {eaten}"
+def test_the_corpus_end_to_end(tmp_path: Path) -> None:
+    """Recall and false positives at every boundary, and nothing on relay-cli's output
+    (one test, so that the measurement runs once under xdist)."""
+    result = measure.measure(tmp_path)
+    problems = list(result.failures)
+    on_output = sorted({r["format"] for r in result.positives
+                        if result.leaks[r["id"]] & {"stdout", "stderr"}})
+    if on_output:
+        problems.append(f"secrets on relay-cli's stdout/stderr: {on_output}")
+    for place in PLACES:
+        if result.recall(place) < RECALL_MIN:
+            leaked = sorted({r["format"] for r in result.positives
+                             if place in result.leaks[r["id"]]})
+            problems.append(f"{place}: recall {result.recall(place):.3f} < {RECALL_MIN}, "
+                            f"leaking {leaked}")
+    for place in FP_PLACES:
+        if result.fp(place) > FP_MAX:
+            eaten = sorted({r["category"] for r in result.lookalikes
+                            if place in result.eaten[r["id"]]})
+            problems.append(f"{place}: false positives {result.fp(place):.3f} > {FP_MAX}, "
+                            f"eaten {eaten}")
+    assert not problems, "\n".join(problems) + "\n\n" + markdown(result)
