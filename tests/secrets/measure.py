@@ -232,13 +232,13 @@ def markdown(result: Result) -> str:
     lines.append(f"| anywhere | {pct(result.recall())} | "
                  f"{sum(1 for r in pos if result.leaks[r['id']])} |")
     for place in PLACES:
-        leaked = sum(1 for r in pos if place in result.leaks[r["id"]])
-        lines.append(f"| {place} | {pct(result.recall(place))} | {leaked} |")
+        found = sum(1 for r in pos if place in result.leaks[r["id"]])
+        lines.append(f"| {place} | {pct(result.recall(place))} | {found} |")
     lines += ["", "| where | false positives (look-alikes that lost their text) | eaten |",
               "|---|---|---|"]
     for place in FP_PLACES:
-        eaten = sum(1 for r in look if place in result.eaten[r["id"]])
-        lines.append(f"| {place} | {pct(result.fp(place))} | {eaten} |")
+        lost = sum(1 for r in look if place in result.eaten[r["id"]])
+        lines.append(f"| {place} | {pct(result.fp(place))} | {lost} |")
     lines += ["", "| format | records | recall | leaked at |", "|---|---|---|---|"]
     for fmt, recs in grouped(pos, "format").items():
         leaked = [r for r in recs if result.leaks[r["id"]]]
