@@ -25,8 +25,8 @@ from relay.core.models import SessionSpec
 from relay.pipelines import files
 from tests.api.conftest import Served
 from tests.conftest import make_repo
-from tests.core.test_key_leak import hits
 from tests.pipelines.helpers import graph
+from tests.secrets.scan import hits
 
 KEY = "sk-ant-api03-PLANTED" + secrets.token_urlsafe(64)
 

@@ -22,7 +22,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from relay.core.models import SessionSpec
 from relay.engine.account_check import check_account
 from relay.engine.engine import Engine
 from tests.conftest import FAKES_DIR
+from tests.secrets.scan import files_under, hits
 
 CLAUDE_KEY = "sk-ant-api03-PLANTED" + secrets.token_urlsafe(64)
 CODEX_KEY = "sk-proj-PLANTED" + secrets.token_urlsafe(64)
@@ -41,24 +42,6 @@ VAULT = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
          "RELAY_VAULT_PASSPHRASE": "test-vault-passphrase"}
 DUMP_ENV = ("import json, os, sys; "
             "open(sys.argv[1], 'w').write(json.dumps(dict(os.environ)))")
-
-
-def forms(secret: str) -> list[bytes]:
-    """Ways a secret could be written: raw, base64 (std and url-safe, each alignment inside a
-    larger blob), hex, UTF-16, and a fragment of its random part (a truncated copy)."""
-    raw = secret.encode()
-    found = [raw, raw.hex().encode(), raw.hex().upper().encode(), secret.encode("utf-16-le"),
-             raw[len(raw) // 2 - 12:len(raw) // 2 + 12]]
-    for encode in (base64.b64encode, base64.urlsafe_b64encode):
-        for shift in range(3):
-            text = encode(b"\0" * shift + raw)
-            found.append(text[4 if shift else 0:-4])  # the groups made only of the secret
-    return found
-
-
-def hits(data: bytes, secrets_: Iterable[str]) -> list[str]:
-    return [f"{s[:22]}… as form {i}" for s in secrets_ for i, f in enumerate(forms(s))
-            if f in data]
 
 
 def test_the_search_finds_every_form() -> None:
@@ -89,10 +72,6 @@ def relay_cli(*args: str, env: dict[str, str]) -> str:
                           timeout=120, check=False)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
-
-
-def files_under(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
 async def test_a_planted_key_lands_only_in_its_agent(
