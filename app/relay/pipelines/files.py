@@ -19,6 +19,7 @@ from relay.core import jsonvalue
 from relay.core.errors import PipelineError, PipelineInvalidError
 from relay.core.fsutil import open_regular, write_atomic
 from relay.core.pipeline_model import MAX_FILE_BYTES, MAX_NESTING, Pipeline, parse_pipeline
+from relay.core.redact import scrub_obj
 
 FOLDER = ".relay"
 FILE = "pipelines.json"
@@ -137,7 +138,10 @@ def delete(repo: Path, name: str) -> bool:
 
 
 def export(pipeline: Pipeline, path: Path) -> None:
-    write_atomic(path, dump([pipeline]).encode("utf-8"), mode=0o644)
+    """Write ``pipeline`` to a file of its own (``pipeline export``, ``plan --out``): a copy
+    that leaves Relay, so its prompts and commands are scrubbed of secrets first."""
+    clean = Pipeline.model_validate(scrub_obj(pipeline.model_dump(mode="json")))
+    write_atomic(path, dump([clean]).encode("utf-8"), mode=0o644)
 
 
 def locate(name_or_file: str, repo: Path, *, confine: bool = False) -> Path | None:

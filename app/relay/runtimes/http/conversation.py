@@ -2,12 +2,14 @@
 
 Each provider module turns these messages into its wire format on every request (the
 model APIs are stateless). The file is ``<data folder>/conversations/<runtime>/<id>.json``,
-written atomically after every turn; it holds the prompts, answers and tool results —
-never a key.
+written atomically after every turn; it holds the prompts, answers and tool results,
+scrubbed of secrets (a resumed conversation reads ``[REDACTED:…]`` where a key was) — never
+an account's key.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from relay.core.errors import ConversationError
 from relay.core.fsutil import PRIVATE_FILE, write_atomic
+from relay.core.redact import scrub_obj
 
 
 class ToolUse(BaseModel):
@@ -72,5 +75,8 @@ def load(home: Path, runtime: str, conv_id: str) -> Conversation:
 
 def save(home: Path, conv: Conversation) -> Path:
     path = _path(home, conv.runtime, conv.id)
-    write_atomic(path, conv.model_dump_json(indent=1).encode("utf-8"), PRIVATE_FILE)
+    # The saved copy (in the data folder) is scrubbed like everything Relay keeps; the live
+    # conversation keeps what the user and the model said until the process ends.
+    text = json.dumps(scrub_obj(conv.model_dump(mode="json")), indent=1, ensure_ascii=False)
+    write_atomic(path, text.encode("utf-8"), PRIVATE_FILE)
     return path
