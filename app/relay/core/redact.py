@@ -105,6 +105,7 @@ from urllib.parse import quote
 
 __all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
 
+from relay.core import redact_formats
 from relay.core.redact_rules import (
     CODE_RE,
     ENV_NAME_RE,
@@ -116,13 +117,10 @@ from relay.core.redact_rules import (
     is_tokenish,
 )
 
-KINDS = (
-    "anthropic_key", "anthropic_oauth_token", "openai_key", "openrouter_key", "google_api_key",
-    "aws_access_key_id", "aws_secret_key", "github_token", "gitlab_token", "slack_token",
-    "stripe_key", "stripe_webhook_secret", "huggingface_token", "npm_token", "jwt", "private_key",
-    "bearer_token", "basic_auth", "authorization", "url_password", "password", "token", "secret",
-    "known_secret",
-)
+KINDS = tuple(dict.fromkeys((
+    *redact_formats.all_kinds(), "jwt", "private_key", "bearer_token", "basic_auth",
+    "authorization", "url_password", "cookie", "password", "token", "secret", "known_secret",
+)))
 """Every kind a marker can name (``add_literal`` may add its own)."""
 
 MIN_LITERAL_LENGTH = 4
@@ -150,29 +148,6 @@ def _fixed(kind: str) -> Redactor:
     return lambda m: text
 
 
-def _checked(kind: str, check: Callable[[str], bool]) -> Redactor:
-    text = marker(kind)
-    return lambda m: text if check(m.group(0)) else m.group(0)
-
-
-def _anthropic(m: re.Match[str]) -> str:
-    oauth = m.group(0).startswith(("sk-ant-oat", "sk-ant-ort"))
-    return marker("anthropic_oauth_token" if oauth else "anthropic_key")
-
-
-def _openai(m: re.Match[str]) -> str:
-    body = m.group(0)[3:]
-    if body.startswith("or-v1-"):
-        return marker("openrouter_key")
-    if body.startswith(("proj-", "svcacct-", "admin-")) or has_digit_and_letter(body):
-        return marker("openai_key")
-    return m.group(0)
-
-
-def _mixed_case(token: str) -> bool:
-    return any(c.isupper() for c in token) and any(c.islower() for c in token)
-
-
 _PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
 _PEM_FULL = re.compile(_PEM_OPEN + _PEM_LINE + r"{0,65536}+-----END[^-\n]{0,64}+-----")
@@ -181,41 +156,9 @@ _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the b
     r"|[A-Za-z0-9+/=]{1,256}+(?=[\r\n\"'\\]|\Z))){1,4096}+"
 )
 
-_DASH_RULES: _Rules = (
+_PEM_RULES: _Rules = (
     ("PRIVATE KEY-", _PEM_FULL, _fixed("private_key")),
     ("PRIVATE KEY-", _PEM_CUT, _fixed("private_key")),
-    ("sk-ant-", re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{24,}+"), _anthropic),
-    ("sk-", re.compile(_B + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+"), _openai),
-    ("glpat-", re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]{2,}+){0,3}+"),
-     _fixed("gitlab_token")),
-    ("x", re.compile(_B + r"(?:xox[abprse]|xapp-[0-9])-[A-Za-z0-9-]{10,}+"),
-     _checked("slack_token", lambda t: any(c.isdigit() for c in t[5:]))),
-)
-_DASH_PROBE = re.compile(r"-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abprse]-)|(?<=xapp-)|(?<=PRIVATE KEY-))")
-
-_UNDERSCORE_RULES: _Rules = (
-    ("k_", re.compile(_B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"), _fixed("stripe_key")),
-    ("whsec_", re.compile(_B + r"whsec_[A-Za-z0-9+/=]{20,}+"), _fixed("stripe_webhook_secret")),
-    ("_", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{40,}+)"),
-     _fixed("github_token")),
-    ("hf_", re.compile(_B + r"hf_[A-Za-z0-9]{30,}+"), _checked("huggingface_token", _mixed_case)),
-    ("npm_", re.compile(_B + r"npm_[A-Za-z0-9]{36,}+"), _fixed("npm_token")),
-)
-_UNDERSCORE_PROBE = re.compile(
-    r"_(?:(?<=[sr]k_live_)|(?<=[sr]k_test_)|(?<=whsec_)|(?<=gh[pousr]_)|(?<=github_pat_)"
-    r"|(?<=hf_)|(?<=npm_))"
-)
-
-_CAPITAL_A_RULES: _Rules = (
-    ("AIza", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}(?![\w-])"), _fixed("google_api_key")),
-    ("A", re.compile(r"(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-     _fixed("aws_access_key_id")),
-)
-_CAPITAL_A_PROBE = re.compile(r"A(?:Iza|KIA|SIA)")
-
-_JWT_RULES: _Rules = (
-    ("eyJ", re.compile(_B + r"eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]*+"),
-     _fixed("jwt")),
 )
 
 
@@ -308,6 +251,62 @@ def _assignment(m: re.Match[str]) -> str:
 
 _BEARER_RULES: _Rules = (("Bearer", _BEARER, _bearer),)
 
+
+def _flag(m: re.Match[str]) -> str:
+    """``--token VALUE`` / ``--password "VALUE"`` (the ``--x=VALUE`` form is an assignment)."""
+    named = classify_name(m.group("name"))
+    if named is None:
+        return m.group(0)
+    kind, weak = named
+    value = m.group("value")
+    if value.startswith("-") or not is_secret_value(value, quoted=bool(m.group("q")), weak=weak,
+                                                     env_style=False, kind=kind):
+        return m.group(0)
+    return _replace_group(m, "value", marker(kind))
+
+
+_FLAG_RULES: _Rules = (("--", re.compile(
+    r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{0,40}+)[ \t]{1,4}+(?P<q>[\"']?)"
+    r"(?P<value>[^\s\"'`;|&<>(){}\[\]]{4,1024}+)"), _flag),)
+
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
+                                "httponly", "priority", "partitioned", "version", "comment"})
+_SESSION_NAME = re.compile(r"(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key")
+_COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]{1,128}+)=(?P<value>[^;,\s]{1,4096}+)")
+
+
+def _cookie_pair(m: re.Match[str]) -> str:
+    name, value = m.group("name"), m.group("value")
+    if name.lower() in _COOKIE_ATTRIBUTES or is_placeholder(value) or value.startswith("[REDACTED"):
+        return m.group(0)
+    if is_tokenish(value) or (len(value) >= 8 and _SESSION_NAME.search(name) and has_digit_and_letter(value)):
+        return _replace_group(m, "value", marker("cookie"))
+    return m.group(0)
+
+
+def _cookie(m: re.Match[str]) -> str:
+    body = _COOKIE_PAIR.sub(_cookie_pair, m.group("body"))
+    return m.group(0)[: m.start("body") - m.start()] + body
+
+
+_COOKIE_RULES: _Rules = (("ookie", re.compile(
+    r"(?i:(?:set-)?cookie)[\"']?[ \t]{0,4}+[:=][ \t]{0,4}+[\"']?(?P<body>[^\r\n\"']{1,8192}+)"), _cookie),)
+
+# Query parameters whose name alone does not say "secret" to the assignment rules.
+_QUERY = re.compile(
+    r"[?&](?i:sig|signature|key|x-amz-signature|x-amz-security-token|x-goog-signature|code)="
+    r"(?P<value>[^&#\s\"'<>]{8,4096}+)")
+
+
+def _query(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if is_placeholder(value) or value.startswith("[REDACTED") or not has_digit_and_letter(value):
+        return m.group(0)
+    return _replace_group(m, "value", marker("secret"))
+
+
+_QUERY_RULES: _Rules = (("=", _QUERY, _query),)
+
 # Assignments are found from their separators, not by trying a regex at every position: each
 # ":" or "=" costs a few operations, and only those after a name ending like a secret name
 # (TAILS, in any case) get the regex, anchored at the name.
@@ -390,18 +389,19 @@ def _apply(rules: _Rules, text: str) -> str:
 
 def _scrub_patterns(text: str) -> str:
     """Every built-in detection; each family only when its cheap probe hits."""
-    if "-" in text and _DASH_PROBE.search(text):
-        text = _apply(_DASH_RULES, text)
-    if "_" in text and _UNDERSCORE_PROBE.search(text):
-        text = _apply(_UNDERSCORE_RULES, text)
-    if "A" in text and _CAPITAL_A_PROBE.search(text):
-        text = _apply(_CAPITAL_A_RULES, text)
-    if "J" in text and "eyJ" in text:
-        text = _apply(_JWT_RULES, text)
+    if "PRIVATE KEY-" in text:
+        text = _apply(_PEM_RULES, text)
+    text = redact_formats.redact(text, marker)
     if "@" in text and "://" in text:
         text = _apply(_URL_RULES, text)
     if "=" in text or ":" in text:
         text = _scrub_assignments(text)
+    if "?" in text and "=" in text:
+        text = _apply(_QUERY_RULES, text)
+    if "--" in text:
+        text = _apply(_FLAG_RULES, text)
+    if "ookie" in text:
+        text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:
         text = _apply(_BEARER_RULES, text)
     return text
