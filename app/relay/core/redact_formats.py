@@ -83,7 +83,7 @@ _DS_MAP: dict[tuple[str, int], tuple[str, tuple[str, ...], int, Check | None]] =
     ("SlackDetector", 0): ("slack_token", ("xox",), 0, lambda t: any(c.isdigit() for c in t[5:])),
     ("SlackDetector", 1): ("slack_webhook", ("hooks.slack.com",), 0, None),
     ("SquareOAuthDetector", 0): ("square_token", ("sq0csp-",), 0, None),
-    ("StripeDetector", 0): ("stripe_key", ("k_live_",), 0, None),
+    ("StripeDetector", 0): ("stripe_key", ("sk_live_", "rk_live_"), 0, None),
     ("TelegramBotTokenDetector", 0): ("telegram_bot_token", (":",), 0, _random),
     ("TwilioKeyDetector", 0): ("twilio_key", ("AC",), 0, has_digit_and_letter),
     ("TwilioKeyDetector", 1): ("twilio_key", ("SK",), 0, has_digit_and_letter),
@@ -211,7 +211,8 @@ RELAY_ROWS: tuple[Format, ...] = (
     _row("slack_token", "xapp-", r"xapp-\d-[A-Za-z0-9-]{10,}+"),
     Format("discord_webhook", ("/api/webhooks/",), re.compile(
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,}+")),
-    _row("stripe_key", ("k_live_", "k_test_"), r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"),
+    _row("stripe_key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+         r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"),
     _row("stripe_webhook_secret", "whsec_", r"whsec_[A-Za-z0-9+/=]{20,}+"),
     _row("square_token", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}+"),
     _row("square_token", "EAAA", r"EAAA[A-Za-z0-9_-]{60}"),
@@ -245,9 +246,18 @@ def all_kinds() -> tuple[str, ...]:
     return tuple(kinds)
 
 
+class _Needles(NamedTuple):
+    """Needles by their first two characters (most begin a word of a token: ``ghp_``,
+    ``AKIA``), and those that may sit inside one (``Q~``, ``.atlasv1.``), checked always."""
+
+    by_key: dict[str, tuple[str, ...]]
+    inside: tuple[str, ...]
+    relay: dict[str, tuple[int, ...]]  # needle -> rows of RELAY_ROWS
+    ds: dict[str, tuple[int, ...]]  # needle -> rows of ds_rows()
+
+
 @functools.cache
-def _needles() -> tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]:
-    """Each needle, with the Relay rows and detect-secrets rows it gates."""
+def _needles() -> _Needles:
     relay: dict[str, list[int]] = {}
     ds: dict[str, list[int]] = {}
     for i, row in enumerate(RELAY_ROWS):
@@ -256,7 +266,28 @@ def _needles() -> tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...]:
     for i, (_, needles, _, _) in enumerate(_DS_MAP.values()):
         for n in needles:
             ds.setdefault(n, []).append(i)
-    return tuple((n, tuple(relay.get(n, ())), tuple(ds.get(n, ()))) for n in {**relay, **ds})
+    by_key: dict[str, list[str]] = {}
+    inside = []
+    for n in {**relay, **ds}:
+        if n[0].isalnum() and n not in ("Q~",):
+            by_key.setdefault(n[:2], []).append(n)
+        else:
+            inside.append(n)
+    return _Needles({k: tuple(v) for k, v in by_key.items()}, tuple(inside),
+                    {k: tuple(v) for k, v in relay.items()}, {k: tuple(v) for k, v in ds.items()})
+
+
+_WORD_START = re.compile(r"[^A-Za-z0-9][A-Za-z0-9].")
+
+
+def _present(tokens: str) -> list[str]:
+    """The needles in ``tokens``: two characters at each word start pick the candidates."""
+    table = _needles()
+    keys = {w[1:] for w in _WORD_START.findall(" " + tokens)}.intersection(table.by_key)
+    found = [n for n in table.inside if n in tokens]
+    for key in keys:
+        found += [n for n in table.by_key[key] if n in tokens]
+    return found
 
 
 # --- entropy, encodings and shapes -----------------------------------------------------------
@@ -323,7 +354,12 @@ _PREFIXED = re.compile(
 _HASH_PREFIXES = frozenset({"sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha-", "sha2-"})
 
 
+_RUN = re.compile(r"[A-Za-z0-9+/]{20}")  # both shapes need one
+
+
 def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
+    if not _RUN.search(tokens):
+        return
     for m in _AWS_SECRET.finditer(tokens):
         if looks_generated(m.group(0)):
             yield m.group(0), "aws_secret_key"
@@ -337,6 +373,7 @@ def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
 _LONG_GATE = re.compile(r"\s\S{16}")
 _LONG_START = re.compile(r"\S{16}")
 _LONG = re.compile(r"\S{16,}")
+_DENSE = re.compile(r"[A-Za-z0-9_.+/=~:%-]{16,}")  # the characters of every format in the table
 
 
 def _span(row: Format, m: re.Match[str]) -> str:
@@ -349,20 +386,22 @@ def find(text: str) -> dict[str, str]:
     """``{secret: kind}`` for every provider token in ``text`` (earlier rows win)."""
     if not (_LONG_GATE.search(text) or _LONG_START.match(text)):
         return {}
-    tokens = " ".join(_LONG.findall(text))
+    tokens = " ".join(_DENSE.findall(" ".join(_LONG.findall(text))))
+    if not tokens:
+        return {}
     found: dict[str, str] = {}
+    table = _needles()
     relay_rows: set[int] = set()
     ds: set[int] = set()
-    for needle, relay_i, ds_i in _needles():
-        if needle in tokens:
-            relay_rows.update(relay_i)
-            ds.update(ds_i)
+    for needle in _present(tokens):
+        relay_rows.update(table.relay.get(needle, ()))
+        ds.update(table.ds.get(needle, ()))
     rows = [RELAY_ROWS[i] for i in sorted(relay_rows)]
     if ds:
         table = ds_rows()
         rows += [table[i] for i in sorted(ds)]
     for row in rows:
-        subject = text if row.kind == "aws_secret_key" else tokens  # ds' AWS rule spans spaces
+        subject = text if row.needles == ("aws",) else tokens  # ds' AWS rule spans spaces
         for m in row.pattern.finditer(subject):
             secret = _span(row, m)
             if (secret in found or any(secret in s for s in found) or len(secret) < 8
