@@ -50,7 +50,7 @@ def test_positive_kinds_are_declared() -> None:
 def test_corpus_secrets_are_obviously_fake() -> None:
     source = Path(__file__).with_name("redact_corpus.py").read_text(encoding="utf-8")
     for case in POSITIVES:
-        assert "fake" in case.secret.lower(), case
+        assert "fake" in case.secret.lower() or "fa4e" in case.secret, case
         assert case.secret in case.text, case
         if case.kind in PROVIDER_KINDS:  # built from pieces: never whole in the repository
             assert case.secret not in source, case

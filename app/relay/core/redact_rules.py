@@ -50,21 +50,26 @@ ALLOWED_VALUES: dict[str, str] = {
 }
 """Documented example values, verbatim: published by the provider, so redacting them hides nothing."""
 
-ALLOWED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
+PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
     (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
                 r"|redacted|changeme|insert[_-]?here|notreal|not[_-]a[_-]real"), "says it is not a real value"),
     (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
     (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
     (re.compile(r"\A(?:[<{$%].{0,200}[>}%]|\$[A-Za-z_]\w{0,80})\Z"),
      "a template or variable reference (<key>, ${VAR}, {{ x }})"),
+    (re.compile(r"(?i)\A(?:test|fake|mock|stub|fixture)_(?:key|token|secret|password)\w{0,20}\Z"),
+     "a named test fixture (test_key_123)"),
+)
+"""Placeholders, whatever names them: also never a secret in an assignment."""
+
+ALLOWED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (*PLACEHOLDER_PATTERNS,
     (re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z"), "a git commit id or a hex digest (lowercase hex)"),
     (re.compile(r"(?i)\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"), "a UUID: an id, not a key"),
     (re.compile(r"(?i)\A(?:sha(?:1|224|256|384|512)?|md5|blake2b?)[-:][A-Za-z0-9+/=_-]{16,}\Z"),
      "a digest (sha256:…, an npm/pip integrity hash sha512-…)"),
-    (re.compile(r"(?i)\A(?:test|fake|mock|stub|fixture)_(?:key|token|secret|password)\w{0,20}\Z"),
-     "a named test fixture (test_key_123)"),
 )
-"""Shapes that are never secrets, each with its reason (matched against the whole value)."""
+"""Shapes that are never secrets, each with its reason: the placeholders, then ids and digests
+(which a secret-named assignment may still hold: a hex ``SECRET_KEY`` is a secret)."""
 
 
 def allowed_reason(value: str) -> str | None:
@@ -86,7 +91,8 @@ def allowed_reason(value: str) -> str | None:
         is_templated_secret,
     )
 
-    if is_sequential_string(value):
+    run = max(re.findall(r"[A-Za-z0-9+/]{8,}", value), key=len, default="")
+    if is_sequential_string(value) or (len(run) >= 16 and is_sequential_string(run)):
         return "a sequential filler (detect-secrets' is_sequential_string)"
     if is_potential_uuid(value) and len(value) <= 40:
         return "a UUID (detect-secrets' is_potential_uuid)"
@@ -97,7 +103,7 @@ def allowed_reason(value: str) -> str | None:
 
 def is_placeholder(value: str) -> bool:
     low = value.lower()
-    if value in ALLOWED_VALUES:
+    if value in ALLOWED_VALUES or any(pat.search(value) for pat, _ in PLACEHOLDER_PATTERNS):
         return True
     if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
         return True
