@@ -96,6 +96,10 @@ _DS_EDGES = {"DiscordBotTokenDetector", "MailchimpDetector", "TelegramBotTokenDe
              "TwilioKeyDetector", "AWSKeyDetector", "GitHubTokenDetector", "StripeDetector",
              "SquareOAuthDetector", "SendGridDetector", "PypiTokenDetector"}
 
+# JwtTokenDetector's pattern ends lazily (``[…]*?``): its match stops before the signature,
+# which the span must include.
+_DS_TAILS = {"JwtTokenDetector": r"[A-Za-z0-9_.+/=-]{0,8192}+"}
+
 
 def _ds_classes() -> dict[str, type]:
     """detect-secrets' plugin classes, imported by name (no dynamic plugin discovery)."""
@@ -130,7 +134,7 @@ def ds_rows() -> tuple[Format, ...]:
     rows = []
     for (name, index), (kind, needles, group, check) in _DS_MAP.items():
         ds = classes[name].denylist[index]  # type: ignore[attr-defined]
-        source = ds.pattern
+        source = ds.pattern + _DS_TAILS.get(name, "")
         if name in _DS_EDGES:
             source = r"(?<![A-Za-z0-9_+/-])(?:" + source + r")(?![A-Za-z0-9_])"
         rows.append(Format(kind, needles, re.compile(source, ds.flags), group, check))
