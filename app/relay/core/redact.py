@@ -20,23 +20,38 @@ scheme, user and host of a URL (``postgres://app:[REDACTED:url_password]@db:5432
 name and auth scheme (``Authorization: Bearer [REDACTED:bearer_token]``). A PEM private key block
 becomes one marker. Scrubbing is idempotent: markers are never matched again.
 
+**Built on** detect-secrets 1.5 (Yelp): its ``RegexBasedDetector`` plugins' ``denylist`` regexes
+are the base of the provider-format table, its Shannon entropy function judges generated-looking
+values, and its heuristic filters (sequential strings, UUIDs, templates) feed the allow-list. The
+layers, in ``core/redact_formats.py`` and here: detect-secrets' plugins → Relay's extra formats →
+context rules → the allow-list (``redact_rules.ALLOWED_VALUES`` / ``ALLOWED_PATTERNS``, each entry
+with its reason).
+
 **Detected**, in this order (earlier detections win, so a provider key inside an assignment is
 named after its provider):
 
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
 - PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
   escapes, or up to the end of the base64 lines when the END line is missing);
-- provider keys by shape: Anthropic (``sk-ant-api03-``, ``sk-ant-admin01-``; ``sk-ant-oat01-`` /
-  ``sk-ant-ort01-`` OAuth tokens), OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``, legacy
-  ``sk-`` keys; OpenRouter's ``sk-or-v1-`` is named apart), GitLab ``glpat-``, Slack ``xox[abprse]-``
-  and ``xapp-``, Stripe ``sk_live_`` / ``rk_live_`` / ``*_test_`` and ``whsec_``, GitHub ``ghp_``
-  ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``, Hugging Face ``hf_``, npm ``npm_``, Google
-  ``AIza…``, AWS access key ids ``AKIA…`` / ``ASIA…``, JWTs (``eyJ….eyJ….sig``);
+- provider tokens by shape (``redact_formats``, ~90 rows, 60+ providers): detect-secrets' AWS,
+  Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
+  (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
+  Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
+  Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, … (the table
+  lists them); then two entropy rules: a bare 40-character AWS secret access key (base64
+  alphabet, mixed case and digits, high entropy, not base64 of ordinary text) and an unknown
+  provider's ``prefix_…`` / ``prefix-…`` token (a short lowercase prefix, then 20+ generated-looking
+  characters);
 - passwords in URLs (``scheme://user:password@host``);
 - ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
-  parameters, connection strings (``Password=…;``) and ``--flag=value``;
+  parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
+  ``--flag=value``;
+- URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
+  ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
+- ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
+- cookie values (``Cookie:`` / ``Set-Cookie:``) that look generated, or session-named ones;
 - ``Bearer <token>`` outside a header.
 
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
@@ -72,23 +87,33 @@ agent is doing):
 - ``Authorization``/``Bearer`` in prose: after a scheme the credential needs 8+ characters and
   not be a lowercase word; without one it must look like a token.
 
-Provider-shaped keys are redacted whatever their filler (``sk-ant-api03-AAAA…`` too): a shape that
-specific is never an ordinary word.
+Provider-shaped keys are redacted whatever their filler, unless the allow-list says why not:
+a documented example (AWS's ``AKIAIOSFODNN7EXAMPLE``, jwt.io's token), a value that says it is
+not real (``example``, ``your_key``, ``xxxxxx``, ``0000000000``, ``...``), one character
+repeated or a sequential filler (``ABCDEF…0123``), a template, a lowercase-hex commit id or
+digest, a UUID, ``sha512-…`` integrity hashes and ``sha256:…`` digests, ``test_key_123``-style
+fixtures. The entropy rules also leave CamelCase/snake identifiers, base64 that decodes to
+ordinary text and low-entropy repetitions.
 
-**Speed.** ``scrub`` runs on every stored agent event. It first checks for cheap single characters
-(``-`` ``_`` ``A`` ``J`` ``@`` ``B`` ``:`` ``=``), then one small probe per family (a literal-prefix
-regex or a scan of the few ``:``/``=`` positions for a secret-looking name just before them); only
-families whose probe hits run their patterns. 300 bytes of prose take about 0.5 µs (2 µs with a
-few ``:``), 200 bytes of Python about 4 µs, text with secrets some 20 µs. Every quantifier is
-bounded or possessive and assignments are found from their separators, so no input backtracks
-catastrophically (1 MB of adversarial text takes under half a second).
+**Speed.** ``scrub`` runs on every stored agent event. Provider formats run only when the text
+has a run of 16+ non-space characters, and then only the rows whose literal needle is in those
+runs (looked up by the two characters that start each word); context rules first check for
+``:``/``=``/``--``/``ookie``/``Bearer``/``://``. 300 bytes of prose take ~2.5 µs, a 1 KB of Python
+or a 400-byte log line ~25-30 µs, the Claude stream's recorded events ~2.4 µs each, events with
+secrets ~40 µs (docs/performance.md). detect-secrets is imported (~95 ms, it pulls in
+``requests``) only when a text holds one of its rows' needles or needs an entropy check, so
+startup and clean text never pay it. Every quantifier is bounded or possessive and assignments
+are found from their separators, so no input backtracks catastrophically (1 MB of adversarial
+text takes under half a second); detect-secrets' patterns that backtrack on long lines
+(BasicAuth, Npm, OpenAI) are replaced by Relay's bounded rules, tested to cover what they find.
 
-**Limitations.** Detection is by shape and name, not entropy: a secret with no known prefix in a
-variable that is not secret-named (``x = "hunter2"``), a passphrase with spaces in quotes, a bare
-lowercase word or a label as a password outside env style (``password: hunter``,
-``mysecretpassword``), a YAML flow value taken for an annotation (``{password: Hunter2, …}``),
-``--password value`` with a space, cookies, Slack webhook URLs, Azure/Twilio/SendGrid keys and
-PEM keys whose lines are joined by spaces with the END line missing are not caught. A literal is
+**Limitations.** A secret with no known prefix and no secret-named context is caught only when
+it is a 40-character AWS-like value or a ``prefix_`` token of high entropy: ``x = "hunter2"``, a
+passphrase with spaces in quotes, a bare lowercase word or a label as a password outside env
+style (``password: hunter``, ``mysecretpassword``), a YAML flow value taken for an annotation
+(``{password: Hunter2, …}``), a random value of another length with nothing beside it, PuTTY and
+SSH2 key files and PEM keys whose lines are joined by spaces with the END line missing are not
+caught. Hex-only secrets with nothing beside them survive (they look like digests). A literal is
 matched verbatim, JSON-escaped or percent-encoded, not in other encodings (base64, shell quoting).
 ``scrub_obj`` walks dicts, lists and tuples (string keys are scrubbed too; keys that become equal
 collapse), anything else is returned as it is.
