@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +35,7 @@ from tests.conftest import fixtures_root, make_repo  # noqa: E402
 from tests.fakes.replay import fixtures_problem  # noqa: E402
 
 from relay.core.config import load_config  # noqa: E402
+from relay.core.events import AgentEvent  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402
 from relay.engine.engine import Engine  # noqa: E402
 
@@ -94,7 +96,7 @@ async def relay_rate(lines_file: Path, n: int) -> tuple[float, int]:
     return n / elapsed, stored
 
 
-def _per_event_us(events: list, rounds: int = 5) -> float:
+def _per_event_us(events: Sequence[AgentEvent], rounds: int = 5) -> float:
     from relay.core.scrub_events import scrub_event
 
     for event in events[:200]:  # warm: compiled patterns, detect-secrets imported if needed
@@ -117,7 +119,7 @@ def scrub_cost(lines: list[str]) -> tuple[float, float, int]:
 
     parser = ClaudeStreamParser()
     events = [event for line in lines for event in parser.feed(json.loads(line))]
-    laden = [AssistantText(text=case.text) for case in POSITIVES]
+    laden: list[AgentEvent] = [AssistantText(text=case.text) for case in POSITIVES]
     laden += [ToolResult(call_id="c", output=f"$ cat .env\n{case.text}\nexit 0") for case in POSITIVES]
     return _per_event_us(events), _per_event_us(laden), len(events)
 

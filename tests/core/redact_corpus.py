@@ -424,14 +424,16 @@ NEGATIVES: list[str] = [
 
 # Look-alikes of the provider formats and entropy rules: documented examples, dummies, hashes,
 # ids, encodings of ordinary text, identifiers, paths and versions.
-_SHA512 = "sha512-" + "oVzGqBDFWB8tRRRsEmBQ6T5Oy6Ho+XWx2C4K5wZWrW3FpK9x6HxJ8bcWqTlNaEbzlE6gK3YnH2l8wJqzHdUkVA=="
+_SHA512 = ("sha512-oVzGqBDFWB8tRRRsEmBQ6T5Oy6Ho+XWx2C4K5wZWrW3FpK9x6HxJ8bcWq"
+           "TlNaEbzlE6gK3YnH2l8wJqzHdUkVA==")
 NEGATIVES += [
     # the AWS documentation's example credentials, the jwt.io example
     "aws_access_key_id = " + p("AKIA", "IOSFODNN7EXAMPLE"),
     "aws_secret_access_key = " + p("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
     "export AWS_ACCESS_KEY_ID=" + p("AKIA", "I44QH8DHBEXAMPLE"),
     "AWS_SECRET_ACCESS_KEY=" + p("je7MtGbClwBF/2Zp9Utk/", "h3yCo8nvbEXAMPLEKEY"),
-    "Example credentials: " + p("AKIA", "IOSFODNN7EXAMPLE") + " / " + p("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
+    "Example credentials: " + p("AKIA", "IOSFODNN7EXAMPLE") + " / "
+    + p("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
     # dummies
     "OPENAI_API_KEY=" + p("sk", "-proj-") + "X" * 48,
     "client = OpenAI(api_key='" + p("sk", "-") + "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')",

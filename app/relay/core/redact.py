@@ -416,7 +416,9 @@ def _scrub_patterns(text: str) -> str:
     """Every built-in detection; each family only when its cheap probe hits."""
     if "PRIVATE KEY-" in text:
         text = _apply(_PEM_RULES, text)
-    text = redact_formats.redact(text, marker)
+    long_run = redact_formats.has_long_run(text)  # else no provider token or entropy find
+    if long_run:
+        text = redact_formats.redact(text, marker)
     if "@" in text and "://" in text:
         text = _apply(_URL_RULES, text)
     if "=" in text or ":" in text:
@@ -429,7 +431,7 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:
         text = _apply(_BEARER_RULES, text)
-    return text
+    return redact_formats.redact(text, marker, shapes=True) if long_run else text
 
 
 # --- the scrubber -----------------------------------------------------------------------------

@@ -91,10 +91,16 @@ _DS_MAP: dict[tuple[str, int], tuple[str, tuple[str, ...], int, Check | None]] =
 DS_PLUGINS = tuple(sorted({name for name, _ in _DS_MAP}))
 """The detect-secrets plugin classes the table is built on."""
 
-# Patterns with no literal at their start get a boundary so they do not match inside a word.
-_DS_EDGES = {"DiscordBotTokenDetector", "MailchimpDetector", "TelegramBotTokenDetector",
-             "TwilioKeyDetector", "AWSKeyDetector", "GitHubTokenDetector", "StripeDetector",
-             "SquareOAuthDetector", "SendGridDetector", "PypiTokenDetector"}
+# Patterns with no literal at their start get a boundary so they do not match inside a word;
+# Telegram's digits may follow "bot" (``api.telegram.org/bot123…:AA…``).
+_LEAD = r"(?<![A-Za-z0-9_+-])"
+_DS_EDGES = {
+    **dict.fromkeys(("MailchimpDetector", "TwilioKeyDetector", "AWSKeyDetector", "GitHubTokenDetector",
+                     "StripeDetector", "SquareOAuthDetector", "SendGridDetector", "PypiTokenDetector"),
+                    _LEAD),
+    "DiscordBotTokenDetector": _LEAD,
+    "TelegramBotTokenDetector": r"(?<!\d)",
+}
 
 # JwtTokenDetector's pattern ends lazily (``[…]*?``): its match stops before the signature,
 # which the span must include.
@@ -136,7 +142,7 @@ def ds_rows() -> tuple[Format, ...]:
         ds = classes[name].denylist[index]  # type: ignore[attr-defined]
         source = ds.pattern + _DS_TAILS.get(name, "")
         if name in _DS_EDGES:
-            source = r"(?<![A-Za-z0-9_+/-])(?:" + source + r")(?![A-Za-z0-9_])"
+            source = _DS_EDGES[name] + "(?:" + source + r")(?![A-Za-z0-9_])"
         rows.append(Format(kind, needles, re.compile(source, ds.flags), group, check))
     return tuple(rows)
 
@@ -201,6 +207,7 @@ RELAY_ROWS: tuple[Format, ...] = (
     _row("buildkite_token", "bkua_", r"bkua_[a-f0-9]{40}"),
     _row("sonarqube_token", ("sqp_", "squ_", "sqa_"), r"sq[pua]_[a-f0-9]{40}"),
     _row("postman_key", "PMAK-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    _row("artifactory_token", "AKC", r"AKC[A-Za-z0-9]{40,}+", _random),
     _row("databricks_token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?", has_digit_and_letter),
     _row("prefect_key", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
     _row("figma_token", "figd_", r"figd_[A-Za-z0-9_-]{40,}+"),
@@ -281,13 +288,13 @@ def _needles() -> _Needles:
                     {k: tuple(v) for k, v in relay.items()}, {k: tuple(v) for k, v in ds.items()})
 
 
-_WORD_START = re.compile(r"[^A-Za-z0-9][A-Za-z0-9].")
+_WORD_START = re.compile(r"[^A-Za-z0-9](?=([A-Za-z0-9].))")
 
 
 def _present(tokens: str) -> list[str]:
     """The needles in ``tokens``: two characters at each word start pick the candidates."""
     table = _needles()
-    keys = {w[1:] for w in _WORD_START.findall(" " + tokens)}.intersection(table.by_key)
+    keys = set(_WORD_START.findall(" " + tokens)).intersection(table.by_key)
     found = [n for n in table.inside if n in tokens]
     for key in keys:
         found += [n for n in table.by_key[key] if n in tokens]
@@ -348,7 +355,10 @@ def looks_generated(value: str) -> bool:
 
 # A 40-character AWS secret access key with nothing beside it: base64 alphabet, mixed case and
 # digits, high entropy, and not base64 of ordinary text.
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_-])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_-])")
+# An Azure storage account key with nothing beside it: 64 random bytes in base64 (88 characters,
+# ``==`` at the end). A ``sha512-`` integrity hash has the same shape but never stands alone.
+_AZURE_KEY = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=_-])")
 # An unknown provider's ``prefix_`` / ``prefix-`` token: a short lowercase prefix (one or two
 # words) then 20+ characters of mixed case and digits.
 _PREFIXED = re.compile(
@@ -367,6 +377,9 @@ def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
     for m in _AWS_SECRET.finditer(tokens):
         if looks_generated(m.group(0)):
             yield m.group(0), "aws_secret_key"
+    for m in _AZURE_KEY.finditer(tokens):
+        if looks_generated(m.group(0)):
+            yield m.group(0), "azure_storage_key"
     for m in _PREFIXED.finditer(tokens):
         if m.group("prefix") not in _HASH_PREFIXES and looks_generated(m.group("body")):
             yield m.group(0), "generic_token"
@@ -377,7 +390,8 @@ def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
 _LONG_GATE = re.compile(r"\s\S{16}")
 _LONG_START = re.compile(r"\S{16}")
 _LONG = re.compile(r"\S{16,}")
-_DENSE = re.compile(r"[A-Za-z0-9_.+/=~:%-]{16,}")  # the characters of every format in the table
+_DENSE = re.compile(r"[A-Za-z0-9_.+/=~:%\\-]{16,}")  # the characters of the formats
+_ESCAPE = re.compile(r"\\[ntr\\]|%[0-9A-F]{2}")  # JSON escapes and percent-encoding
 
 
 def _span(row: Format, m: re.Match[str]) -> str:
@@ -386,13 +400,21 @@ def _span(row: Format, m: re.Match[str]) -> str:
     return m.group(0).strip(_DELIMITERS)
 
 
-def find(text: str) -> dict[str, str]:
-    """``{secret: kind}`` for every provider token in ``text`` (earlier rows win)."""
-    if not (_LONG_GATE.search(text) or _LONG_START.match(text)):
-        return {}
+def has_long_run(text: str) -> bool:
+    """Whether ``text`` has 16 non-space characters in a row: without, no format can match."""
+    return _LONG_GATE.search(text) is not None or _LONG_START.match(text) is not None
+
+
+def _tokens(text: str) -> str:
+    """The runs of text a provider token can be in, space-separated (maybe '')."""
     tokens = " ".join(_DENSE.findall(" ".join(_LONG.findall(text))))
-    if not tokens:
-        return {}
+    if "\\" in tokens or "%" in tokens:  # a token after \n or %22 starts a word too
+        tokens = _ESCAPE.sub(" ", tokens)
+    return tokens
+
+
+def _find_in(text: str, tokens: str) -> dict[str, str]:
+    """``{secret: kind}`` for every provider token in ``text`` (earlier rows win)."""
     found: dict[str, str] = {}
     table = _needles()
     relay_rows: set[int] = set()
@@ -402,8 +424,8 @@ def find(text: str) -> dict[str, str]:
         ds.update(table.ds.get(needle, ()))
     rows = [RELAY_ROWS[i] for i in sorted(relay_rows)]
     if ds:
-        table = ds_rows()
-        rows += [table[i] for i in sorted(ds)]
+        built = ds_rows()
+        rows += [built[i] for i in sorted(ds)]
     for row in rows:
         subject = text if row.needles == ("aws",) else tokens  # ds' AWS rule spans spaces
         for m in row.pattern.finditer(subject):
@@ -413,15 +435,16 @@ def find(text: str) -> dict[str, str]:
                 continue
             if (row.check is None or row.check(secret)) and allowed_reason(secret) is None:
                 found[secret] = row.kind
-    for secret, kind in _shape_hits(tokens):
-        if not any(secret in s for s in found):
-            found[secret] = kind
     return found
 
 
-def redact(text: str, marker: Callable[[str], str]) -> str:
-    """``text`` with every provider token replaced by ``marker(kind)``."""
-    found = find(text)
+def redact(text: str, marker: Callable[[str], str], *, shapes: bool = False) -> str:
+    """``text`` with every provider token replaced by ``marker(kind)``; with ``shapes``, every
+    find of the entropy rules instead (run after the context rules, so a value with a name
+    beside it is named after its context: ``CLOUDFLARE_API_TOKEN=…`` is a token). The caller
+    has checked ``has_long_run(text)``."""
+    tokens = _tokens(text)
+    found = (dict(_shape_hits(tokens)) if shapes else _find_in(text, tokens)) if tokens else {}
     if not found:
         return text
     for secret in sorted(found, key=len, reverse=True):  # a marker never holds a secret

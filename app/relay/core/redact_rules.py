@@ -52,7 +52,8 @@ ALLOWED_VALUES: dict[str, str] = {
 
 PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
     (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
-                r"|redacted|changeme|insert[_-]?here|notreal|not[_-]a[_-]real"), "says it is not a real value"),
+                r"|redacted|changeme|insert[_-]?here|notreal|not[_-]a[_-]real"),
+     "says it is not a real value"),
     (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
     (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
     (re.compile(r"\A(?:[<{$%].{0,200}[>}%]|\$[A-Za-z_]\w{0,80})\Z"),
@@ -64,7 +65,8 @@ PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in
 
 ALLOWED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (*PLACEHOLDER_PATTERNS,
     (re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z"), "a git commit id or a hex digest (lowercase hex)"),
-    (re.compile(r"(?i)\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"), "a UUID: an id, not a key"),
+    (re.compile(r"(?i)\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+     "a UUID: an id, not a key"),
     (re.compile(r"(?i)\A(?:sha(?:1|224|256|384|512)?|md5|blake2b?)[-:][A-Za-z0-9+/=_-]{16,}\Z"),
      "a digest (sha256:…, an npm/pip integrity hash sha512-…)"),
 )
