@@ -368,18 +368,22 @@ _PREFIXED = re.compile(
 _HASH_PREFIXES = frozenset({"sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha-", "sha2-"})
 
 
-_RUN = re.compile(r"[A-Za-z0-9+/]{20}")  # both shapes need one
+_RUN = re.compile(r"[A-Za-z0-9+/]{20,}+")  # every shape is in one
 
 
 def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
-    if not _RUN.search(tokens):
+    runs = _RUN.findall(tokens)
+    if not runs:
         return
-    for m in _AWS_SECRET.finditer(tokens):
-        if looks_generated(m.group(0)):
-            yield m.group(0), "aws_secret_key"
-    for m in _AZURE_KEY.finditer(tokens):
-        if looks_generated(m.group(0)):
-            yield m.group(0), "azure_storage_key"
+    if any(len(run) >= 40 for run in runs):
+        for m in _AWS_SECRET.finditer(tokens):
+            if looks_generated(m.group(0)):
+                yield m.group(0), "aws_secret_key"
+        for m in _AZURE_KEY.finditer(tokens):
+            if looks_generated(m.group(0)):
+                yield m.group(0), "azure_storage_key"
+    if not any(len(part) >= 20 for run in runs for part in run.replace("+", "/").split("/")):
+        return
     for m in _PREFIXED.finditer(tokens):
         if m.group("prefix") not in _HASH_PREFIXES and looks_generated(m.group("body")):
             yield m.group(0), "generic_token"
@@ -389,7 +393,6 @@ def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
 
 _LONG_GATE = re.compile(r"\s\S{16}")
 _LONG_START = re.compile(r"\S{16}")
-_LONG = re.compile(r"\S{16,}")
 _DENSE = re.compile(r"[A-Za-z0-9_.+/=~:%\\-]{16,}")  # the characters of the formats
 _ESCAPE = re.compile(r"\\[ntr\\]|%[0-9A-F]{2}")  # JSON escapes and percent-encoding
 
@@ -407,7 +410,7 @@ def has_long_run(text: str) -> bool:
 
 def _tokens(text: str) -> str:
     """The runs of text a provider token can be in, space-separated (maybe '')."""
-    tokens = " ".join(_DENSE.findall(" ".join(_LONG.findall(text))))
+    tokens = " ".join(_DENSE.findall(" ".join([w for w in text.split() if len(w) >= 16])))
     if "\\" in tokens or "%" in tokens:  # a token after \n or %22 starts a word too
         tokens = _ESCAPE.sub(" ", tokens)
     return tokens
