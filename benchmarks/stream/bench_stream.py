@@ -124,6 +124,27 @@ def scrub_cost(lines: list[str]) -> tuple[float, float, int]:
     return _per_event_us(events), _per_event_us(laden), len(events)
 
 
+def text_costs() -> dict[str, float]:
+    """µs per ``scrub`` call on typical texts: prose, code, a log line, and the first of each."""
+    import timeit
+
+    from relay.core.redact import scrub
+
+    texts = {
+        "300 B of prose": ("The build failed because the test runner could not find the fixture; I will "
+                           "rerun it with more verbose output and check the logs for the module path. ") * 2,
+        "1 KB of Python": (ROOT / "app" / "relay" / "core" / "redact_rules.py").read_text()[3000:4000],
+        "440 B of log lines": "2026-12-07 14:30:19 INFO relay.engine.sessions: started session "
+                              "123e4567-e89b-12d3-a456-426614174000 in /work/wt-detect/app/relay/core "
+                              "(pid 4242)\n" * 3,
+    }
+    costs = {}
+    for name, text in texts.items():
+        scrub(text)
+        costs[name] = min(timeit.repeat(lambda t=text: scrub(t), number=2000, repeat=5)) / 2000 * 1e6
+    return costs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
@@ -141,6 +162,7 @@ def main() -> int:
     print(f"scrub_event: {stream_us:.1f} µs/event on the stream's {n_events:,} events "
           f"({stream_us / budget_us:.0%} of the {budget_us:.1f} µs/line the target allows); "
           f"{laden_us:.1f} µs/event on secret-laden events")
+    print("scrub: " + ", ".join(f"{us:.1f} µs for {name}" for name, us in text_costs().items()))
     if args.scrub_only:
         return 0
     with tempfile.NamedTemporaryFile("w", suffix=".ndjson", delete=False) as fh:
