@@ -30,6 +30,17 @@ from relay.core.redact_rules import allowed_reason, has_digit_and_letter
 Check = Callable[[str], bool]
 
 
+class Row(NamedTuple):
+    """One of Relay's rows as data: ``regex`` starts at its literal needle (compiled on first use,
+    with word edges, by ``relay_rows``)."""
+
+    kind: str
+    needles: tuple[str, ...]
+    regex: str
+    check: Check | None = None
+    edges: bool = True
+
+
 class Format(NamedTuple):
     """One provider format: ``needles`` gate ``pattern``; ``group`` is the span to redact
     (0: the match without the delimiters some detect-secrets patterns include)."""
@@ -149,11 +160,9 @@ def ds_rows() -> tuple[Format, ...]:
 
 # --- what detect-secrets lacks ---------------------------------------------------------------
 
-def _row(kind: str, needles: str | tuple[str, ...], regex: str, check: Check | None = None) -> Format:
+def _row(kind: str, needles: str | tuple[str, ...], regex: str, check: Check | None = None) -> Row:
     """A row whose regex starts at its literal needle (``needles`` may list several)."""
-    if isinstance(needles, str):
-        needles = (needles,)
-    return Format(kind, needles, re.compile(_B + regex + _E), 0, check)
+    return Row(kind, (needles,) if isinstance(needles, str) else needles, regex, check)
 
 
 def _openai(token: str) -> bool:
@@ -162,7 +171,7 @@ def _openai(token: str) -> bool:
 
 
 _T = r"[A-Za-z0-9_-]"
-RELAY_ROWS: tuple[Format, ...] = (
+RELAY_ROWS: tuple[Row, ...] = (
     # AI providers
     _row("anthropic_oauth_token", "sk-ant-o", r"sk-ant-o(?:at|rt)\d\d-" + _T + "{20,}+"),
     _row("anthropic_key", "sk-ant-", r"sk-ant-" + _T + "{24,}+"),
@@ -220,8 +229,9 @@ RELAY_ROWS: tuple[Format, ...] = (
          lambda t: any(c.isdigit() for c in t[5:])),
     _row("slack_token", "xoxe.", r"xoxe\.xox[bp]-\d-[A-Za-z0-9-]{20,}+"),
     _row("slack_token", "xapp-", r"xapp-\d-[A-Za-z0-9-]{10,}+"),
-    Format("discord_webhook", ("/api/webhooks/",), re.compile(
-        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,}+")),
+    Row("discord_webhook", ("/api/webhooks/",),
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_-]{20,}+",
+        None, False),
     _row("stripe_key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
          r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"),
     _row("stripe_webhook_secret", "whsec_", r"whsec_[A-Za-z0-9+/=]{20,}+"),
@@ -247,6 +257,13 @@ RELAY_ROWS: tuple[Format, ...] = (
     _row("adafruit_key", "aio_", r"aio_[A-Za-z0-9]{28}", _random),
     _row("age_secret_key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
 )
+
+
+@functools.cache
+def relay_rows() -> tuple[Format, ...]:
+    """``RELAY_ROWS`` compiled (on the first text with a long run: importing costs nothing)."""
+    return tuple(Format(r.kind, r.needles, re.compile(_B + r.regex + _E if r.edges else r.regex), 0, r.check)
+                 for r in RELAY_ROWS)
 
 
 def all_kinds() -> tuple[str, ...]:
@@ -420,12 +437,13 @@ def _find_in(text: str, tokens: str) -> dict[str, str]:
     """``{secret: kind}`` for every provider token in ``text`` (earlier rows win)."""
     found: dict[str, str] = {}
     table = _needles()
-    relay_rows: set[int] = set()
+    relay: set[int] = set()
     ds: set[int] = set()
     for needle in _present(tokens):
-        relay_rows.update(table.relay.get(needle, ()))
+        relay.update(table.relay.get(needle, ()))
         ds.update(table.ds.get(needle, ()))
-    rows = [RELAY_ROWS[i] for i in sorted(relay_rows)]
+    compiled = relay_rows()
+    rows = [compiled[i] for i in sorted(relay)]
     if ds:
         built = ds_rows()
         rows += [built[i] for i in sorted(ds)]
