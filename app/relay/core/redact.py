@@ -417,8 +417,9 @@ def _scrub_patterns(text: str) -> str:
     if "PRIVATE KEY-" in text:
         text = _apply(_PEM_RULES, text)
     long_run = redact_formats.has_long_run(text)  # else no provider token or entropy find
+    looked = None
     if long_run:
-        text = redact_formats.redact(text, marker)
+        text, looked = redact_formats.redact(text, marker)
     if "@" in text and "://" in text:
         text = _apply(_URL_RULES, text)
     if "=" in text or ":" in text:
@@ -431,7 +432,7 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:
         text = _apply(_BEARER_RULES, text)
-    return redact_formats.redact(text, marker, shapes=True) if long_run else text
+    return redact_formats.redact(text, marker, looked)[0] if looked is not None else text
 
 
 # --- the scrubber -----------------------------------------------------------------------------

@@ -428,7 +428,7 @@ def has_long_run(text: str) -> bool:
 def _tokens(text: str) -> str:
     """The runs of text a provider token can be in, space-separated (maybe '')."""
     tokens = " ".join(_DENSE.findall(" ".join([w for w in text.split() if len(w) >= 16])))
-    if "\\" in tokens or "%" in tokens:  # a token after \n or %22 starts a word too
+    if "%" in tokens or "\\n" in tokens or "\\t" in tokens or "\\r" in tokens:  # a word starts after them
         tokens = _ESCAPE.sub(" ", tokens)
     return tokens
 
@@ -459,15 +459,25 @@ def _find_in(text: str, tokens: str) -> dict[str, str]:
     return found
 
 
-def redact(text: str, marker: Callable[[str], str], *, shapes: bool = False) -> str:
-    """``text`` with every provider token replaced by ``marker(kind)``; with ``shapes``, every
-    find of the entropy rules instead (run after the context rules, so a value with a name
-    beside it is named after its context: ``CLOUDFLARE_API_TOKEN=…`` is a token). The caller
-    has checked ``has_long_run(text)``."""
-    tokens = _tokens(text)
-    found = (dict(_shape_hits(tokens)) if shapes else _find_in(text, tokens)) if tokens else {}
+class Pass(NamedTuple):
+    """What ``redact`` looked at, so the entropy pass can reuse it when nothing changed."""
+
+    text: str
+    tokens: str
+
+
+def redact(text: str, marker: Callable[[str], str], before: Pass | None = None) -> tuple[str, Pass]:
+    """``text`` with every provider token replaced by ``marker(kind)``; given the provider
+    pass's ``before``, every find of the entropy rules instead (they run after the context
+    rules, so a value with a name beside it is named after its context:
+    ``CLOUDFLARE_API_TOKEN=…`` is a token). The caller has checked ``has_long_run(text)``."""
+    tokens = before.tokens if before is not None and before.text == text else _tokens(text)
+    looked = Pass(text, tokens)
+    if not tokens:
+        return text, looked
+    found = dict(_shape_hits(tokens)) if before is not None else _find_in(text, tokens)
     if not found:
-        return text
+        return text, looked
     for secret in sorted(found, key=len, reverse=True):  # a marker never holds a secret
         text = text.replace(secret, marker(found[secret]))
-    return text
+    return text, looked
