@@ -268,6 +268,14 @@ FORMATS: list[tuple[str, str]] = [
     ("gitlab_token", p("glp", "at-") + rnd(20)),
     ("github_token", p("gh", "r_") + rnd(36)),
     ("stripe_key", p("rk", "_test_") + rnd(99)),
+    ("linear_key", p("lin", "_oauth_") + hexs(64)),
+    ("dropbox_token", p("s", "l.") + rnd(138)),
+    ("airtable_token", p("pa", "t") + rnd(14) + "." + hexs(64)),
+    ("bitbucket_token", p("AT", "BB") + rnd(32)),
+    ("asana_token", "1/1204567890123:" + hexs(32)),
+    ("neon_key", p("na", "pi_") + rnd(64, HEX + "ghijklmnopqrstuvwxyz")),
+    ("sourcegraph_token", p("sg", "p_") + hexs(40)),
+    ("hubspot_token", p("pat", "-na1-") + hexs(8) + "-4a4e-8a4e-9a4e-" + hexs(12)),
     ("aws_secret_key", rnd(40)),
     ("generic_token", p("acme", "_") + rnd(32)),
     ("generic_token", p("myco", "-live-") + rnd(40)),
@@ -472,4 +480,16 @@ NEGATIVES += [
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFAKEfakeFAKEfakeFAKEfakeFAKEfakeFAKEfake me@host",
     "max_tokens=4096 temperature=0.7 top_p=0.95 model=claude-sonnet-4-5-20250929",
     "session_id=123e4567-e89b-12d3-a456-426614174000 request_id=req_011CUfakeID",
+]
+
+# Object ids shaped like an unknown provider's prefix_ token (redact_rules.ID_PREFIXES).
+NEGATIVES += [
+    '{"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant"}',
+    '{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "Bash"}',
+    "request-id: req_011CUzwZ7kQ8bX2mY4nP6rT9",
+    "payment pi_3MtwBwLkdIwHu7ix28a3tqPa succeeded for cus_NffrFeUfNV2Hib",
+    "checkout session cs_test_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV created",
+    '{"id": "chatcmpl-8abcDEFghiJKLmno123PQRst", "object": "chat.completion"}',
+    "response resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b done",
+    "evt_1NG8Du2eZvKYlo2CUI79vXWy received",
 ]

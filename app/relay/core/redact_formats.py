@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from relay.core.redact_rules import allowed_reason, has_digit_and_letter
+from relay.core.redact_rules import ID_PREFIXES, allowed_reason, has_digit_and_letter
 
 Check = Callable[[str], bool]
 
@@ -220,7 +220,14 @@ RELAY_ROWS: tuple[Row, ...] = (
     _row("databricks_token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?", has_digit_and_letter),
     _row("prefect_key", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
     _row("figma_token", "figd_", r"figd_[A-Za-z0-9_-]{40,}+"),
-    _row("linear_key", "lin_api_", r"lin_api_[A-Za-z0-9]{40}"),
+    _row("linear_key", ("lin_api_", "lin_oauth_"), r"lin_(?:api_[A-Za-z0-9]{40}|oauth_[a-f0-9]{64})"),
+    _row("dropbox_token", "sl.", r"sl\.(?:u\.)?[A-Za-z0-9_-]{100,}+"),
+    _row("airtable_token", "pat", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    _row("bitbucket_token", "ATBB", r"ATBB[A-Za-z0-9_=.-]{28,}+"),
+    _row("asana_token", ("1/", "2/"), r"[12]/\d{6,20}(?:/\d{6,20})?:[a-f0-9]{32}"),
+    _row("neon_key", "napi_", r"napi_[a-z0-9]{60,}+"),
+    _row("sourcegraph_token", "sgp_", r"sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}"),
+    _row("hubspot_token", "pat-", r"pat-(?:na|eu|ap)\d-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
     _row("notion_token", "secret_", r"secret_[A-Za-z0-9]{43}", _random),
     _row("notion_token", "ntn_", r"ntn_[A-Za-z0-9]{40,}+"),
     _row("contentful_token", "CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),
@@ -382,6 +389,7 @@ _PREFIXED = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<prefix>[a-z][a-z0-9]{1,9}+(?:[_-][a-z][a-z0-9]{1,9}+)?[_-])"
     r"(?P<body>[A-Za-z0-9]{20,256}+)(?![A-Za-z0-9])"
 )
+_ID_WORD = re.compile(r"[_-]")
 _HASH_PREFIXES = frozenset({"sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha-", "sha2-"})
 
 
@@ -402,7 +410,10 @@ def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
     if not any(len(part) >= 20 for run in runs for part in run.replace("+", "/").split("/")):
         return
     for m in _PREFIXED.finditer(tokens):
-        if m.group("prefix") not in _HASH_PREFIXES and looks_generated(m.group("body")):
+        prefix = m.group("prefix")
+        if prefix in _HASH_PREFIXES or prefix[:-1] in ID_PREFIXES or _ID_WORD.split(prefix)[0] in ID_PREFIXES:
+            continue
+        if looks_generated(m.group("body")):
             yield m.group(0), "generic_token"
 
 

@@ -74,6 +74,24 @@ ALLOWED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (*PLACEHOLDER_PATTER
 (which a secret-named assignment may still hold: a hex ``SECRET_KEY`` is a secret)."""
 
 
+ID_PREFIXES: dict[str, str] = {
+    **dict.fromkeys(("msg", "toolu", "srvtoolu", "req", "file", "msgbatch", "wrkspc", "compl"),
+                    "an Anthropic object id (message, tool use, request, file, batch)"),
+    **dict.fromkeys(("chatcmpl", "resp", "run", "asst", "thread", "step", "call", "batch", "ftjob",
+                     "vs", "org", "proj", "user", "cmpl", "modr", "conv", "item", "fc", "ws"),
+                    "an OpenAI object id (completion, response, run, assistant, thread, call)"),
+    **dict.fromkeys(("pi", "ch", "cus", "sub", "in", "il", "ii", "price", "prod", "txn", "acct", "seti",
+                     "pm", "src", "card", "cs", "po", "tr", "evt", "si", "sli", "plan", "py", "ba",
+                     "dp", "du", "fee", "prv", "si", "pyr", "iv", "ipi", "ich", "cbtxn", "cn", "quote"),
+                    "a Stripe object id (payment intent, charge, customer, event, …)"),
+    **dict.fromkeys(("id", "uid", "uuid", "ulid", "sid", "oid", "key_id", "job", "task", "sess",
+                     "trace", "span", "corr", "node", "pod", "build", "commit", "rev", "ver"),
+                    "an identifier named as one"),
+}
+"""Prefixes of object ids that have the shape of an unknown provider's ``prefix_`` token (a short
+lowercase word, then 20+ random characters) but name a record, not a credential."""
+
+
 def allowed_reason(value: str) -> str | None:
     """Why ``value`` is not a secret although it may look like one, or None.
 
