@@ -493,3 +493,11 @@ NEGATIVES += [
     "response resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b done",
     "evt_1NG8Du2eZvKYlo2CUI79vXWy received",
 ]
+
+# Base64-alphabet runs of exactly 40 characters that are not AWS secrets: a path in a URL, the
+# last line of a certificate.
+NEGATIVES += [
+    "see <http://hg.python.org/cpython/file/603b4d593758/Lib/socket.py#l535>",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+    "HMN1Rq41Bab2XD0h7lbwyYIiLXpUq3DDfSJlgnCW\n-----END CERTIFICATE-----",
+]

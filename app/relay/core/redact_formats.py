@@ -369,10 +369,16 @@ def is_encoded_text(value: str) -> bool:
     return printable >= 0.95 * len(raw) and sum(chr(b).isalpha() or b == 32 for b in raw) >= 0.6 * len(raw)
 
 
+def is_path(value: str) -> bool:
+    """Two or more ``/``-separated parts that are words (``org/cpython/file/…/Lib/socket``)."""
+    return value.count("/") >= 2 and sum(map(is_words, filter(None, value.split("/")))) >= 2
+
+
 def looks_generated(value: str) -> bool:
-    """A generated credential: mixed case and digits, not words, not text in base64, high entropy."""
-    return (_random(value) and not is_words(value) and allowed_reason(value) is None
-            and not is_encoded_text(value) and high_entropy(value))
+    """A generated credential: mixed case and digits, not words or a path, not text in base64,
+    high entropy."""
+    return (_random(value) and not is_words(value) and not is_path(value)
+            and allowed_reason(value) is None and not is_encoded_text(value) and high_entropy(value))
 
 
 # --- shape rules: no needle, judged by entropy ----------------------------------------------
@@ -396,11 +402,12 @@ _HASH_PREFIXES = frozenset({"sha1-", "sha256-", "sha384-", "sha512-", "md5-", "s
 _RUN = re.compile(r"[A-Za-z0-9+/]{20,}+")  # every shape is in one
 
 
-def _shape_hits(tokens: str) -> Iterable[tuple[str, str]]:
+def _shape_hits(tokens: str, text: str) -> Iterable[tuple[str, str]]:
     runs = _RUN.findall(tokens)
     if not runs:
         return
-    if any(len(run) >= 40 for run in runs):
+    # a certificate's or public key's base64 lines (private keys are gone by now) are not keys
+    if any(len(run) >= 40 for run in runs) and "-----BEGIN" not in text:
         for m in _AWS_SECRET.finditer(tokens):
             if looks_generated(m.group(0)):
                 yield m.group(0), "aws_secret_key"
@@ -486,7 +493,7 @@ def redact(text: str, marker: Callable[[str], str], before: Pass | None = None) 
     looked = Pass(text, tokens)
     if not tokens:
         return text, looked
-    found = dict(_shape_hits(tokens)) if before is not None else _find_in(text, tokens)
+    found = dict(_shape_hits(tokens, text)) if before is not None else _find_in(text, tokens)
     if not found:
         return text, looked
     for secret in sorted(found, key=len, reverse=True):  # a marker never holds a secret
