@@ -318,6 +318,14 @@ _CONTEXT_CASES: list[tuple[str, str, str]] = [  # (text around {s}, kind, secret
     ("DD_API_KEY={s}", "secret", hexs(32)),
     ("MISTRAL_API_KEY={s}", "secret", rnd(32)),
     ('co = cohere.Client(api_key="{s}")', "secret", rnd(41)),
+    # the entropy fallback near a secret-ish word
+    ("docker login -u me -p {s} registry.example.com", "secret", rnd(32)),
+    ("aws configure set aws_secret_access_key {s}", "secret", rnd(36)),
+    ('gh secret set DEPLOY_TOKEN --body "{s}"', "token", rnd(30)),
+    ("The API key is {s}, keep it safe.", "secret", rnd(32)),
+    ("my password is {s}", "password", rnd(20)),
+    ("<password>{s}</password>", "password", rnd(24)),
+    ('<add key="ApiKey" value="{s}" />', "secret", rnd(32)),
 ]
 POSITIVES += [Positive(text.format(s=secret), kind, secret) for text, kind, secret in _CONTEXT_CASES]
 
@@ -500,4 +508,12 @@ NEGATIVES += [
     "see <http://hg.python.org/cpython/file/603b4d593758/Lib/socket.py#l535>",
     "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
     "HMN1Rq41Bab2XD0h7lbwyYIiLXpUq3DDfSJlgnCW\n-----END CERTIFICATE-----",
+]
+
+# Identifiers near secret-ish words: names, not values.
+NEGATIVES += [
+    "from cryptography import (\n    MLDSA44Ed25519PrivateKey,\n    MLDSA44Ed25519PublicKey,\n)",
+    "class ECDH:\n    pass\n\n_OID_TO_CURVE = {EllipticCurveOID.SECP192R1: SECP192R1}",
+    "the token is refreshed by OAuth2AuthorizationCodeBearer2 every hour",
+    "password reset handled by PasswordResetTokenGenerator2 in accounts/tokens.py",
 ]

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from relay.core.redact_rules import ID_PREFIXES, allowed_reason, has_digit_and_letter
+from relay.core.redact_rules import ID_PREFIXES, allowed_reason, classify_name, has_digit_and_letter
 
 Check = Callable[[str], bool]
 
@@ -348,25 +348,37 @@ def high_entropy(value: str) -> bool:
     return entropy(value) >= min(4.2, math.log2(n) - 0.6)
 
 
-_CAMEL_WORDS = re.compile(r"(?:[A-Z]{2,6}(?![a-z])|[A-Z]?[a-z]{2,}+|[0-9]{1,4}+|[_/-])++")
+_PIECES = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|[A-Z]|[0-9]+|[^A-Za-z0-9]+")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_SHORT_WORDS = frozenset({"A", "I", "Ed", "Id", "Io", "Db", "V", "X", "K"})
+
+
+def _wordlike(piece: str) -> bool:
+    if piece.isalpha():
+        if len(piece) >= 3:
+            return (piece.isupper() and len(piece) <= 5) or _VOWEL.search(piece) is not None
+        return piece in _SHORT_WORDS
+    return not piece.isalnum() or (piece.isdigit() and len(piece) <= 5)
 
 
 def is_words(value: str) -> bool:
-    """CamelCase or snake words with short numbers (``ThisIsAName2``, ``load_v2_Config``)."""
-    return _CAMEL_WORDS.fullmatch(value) is not None
+    """CamelCase, snake, dotted or slashed words with short numbers (``ThisIsAName2``,
+    ``MLDSA44Ed25519PublicKey``, ``EllipticCurveOID.SECP192R1``): 80 % of the characters are
+    in pronounceable words of 3+ letters, acronyms, short numbers or separators (a random
+    string of 24 characters passes about one time in 100, of 40 one in 300)."""
+    return sum(len(p) for p in _PIECES.findall(value) if _wordlike(p)) >= 0.8 * len(value)
 
 
 def is_encoded_text(value: str) -> bool:
-    """Base64 (standard or URL-safe) whose bytes decode to ordinary printable text."""
-    padded = value + "=" * (-len(value) % 4)
+    """Base64 (standard or URL-safe, maybe cut short) whose bytes are printable text: 16+ bytes
+    of random data are that by chance one time in 10^7."""
+    body = value.rstrip("=").replace("-", "+").replace("_", "/")
+    body = body[: len(body) // 4 * 4]
     try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        raw = base64.b64decode(body, validate=True)
     except (binascii.Error, ValueError):
         return False
-    if len(raw) < 8:
-        return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-    return printable >= 0.95 * len(raw) and sum(chr(b).isalpha() or b == 32 for b in raw) >= 0.6 * len(raw)
+    return len(raw) >= 12 and sum(32 <= b < 127 or b in (9, 10, 13) for b in raw) >= 0.95 * len(raw)
 
 
 def is_path(value: str) -> bool:
@@ -403,6 +415,7 @@ _RUN = re.compile(r"[A-Za-z0-9+/]{20,}+")  # every shape is in one
 
 
 def _shape_hits(tokens: str, text: str) -> Iterable[tuple[str, str]]:
+    yield from _near_keyword(tokens, text)
     runs = _RUN.findall(tokens)
     if not runs:
         return
@@ -422,6 +435,47 @@ def _shape_hits(tokens: str, text: str) -> Iterable[tuple[str, str]]:
             continue
         if looks_generated(m.group("body")):
             yield m.group(0), "generic_token"
+
+
+# The entropy fallback near a secret-ish word: a generated-looking value (16+ characters, mixed
+# case and digits, high entropy) within a few words after "password", "token", "api key", …
+# (``my password is …``, ``<password>…</password>``, ``aws configure set aws_secret_access_key
+# …``, ``gh secret set X_TOKEN --body "…"``, ``-p …`` after ``docker login``).
+_VALUE = re.compile(r"(?<![A-Za-z0-9+/_.~-])[A-Za-z0-9][A-Za-z0-9+/_.~-]{15,511}+=*")
+_KEYWORD = re.compile(r"(?i)(pass(?:word|wd|phrase)|pwd|secret|token|api[ _-]?key|access[ _-]?key"
+                      r"|private[ _-]?key|credentials?|auth|login)")
+_KEYWORD_KINDS = {"pass": "password", "pwd": "password", "token": "token"}
+_NEAR = 48
+
+
+def _near_keyword(tokens: str, text: str) -> Iterable[tuple[str, str]]:
+    for value in _VALUE.findall(tokens):
+        value = value.lstrip("-")
+        if len(value) < 16 or not _random(value):
+            continue
+        at = text.find(value)
+        if at < 0:
+            continue
+        found = list(_KEYWORD.finditer(text, max(0, at - _NEAR), at))
+        if found and _names_a_secret(text, found[-1]) and looks_generated(value):
+            word = found[-1].group(0).lower()
+            yield value, next((k for w, k in _KEYWORD_KINDS.items() if word.startswith(w)), "secret")
+
+
+_NAME_AROUND = re.compile(r"[A-Za-z0-9_.-]{0,40}")
+
+
+def _names_a_secret(text: str, keyword: re.Match[str]) -> bool:
+    """The keyword is a word of its own, or the name it is part of names a secret (not
+    ``NextToken``, ``max_tokens``, ``password_hash``)."""
+    start = keyword.start()
+    while start and (text[start - 1].isalnum() or text[start - 1] in "_-."):
+        start -= 1
+        if keyword.start() - start > 40:
+            break
+    end = _NAME_AROUND.match(text, keyword.end())
+    name = text[start:end.end() if end else keyword.end()].strip("_-.")
+    return name.lower() == keyword.group(0).lower() or classify_name(name) is not None
 
 
 # --- the pass ----------------------------------------------------------------------------------
