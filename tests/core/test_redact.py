@@ -188,6 +188,16 @@ ADVERSARIAL = {
     "bearer": _repeat("Bearer abcdefghij0123456789 "),
     "long names": _repeat("a" * 79 + "_password=x "),
     "json": _repeat('{"api_key": "v", '),
+    "mysql -p": _repeat("mysql -p"),
+    "mysql then spaces": "mysql " + " " * (_MB - 8) + "-p",
+    "curl -u": _repeat(" -u a:"),
+    "cookies": _repeat("Set-Cookie: session=a1b2; "),
+    "flags": _repeat("--token "),
+    "signatures": _repeat("?sig=a1&key="),
+    "keyword and random": _repeat("password " + "aB3dE5gH7jK9mN1pQ3sT5 "),
+    "40-char runs": _repeat("aB3dE5gH7jK9mN1pQ3sT5vW7yZ9aB3dE5gH7jK9m "),
+    "prefixed runs": _repeat("acme_aB3dE5gH7jK9mN1pQ3sT5vW7 "),
+    "escapes": _repeat("\\n" + p("sk", "-ant-") + "x"),
     "mixed": _repeat(p("sk", "-ant-api03-x ") + p("gh", "p_ ") + "AIza eyJ. -----BEGIN " + "PRIVATE KEY----- "
                      "a://b:c@ password=\"x key: Authorization: "),
 }

@@ -290,6 +290,21 @@ def _flag(m: re.Match[str]) -> str:
     return _replace_group(m, "value", marker(kind))
 
 
+def _cli_password(m: re.Match[str]) -> str:
+    """``curl -u user:PASSWORD``, ``mysql -pPASSWORD``: a password glued to its flag."""
+    value = m.group("value")
+    if len(value) < 4 or is_placeholder(value) or value.startswith("[REDACTED"):
+        return m.group(0)
+    return _replace_group(m, "value", marker("password"))
+
+
+_CLI_RULES: _Rules = (
+    ("-u", re.compile(r"(?<![\w-])(?:-u|--user)[ \t]{1,4}+[\"']?[^\s:\"'$]{1,128}+:"
+                      r"(?P<value>[^\s\"'@]{1,256}+)"), _cli_password),
+    ("mysql", re.compile(r"\bmysql\w{0,10}+\b[^\n]{0,200}?[ \t]-p(?P<value>[^\s\"'-][^\s\"']{0,255}+)"),
+     _cli_password),
+)
+
 _FLAG_RULES: _Rules = (("--", re.compile(
     r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{0,40}+)[ \t]{1,4}+(?P<q>[\"']?)"
     r"(?P<value>[^\s\"'`;|&<>(){}\[\]]{4,1024}+)"), _flag),)
@@ -428,6 +443,8 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_QUERY_RULES, text)
     if "--" in text:
         text = _apply(_FLAG_RULES, text)
+    if " -" in text:
+        text = _apply(_CLI_RULES, text)
     if "ookie" in text:
         text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:

@@ -386,6 +386,7 @@ def is_path(value: str) -> bool:
     return value.count("/") >= 2 and sum(map(is_words, filter(None, value.split("/")))) >= 2
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_generated(value: str) -> bool:
     """A generated credential: mixed case and digits, not words or a path, not text in base64,
     high entropy."""
