@@ -24,8 +24,8 @@ becomes one marker. Scrubbing is idempotent: markers are never matched again.
 are the base of the provider-format table, its Shannon entropy function judges generated-looking
 values, and its heuristic filters (sequential strings, UUIDs, templates) feed the allow-list. The
 layers, in ``core/redact_formats.py`` and here: detect-secrets' plugins → Relay's extra formats →
-context rules → the allow-list (``redact_rules.ALLOWED_VALUES`` / ``ALLOWED_PATTERNS``, each entry
-with its reason).
+context rules → entropy rules → the allow-list (``redact_rules.ALLOWED_VALUES`` /
+``ALLOWED_PATTERNS`` / ``ID_PREFIXES``, each entry with its reason), which lets a find go.
 
 **Detected**, in this order (earlier detections win, so a provider key inside an assignment is
 named after its provider):
@@ -33,15 +33,12 @@ named after its provider):
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
 - PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
   escapes, or up to the end of the base64 lines when the END line is missing);
-- provider tokens by shape (``redact_formats``, ~90 rows, 60+ providers): detect-secrets' AWS,
+- provider tokens by shape (``redact_formats``: 106 rows, 83 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
   Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, … (the table
-  lists them); then two entropy rules: a bare 40-character AWS secret access key (base64
-  alphabet, mixed case and digits, high entropy, not base64 of ordinary text) and an unknown
-  provider's ``prefix_…`` / ``prefix-…`` token (a short lowercase prefix, then 20+ generated-looking
-  characters);
+  lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``);
 - ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
@@ -51,8 +48,18 @@ named after its provider):
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
+  ``curl -u user:PASSWORD`` and ``mysql -pPASSWORD``;
 - cookie values (``Cookie:`` / ``Set-Cookie:``) that look generated, or session-named ones;
-- ``Bearer <token>`` outside a header.
+- ``Bearer <token>`` outside a header;
+- last, the entropy rules on what is left: a generated-looking value (16+ characters, mixed
+  case and digits, detect-secrets' entropy high, not words, a path or base64 of text) within
+  48 characters after a secret-ish word (``my password is …``, ``<password>…</password>``,
+  ``docker login -p …``, ``aws configure set aws_secret_access_key …``) unless that word is
+  part of a name that is not secret (``NextToken``); the bare AWS secret; a bare Azure storage
+  key (88 characters ending ``==``); the unknown provider's ``prefix_`` token, unless the
+  prefix names an object id (``msg_``, ``toolu_``, ``chatcmpl-``, Stripe's ``pi_``/``cus_``…:
+  ``redact_rules.ID_PREFIXES``, with reasons). They run after the context rules, so a value
+  with a name beside it is named after its context.
 
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
 ``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``…_pass``

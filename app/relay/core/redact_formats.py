@@ -412,14 +412,15 @@ _ID_WORD = re.compile(r"[_-]")
 _HASH_PREFIXES = frozenset({"sha1-", "sha256-", "sha384-", "sha512-", "md5-", "sha-", "sha2-"})
 
 
-_RUN = re.compile(r"[A-Za-z0-9+/]{20,}+")  # every shape is in one
+_RUN = re.compile(r"[A-Za-z0-9+/]{16,}+")  # every shape has one
 
 
 def _shape_hits(tokens: str, text: str) -> Iterable[tuple[str, str]]:
-    yield from _near_keyword(tokens, text)
     runs = _RUN.findall(tokens)
     if not runs:
         return
+    if any(map(_random, runs)):
+        yield from _near_keyword(tokens, text)
     # a certificate's or public key's base64 lines (private keys are gone by now) are not keys
     if any(len(run) >= 40 for run in runs) and "-----BEGIN" not in text:
         for m in _AWS_SECRET.finditer(tokens):
