@@ -105,13 +105,13 @@ ordinary text and low-entropy repetitions.
 **Speed.** ``scrub`` runs on every stored agent event. Provider formats run only when the text
 has a run of 16+ non-space characters, and then only the rows whose literal needle is in those
 runs (looked up by the two characters that start each word); context rules first check for
-``:``/``=``/``--``/``ookie``/``Bearer``/``://``. 300 bytes of prose take ~2.5 µs, a 1 KB of Python
-or a 400-byte log line ~25-30 µs, the Claude stream's recorded events ~2.4 µs each, events with
-secrets ~40 µs (docs/performance.md). detect-secrets is imported (~95 ms, it pulls in
+``:``/``=``/``--``/``ookie``/``Bearer``/``://``. 300 bytes of prose take ~3 µs, 1 KB of Python
+or a 400-byte log line 25-35 µs, the Claude stream's recorded events ~2.2 µs each, events with
+secrets ~30 µs (docs/performance.md). detect-secrets is imported (~95 ms, it pulls in
 ``requests``) only when a text holds one of its rows' needles or needs an entropy check, so
 startup and clean text never pay it. Every quantifier is bounded or possessive and assignments
 are found from their separators, so no input backtracks catastrophically (1 MB of adversarial
-text takes under half a second); detect-secrets' patterns that backtrack on long lines
+text takes under a second); detect-secrets' patterns that backtrack on long lines
 (BasicAuth, Npm, OpenAI) are replaced by Relay's bounded rules, tested to cover what they find.
 
 **Limitations.** A secret with no known prefix and no secret-named context is caught only when
