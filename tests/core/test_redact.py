@@ -301,10 +301,11 @@ def test_detect_secrets_patterns_left_out_are_covered_by_relay_rules() -> None:
 
 
 def test_every_allow_list_entry_has_a_reason_and_survives() -> None:
-    from relay.core.redact_rules import ALLOWED_PATTERNS, ALLOWED_VALUES, allowed_reason
+    from relay.core.redact_rules import ALLOWED_PATTERNS, ALLOWED_VALUES, ID_PREFIXES, allowed_reason
 
     assert all(why.strip() for why in ALLOWED_VALUES.values())
     assert all(why.strip() for _, why in ALLOWED_PATTERNS)
+    assert all(why.strip() for why in ID_PREFIXES.values())
     for value in ALLOWED_VALUES:
         assert allowed_reason(value) == ALLOWED_VALUES[value]
         assert scrub(f"value: {value}") == f"value: {value}"
