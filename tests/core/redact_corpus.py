@@ -326,6 +326,9 @@ _CONTEXT_CASES: list[tuple[str, str, str]] = [  # (text around {s}, kind, secret
     ("my password is {s}", "password", rnd(20)),
     ("<password>{s}</password>", "password", rnd(24)),
     ('<add key="ApiKey" value="{s}" />', "secret", rnd(32)),
+    ("Twilio auth token: {s}", "token", hexs(32)),
+    ("const auth_token = process.env.AUTH_TOKEN ?? '{s}';", "token", hexs(32)),
+    ('loaded settings: secret="{s}"', "secret", "!fakeDe4b^pp5YPl9!BX1e"),
 ]
 POSITIVES += [Positive(text.format(s=secret), kind, secret) for text, kind, secret in _CONTEXT_CASES]
 
@@ -516,4 +519,11 @@ NEGATIVES += [
     "class ECDH:\n    pass\n\n_OID_TO_CURVE = {EllipticCurveOID.SECP192R1: SECP192R1}",
     "the token is refreshed by OAuth2AuthorizationCodeBearer2 every hour",
     "password reset handled by PasswordResetTokenGenerator2 in accounts/tokens.py",
+]
+
+# 32 hex digits with no secret-ish word before them: checksums and ids.
+NEGATIVES += [
+    "md5: 9e107d9d372bb6826bd81d3542a419d6",
+    'etag "5d41402abc4b2a76b9719d911017c592"',
+    "request 0cc175b9c0f1b6a831c399e269772661 took 3 ms",
 ]

@@ -419,7 +419,7 @@ def _shape_hits(tokens: str, text: str) -> Iterable[tuple[str, str]]:
     runs = _RUN.findall(tokens)
     if not runs:
         return
-    if any(map(_random, runs)):
+    if any(_random(run) or _HEX_KEY.fullmatch(run) for run in runs):
         yield from _near_keyword(tokens, text)
     # a certificate's or public key's base64 lines (private keys are gone by now) are not keys
     if any(len(run) >= 40 for run in runs) and "-----BEGIN" not in text:
@@ -450,16 +450,21 @@ _KEYWORD_KINDS = {"pass": "password", "pwd": "password", "token": "token"}
 _NEAR = 48
 
 
+_HEX_KEY = re.compile(r"[0-9a-f]{32}|[0-9A-F]{32}")  # many providers' API keys (Twilio, Datadog, …)
+
+
 def _near_keyword(tokens: str, text: str) -> Iterable[tuple[str, str]]:
     for value in _VALUE.findall(tokens):
         value = value.lstrip("-")
-        if len(value) < 16 or not _random(value):
+        hex_key = _HEX_KEY.fullmatch(value) is not None and has_digit_and_letter(value)
+        if len(value) < 16 or not (hex_key or _random(value)):
             continue
         at = text.find(value)
         if at < 0:
             continue
         found = list(_KEYWORD.finditer(text, max(0, at - _NEAR), at))
-        if found and _names_a_secret(text, found[-1]) and looks_generated(value):
+        if found and _names_a_secret(text, found[-1]) and (
+                (hex_key and allowed_reason(value) is None) or looks_generated(value)):
             word = found[-1].group(0).lower()
             yield value, next((k for w, k in _KEYWORD_KINDS.items() if word.startswith(w)), "secret")
 

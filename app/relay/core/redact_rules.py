@@ -19,6 +19,7 @@ _PLACEHOLDER_RE = re.compile(
     r"your[_-]?|[_-]here\b|example|placeholder|dummy|changeme|change[_-]me|xxxx|\*\*\*|\.\.\.|…"
     r"|redacted|\$\{|\{\{|\{[\w.]{0,40}+\}"
 )
+_YAML_TAG_RE = re.compile(r"![A-Za-z_][\w.-]{0,60}+(?:[ \t].{0,200})?")
 _MASK_RE = re.compile(r"[xX*.•_-]+")
 ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
@@ -125,7 +126,9 @@ def is_placeholder(value: str) -> bool:
     low = value.lower()
     if value in ALLOWED_VALUES or any(pat.search(value) for pat, _ in PLACEHOLDER_PATTERNS):
         return True
-    if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
+    if low.startswith(("$", "%", "<", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
+        return True
+    if _YAML_TAG_RE.fullmatch(value):  # !secret name, !Ref X: a tag, not a password starting with !
         return True
     return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
 
