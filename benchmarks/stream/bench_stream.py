@@ -7,7 +7,12 @@ subprocess, real parser, every event persisted in SQLite, published on the
 bus). The baseline ("floor") is ``json.loads`` of the same lines in one
 process. Target: Relay ≥ 30 % of the floor.
 
-Run: ``python benchmarks/stream/bench_stream.py [--lines 100000]``.
+It also measures the secret scrubber's cost per event (``scrub_event``, the call every
+stored event goes through): on the events the Claude parser makes of these lines, and on
+events whose text is secret-laden (tests/core/redact_corpus.py's positives as assistant
+text and tool output), with its share of the per-event budget the target implies.
+
+Run: ``python benchmarks/stream/bench_stream.py [--lines 100000] [--scrub-only]``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,6 +35,7 @@ from tests.conftest import fixtures_root, make_repo  # noqa: E402
 from tests.fakes.replay import fixtures_problem  # noqa: E402
 
 from relay.core.config import load_config  # noqa: E402
+from relay.core.events import AgentEvent  # noqa: E402
 from relay.core.models import SessionSpec  # noqa: E402
 from relay.engine.engine import Engine  # noqa: E402
 
@@ -89,20 +96,80 @@ async def relay_rate(lines_file: Path, n: int) -> tuple[float, int]:
     return n / elapsed, stored
 
 
+def _per_event_us(events: Sequence[AgentEvent], rounds: int = 5) -> float:
+    from relay.core.scrub_events import scrub_event
+
+    for event in events[:200]:  # warm: compiled patterns, detect-secrets imported if needed
+        scrub_event(event)
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for event in events:
+            scrub_event(event)
+        best = min(best, time.perf_counter() - start)
+    return best / len(events) * 1e6
+
+
+def scrub_cost(lines: list[str]) -> tuple[float, float, int]:
+    """µs per event of ``scrub_event`` on the stream's events and on secret-laden ones."""
+    from tests.core.redact_corpus import POSITIVES
+
+    from relay.core.events import AssistantText, ToolResult
+    from relay.runtimes.claude_stream import ClaudeStreamParser
+
+    parser = ClaudeStreamParser()
+    events = [event for line in lines for event in parser.feed(json.loads(line))]
+    laden: list[AgentEvent] = [AssistantText(text=case.text) for case in POSITIVES]
+    laden += [ToolResult(call_id="c", output=f"$ cat .env\n{case.text}\nexit 0") for case in POSITIVES]
+    return _per_event_us(events), _per_event_us(laden), len(events)
+
+
+def text_costs() -> dict[str, float]:
+    """µs per ``scrub`` call on typical texts: prose, code, a log line, and the first of each."""
+    import functools
+    import timeit
+
+    from relay.core.redact import scrub
+
+    texts = {
+        "300 B of prose": ("The build failed because the test runner could not find the fixture; I will "
+                           "rerun it with more verbose output and check the logs for the module path. ") * 2,
+        "1 KB of Python": (ROOT / "app" / "relay" / "core" / "redact_rules.py").read_text()[3000:4000],
+        "440 B of log lines": "2026-12-07 14:30:19 INFO relay.engine.sessions: started session "
+                              "123e4567-e89b-12d3-a456-426614174000 in /work/wt-detect/app/relay/core "
+                              "(pid 4242)\n" * 3,
+    }
+    costs = {}
+    for name, text in texts.items():
+        scrub(text)
+        costs[name] = min(timeit.repeat(functools.partial(scrub, text), number=2000, repeat=5)) / 2000 * 1e6
+    return costs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--scrub-only", action="store_true", help="only the scrubber's cost per event")
     args = parser.parse_args()
     problem = fixtures_problem(fixtures_root())
     if problem:
         print(f"bench_stream: {problem}", file=sys.stderr)
         return 2
     lines = build_lines(args.lines)
+    stream_us, laden_us, n_events = scrub_cost(lines[: min(len(lines), 20_000)])
+    floor = floor_rate(lines)
+    budget_us = 1e6 / (TARGET * floor)  # per line at the target rate
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"scrub_event: {stream_us:.1f} µs/event on the stream's {n_events:,} events "
+          f"({stream_us / budget_us:.0%} of the {budget_us:.1f} µs/line the target allows); "
+          f"{laden_us:.1f} µs/event on secret-laden events")
+    print("scrub: " + ", ".join(f"{us:.1f} µs for {name}" for name, us in text_costs().items()))
+    if args.scrub_only:
+        return 0
     with tempfile.NamedTemporaryFile("w", suffix=".ndjson", delete=False) as fh:
         fh.write("\n".join(lines) + "\n")
         lines_file = Path(fh.name)
     try:
-        floor = floor_rate(lines)
         rate, stored = asyncio.run(relay_rate(lines_file, len(lines)))
     finally:
         lines_file.unlink()

@@ -1,12 +1,15 @@
 """Test corpus for relay.core.redact: secrets that must vanish and look-alikes that must survive.
 
 Every secret here is FAKE and says so: it is built at import time from a provider prefix split in
-two and a filler that spells "FAKE"/"fake", so this file never contains anything shaped like a
-real credential (secret scanners included) and test_redact checks that it stays that way.
+two and a filler that spells "FAKE"/"fake" (or "fa4e" where a format allows hex digits only), so
+this file never contains anything shaped like a real credential (secret scanners included) and
+test_redact checks that it stays that way. Fillers that must look random (the entropy rules) are
+"fake" followed by characters drawn from a seeded generator.
 """
 
 from __future__ import annotations
 
+import random
 from typing import NamedTuple
 
 
@@ -40,8 +43,8 @@ OPENAI_ADMIN = p("sk", "-admin-") + fill(60)
 OPENAI_LEGACY = p("s", "k-") + fill(20) + "T3BlbkFJ" + fill(20)
 OPENROUTER = p("sk", "-or-v1-") + fill(64, "fake0123456789")
 GOOGLE = p("AI", "za") + fill(35, "FAKE_fake-9")
-AWS_ID = p("AK", "IA") + "FAKEEXAMPLE23456"
-AWS_STS_ID = p("AS", "IA") + "FAKEEXAMPLE65432"
+AWS_ID = p("AK", "IA") + "FAKE2FAKE3FAKE45"
+AWS_STS_ID = p("AS", "IA") + "FAKE6FAKE5FAKE43"
 AWS_SECRET = "fake" + fill(36, "FAKE/fake+0123")
 GH_PAT = p("gh", "p_") + fill(36)
 GH_OAUTH = p("gh", "o_") + fill(36, "fake9FAKE8")
@@ -168,6 +171,167 @@ POSITIVES: list[Positive] = [
     Positive("password    = 'fakeAligned1'", "password", "fakeAligned1"),
 ]
 
+_RNG = random.Random(20)
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+HEX = "0123456789abcdef"
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def rnd(n: int, alphabet: str = _B64, mark: str = "fake") -> str:
+    """``n`` characters: ``mark`` then seeded random ones from ``alphabet`` (high entropy)."""
+    return mark + "".join(_RNG.choices(alphabet, k=n - len(mark)))
+
+
+def hexs(n: int) -> str:
+    return rnd(n, HEX, "fa4e")
+
+
+# (kind, secret) for each provider format of the table; every one appears in three contexts.
+FORMATS: list[tuple[str, str]] = [
+    ("openrouter_key", p("sk", "-or-v1-") + hexs(64)),
+    ("groq_key", p("gs", "k_") + rnd(52)),
+    ("xai_key", p("xa", "i-") + rnd(80)),
+    ("perplexity_key", p("pp", "lx-") + rnd(48)),
+    ("replicate_token", p("r", "8_") + rnd(37)),
+    ("tavily_key", p("tv", "ly-dev-") + rnd(32)),
+    ("langsmith_key", p("ls", "v2_pt_") + hexs(32) + "_" + hexs(10)),
+    ("pinecone_key", p("pc", "sk_") + rnd(40) + "_" + rnd(30)),
+    ("huggingface_token", p("h", "f_") + rnd(34)),
+    ("anthropic_oauth_token", p("sk", "-ant-ort01-") + rnd(90)),
+    ("google_api_key", p("AI", "za") + "Sy" + rnd(33)),
+    ("google_oauth_secret", p("GOC", "SPX-") + rnd(28)),
+    ("google_oauth_token", p("ya", "29.") + rnd(120)),
+    ("google_oauth_token", p("1/", "/0") + rnd(100)),
+    ("azure_client_secret", "abc8" + p("Q", "~") + rnd(34)),
+    ("atlassian_token", p("ATA", "TT3") + rnd(180)),
+    ("alibaba_access_key_id", p("LT", "AI") + rnd(20)),
+    ("tencent_secret_id", p("AK", "ID") + rnd(32)),
+    ("digitalocean_token", p("do", "p_v1_") + hexs(64)),
+    ("digitalocean_token", p("do", "o_v1_") + hexs(64)),
+    ("heroku_key", p("HR", "KU-") + rnd(60)),
+    ("fly_token", p("fo", "1_") + rnd(43)),
+    ("netlify_token", p("nf", "p_") + rnd(40)),
+    ("supabase_token", p("sb", "p_") + hexs(40)),
+    ("vercel_token", p("vc", "p_") + rnd(56)),
+    ("pulumi_token", p("pu", "l-") + hexs(40)),
+    ("terraform_token", rnd(14) + p(".atlas", "v1.") + rnd(67)),
+    ("vault_token", p("hv", "s.") + rnd(90)),
+    ("doppler_token", p("dp", ".st.") + rnd(44)),
+    ("onepassword_token", p("ops", "_eyJ") + rnd(200)),
+    ("planetscale_token", p("pscale", "_tkn_") + rnd(43)),
+    ("rubygems_key", p("ruby", "gems_") + hexs(48)),
+    ("nuget_key", p("o", "y2") + rnd(43, HEX + "ghijklmnopqrstuvwxyz")),
+    ("docker_token", p("dckr", "_pat_") + rnd(27)),
+    ("buildkite_token", p("bk", "ua_") + hexs(40)),
+    ("sonarqube_token", p("sq", "p_") + hexs(40)),
+    ("postman_key", p("PM", "AK-") + hexs(24) + "-" + hexs(34)),
+    ("databricks_token", p("da", "pi") + hexs(32)),
+    ("prefect_key", p("pn", "u_") + rnd(36)),
+    ("figma_token", p("fi", "gd_") + rnd(40)),
+    ("linear_key", p("lin", "_api_") + rnd(40)),
+    ("notion_token", p("sec", "ret_") + rnd(43)),
+    ("notion_token", p("nt", "n_") + rnd(46)),
+    ("contentful_token", p("CF", "PAT-") + rnd(43)),
+    ("slack_token", p("xo", "xe.xoxp-1-") + rnd(140)),
+    ("slack_token", p("xo", "xb-") + "123456789012-1234567890123-" + rnd(24)),
+    ("slack_webhook", p("https://hooks.", "slack.com/services/") + "T0FAKE123/B0FAKE456/" + rnd(24)),
+    ("discord_webhook", p("https://discord.com/api/", "webhooks/") + "123456789012345678/" + rnd(68)),
+    ("discord_token", "M" + rnd(25) + "." + rnd(6, mark="") + "." + rnd(27)),
+    ("telegram_bot_token", "123456789:" + p("A", "A") + rnd(33)),
+    ("square_token", p("sq0", "atp-") + rnd(22)),
+    ("square_token", p("sq0", "csp-") + rnd(43)),
+    ("square_token", p("EA", "AA") + rnd(60)),
+    ("plaid_token", p("access-", "production-") + hexs(8) + "-" + hexs(4)[:4] + "-4a4e-8a4e-" + hexs(12)),
+    ("shopify_token", p("sh", "pat_") + hexs(32)),
+    ("shopify_token", p("sh", "pss_") + hexs(32)),
+    ("shippo_token", p("shippo", "_live_") + hexs(40)),
+    ("mailgun_key", p("ke", "y-") + hexs(32)),
+    ("brevo_key", p("xkey", "sib-") + hexs(64) + "-" + rnd(16)),
+    ("twilio_key", p("S", "K") + hexs(32)),
+    ("twilio_key", p("A", "C") + hexs(32)),
+    ("sendgrid_key", p("S", "G.") + rnd(22) + "." + rnd(43)),
+    ("mailchimp_key", hexs(32) + p("-u", "s14")),
+    ("grafana_token", p("gl", "c_") + rnd(64)),
+    ("grafana_token", p("gl", "sa_") + rnd(32) + "_" + hexs(8)),
+    ("sentry_token", p("sntr", "ys_") + p("ey", "J") + rnd(80)),
+    ("newrelic_key", p("NR", "AK-") + rnd(27, UPPER, "FAKE")),
+    ("dynatrace_token", p("dt0", "c01.") + rnd(24, UPPER, "FAKE") + "." + rnd(64, UPPER, "FAKE")),
+    ("facebook_token", p("EA", "A") + "CEdEose0cBA" + rnd(100)),
+    ("twitter_bearer_token", "A" * 22 + rnd(90)),
+    ("mapbox_token", p("sk", ".eyJ") + rnd(60) + "." + rnd(22)),
+    ("adafruit_key", p("ai", "o_") + rnd(28)),
+    ("age_secret_key", p("AGE-SECRET", "-KEY-1") + rnd(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", "FAKE")),
+    ("artifactory_token", p("AK", "C") + rnd(70)),
+    ("azure_storage_key", rnd(86) + "=="),
+    ("pypi_token", p("pypi-", "AgEIcHlwaS5vcmc") + rnd(80)),
+    ("gitlab_token", p("gl", "dt-") + rnd(20)),
+    ("gitlab_token", p("glp", "at-") + rnd(20)),
+    ("github_token", p("gh", "r_") + rnd(36)),
+    ("stripe_key", p("rk", "_test_") + rnd(99)),
+    ("linear_key", p("lin", "_oauth_") + hexs(64)),
+    ("dropbox_token", p("s", "l.") + rnd(138)),
+    ("airtable_token", p("pa", "t") + rnd(14) + "." + hexs(64)),
+    ("bitbucket_token", p("AT", "BB") + rnd(32)),
+    ("asana_token", "1/1204567890123:" + hexs(32)),
+    ("neon_key", p("na", "pi_") + rnd(64, HEX + "ghijklmnopqrstuvwxyz")),
+    ("sourcegraph_token", p("sg", "p_") + hexs(40)),
+    ("hubspot_token", p("pat", "-na1-") + hexs(8) + "-4a4e-8a4e-9a4e-" + hexs(12)),
+    ("aws_secret_key", rnd(40)),
+    ("generic_token", p("acme", "_") + rnd(32)),
+    ("generic_token", p("myco", "-live-") + rnd(40)),
+]
+
+_CONTEXTS = (
+    "Found this in the log: {s} (line 12)",
+    '{{"config": {{"value": "{s}", "n": 2}}}}',
+    "$ tool --verbose {s}\nok",
+)
+
+
+def _context(kind: str, secret: str, template: str) -> str:
+    if kind == "azure_storage_key":  # the format is the connection string's AccountKey field
+        return template.format(s="DefaultEndpointsProtocol=https;AccountName=fake;AccountKey=" + secret)
+    return template.format(s=secret)
+
+
+POSITIVES += [Positive(_context(kind, secret, t), kind, secret) for kind, secret in FORMATS
+              for t in _CONTEXTS]
+
+# Context rules: the secret has no provider shape; its surroundings say what it is.
+_CONTEXT_CASES: list[tuple[str, str, str]] = [  # (text around {s}, kind, secret)
+    ("X-Api-Key: {s}", "secret", rnd(32)),
+    ('{{"apiKey": "{s}"}}', "secret", rnd(42)),
+    ("relay-cli login --token {s}", "token", rnd(32)),
+    ("mysql --password {s} -h db", "password", "fakeHunter2value"),
+    ("password: {s}", "password", "fakehunter2value"),
+    ("Set-Cookie: sessionid={s}; Path=/; HttpOnly", "cookie", rnd(32)),
+    ("Cookie: theme=dark; _session={s}", "cookie", rnd(40)),
+    ("GET https://bucket.s3.amazonaws.com/o?X-Amz-Signature={s}&x=1", "secret", hexs(64)),
+    ("https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig={s}", "secret", rnd(43) + "%3D"),
+    ("https://api.example.com/v1?key={s}&q=1", "secret", rnd(32)),
+    ("https://api.example.com/cb?access_token={s}", "token", rnd(32)),
+    ("Authorization: Token {s}", "authorization", rnd(38)),
+    ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={s}",
+     "secret", rnd(43) + "="),
+    ("mongodb+srv://admin:{s}@cluster0.example.net/db", "url_password", "fakeMongoPw9"),
+    ("export CLOUDFLARE_API_TOKEN={s}", "token", rnd(40)),
+    ("DD_API_KEY={s}", "secret", hexs(32)),
+    ("MISTRAL_API_KEY={s}", "secret", rnd(32)),
+    ('co = cohere.Client(api_key="{s}")', "secret", rnd(41)),
+    # the entropy fallback near a secret-ish word
+    ("docker login -u me -p {s} registry.example.com", "secret", rnd(32)),
+    ("aws configure set aws_secret_access_key {s}", "secret", rnd(36)),
+    ('gh secret set DEPLOY_TOKEN --body "{s}"', "token", rnd(30)),
+    ("The API key is {s}, keep it safe.", "secret", rnd(32)),
+    ("my password is {s}", "password", rnd(20)),
+    ("<password>{s}</password>", "password", rnd(24)),
+    ('<add key="ApiKey" value="{s}" />', "secret", rnd(32)),
+    ("Twilio auth token: {s}", "token", hexs(32)),
+    ("const auth_token = process.env.AUTH_TOKEN ?? '{s}';", "token", hexs(32)),
+    ('loaded settings: secret="{s}"', "secret", "!fakeDe4b^pp5YPl9!BX1e"),
+]
+POSITIVES += [Positive(text.format(s=secret), kind, secret) for text, kind, secret in _CONTEXT_CASES]
+
 # Look-alikes: each must come back byte for byte.
 NEGATIVES: list[str] = [
     # words and identifiers around provider prefixes
@@ -275,4 +439,91 @@ NEGATIVES: list[str] = [
     "credentials = '{0}:{1}'.format(user, passwd).encode()",
     "authorization = base64.decodebytes(authorization).decode('ascii')",
     ":type credentials: :py:class:`~botocore.credentials.Credentials`",
+]
+
+# Look-alikes of the provider formats and entropy rules: documented examples, dummies, hashes,
+# ids, encodings of ordinary text, identifiers, paths and versions.
+_SHA512 = ("sha512-oVzGqBDFWB8tRRRsEmBQ6T5Oy6Ho+XWx2C4K5wZWrW3FpK9x6HxJ8bcWq"
+           "TlNaEbzlE6gK3YnH2l8wJqzHdUkVA==")
+NEGATIVES += [
+    # the AWS documentation's example credentials, the jwt.io example
+    "aws_access_key_id = " + p("AKIA", "IOSFODNN7EXAMPLE"),
+    "aws_secret_access_key = " + p("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
+    "export AWS_ACCESS_KEY_ID=" + p("AKIA", "I44QH8DHBEXAMPLE"),
+    "AWS_SECRET_ACCESS_KEY=" + p("je7MtGbClwBF/2Zp9Utk/", "h3yCo8nvbEXAMPLEKEY"),
+    "Example credentials: " + p("AKIA", "IOSFODNN7EXAMPLE") + " / "
+    + p("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
+    # dummies
+    "OPENAI_API_KEY=" + p("sk", "-proj-") + "X" * 48,
+    "client = OpenAI(api_key='" + p("sk", "-") + "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')",
+    "ANTHROPIC_API_KEY=" + p("sk", "-ant-api03-") + "." * 3 + "xxxx",
+    "token: " + p("gh", "p_") + "0" * 36,
+    "Use " + p("gh", "p_") + "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 as the shape",
+    p("sk", "_live_") + "your_stripe_secret_key_here",
+    "STRIPE_KEY=" + p("sk", "_test_") + "placeholder0123456789",
+    "api_key = 'test_key_123'",
+    "SLACK_TOKEN=" + p("xo", "xb-") + "your-bot-token",
+    # hashes, digests and ids
+    '"integrity": "' + _SHA512 + '",',
+    "  integrity " + _SHA512,
+    "image: ghcr.io/org/app@sha256:" + "9b2c" * 16,
+    "pip install x==1.0 --hash=sha256:" + "0e2f" * 16,
+    "commit " + "a1b2c3d4e5" * 4 + " Merge pull request #42",
+    "tree " + "0f1e2d3c4b5a6978" * 4,
+    "request-id: 7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    "etag: W/\"" + "5d41402abc4b2a76b9719d911017c592" + "\"",
+    "npm notice shasum: " + "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+    "Digest: sha256:" + "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    # base64 of ordinary text, identifiers, paths, versions, URLs
+    "echo VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZyE= | base64 -d",
+    "payload: SGVsbG8gV29ybGQsIHRoaXMgaXMgYSBwbGFpbiBtZXNzYWdl",
+    "class AbstractSingletonProxyFactoryBean2Impl(BaseHandler):",
+    "def test_ThisIsALongCamelCaseTestName2(self) -> None:",
+    "see src/components/UserProfileSettings2/index.tsx and lib/python3.11/site-packages/foo",
+    "relay 1.2.3-beta.4+build.5678 on Python 3.11.7 (main, Dec 7 2026)",
+    "GET https://api.github.com/repos/org/repo/pulls?state=open&per_page=100",
+    "registry-1.docker.io/library/python:3.11-slim-bookworm",
+    "kubectl get pods -n kube-system --selector=app.kubernetes.io/name=ingress-nginx",
+    "HKEY_LOCAL_MACHINE\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Uninstall",
+    "useQueryClientWithOptimisticUpdates2 = createQueryClientWithDefaults(options)",
+    "tests/core/test_redact.py::test_positive_secret_is_replaced_by_its_marker[openai_key] PASSED",
+    "PYTHONPATH=/work/app:/work/tests:/usr/lib/python3/dist-packages",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFAKEfakeFAKEfakeFAKEfakeFAKEfakeFAKEfake me@host",
+    "max_tokens=4096 temperature=0.7 top_p=0.95 model=claude-sonnet-4-5-20250929",
+    "session_id=123e4567-e89b-12d3-a456-426614174000 request_id=req_011CUfakeID",
+]
+
+# Object ids shaped like an unknown provider's prefix_ token (redact_rules.ID_PREFIXES).
+NEGATIVES += [
+    '{"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant"}',
+    '{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "Bash"}',
+    "request-id: req_011CUzwZ7kQ8bX2mY4nP6rT9",
+    "payment pi_3MtwBwLkdIwHu7ix28a3tqPa succeeded for cus_NffrFeUfNV2Hib",
+    "checkout session cs_test_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV created",
+    '{"id": "chatcmpl-8abcDEFghiJKLmno123PQRst", "object": "chat.completion"}',
+    "response resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b done",
+    "evt_1NG8Du2eZvKYlo2CUI79vXWy received",
+]
+
+# Base64-alphabet runs of exactly 40 characters that are not AWS secrets: a path in a URL, the
+# last line of a certificate.
+NEGATIVES += [
+    "see <http://hg.python.org/cpython/file/603b4d593758/Lib/socket.py#l535>",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+    "HMN1Rq41Bab2XD0h7lbwyYIiLXpUq3DDfSJlgnCW\n-----END CERTIFICATE-----",
+]
+
+# Identifiers near secret-ish words: names, not values.
+NEGATIVES += [
+    "from cryptography import (\n    MLDSA44Ed25519PrivateKey,\n    MLDSA44Ed25519PublicKey,\n)",
+    "class ECDH:\n    pass\n\n_OID_TO_CURVE = {EllipticCurveOID.SECP192R1: SECP192R1}",
+    "the token is refreshed by OAuth2AuthorizationCodeBearer2 every hour",
+    "password reset handled by PasswordResetTokenGenerator2 in accounts/tokens.py",
+]
+
+# 32 hex digits with no secret-ish word before them: checksums and ids.
+NEGATIVES += [
+    "md5: 9e107d9d372bb6826bd81d3542a419d6",
+    'etag "5d41402abc4b2a76b9719d911017c592"',
+    "request 0cc175b9c0f1b6a831c399e269772661 took 3 ms",
 ]

@@ -20,24 +20,46 @@ scheme, user and host of a URL (``postgres://app:[REDACTED:url_password]@db:5432
 name and auth scheme (``Authorization: Bearer [REDACTED:bearer_token]``). A PEM private key block
 becomes one marker. Scrubbing is idempotent: markers are never matched again.
 
+**Built on** detect-secrets 1.5 (Yelp): its ``RegexBasedDetector`` plugins' ``denylist`` regexes
+are the base of the provider-format table, its Shannon entropy function judges generated-looking
+values, and its heuristic filters (sequential strings, UUIDs, templates) feed the allow-list. The
+layers, in ``core/redact_formats.py`` and here: detect-secrets' plugins → Relay's extra formats →
+context rules → entropy rules → the allow-list (``redact_rules.ALLOWED_VALUES`` /
+``ALLOWED_PATTERNS`` / ``ID_PREFIXES``, each entry with its reason), which lets a find go.
+
 **Detected**, in this order (earlier detections win, so a provider key inside an assignment is
 named after its provider):
 
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
 - PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
   escapes, or up to the end of the base64 lines when the END line is missing);
-- provider keys by shape: Anthropic (``sk-ant-api03-``, ``sk-ant-admin01-``; ``sk-ant-oat01-`` /
-  ``sk-ant-ort01-`` OAuth tokens), OpenAI (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``, legacy
-  ``sk-`` keys; OpenRouter's ``sk-or-v1-`` is named apart), GitLab ``glpat-``, Slack ``xox[abprse]-``
-  and ``xapp-``, Stripe ``sk_live_`` / ``rk_live_`` / ``*_test_`` and ``whsec_``, GitHub ``ghp_``
-  ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` ``github_pat_``, Hugging Face ``hf_``, npm ``npm_``, Google
-  ``AIza…``, AWS access key ids ``AKIA…`` / ``ASIA…``, JWTs (``eyJ….eyJ….sig``);
+- provider tokens by shape (``redact_formats``: 106 rows, 84 kinds): detect-secrets' AWS,
+  Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
+  (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
+  Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
+  Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, … (the table
+  lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``);
 - ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
-  parameters, connection strings (``Password=…;``) and ``--flag=value``;
-- ``Bearer <token>`` outside a header.
+  parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
+  ``--flag=value``;
+- URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
+  ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
+- ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
+  ``curl -u user:PASSWORD`` and ``mysql -pPASSWORD``;
+- cookie values (``Cookie:`` / ``Set-Cookie:``) that look generated, or session-named ones;
+- ``Bearer <token>`` outside a header;
+- last, the entropy rules on what is left: a generated-looking value (16+ characters, mixed
+  case and digits, detect-secrets' entropy high, not words, a path or base64 of text) within
+  48 characters after a secret-ish word (``my password is …``, ``<password>…</password>``,
+  ``docker login -p …``, ``aws configure set aws_secret_access_key …``) unless that word is
+  part of a name that is not secret (``NextToken``); the bare AWS secret; a bare Azure storage
+  key (88 characters ending ``==``); the unknown provider's ``prefix_`` token, unless the
+  prefix names an object id (``msg_``, ``toolu_``, ``chatcmpl-``, Stripe's ``pi_``/``cus_``…:
+  ``redact_rules.ID_PREFIXES``, with reasons). They run after the context rules, so a value
+  with a name beside it is named after its context.
 
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
 ``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``…_pass``
@@ -72,23 +94,33 @@ agent is doing):
 - ``Authorization``/``Bearer`` in prose: after a scheme the credential needs 8+ characters and
   not be a lowercase word; without one it must look like a token.
 
-Provider-shaped keys are redacted whatever their filler (``sk-ant-api03-AAAA…`` too): a shape that
-specific is never an ordinary word.
+Provider-shaped keys are redacted whatever their filler, unless the allow-list says why not:
+a documented example (AWS's ``AKIAIOSFODNN7EXAMPLE``, jwt.io's token), a value that says it is
+not real (``example``, ``your_key``, ``xxxxxx``, ``0000000000``, ``...``), one character
+repeated or a sequential filler (``ABCDEF…0123``), a template, a lowercase-hex commit id or
+digest, a UUID, ``sha512-…`` integrity hashes and ``sha256:…`` digests, ``test_key_123``-style
+fixtures. The entropy rules also leave CamelCase/snake identifiers, base64 that decodes to
+ordinary text and low-entropy repetitions.
 
-**Speed.** ``scrub`` runs on every stored agent event. It first checks for cheap single characters
-(``-`` ``_`` ``A`` ``J`` ``@`` ``B`` ``:`` ``=``), then one small probe per family (a literal-prefix
-regex or a scan of the few ``:``/``=`` positions for a secret-looking name just before them); only
-families whose probe hits run their patterns. 300 bytes of prose take about 0.5 µs (2 µs with a
-few ``:``), 200 bytes of Python about 4 µs, text with secrets some 20 µs. Every quantifier is
-bounded or possessive and assignments are found from their separators, so no input backtracks
-catastrophically (1 MB of adversarial text takes under half a second).
+**Speed.** ``scrub`` runs on every stored agent event. Provider formats run only when the text
+has a run of 16+ non-space characters, and then only the rows whose literal needle is in those
+runs (looked up by the two characters that start each word); context rules first check for
+``:``/``=``/``--``/``ookie``/``Bearer``/``://``. 300 bytes of prose take ~3 µs, 1 KB of Python
+or a 400-byte log line 25-35 µs, the Claude stream's recorded events ~2.2 µs each, events with
+secrets ~30 µs (docs/performance.md). detect-secrets is imported (~95 ms, it pulls in
+``requests``) only when a text holds one of its rows' needles or needs an entropy check, so
+startup and clean text never pay it. Every quantifier is bounded or possessive and assignments
+are found from their separators, so no input backtracks catastrophically (1 MB of adversarial
+text takes under a second); detect-secrets' patterns that backtrack on long lines
+(BasicAuth, Npm, OpenAI) are replaced by Relay's bounded rules, tested to cover what they find.
 
-**Limitations.** Detection is by shape and name, not entropy: a secret with no known prefix in a
-variable that is not secret-named (``x = "hunter2"``), a passphrase with spaces in quotes, a bare
-lowercase word or a label as a password outside env style (``password: hunter``,
-``mysecretpassword``), a YAML flow value taken for an annotation (``{password: Hunter2, …}``),
-``--password value`` with a space, cookies, Slack webhook URLs, Azure/Twilio/SendGrid keys and
-PEM keys whose lines are joined by spaces with the END line missing are not caught. A literal is
+**Limitations.** A secret with no known prefix and no secret-named context is caught only when
+it is a 40-character AWS-like value or a ``prefix_`` token of high entropy: ``x = "hunter2"``, a
+passphrase with spaces in quotes, a bare lowercase word or a label as a password outside env
+style (``password: hunter``, ``mysecretpassword``), a YAML flow value taken for an annotation
+(``{password: Hunter2, …}``), a random value of another length with nothing beside it, PuTTY and
+SSH2 key files and PEM keys whose lines are joined by spaces with the END line missing are not
+caught. Hex-only secrets with nothing beside them survive (they look like digests). A literal is
 matched verbatim, JSON-escaped or percent-encoded, not in other encodings (base64, shell quoting).
 ``scrub_obj`` walks dicts, lists and tuples (string keys are scrubbed too; keys that become equal
 collapse), anything else is returned as it is.
@@ -105,6 +137,7 @@ from urllib.parse import quote
 
 __all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
 
+from relay.core import redact_formats
 from relay.core.redact_rules import (
     CODE_RE,
     ENV_NAME_RE,
@@ -116,13 +149,10 @@ from relay.core.redact_rules import (
     is_tokenish,
 )
 
-KINDS = (
-    "anthropic_key", "anthropic_oauth_token", "openai_key", "openrouter_key", "google_api_key",
-    "aws_access_key_id", "aws_secret_key", "github_token", "gitlab_token", "slack_token",
-    "stripe_key", "stripe_webhook_secret", "huggingface_token", "npm_token", "jwt", "private_key",
-    "bearer_token", "basic_auth", "authorization", "url_password", "password", "token", "secret",
-    "known_secret",
-)
+KINDS = tuple(dict.fromkeys((
+    *redact_formats.all_kinds(), "jwt", "private_key", "bearer_token", "basic_auth",
+    "authorization", "url_password", "cookie", "password", "token", "secret", "known_secret",
+)))
 """Every kind a marker can name (``add_literal`` may add its own)."""
 
 MIN_LITERAL_LENGTH = 4
@@ -150,29 +180,6 @@ def _fixed(kind: str) -> Redactor:
     return lambda m: text
 
 
-def _checked(kind: str, check: Callable[[str], bool]) -> Redactor:
-    text = marker(kind)
-    return lambda m: text if check(m.group(0)) else m.group(0)
-
-
-def _anthropic(m: re.Match[str]) -> str:
-    oauth = m.group(0).startswith(("sk-ant-oat", "sk-ant-ort"))
-    return marker("anthropic_oauth_token" if oauth else "anthropic_key")
-
-
-def _openai(m: re.Match[str]) -> str:
-    body = m.group(0)[3:]
-    if body.startswith("or-v1-"):
-        return marker("openrouter_key")
-    if body.startswith(("proj-", "svcacct-", "admin-")) or has_digit_and_letter(body):
-        return marker("openai_key")
-    return m.group(0)
-
-
-def _mixed_case(token: str) -> bool:
-    return any(c.isupper() for c in token) and any(c.islower() for c in token)
-
-
 _PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
 _PEM_FULL = re.compile(_PEM_OPEN + _PEM_LINE + r"{0,65536}+-----END[^-\n]{0,64}+-----")
@@ -181,41 +188,9 @@ _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the b
     r"|[A-Za-z0-9+/=]{1,256}+(?=[\r\n\"'\\]|\Z))){1,4096}+"
 )
 
-_DASH_RULES: _Rules = (
+_PEM_RULES: _Rules = (
     ("PRIVATE KEY-", _PEM_FULL, _fixed("private_key")),
     ("PRIVATE KEY-", _PEM_CUT, _fixed("private_key")),
-    ("sk-ant-", re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{24,}+"), _anthropic),
-    ("sk-", re.compile(_B + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}+"), _openai),
-    ("glpat-", re.compile(_B + r"glpat-[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]{2,}+){0,3}+"),
-     _fixed("gitlab_token")),
-    ("x", re.compile(_B + r"(?:xox[abprse]|xapp-[0-9])-[A-Za-z0-9-]{10,}+"),
-     _checked("slack_token", lambda t: any(c.isdigit() for c in t[5:]))),
-)
-_DASH_PROBE = re.compile(r"-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abprse]-)|(?<=xapp-)|(?<=PRIVATE KEY-))")
-
-_UNDERSCORE_RULES: _Rules = (
-    ("k_", re.compile(_B + r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"), _fixed("stripe_key")),
-    ("whsec_", re.compile(_B + r"whsec_[A-Za-z0-9+/=]{20,}+"), _fixed("stripe_webhook_secret")),
-    ("_", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{40,}+)"),
-     _fixed("github_token")),
-    ("hf_", re.compile(_B + r"hf_[A-Za-z0-9]{30,}+"), _checked("huggingface_token", _mixed_case)),
-    ("npm_", re.compile(_B + r"npm_[A-Za-z0-9]{36,}+"), _fixed("npm_token")),
-)
-_UNDERSCORE_PROBE = re.compile(
-    r"_(?:(?<=[sr]k_live_)|(?<=[sr]k_test_)|(?<=whsec_)|(?<=gh[pousr]_)|(?<=github_pat_)"
-    r"|(?<=hf_)|(?<=npm_))"
-)
-
-_CAPITAL_A_RULES: _Rules = (
-    ("AIza", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}(?![\w-])"), _fixed("google_api_key")),
-    ("A", re.compile(r"(?<![A-Za-z0-9])A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-     _fixed("aws_access_key_id")),
-)
-_CAPITAL_A_PROBE = re.compile(r"A(?:Iza|KIA|SIA)")
-
-_JWT_RULES: _Rules = (
-    ("eyJ", re.compile(_B + r"eyJ[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]*+"),
-     _fixed("jwt")),
 )
 
 
@@ -308,6 +283,77 @@ def _assignment(m: re.Match[str]) -> str:
 
 _BEARER_RULES: _Rules = (("Bearer", _BEARER, _bearer),)
 
+
+def _flag(m: re.Match[str]) -> str:
+    """``--token VALUE`` / ``--password "VALUE"`` (the ``--x=VALUE`` form is an assignment)."""
+    named = classify_name(m.group("name"))
+    if named is None:
+        return m.group(0)
+    kind, weak = named
+    value = m.group("value")
+    if value.startswith("-") or not is_secret_value(value, quoted=bool(m.group("q")), weak=weak,
+                                                     env_style=False, kind=kind):
+        return m.group(0)
+    return _replace_group(m, "value", marker(kind))
+
+
+def _cli_password(m: re.Match[str]) -> str:
+    """``curl -u user:PASSWORD``, ``mysql -pPASSWORD``: a password glued to its flag."""
+    value = m.group("value")
+    if len(value) < 4 or is_placeholder(value) or value.startswith("[REDACTED"):
+        return m.group(0)
+    return _replace_group(m, "value", marker("password"))
+
+
+_CLI_RULES: _Rules = (
+    ("-u", re.compile(r"(?<![\w-])(?:-u|--user)[ \t]{1,4}+[\"']?[^\s:\"'$]{1,128}+:"
+                      r"(?P<value>[^\s\"'@]{1,256}+)"), _cli_password),
+    ("mysql", re.compile(r"\bmysql\w{0,10}+\b[^\n]{0,200}?[ \t]-p(?P<value>[^\s\"'-][^\s\"']{0,255}+)"),
+     _cli_password),
+)
+
+_FLAG_RULES: _Rules = (("--", re.compile(
+    r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{0,40}+)[ \t]{1,4}+(?P<q>[\"']?)"
+    r"(?P<value>[^\s\"'`;|&<>(){}\[\]]{4,1024}+)"), _flag),)
+
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
+                                "httponly", "priority", "partitioned", "version", "comment"})
+_SESSION_NAME = re.compile(r"(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key")
+_COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]{1,128}+)=(?P<value>[^;,\s]{1,4096}+)")
+
+
+def _cookie_pair(m: re.Match[str]) -> str:
+    name, value = m.group("name"), m.group("value")
+    if name.lower() in _COOKIE_ATTRIBUTES or is_placeholder(value) or value.startswith("[REDACTED"):
+        return m.group(0)
+    if is_tokenish(value) or (len(value) >= 8 and _SESSION_NAME.search(name) and has_digit_and_letter(value)):
+        return _replace_group(m, "value", marker("cookie"))
+    return m.group(0)
+
+
+def _cookie(m: re.Match[str]) -> str:
+    body = _COOKIE_PAIR.sub(_cookie_pair, m.group("body"))
+    return m.group(0)[: m.start("body") - m.start()] + body
+
+
+_COOKIE_RULES: _Rules = (("ookie", re.compile(
+    r"(?i:(?:set-)?cookie)[\"']?[ \t]{0,4}+[:=][ \t]{0,4}+[\"']?(?P<body>[^\r\n\"']{1,8192}+)"), _cookie),)
+
+# Query parameters whose name alone does not say "secret" to the assignment rules.
+_QUERY = re.compile(
+    r"[?&](?i:sig|signature|key|x-amz-signature|x-amz-security-token|x-goog-signature|code)="
+    r"(?P<value>[^&#\s\"'<>]{8,4096}+)")
+
+
+def _query(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if is_placeholder(value) or value.startswith("[REDACTED") or not has_digit_and_letter(value):
+        return m.group(0)
+    return _replace_group(m, "value", marker("secret"))
+
+
+_QUERY_RULES: _Rules = (("=", _QUERY, _query),)
+
 # Assignments are found from their separators, not by trying a regex at every position: each
 # ":" or "=" costs a few operations, and only those after a name ending like a secret name
 # (TAILS, in any case) get the regex, anchored at the name.
@@ -390,21 +436,27 @@ def _apply(rules: _Rules, text: str) -> str:
 
 def _scrub_patterns(text: str) -> str:
     """Every built-in detection; each family only when its cheap probe hits."""
-    if "-" in text and _DASH_PROBE.search(text):
-        text = _apply(_DASH_RULES, text)
-    if "_" in text and _UNDERSCORE_PROBE.search(text):
-        text = _apply(_UNDERSCORE_RULES, text)
-    if "A" in text and _CAPITAL_A_PROBE.search(text):
-        text = _apply(_CAPITAL_A_RULES, text)
-    if "J" in text and "eyJ" in text:
-        text = _apply(_JWT_RULES, text)
+    if "PRIVATE KEY-" in text:
+        text = _apply(_PEM_RULES, text)
+    long_run = redact_formats.has_long_run(text)  # else no provider token or entropy find
+    looked = None
+    if long_run:
+        text, looked = redact_formats.redact(text, marker)
     if "@" in text and "://" in text:
         text = _apply(_URL_RULES, text)
     if "=" in text or ":" in text:
         text = _scrub_assignments(text)
+    if "?" in text and "=" in text:
+        text = _apply(_QUERY_RULES, text)
+    if "--" in text:
+        text = _apply(_FLAG_RULES, text)
+    if " -" in text:
+        text = _apply(_CLI_RULES, text)
+    if "ookie" in text:
+        text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:
         text = _apply(_BEARER_RULES, text)
-    return text
+    return redact_formats.redact(text, marker, looked)[0] if looked is not None else text
 
 
 # --- the scrubber -----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ _PLACEHOLDER_RE = re.compile(
     r"your[_-]?|[_-]here\b|example|placeholder|dummy|changeme|change[_-]me|xxxx|\*\*\*|\.\.\.|…"
     r"|redacted|\$\{|\{\{|\{[\w.]{0,40}+\}"
 )
+_YAML_TAG_RE = re.compile(r"![A-Za-z_][\w.-]{0,60}+(?:[ \t].{0,200})?")
 _MASK_RE = re.compile(r"[xX*.•_-]+")
 ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
@@ -35,9 +36,99 @@ _HASH_LIKE_RE = re.compile(r"(?i)[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{8}(?:-[0-9a-
 CODE_RE = re.compile(r"[A-Za-z_$][\w$]{0,200}+(?:\??\.[A-Za-z_$][\w$]{0,200}+){0,20}+[!?]?")
 
 
+# --- the allow-list: values that look like secrets and are not, each with its reason -----------
+
+ALLOWED_VALUES: dict[str, str] = {
+    "AKIAIOSFODNN7EXAMPLE": "AWS documentation's example access key id",
+    "AKIAI44QH8DHBEXAMPLE": "AWS documentation's example access key id",
+    "ASIAIOSFODNN7EXAMPLE": "AWS documentation's example temporary access key id",
+    "AKIAIOSFODNN7EXAMPLEKEY": "AWS documentation's example access key id",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "AWS documentation's example secret access key",
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY": "AWS documentation's example secret access key",
+    "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY": "AWS documentation's example secret access key",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c":
+        "jwt.io's example token (John Doe, signed with the documented 'your-256-bit-secret')",
+}
+"""Documented example values, verbatim: published by the provider, so redacting them hides nothing."""
+
+PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
+    (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
+                r"|redacted|changeme|insert[_-]?here|notreal|not[_-]a[_-]real"),
+     "says it is not a real value"),
+    (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
+    (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
+    (re.compile(r"\A(?:[<{$%].{0,200}[>}%]|\$[A-Za-z_]\w{0,80})\Z"),
+     "a template or variable reference (<key>, ${VAR}, {{ x }})"),
+    (re.compile(r"(?i)\A(?:test|fake|mock|stub|fixture)_(?:key|token|secret|password)\w{0,20}\Z"),
+     "a named test fixture (test_key_123)"),
+)
+"""Placeholders, whatever names them: also never a secret in an assignment."""
+
+ALLOWED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (*PLACEHOLDER_PATTERNS,
+    (re.compile(r"\A(?:[0-9a-f]{40}|[0-9a-f]{64})\Z"), "a git commit id or a hex digest (lowercase hex)"),
+    (re.compile(r"(?i)\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"),
+     "a UUID: an id, not a key"),
+    (re.compile(r"(?i)\A(?:sha(?:1|224|256|384|512)?|md5|blake2b?)[-:][A-Za-z0-9+/=_-]{16,}\Z"),
+     "a digest (sha256:…, an npm/pip integrity hash sha512-…)"),
+)
+"""Shapes that are never secrets, each with its reason: the placeholders, then ids and digests
+(which a secret-named assignment may still hold: a hex ``SECRET_KEY`` is a secret)."""
+
+
+ID_PREFIXES: dict[str, str] = {
+    **dict.fromkeys(("msg", "toolu", "srvtoolu", "req", "file", "msgbatch", "wrkspc", "compl"),
+                    "an Anthropic object id (message, tool use, request, file, batch)"),
+    **dict.fromkeys(("chatcmpl", "resp", "run", "asst", "thread", "step", "call", "batch", "ftjob",
+                     "vs", "org", "proj", "user", "cmpl", "modr", "conv", "item", "fc", "ws"),
+                    "an OpenAI object id (completion, response, run, assistant, thread, call)"),
+    **dict.fromkeys(("pi", "ch", "cus", "sub", "in", "il", "ii", "price", "prod", "txn", "acct", "seti",
+                     "pm", "src", "card", "cs", "po", "tr", "evt", "si", "sli", "plan", "py", "ba",
+                     "dp", "du", "fee", "prv", "si", "pyr", "iv", "ipi", "ich", "cbtxn", "cn", "quote"),
+                    "a Stripe object id (payment intent, charge, customer, event, …)"),
+    **dict.fromkeys(("id", "uid", "uuid", "ulid", "sid", "oid", "key_id", "job", "task", "sess",
+                     "trace", "span", "corr", "node", "pod", "build", "commit", "rev", "ver"),
+                    "an identifier named as one"),
+}
+"""Prefixes of object ids that have the shape of an unknown provider's ``prefix_`` token (a short
+lowercase word, then 20+ random characters) but name a record, not a credential."""
+
+
+def allowed_reason(value: str) -> str | None:
+    """Why ``value`` is not a secret although it may look like one, or None.
+
+    The data above first, then detect-secrets' heuristic filters (sequential strings such
+    as ``ABCDEF…`` / ``0123…``, UUIDs, templated values); those import detect-secrets, so
+    they are consulted only for values a provider format or the entropy rules found.
+    """
+    reason = ALLOWED_VALUES.get(value)
+    if reason is not None:
+        return reason
+    for pattern, why in ALLOWED_PATTERNS:
+        if pattern.search(value):
+            return why
+    from detect_secrets.filters.heuristic import (
+        is_potential_uuid,
+        is_sequential_string,
+        is_templated_secret,
+    )
+
+    run = max(re.findall(r"[A-Za-z0-9+/]{8,}", value), key=len, default="")
+    if is_sequential_string(value) or (len(run) >= 16 and is_sequential_string(run)):
+        return "a sequential filler (detect-secrets' is_sequential_string)"
+    if is_potential_uuid(value) and len(value) <= 40:
+        return "a UUID (detect-secrets' is_potential_uuid)"
+    if is_templated_secret(value):
+        return "a template (detect-secrets' is_templated_secret)"
+    return None
+
+
 def is_placeholder(value: str) -> bool:
     low = value.lower()
-    if low.startswith(("$", "%", "<", "!", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
+    if value in ALLOWED_VALUES or any(pat.search(value) for pat, _ in PLACEHOLDER_PATTERNS):
+        return True
+    if low.startswith(("$", "%", "<", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
+        return True
+    if _YAML_TAG_RE.fullmatch(value):  # !secret name, !Ref X: a tag, not a password starting with !
         return True
     return _MASK_RE.fullmatch(value) is not None or _PLACEHOLDER_RE.search(low) is not None
 
