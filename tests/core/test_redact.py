@@ -332,3 +332,13 @@ def test_clean_text_does_not_import_detect_secrets() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_bare_aws_secret_on_a_diff_line_is_found() -> None:
+    # a generated 40-character secret (random letters, digits, '/' and '+'), as a diff adds it
+    secret = "GxnbB6arEuI4pVgTDfYcXAd4cGDAtK1vXXxuXBtO"
+    diff = f"--- a/.env\n+++ b/.env\n-{secret[::-1]}\n+{secret}\n"
+    out = scrub(diff)
+    assert secret not in out and secret[::-1] not in out
+    assert out.count(marker("aws_secret_key")) == 2 and "+++ b/.env" in out
+    assert scrub("x+" + secret) == "x+" + secret  # glued to a word: not standing alone

@@ -397,11 +397,13 @@ def looks_generated(value: str) -> bool:
 # --- shape rules: no needle, judged by entropy ----------------------------------------------
 
 # A 40-character AWS secret access key with nothing beside it: base64 alphabet, mixed case and
-# digits, high entropy, and not base64 of ordinary text.
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_-])")
+# digits, high entropy, and not base64 of ordinary text. A line of a diff may put ``+`` or ``-``
+# right before it (these run on the text's long words joined by spaces: see ``_tokens``).
+_ALONE = r"(?:(?<![A-Za-z0-9+/_-])|(?<=^[+-])|(?<= [+-]))"
+_AWS_SECRET = re.compile(_ALONE + r"[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_-])")
 # An Azure storage account key with nothing beside it: 64 random bytes in base64 (88 characters,
 # ``==`` at the end). A ``sha512-`` integrity hash has the same shape but never stands alone.
-_AZURE_KEY = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=_-])")
+_AZURE_KEY = re.compile(_ALONE + r"[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=_-])")
 # An unknown provider's ``prefix_`` / ``prefix-`` token: a short lowercase prefix (one or two
 # words) then 20+ characters of mixed case and digits.
 _PREFIXED = re.compile(
