@@ -12,7 +12,9 @@ RELAY_VAULT_PASSPHRASE (PYTHON_KEYRING_BACKEND=keyring.backends.fail.Keyring, so
 prompts and the user's keyring is never touched) and QT_QPA_PLATFORM=offscreen:
 
   relay-cli --version · relay-cli doctor · relay-cli demo · relay-cli sessions ·
-  relay-cli audit verify · relay-cli wallet · relay-cli detect · relay-cli pipeline crash-demo
+  relay-cli audit verify · relay-cli show <a Slack token> (printed scrubbed: the
+  scrubber's detect-secrets rows load in a bundle) · relay-cli wallet · relay-cli detect ·
+  relay-cli pipeline crash-demo
   (two engines of the bundle on one database) · relay-cli --usage-worker (the usage scan's
   worker: a bundle has no interpreter to start) · relay-cli mcp (the MCP handshake and the
   tool list over stdio, as Claude Desktop starts it) · relay --version · relay --smoke-test
@@ -31,6 +33,7 @@ import argparse
 import json
 import os
 import queue
+import secrets
 import shutil
 import subprocess
 import sys
@@ -102,6 +105,13 @@ class Smoke:
         self.run("relay-cli demo", [self.relay_cli, "demo"], contains=("COMPLETED",))
         self.run("relay-cli sessions", [self.relay_cli, "sessions"], contains=("completed",))
         self.run("relay-cli audit verify", [self.relay_cli, "audit", "verify"])
+        # the scrubber's detect-secrets rows in a bundle (imported by name, lazily): a Slack
+        # token echoed in an error is printed as its marker
+        slack = "xox" + "b-" + "7731844920-5518829301846-" + secrets.token_hex(12) + "Gq8Z"
+        out = self.run("relay-cli show <a Slack token> (scrubbed)", [self.relay_cli, "show", slack],
+                       expect_rc=2, contains=("[REDACTED:slack_token]",), timeout=60)
+        if slack in out:
+            self.fail("relay-cli show <a Slack token> (scrubbed)", "the token was printed")
         self.run("relay-cli wallet", [self.relay_cli, "wallet"], contains=("demo · a simulation",))
         self.run("relay-cli detect", [self.relay_cli, "detect", "--all", "--json"],
                  contains=('"sessions"',))

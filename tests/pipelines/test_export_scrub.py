@@ -19,4 +19,5 @@ def test_an_exported_pipeline_carries_no_secret(tmp_path: Path) -> None:
     assert key not in text
     assert "[REDACTED:anthropic_key]" in text
     (back,) = files.read_file(out)  # still a valid pipeline file
-    assert back.name == "deploy" and "[REDACTED:anthropic_key]" in back.nodes[0].task
+    assert back.name == "deploy"
+    assert "[REDACTED:anthropic_key]" in back.nodes[0].task
