@@ -42,6 +42,9 @@ if args[0] == "mcp":  # a minimal MCP server on stdio, until stdin closes
             print(json.dumps({"jsonrpc": "2.0", "id": frame["id"],
                               "result": answers[frame["method"]]}), flush=True)
     sys.exit(int(os.environ.get("FAKE_MCP_RC", "0")))
+if args[0] == "show":  # an unknown session, named by a secret: printed scrubbed
+    print("error: No session '[REDACTED:slack_token]'.", file=sys.stderr)
+    sys.exit(2)
 print(outputs[args[0]])
 sys.exit(int(os.environ.get("FAKE_CLI_RC", "0")))
 """
