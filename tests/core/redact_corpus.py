@@ -527,3 +527,14 @@ NEGATIVES += [
     'etag "5d41402abc4b2a76b9719d911017c592"',
     "request 0cc175b9c0f1b6a831c399e269772661 took 3 ms",
 ]
+
+# Formats a red-team corpus found missing (no RNG: the seeded values above stay the same).
+_UUIDISH = "fa4e0123-fa4e-4567-89ab-" + "fa4e01234567"
+POSITIVES += [Positive(f"leaked: {s} (line 3)", kind, s) for kind, s in (
+    ("discord_token", "N" + fill(23) + "." + fill(6, "Gx9kQ2") + "." + fill(38, "fake-FAKE_9")),
+    ("teams_webhook", p("https://acme.", "webhook.office.com/webhookb2/") + _UUIDISH + "@" + _UUIDISH
+     + "/IncomingWebhook/" + fill(32, "fa4e0123456789ab") + "/" + _UUIDISH),
+    ("firebase_server_key", p("AA", "AA") + fill(7) + p(":APA", "91b") + fill(134, "fake-FAKE_9")),
+    ("circleci_token", p("CCI", "PAT_") + fill(22) + "_" + fill(40, "fa4e0123456789ab")),
+    ("frameio_token", p("fio", "-u-") + fill(64, "fake-FAKE_9")),
+)]

@@ -344,3 +344,43 @@ def test_a_bare_aws_secret_on_a_diff_line_is_found() -> None:
     assert out.count(marker("aws_secret_key")) == 2
     assert "+++ b/.env" in out
     assert scrub("x+" + secret) == "x+" + secret  # glued to a word: not standing alone
+
+
+# -- found by a red-team corpus written apart from the project's own ----------------------------
+
+def test_an_env_value_inside_a_json_string_stops_at_its_escape() -> None:
+    secret = "Fake" + fill(20)
+    escaped = '{"command": "cat .env", "output": "PORT=3000\\nDB_PASSWORD=' + secret + '\\nDEBUG=1\\n"}'
+    out = scrub(escaped)
+    assert secret not in out
+    assert "\\nDEBUG=1\\n" in out  # the next line is kept
+    placeholder = '"API_KEY=REPLACE_ME\\nRUN make"'
+    assert scrub(placeholder) == placeholder
+
+
+def test_a_personal_access_token_name_is_secret() -> None:
+    value = "fake" + fill(48, "fa4e0k1m2n3p4q5r")
+    for text in (f"AZURE_DEVOPS_PAT={value}", f'{{"githubPat": "{value}"}}'):
+        assert value not in scrub(text)
+
+
+@pytest.mark.parametrize("template", [
+    "machine api.acme.io\n  login app\n  password {s}\n",
+    "machine github.com login app password {s}",
+    "CREATE USER app WITH PASSWORD '{s}';",
+    "ALTER USER 'app'@'%' IDENTIFIED BY '{s}';",
+    "$ sshpass -p '{s}' ssh app@db.internal",
+    "$ redis-cli -h cache.internal -a {s} ping",
+])
+def test_passwords_of_netrc_sql_and_cli_tools(template: str) -> None:
+    secret = "Fake^" + fill(12)
+    assert secret not in scrub(template.format(s=secret))
+
+
+@pytest.mark.parametrize("value", [
+    "process.env.STRIPE_SECRET_KEY", "secrets.OPENAI_API_KEY", "vault:secret/data/app#api_key",
+    "op://Private/OpenAI/credential", "REPLACE_ME",
+])
+def test_references_to_where_a_secret_is_kept_survive(value: str) -> None:
+    for text in (f"API_KEY={value}", f'api_key: "{value}"'):
+        assert scrub(text) == text

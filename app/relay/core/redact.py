@@ -33,22 +33,25 @@ named after its provider):
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
 - PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
   escapes, or up to the end of the base64 lines when the END line is missing);
-- provider tokens by shape (``redact_formats``: 106 rows, 84 kinds): detect-secrets' AWS,
+- provider tokens by shape (``redact_formats``: 111 rows, 89 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
-  Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, … (the table
+  Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, Teams webhooks,
+  Firebase, CircleCI, … (the table
   lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``);
 - ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
   parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
-  ``--flag=value``;
+  ``--flag=value`` (an unquoted value ends at a JSON escape, ``\\n``, so a ``.env``
+  printed inside a JSON string loses only its value);
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
-  ``curl -u user:PASSWORD`` and ``mysql -pPASSWORD``;
+  ``curl -u user:PASSWORD``, ``mysql -pPASSWORD``, ``sshpass -p PASSWORD``, ``redis-cli -a PASSWORD``;
+- ``.netrc`` (``machine h login u password P``) and SQL (``WITH PASSWORD 'P'``, ``IDENTIFIED BY 'P'``);
 - cookie values (``Cookie:`` / ``Set-Cookie:``) that look generated, or session-named ones;
 - ``Bearer <token>`` outside a header;
 - last, the entropy rules on what is left: a generated-looking value (16+ characters, mixed
@@ -62,7 +65,7 @@ named after its provider):
   with a name beside it is named after its context.
 
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
-``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``…_pass``
+``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``pat``, ``…_pass``
 and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
 value counts. Any other ``…_key`` / ``…Key`` and ``auth`` are *weak*: the value must also look like a
 token (16+ characters with letters and digits; outside env style not a commit id, UUID or dotted
@@ -81,8 +84,9 @@ agent is doing):
   (``xxxx``, ``****``, ``...``), ``changeme`` (a well-known default, so nothing is revealed),
   ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
   words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
-- references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``), a
-  path or file name (``/run/secrets/db``, ``./creds.json``, ``app/v2.war``), a URI or ARN;
+- references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``, or at
+  the end of a dotted path: ``process.env.X``, ``secrets.X``), a secret manager's URI (``vault:``,
+  ``op://``), a path or file name (``/run/secrets/db``, ``./creds.json``, ``app/v2.war``), a URI or ARN;
 - descriptions: numbers, versions and times (a password may still be all digits), colours
   (``#d0d0d0``), regexes (``r"[^\\W\\d]\\w*"``), whitespace (UI strings such as ``"Reset
   password"``), digit-free labels that name a secret themselves (``"challengePassword"``);
@@ -248,7 +252,8 @@ _ASSIGNMENT = re.compile(  # matched at the start of a secret-looking name
     r"(?:\\\"(?P<edq>[^\"\\\n]{0,1024}+)\\\""
     r"|\"(?P<dq>[^\"\\\n]{0,1024}+(?:\\.[^\"\\\n]{0,1024}+){0,32}+)\""
     r"|'(?P<sq>[^'\\\n]{0,1024}+(?:\\.[^'\\\n]{0,1024}+){0,32}+)')"
-    r"|(?P<bare>[^\s\"'`,;&|(){}\[\]<>]{1,1024}+)(?:(?P<call>[(\[])|(?P<annot>[ \t]{0,4}+[,)|=\]]))?)"
+    r"|(?P<bare>(?:[^\s\"'`,;&|(){}\[\]<>\\]|\\(?![nrt\"\\])){1,1024}+)"  # ends at a JSON escape
+    r"(?:(?P<call>[(\[])|(?P<annot>[ \t]{0,4}+[,)|=\]]))?)"
 )
 
 
@@ -310,6 +315,20 @@ _CLI_RULES: _Rules = (
                       r"(?P<value>[^\s\"'@]{1,256}+)"), _cli_password),
     ("mysql", re.compile(r"\bmysql\w{0,10}+\b[^\n]{0,200}?[ \t]-p(?P<value>[^\s\"'-][^\s\"']{0,255}+)"),
      _cli_password),
+    ("sshpass", re.compile(r"\bsshpass[ \t]{1,4}+-p[ \t]{0,4}+[\"']?(?P<value>[^\s\"']{1,256}+)"),
+     _cli_password),
+    ("redis-cli", re.compile(r"\bredis-cli\b[^\n]{0,200}?[ \t]-a[ \t]{1,4}+[\"']?"
+                             r"(?P<value>[^\s\"']{1,256}+)"), _cli_password),
+)
+
+# .netrc (``machine h login u password p``) and SQL (``WITH PASSWORD 'p'``, ``IDENTIFIED BY 'p'``)
+_SQL_PASSWORD = re.compile(
+    r"(?i:\b(?:password|identified[ \t]{1,4}+by))[ \t]{1,4}+'(?P<value>[^'\n]{1,256}+)'")
+_PASSWORD_RULES: _Rules = (
+    ("machine", re.compile(r"\bmachine[ \t]{1,8}+\S{1,256}+(?:[ \t\r\n]{1,16}+login[ \t]{1,8}+\S{1,256}+)?"
+                           r"[ \t\r\n]{1,16}+password[ \t]{1,8}+(?P<value>\S{1,256}+)"), _cli_password),
+    *((needle, _SQL_PASSWORD, _cli_password)
+      for needle in ("PASSWORD '", "password '", "IDENTIFIED BY", "identified by")),
 )
 
 _FLAG_RULES: _Rules = (("--", re.compile(
@@ -361,7 +380,7 @@ _GAP = frozenset(" \t\"'\\]")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _TAILS = frozenset(
     "".join(chars)
-    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion")
+    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat")
     for chars in itertools.product(*((c, c.upper()) for c in tail))
 )
 
@@ -452,6 +471,8 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_FLAG_RULES, text)
     if " -" in text:
         text = _apply(_CLI_RULES, text)
+    if "assword" in text or "ASSWORD" in text or "IDENTIFIED" in text or "identified" in text:
+        text = _apply(_PASSWORD_RULES, text)
     if "ookie" in text:
         text = _apply(_COOKIE_RULES, text)
     if "B" in text and "Bearer" in text:

@@ -263,6 +263,14 @@ RELAY_ROWS: tuple[Row, ...] = (
     _row("mapbox_token", "sk.eyJ", r"sk\.eyJ[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}+"),
     _row("adafruit_key", "aio_", r"aio_[A-Za-z0-9]{28}", _random),
     _row("age_secret_key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    # Discord bot tokens grew a 38-character last part; detect-secrets' row stops at 27
+    _row("discord_token", ".", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+",
+         _random),
+    Row("teams_webhook", (".webhook.office.com/",),
+        r"https://[A-Za-z0-9-]{1,64}\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{40,400}+", None, False),
+    _row("firebase_server_key", ":APA91b", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
+    _row("circleci_token", "CCIPAT_", r"CCIPAT_[A-Za-z0-9]{20,}+_[a-f0-9]{40}"),
+    _row("frameio_token", "fio-u-", r"fio-u-[A-Za-z0-9_-]{60,}+"),
 )
 
 
@@ -529,7 +537,8 @@ def _find_in(text: str, tokens: str) -> dict[str, str]:
         built = ds_rows()
         rows += [built[i] for i in sorted(ds)]
     for row in rows:
-        subject = text if row.needles == ("aws",) else tokens  # ds' AWS rule spans spaces
+        # ds' AWS rule spans spaces; a Teams webhook URL holds "@", which splits the runs
+        subject = text if row.needles[0] in ("aws", ".webhook.office.com/") else tokens
         for m in row.pattern.finditer(subject):
             secret = _span(row, m)
             if (secret in found or any(secret in s for s in found) or len(secret) < 8

@@ -24,7 +24,8 @@ _MASK_RE = re.compile(r"[xX*.•_-]+")
 ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
 _REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
-    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp):"
+    r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp|vault|op|awssm|gcpsm|azkv):"
+    r"|[A-Za-z_][\w.]{0,80}+\.[A-Z][A-Z0-9_]{2,80}+\Z"  # process.env.X, secrets.X: where the value is
     r"|[\w.-]{0,200}/[\w./-]{0,200}\.[A-Za-z0-9]{1,5}\Z"
     r"|[\w.-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf|bin|zip|gz|war|jar)\Z"
 )
@@ -53,7 +54,7 @@ ALLOWED_VALUES: dict[str, str] = {
 
 PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
     (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
-                r"|redacted|changeme|insert[_-]?here|notreal|not[_-]a[_-]real"),
+                r"|redacted|changeme|replace[_-]?me|insert[_-]?here|notreal|not[_-]a[_-]real"),
      "says it is not a real value"),
     (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
     (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
@@ -196,7 +197,7 @@ _WORD_RE = re.compile(r"[A-Z]+[0-9]*+(?![a-z])|[A-Z]?[a-z]+[0-9]*+|[0-9]+")
 _STRONG_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "passphrase": "password",
     "secret": "secret", "credential": "secret", "credentials": "secret", "apikey": "secret",
-    "token": "token",
+    "token": "token", "pat": "token",  # a personal access token (AZURE_DEVOPS_PAT, githubPat)
 }
 _NOT_A_VALUE = frozenset({  # "invalid_api_key", "has_token", "reset_password": a condition or action
     "invalid", "missing", "bad", "wrong", "expired", "revoked", "unknown", "no", "has", "is",
