@@ -28,7 +28,8 @@ import pytest
 from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
-from tests.core.test_key_leak import VAULT, files_under, hits
+from tests.core.test_key_leak import VAULT
+from tests.secrets.scan import files_under, hits
 
 ANTHROPIC = "sk-ant-api03-" + secrets.token_urlsafe(70)
 GITHUB = "ghp_" + "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789")
