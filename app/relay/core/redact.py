@@ -33,25 +33,34 @@ named after its provider):
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
 - PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
   escapes, or up to the end of the base64 lines when the END line is missing);
-- provider tokens by shape (``redact_formats``: 111 rows, 89 kinds): detect-secrets' AWS,
+- provider tokens by shape (``redact_formats``: 112 rows, 90 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
   Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, Teams webhooks,
-  Firebase, CircleCI, … (the table
+  Firebase, CircleCI, LaunchDarkly, … (the table
   lists them), also after a JSON escape (``\\n``) or ``%22``;
-- passwords in URLs (``scheme://user:password@host``);
+- passwords in URLs (``scheme://user:password@host``; one with an ``@``, ``?`` or ``#`` that was
+  not percent-encoded runs to the last ``@`` a host follows);
 - ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
   parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
   ``--flag=value`` (an unquoted value ends at a JSON escape, ``\\n``, so a ``.env``
-  printed inside a JSON string loses only its value);
+  printed inside a JSON string loses only its value), PowerShell's ``$env:X = …`` and
+  ``.npmrc``'s ``//host/:_authToken=…``; a password's symbols that end a value in code
+  (``&``, ``(``, ``,``…) do not end it in an INI line or a connection string
+  (``password = Zc&16+X``, ``Password=Gx&28?w;``) unless what follows holds ``=``;
+- a name and its value apart: ``setx NAME "value"``, a Kubernetes or ECS environment entry
+  (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``);
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
-  ``curl -u user:PASSWORD``, ``mysql -pPASSWORD``, ``sshpass -p PASSWORD``, ``redis-cli -a PASSWORD``;
+  ``curl -u user:PASSWORD``, ``mysql -pPASSWORD``, ``sshpass -p PASSWORD``, ``redis-cli -a PASSWORD``,
+  ``docker login -p PASSWORD``;
 - ``.netrc`` (``machine h login u password P``) and SQL (``WITH PASSWORD 'P'``, ``IDENTIFIED BY 'P'``);
+  a password told in prose (``the admin password is Pp~6550=Kj``: one word with letters, digits
+  and a symbol or both cases);
 - cookie values (``Cookie:`` / ``Set-Cookie:``) that look generated, or session-named ones;
 - ``Bearer <token>`` outside a header;
 - last, the entropy rules on what is left: a generated-looking value (16+ characters, mixed
@@ -85,7 +94,8 @@ agent is doing):
   ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
   words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
 - references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``, or at
-  the end of a dotted path: ``process.env.X``, ``secrets.X``), a secret manager's URI (``vault:``,
+  the end of a dotted path: ``process.env.X``, ``secrets.X``; an expression reading one, also after
+  ``Bearer``: ``os.environ["X"]``, ``os.getenv(…)``, ``ENV[…]``), a secret manager's URI (``vault:``,
   ``op://``), a path or file name (``/run/secrets/db``, ``./creds.json``, ``app/v2.war``), a URI or ARN;
 - descriptions: numbers, versions and times (a password may still be all digits), colours
   (``#d0d0d0``), regexes (``r"[^\\W\\d]\\w*"``), whitespace (UI strings such as ``"Reset
@@ -122,7 +132,8 @@ text takes under a second); detect-secrets' patterns that backtrack on long line
 it is a 40-character AWS-like value or a ``prefix_`` token of high entropy: ``x = "hunter2"``, a
 passphrase with spaces in quotes, a bare lowercase word or a label as a password outside env
 style (``password: hunter``, ``mysecretpassword``), a YAML flow value taken for an annotation
-(``{password: Hunter2, …}``), a random value of another length with nothing beside it, PuTTY and
+(``{password: Hunter2, …}``), a random value of another length with nothing beside it, a
+``.pgpass`` line (``host:port:db:user:password``: no name beside the password), PuTTY and
 SSH2 key files and PEM keys whose lines are joined by spaces with the END line missing are not
 caught. Hex-only secrets with nothing beside them survive (they look like digests). A literal is
 matched verbatim, JSON-escaped or percent-encoded, not in other encodings (base64, shell quoting).
@@ -144,11 +155,11 @@ __all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_
 from relay.core import redact_formats
 from relay.core.redact_rules import (
     CODE_RE,
-    ENV_NAME_RE,
     classify_name,
     has_digit_and_letter,
     is_code,
     is_placeholder,
+    is_reference,
     is_secret_value,
     is_tokenish,
 )
@@ -210,6 +221,12 @@ _URL_RULES: _Rules = (
     ("://", re.compile(
         r"(?<=[A-Za-z0-9])://(?P<user>[^\s:/?#@\[\]\"'<>]{0,256}+):(?P<pw>[^\s/?#@\"'<>]{1,256}+)@"
     ), _url_password),
+    # a password whose ``@``, ``?`` or ``#`` was not percent-encoded: up to the last ``@`` that a
+    # host follows (bounded: at most 256 characters are given back)
+    ("://", re.compile(
+        r"(?<=[A-Za-z0-9])://(?P<user>[^\s:/?#@\[\]\"'<>]{0,256}+):(?P<pw>[^\s/\"'<>]{1,256})"
+        r"@(?=[A-Za-z0-9][A-Za-z0-9.-]{0,253}+(?:[:/?#\s\"'<>]|\Z))"
+    ), _url_password),
 )
 
 _SCHEME_KINDS = {"bearer": "bearer_token", "basic": "basic_auth"}
@@ -217,7 +234,8 @@ _SCHEME_KINDS = {"bearer": "bearer_token", "basic": "basic_auth"}
 
 def _authorization(m: re.Match[str]) -> str:
     cred, scheme = m.group("cred"), m.group("scheme")
-    if is_placeholder(cred) or ENV_NAME_RE.fullmatch(cred):
+    after = m.string[m.end("cred"):m.end("cred") + 1]
+    if is_placeholder(cred) or is_reference(cred) or after == "[":  # os.environ["X"]
         return m.group(0)
     if scheme is None:
         ok, kind = is_tokenish(cred) and not is_code(cred) and m.group("call") is None, "authorization"
@@ -228,7 +246,8 @@ def _authorization(m: re.Match[str]) -> str:
 
 
 def _bearer(m: re.Match[str]) -> str:
-    if not is_tokenish(m.group("cred")) or is_placeholder(m.group("cred")):
+    cred = m.group("cred")
+    if not is_tokenish(cred) or is_placeholder(cred) or is_reference(cred):
         return m.group(0)
     return _replace_group(m, "cred", marker("bearer_token"))
 
@@ -315,6 +334,8 @@ _CLI_RULES: _Rules = (
                       r"(?P<value>[^\s\"'@]{1,256}+)"), _cli_password),
     ("mysql", re.compile(r"\bmysql\w{0,10}+\b[^\n]{0,200}?[ \t]-p(?P<value>[^\s\"'-][^\s\"']{0,255}+)"),
      _cli_password),
+    ("docker", re.compile(r"\bdocker[ \t]{1,4}+login\b[^\n]{0,200}?[ \t]-p[ \t]{1,4}+[\"']?"
+                          r"(?P<value>[^\s\"']{1,256}+)"), _cli_password),
     ("sshpass", re.compile(r"\bsshpass[ \t]{1,4}+-p[ \t]{0,4}+[\"']?(?P<value>[^\s\"']{1,256}+)"),
      _cli_password),
     ("redis-cli", re.compile(r"\bredis-cli\b[^\n]{0,200}?[ \t]-a[ \t]{1,4}+[\"']?"
@@ -324,7 +345,25 @@ _CLI_RULES: _Rules = (
 # .netrc (``machine h login u password p``) and SQL (``WITH PASSWORD 'p'``, ``IDENTIFIED BY 'p'``)
 _SQL_PASSWORD = re.compile(
     r"(?i:\b(?:password|identified[ \t]{1,4}+by))[ \t]{1,4}+'(?P<value>[^'\n]{1,256}+)'")
+# A password told in prose (``the admin password is Pp~6550=Kj``): one word with letters, digits
+# and a symbol or both cases (``password is required`` / ``is too short`` are words).
+_PROSE_PASSWORD = re.compile(
+    r"(?i:\bpass(?:word|phrase)[ \t]{1,4}+(?:is|was|to|remains)[ \t]{1,4}+)[\"'`]?"
+    r"(?P<value>[^\s\"'`]{6,126}[^\s\"'`.,;:!?)])")
+
+
+def _prose_password(m: re.Match[str]) -> str:
+    value = m.group("value")
+    strong = has_digit_and_letter(value) and (not value.isalnum() or value.lower() != value)
+    if not strong or is_placeholder(value) or is_reference(value) or "[REDACTED" in value:
+        return m.group(0)
+    return _replace_group(m, "value", marker("password"))
+
+
 _PASSWORD_RULES: _Rules = (
+    *((needle, _PROSE_PASSWORD, _prose_password) for needle in (
+        "assword is", "assword was", "assword to", "assword remains", "assphrase is",
+        "ASSWORD IS", "ASSWORD WAS")),
     ("machine", re.compile(r"\bmachine[ \t]{1,8}+\S{1,256}+(?:[ \t\r\n]{1,16}+login[ \t]{1,8}+\S{1,256}+)?"
                            r"[ \t\r\n]{1,16}+password[ \t]{1,8}+(?P<value>\S{1,256}+)"), _cli_password),
     *((needle, _SQL_PASSWORD, _cli_password)
@@ -334,6 +373,19 @@ _PASSWORD_RULES: _Rules = (
 _FLAG_RULES: _Rules = (("--", re.compile(
     r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{0,40}+)[ \t]{1,4}+(?P<q>[\"']?)"
     r"(?P<value>[^\s\"'`;|&<>(){}\[\]]{4,1024}+)"), _flag),)
+
+# A name and its value apart, judged like ``--name VALUE``: Windows' ``setx NAME "value"``, and a
+# Kubernetes or ECS environment entry (``- name: DB_PASSWORD`` then ``value: …`` on the next line;
+# ``{"name": "DB_PASSWORD", "value": "…"}``), also inside a JSON string (``\n``, ``\"``).
+_Q = r"(?:\\?[\"'])"
+_NAMED_VALUE_RULES: _Rules = (
+    ("setx", re.compile(r"(?i:\bsetx)[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{1,4}+"
+                        r"(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
+    ("value", re.compile(  # starts at the literal "name" (a quote before it is left as it is)
+        r"name" + _Q + r"?[ \t]{0,4}+:[ \t]{0,4}+" + _Q + r"?(?P<name>[A-Za-z_][\w.-]{0,80}+)" + _Q
+        + r"?[ \t]{0,4}+,?(?:[ \t]{0,40}+(?:\r?\n|\\n))?[ \t]{0,40}+" + _Q + r"?value" + _Q
+        + r"?[ \t]{0,4}+:[ \t]{0,4}+(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
+)
 
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
                                 "httponly", "priority", "partitioned", "version", "comment"})
@@ -407,24 +459,40 @@ def _name_start(text: str, end: int) -> int | None:
         k -= 1
         if end - k > 80:
             return None
-    if k and text[k - 1] in "$:":  # $VAR=…, AWS::IAM::AccessKey, arn:…:secret:name
-        return None
+    if (k and text[k - 1] in "$:" and text[max(k - 5, 0):k].lower() != "$env:"
+            and text[k - 2:k] != "/:"):  # PowerShell's $env:X = …, .npmrc's //host/:_authToken=…
+        return None  # $VAR=…, AWS::IAM::AccessKey, arn:…:secret:name
     while k < end and text[k] in "-.":  # --password=…, obj[i].password = …
         k += 1
     return k
 
 
-def _match_at(text: str, end: int) -> tuple[re.Match[str], str] | None:
-    """The assignment (or Authorization header) whose name ends at ``end``, redacted."""
+# A password's symbols that end an unquoted value in code (``a&b``, ``f(x)``) but not in a
+# ``.pypirc``/INI line or a connection string (``Password=Gx&28?w;``): the rest of the value, up
+# to a space or ``;``, when it holds no ``=`` (else it is the next parameter: ``pw=x&user=y``).
+_SYMBOL_TAIL = re.compile(r"[&|,(){}\[\]<>][^\s;=\"'`]{0,256}+(?=[\s;\"'`]|\Z)")
+
+
+def _match_at(text: str, end: int) -> tuple[int, int, str] | None:
+    """``(start, end, redacted)`` of the assignment (or Authorization header) whose name ends at
+    ``end``."""
     before = text[end - 14:end - 13] if end >= 14 else ""
     if text[end - 13:end].lower() == "authorization" and not (before.isalnum() or before == ":"):
         m = _AUTH.match(text, end - 13)
-        return (m, _authorization(m)) if m else None
+        return (m.start(), m.end(), _authorization(m)) if m else None
     start = _name_start(text, end)
-    if start is None or classify_name(text[start:end]) is None:
+    if start is None or (named := classify_name(text[start:end])) is None:
         return None
     m = _ASSIGNMENT.match(text, start)
-    return (m, _assignment(m)) if m else None
+    if m is None:
+        return None
+    if named[0] == "password" and m.group("bare") is not None and m.end() == m.end("bare"):
+        tail = _SYMBOL_TAIL.match(text, m.end())
+        value = m.group("bare") + tail.group(0) if tail is not None else ""
+        if tail is not None and not _is_code_context(m) and is_secret_value(
+                value, quoted=False, weak=named[1], env_style=True, kind="password"):
+            return m.start(), tail.end(), text[m.start():m.start("bare")] + marker("password")
+    return m.start(), m.end(), _assignment(m)
 
 
 def _scrub_assignments(text: str) -> str:
@@ -433,13 +501,13 @@ def _scrub_assignments(text: str) -> str:
     for end in _name_ends(text):
         if end <= resume or (found := _match_at(text, end)) is None:
             continue
-        m, new = found
-        if m.start() < resume:
+        start, stop, new = found
+        if start < resume:
             continue
-        resume = m.end()
-        if new != m.group(0):
-            pieces += (text[emitted:m.start()], new)
-            emitted = m.end()
+        resume = stop
+        if new != text[start:stop]:
+            pieces += (text[emitted:start], new)
+            emitted = stop
     if not pieces:
         return text
     pieces.append(text[emitted:])
@@ -469,6 +537,8 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_QUERY_RULES, text)
     if "--" in text:
         text = _apply(_FLAG_RULES, text)
+    if ("name" in text and "value" in text) or "setx" in text or "SETX" in text:
+        text = _apply(_NAMED_VALUE_RULES, text)
     if " -" in text:
         text = _apply(_CLI_RULES, text)
     if "assword" in text or "ASSWORD" in text or "IDENTIFIED" in text or "identified" in text:

@@ -227,6 +227,8 @@ RELAY_ROWS: tuple[Row, ...] = (
     _row("asana_token", ("1/", "2/"), r"[12]/\d{6,20}(?:/\d{6,20})?:[a-f0-9]{32}"),
     _row("neon_key", "napi_", r"napi_[a-z0-9]{60,}+"),
     _row("sourcegraph_token", "sgp_", r"sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}"),
+    _row("launchdarkly_key", ("sdk-", "api-"),
+         r"(?:sdk|api)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"),
     _row("hubspot_token", "pat-", r"pat-(?:na|eu|ap)\d-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
     _row("notion_token", "secret_", r"secret_[A-Za-z0-9]{43}", _random),
     _row("notion_token", "ntn_", r"ntn_[A-Za-z0-9]{40,}+"),

@@ -26,9 +26,11 @@ _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
 _REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
     r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp|vault|op|awssm|gcpsm|azkv):"
     r"|[A-Za-z_][\w.]{0,80}+\.[A-Z][A-Z0-9_]{2,80}+\Z"  # process.env.X, secrets.X: where the value is
+    r"|(?:os\.environ|os\.getenv|process\.env|System\.getenv|import\.meta\.env|Deno\.env|ENV)[.\[(]"
     r"|[\w.-]{0,200}/[\w./-]{0,200}\.[A-Za-z0-9]{1,5}\Z"
     r"|[\w.-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf|bin|zip|gz|war|jar)\Z"
 )
+_UUID_RE = re.compile(r"(?i)(?:urn:uuid:)?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
 _REGEX_HINT_RE = re.compile(r"\\[wdsWDSb]|\[\^|\(\?")
 _LABEL_RE = re.compile(r"[A-Za-z_.-]{1,200}+")  # "challengePassword", "access_token": no digits
 _SECRET_WORD_RE = re.compile(r"(?i)pass|pwd|token|secret|key|auth|cred")
@@ -116,7 +118,7 @@ def allowed_reason(value: str) -> str | None:
     run = max(re.findall(r"[A-Za-z0-9+/]{8,}", value), key=len, default="")
     if is_sequential_string(value) or (len(run) >= 16 and is_sequential_string(run)):
         return "a sequential filler (detect-secrets' is_sequential_string)"
-    if is_potential_uuid(value) and len(value) <= 40:
+    if is_potential_uuid(value) and _UUID_RE.fullmatch(value.strip("{}")):  # not sdk-<uuid>
         return "a UUID (detect-secrets' is_potential_uuid)"
     if is_templated_secret(value):
         return "a template (detect-secrets' is_templated_secret)"
@@ -157,7 +159,9 @@ def is_code(value: str) -> bool:
     return len(parts) > 2 or (len(parts) == 2 and not any(map(is_tokenish, parts)))
 
 
-def _is_reference(value: str) -> bool:
+def is_reference(value: str) -> bool:
+    """A path, file name, URI, ARN, environment variable's name or an expression reading one
+    (``process.env.X``, ``os.environ["X"]``): where a secret is, not the secret."""
     return ENV_NAME_RE.fullmatch(value) is not None or _REFERENCE_RE.match(value) is not None
 
 
@@ -172,7 +176,7 @@ def _is_description(value: str, kind: str) -> bool:
 
 def is_secret_value(value: str, *, quoted: bool, weak: bool, env_style: bool, kind: str) -> bool:
     """Whether ``value``, assigned to a secret-looking name, is a real secret (see module doc)."""
-    if len(value) < 4 or is_placeholder(value) or _is_reference(value):
+    if len(value) < 4 or is_placeholder(value) or is_reference(value):
         return False
     if _is_description(value, kind):
         return False
