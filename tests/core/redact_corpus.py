@@ -429,6 +429,7 @@ NEGATIVES: list[str] = [
     "setx PATH \"%PATH%;C:\\tools\"",
     'Authorization: Bearer os.environ["OPENAI_API_KEY"]',
     "Authorization: Bearer process.env.STRIPE_SECRET_KEY",
+    "Authorization: Bearer secrets.OPENAI_API_KEY (a CI secret's name, not its value)",
     '{"apiKey": "os.environ[\\"OPENAI_API_KEY\\"]"}',
     "see https://example.com:443/x?email=a@b.com for the form",
     "request 6f1c2a9e-7b7d-4c1a-9e3f-2b8d1c0a4e5f and {6F1C2A9E-7B7D-4C1A-9E3F-2B8D1C0A4E5F}",

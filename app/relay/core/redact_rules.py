@@ -25,7 +25,7 @@ ENV_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++")
 _NUMERIC_RE = re.compile(r"[0-9][0-9_.,:-]*+")
 _REFERENCE_RE = re.compile(  # a path, a file name, a URI or ARN
     r"(?:~|\.{1,2})?/|[A-Za-z]:\\|(?:arn|urn|https?|s3|gs|file|ftp|vault|op|awssm|gcpsm|azkv):"
-    r"|[A-Za-z_][\w.]{0,80}+\.[A-Z][A-Z0-9_]{2,80}+\Z"  # process.env.X, secrets.X: where the value is
+    r"|[A-Za-z_]\w{0,80}+(?:\.[a-z_]\w{0,80}+){0,8}+\.[A-Z][A-Z0-9_]{2,80}+\Z"  # process.env.X, secrets.X
     r"|(?:os\.environ|os\.getenv|process\.env|System\.getenv|import\.meta\.env|Deno\.env|ENV)[.\[(]"
     r"|[\w.-]{0,200}/[\w./-]{0,200}\.[A-Za-z0-9]{1,5}\Z"
     r"|[\w.-]{1,200}\.(?:json|pem|key|txt|p12|pfx|crt|cer|env|ya?ml|toml|ini|cfg|conf|bin|zip|gz|war|jar)\Z"
