@@ -6,8 +6,9 @@ agent writes the task into a file, so the secrets also arrive as the agent's too
 Then every byte of the data folder — relay.db and its WAL, the audit log, the handoff's
 envelope.json/envelope.md/brief.md, the logs — and the stdout and stderr of the relay-cli
 commands a user reads it with (``show``, ``sessions``, ``contract show``, ``audit show``,
-``history``, each with ``--json`` too) are searched for them. The worktree is the agent's
-own (it got the task as typed) and is not searched.
+``history``, each with ``--json`` too) are searched for them — the worktree too: what a
+real agent writes there is its work (docs/security.md), but the demo agent, Relay's own,
+writes the task as stored (scrubbed).
 
 Behaviour this pins (docs/architecture.md, "Secrets"): the task is stored scrubbed, so a
 handoff's receiver reads the marker, not the key; the first agent got the task as typed.
@@ -70,7 +71,8 @@ async def test_a_secret_in_the_task_and_the_output_leaves_the_engine_nowhere(
     assert stored.repo == str(git_repo)  # paths and ids are kept
     envelopes = list((relay_home / "handoffs").rglob("envelope.json"))
     assert envelopes, "the handoff signed no contract"
-    during = {n: d for n, d in files_under(relay_home).items() if "worktrees" not in n}
+    during = files_under(relay_home)
+    assert any("worktrees" in name and name.endswith("RELAY_DEMO_NOTES.md") for name in during)
     await engine.close()
 
     env = {**os.environ, **VAULT, "RELAY_HOME": str(relay_home), "RELAY_DEMO_STEP_DELAY": "0",
@@ -85,7 +87,7 @@ async def test_a_secret_in_the_task_and_the_output_leaves_the_engine_nowhere(
         shown[" ".join(args)] = out + err
     assert row.id[:8] in shown[f"show {row.id}"] + shown["sessions"]  # not empty
 
-    after = {n: d for n, d in files_under(relay_home).items() if "worktrees" not in n}
+    after = files_under(relay_home)
     leaks = {name: found for name, data in {**during, **after}.items()
              if (found := hits(data, PLANTED))}
     assert leaks == {}

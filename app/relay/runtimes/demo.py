@@ -268,7 +268,11 @@ def _look_around(req: RunRequest, sid: str) -> list[AgentEvent]:
 
 
 def _write_notes(req: RunRequest, sid: str) -> list[AgentEvent]:
-    text = f"# Relay demo notes\n\nTask: {req.prompt}\n\n- [x] looked at the repository\n"
+    # the simulation writes what it stores: the task scrubbed (a key pasted into the task never
+    # lands in the worktree, which is in the data folder)
+    from relay.core.redact import scrub
+
+    text = f"# Relay demo notes\n\nTask: {scrub(req.prompt)}\n\n- [x] looked at the repository\n"
     (Path(req.cwd) / NOTES_FILE).write_text(text, encoding="utf-8")
     return [
         AssistantText(text=f"(simulated) I'll record a plan for the task in {NOTES_FILE}."),
