@@ -328,10 +328,12 @@ def test_clean_text_does_not_import_detect_secrets() -> None:
     code = ("import sys; from relay.core.redact import scrub; "
             "scrub('The build failed; I will rerun the tests with -v and read the log. ' * 5); "
             "scrub('PASSWORD=fakeHunter2 and Authorization: Bearer fakeBearer0123456789'); "
-            "print('detect_secrets' in sys.modules)")
+            "print('detect_secrets' in sys.modules); "
+            "from relay.core.redact import warm_up; warm_up(); "
+            "print('detect_secrets.filters.heuristic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["False", "True"]  # warm_up (a host, at start) imports it
 
 
 def test_a_bare_aws_secret_on_a_diff_line_is_found() -> None:

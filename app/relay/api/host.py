@@ -42,6 +42,7 @@ from relay.core.hostfile import (
     remove_host,
     write_host,
 )
+from relay.core.redact import warm_up
 
 if TYPE_CHECKING:
     from relay.engine.engine import Engine
@@ -147,6 +148,9 @@ class Host:
         (``lock`` from :func:`claim`); ``mounts`` are served beside them."""
         listen = (listen or Listen(port=port_from_env())).checked()
         home = engine.config.home
+        # the scrubber's rules compiled in a worker thread now, not on the loop at the first
+        # event that needs them (a ~0.1 s pause in a window otherwise)
+        asyncio.get_running_loop().run_in_executor(None, warm_up)
         try:
             token = await asyncio.to_thread(api_token, home)
         except HostError as exc:

@@ -150,7 +150,7 @@ from collections.abc import Callable
 from typing import TypeVar, cast
 from urllib.parse import quote
 
-__all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj"]
+__all__ = ["KINDS", "MIN_LITERAL_LENGTH", "Scrubber", "marker", "scrub", "scrub_obj", "warm_up"]
 
 from relay.core import redact_formats
 from relay.core.redact_rules import (
@@ -627,3 +627,11 @@ def scrub(text: str) -> str:
 def scrub_obj(obj: _T) -> _T:
     """A copy of ``obj`` with secrets replaced (built-in detections only; see ``Scrubber``)."""
     return _DEFAULT.scrub_obj(obj)
+
+
+def warm_up() -> None:
+    """Import detect-secrets and compile every rule now (~0.1 s), so that the first text that
+    needs them does not pause the thread scrubbing it. A long-lived process (a host) calls this
+    in a worker thread as it starts; a one-shot command never pays it unless a text needs it."""
+    redact_formats.warm_up()
+    scrub("warm " + "sk-ant-api03-" + "x" * 90)  # every family's patterns, once

@@ -301,6 +301,14 @@ class _Needles(NamedTuple):
     ds: dict[str, tuple[int, ...]]  # needle -> rows of ds_rows()
 
 
+def warm_up() -> None:
+    """Compile every row (importing detect-secrets and its filters) before a text needs them."""
+    relay_rows()
+    ds_rows()
+    _needles()
+    allowed_reason("warm-up")
+
+
 @functools.cache
 def _needles() -> _Needles:
     relay: dict[str, list[int]] = {}
