@@ -31,14 +31,17 @@ context rules → entropy rules → the allow-list (``redact_rules.ALLOWED_VALUE
 named after its provider):
 
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
-- PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
-  escapes, or up to the end of the base64 lines when the END line is missing);
-- provider tokens by shape (``redact_formats``: 112 rows, 90 kinds): detect-secrets' AWS,
+- PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, PGP's ``PRIVATE KEY
+  BLOCK`` with its ``Version:`` header too, also with JSON ``\\n`` escapes, or up to the end of the
+  base64 lines when the END line is missing), and base64 of one (``LS0tLS1CRUdJTi…`` that decodes to
+  a private key's header: kubeconfig's ``client-key-data``, a TLS secret's ``tls.key``; a
+  certificate's stays);
+- provider tokens by shape (``redact_formats``: 114 rows, 92 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
   Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, Teams webhooks,
-  Firebase, CircleCI, LaunchDarkly, … (the table
+  Firebase, CircleCI, LaunchDarkly, Resend, … (the table
   lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``; one with an ``@``, ``?`` or ``#`` that was
   not percent-encoded runs to the last ``@`` a host follows);
@@ -52,7 +55,13 @@ named after its provider):
   (``&``, ``(``, ``,``…) do not end it in an INI line or a connection string
   (``password = Zc&16+X``, ``Password=Gx&28?w;``) unless what follows holds ``=``;
 - a name and its value apart: ``setx NAME "value"``, a Kubernetes or ECS environment entry
-  (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``);
+  (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``), an
+  environment variable's value of 16+ characters told in prose (``sets SESSION_SECRET to …``,
+  ``DB_PASSWORD is …``: judged like ``--name VALUE``, so ``API_KEY is required`` stays);
+- a secret whose name is elsewhere: ``terraform output -json``'s sensitive string (``"sensitive":
+  true, "type": "string", "value": "…"``), and the line a secret generator prints
+  (``openssl rand -hex|-base64 N``, ``secrets.token_hex|urlsafe(…)``, ``/dev/urandom``) when it is
+  one run of 16+ token characters with letters and digits;
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
@@ -76,11 +85,15 @@ named after its provider):
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
 ``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``pat``, ``…_pass``
 and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
-value counts. Any other ``…_key`` / ``…Key`` and ``auth`` are *weak*: the value must also look like a
-token (16+ characters with letters and digits; outside env style not a commit id, UUID or dotted
-words), so ``sort_key = "created_at"``, ``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"``
-survive. Never secret: plurals (``max_tokens``), other last words (``password_hash``,
-``apiKeySource``, ``token_count``), a bare ``key``, lookup keys (``s3_key``, ``primary_key``),
+value counts. Last words that tell how the secret is stored are skipped first (``base``, ``string``,
+``value``, ``data``, ``b64``, ``base64``, ``hex``, ``v2``: ``secret_key_base``, ``client-key-data``,
+``SecretString``, ``ses_smtp_password_v4``), and ``private_key_id`` (a service-account file's id of
+its key, printed only beside the key) is secret too. Any other ``…_key`` / ``…Key`` and ``auth``
+are *weak*: the value must also look like a token (16+ characters with letters and digits;
+outside env style not a commit id, UUID or dotted words), so ``sort_key = "created_at"``,
+``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"`` survive. Never secret: plurals
+(``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
+``key``, lookup keys (``s3_key``, ``primary_key``),
 paging and request tokens (``next_token``, ``ClientToken``), anything ``public``, names of a
 condition or action (``invalid_api_key``, ``has_token``, ``reset_password``), a name inside an ARN
 or a type path (``arn:…:secret:x``, ``AWS::IAM::AccessKey``).
@@ -132,7 +145,9 @@ text takes under a second); detect-secrets' patterns that backtrack on long line
 it is a 40-character AWS-like value or a ``prefix_`` token of high entropy: ``x = "hunter2"``, a
 passphrase with spaces in quotes, a bare lowercase word or a label as a password outside env
 style (``password: hunter``, ``mysecretpassword``), a YAML flow value taken for an annotation
-(``{password: Hunter2, …}``), a random value of another length with nothing beside it, a
+(``{password: Hunter2, …}``), a base64 value with no digit under a YAML name (taken for an
+identifier: ``password: RUFETnBx…``), a random value of another length with nothing beside it
+(a notebook's ``'…'`` output, "the key in config.py: ``…``"), a
 ``.pgpass`` line (``host:port:db:user:password``: no name beside the password), PuTTY and
 SSH2 key files and PEM keys whose lines are joined by spaces with the END line missing are not
 caught. Hex-only secrets with nothing beside them survive (they look like digests). A literal is
@@ -196,7 +211,7 @@ def _fixed(kind: str) -> Redactor:
 
 
 _PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
+_PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment|Version): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
 _PEM_FULL = re.compile(_PEM_OPEN + _PEM_LINE + r"{0,65536}+-----END[^-\n]{0,64}+-----")
 _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the base64 lines
     _PEM_OPEN + r"(?:(?:\r?\n|\\r?\\n){1,4}+(?:[A-Za-z-]{1,24}: [^\n\\]{0,128}+"
@@ -204,8 +219,8 @@ _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the b
 )
 
 _PEM_RULES: _Rules = (
-    ("PRIVATE KEY-", _PEM_FULL, _fixed("private_key")),
-    ("PRIVATE KEY-", _PEM_CUT, _fixed("private_key")),
+    ("PRIVATE KEY", _PEM_FULL, _fixed("private_key")),  # also "PRIVATE KEY BLOCK-" (PGP)
+    ("PRIVATE KEY", _PEM_CUT, _fixed("private_key")),
 )
 
 
@@ -387,6 +402,60 @@ _NAMED_VALUE_RULES: _Rules = (
         + r"?[ \t]{0,4}+:[ \t]{0,4}+(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
 )
 
+# An environment variable's value told in prose: ``sets SESSION_SECRET to 3611…``,
+# ``DB_PASSWORD is `Zk3…` `` (judged like ``--name VALUE``: the name must say secret).
+_PROSE_ENV = re.compile(
+    r"(?<![\w$])(?P<name>[A-Z][A-Z0-9]{0,40}+(?:_[A-Z0-9]{1,40}+){1,8}+)`?[ \t]{1,4}+(?:to|is)"
+    r"[ \t]{1,4}+(?P<q>[`\"']?)(?P<value>[^\s\"'`]{15,1023}[^\s\"'`.,;:!?)])")
+
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _scrub_prose_env(text: str) -> str:
+    """``NAME to|is VALUE`` found from its verb (a regex scan for the name would cost every
+    text with ``_`` and `` is `` ~20 µs a KB): only where an UPPER_CASE name ends before it."""
+    starts = []
+    for verb in (" to ", " is "):
+        i = text.find(verb)
+        while i != -1:
+            j = i - 1 if i and text[i - 1] == "`" else i
+            k = j
+            while k and j - k <= 80 and text[k - 1] in _ENV_NAME_CHARS:
+                k -= 1
+            if j - k >= 3 and "_" in text[k:j]:
+                starts.append(k)
+            i = text.find(verb, i + 1)
+    for k in sorted(starts, reverse=True):  # from the end: earlier offsets stay valid
+        m = _PROSE_ENV.match(text, k)
+        if m is not None:
+            text = text[:k] + _flag(m) + text[m.end():]
+    return text
+
+
+# A secret with its name elsewhere: ``terraform output -json`` shows a sensitive output's value
+# (``"sensitive": true, "type": "string", "value": "…"``), and a secret generator prints one on
+# the next line (``openssl rand -hex 32``, ``secrets.token_urlsafe(32)``, ``head -c 32
+# /dev/urandom | base64``).
+_SENSITIVE_OUTPUT = re.compile(
+    _Q + r"sensitive" + _Q + r":[ \t]{0,4}+true,(?:\s|\\n){0,40}+(?:" + _Q + r"type" + _Q
+    + r":[ \t]{0,4}+" + _Q + r"string" + _Q + r",(?:\s|\\n){0,40}+)?" + _Q + r"value" + _Q
+    + r":[ \t]{0,4}+" + _Q + r"(?P<value>[^\s\"'\\]{4,4096}+)" + _Q)
+_GENERATED = re.compile(
+    r"(?:\bopenssl[ \t]{1,4}+rand[ \t]{1,4}+-(?:hex|base64)\b|\bsecrets\.token_(?:hex|urlsafe)\("
+    r"|/dev/u?random\b)[^\n]{0,120}+(?<!\\n)(?:\r?\n|\\r?\\n)(?P<value>[A-Za-z0-9+/=_-]{16,1024}+)"
+    r"(?=[\r\n\"'\\]|\Z)")
+
+
+def _named_elsewhere(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if is_placeholder(value) or is_reference(value) or not has_digit_and_letter(value):
+        return m.group(0)
+    return _replace_group(m, "value", marker("secret"))
+
+
+_SENSITIVE_RULES: _Rules = (("sensitive", _SENSITIVE_OUTPUT, _named_elsewhere),)
+_GENERATED_RULES: _Rules = (("", _GENERATED, _named_elsewhere),)
+
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
                                 "httponly", "priority", "partitioned", "version", "comment"})
 _SESSION_NAME = re.compile(r"(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key")
@@ -432,9 +501,10 @@ _GAP = frozenset(" \t\"'\\]")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _TAILS = frozenset(
     "".join(chars)
-    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat")
+    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat",
+                 "ing", "lue", "ata", "b64", "e64", "hex", "_id")  # secret_string, key_data: a suffix
     for chars in itertools.product(*((c, c.upper()) for c in tail))
-)
+) | {f"{sep}{v}{d}" for sep in "_-" for v in "vV" for d in "123456789"}  # ses_smtp_password_v4
 
 
 def _name_ends(text: str) -> list[int]:
@@ -523,7 +593,7 @@ def _apply(rules: _Rules, text: str) -> str:
 
 def _scrub_patterns(text: str) -> str:
     """Every built-in detection; each family only when its cheap probe hits."""
-    if "PRIVATE KEY-" in text:
+    if "PRIVATE KEY" in text:
         text = _apply(_PEM_RULES, text)
     long_run = redact_formats.has_long_run(text)  # else no provider token or entropy find
     looked = None
@@ -541,6 +611,12 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_NAMED_VALUE_RULES, text)
     if " -" in text:
         text = _apply(_CLI_RULES, text)
+    if "value" in text and "sensitive" in text:
+        text = _apply(_SENSITIVE_RULES, text)
+    if long_run and ("rand" in text or "s.token_" in text):  # the value is a 16+ run
+        text = _apply(_GENERATED_RULES, text)
+    if long_run and "_" in text:  # NAME to|is VALUE (16+ characters): each verb is found there
+        text = _scrub_prose_env(text)
     if "assword" in text or "ASSWORD" in text or "IDENTIFIED" in text or "identified" in text:
         text = _apply(_PASSWORD_RULES, text)
     if "ookie" in text:

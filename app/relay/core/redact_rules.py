@@ -228,10 +228,19 @@ _KEY_QUALIFIERS = frozenset({
 })
 
 
+# Last words that say how a secret is stored, not what it is: ``secret_key_base`` (Rails),
+# ``client-key-data`` (kubeconfig), ``SecretString`` (AWS Secrets Manager), ``ses_smtp_password_v4``.
+_STORAGE_SUFFIX = re.compile(r"base|string|value|data|b64|base64|hex|v\d{1,2}")
+
+
 @functools.lru_cache(maxsize=2048)
 def classify_name(name: str) -> tuple[str, bool] | None:
     """``(kind, weak)`` when ``name`` names a secret, else None."""
     words = [w.lower() for w in _WORD_RE.findall(name)]
+    while len(words) > 1 and _STORAGE_SUFFIX.fullmatch(words[-1]):
+        words.pop()
+    if words[-3:] == ["private", "key", "id"]:  # a service-account key file's id of its key
+        return "secret", False
     if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
         return None
     last, prev = words[-1], (words[-2] if len(words) > 1 else "")
