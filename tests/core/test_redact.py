@@ -372,6 +372,12 @@ def test_a_personal_access_token_name_is_secret() -> None:
     "ALTER USER 'app'@'%' IDENTIFIED BY '{s}';",
     "$ sshpass -p '{s}' ssh app@db.internal",
     "$ redis-cli -h cache.internal -a {s} ping",
+    # a second red-team corpus: PHP defines, CLI tables, SSM, a JSON document inside a string
+    "define( 'DB_PASSWORD', '{s}' );",
+    "Key         Value\n---         -----\nusername    app\npassword    {s}\n",
+    "│ NAME        │ VALUE            │\n│ DB_PASSWORD │ {s} │\n",
+    '{{"Parameter": {{"Name": "/prod/db", "Type": "SecureString", "Value": "{s}", "Version": 3}}}}',
+    '"SecretString": "{{\\"username\\": \\"app\\", \\"password\\": \\"{s}\\"}}"',
 ])
 def test_passwords_of_netrc_sql_and_cli_tools(template: str) -> None:
     secret = "Fake^" + fill(12)
@@ -438,3 +444,13 @@ def test_an_env_variable_told_in_prose_is_judged_by_its_name() -> None:
     for text in ("Set LOG_LEVEL to debug.", "OPENAI_API_KEY is required.", "DB_PASSWORD is missing.",
                  "GITHUB_TOKEN is `${{ secrets.GITHUB_TOKEN }}` in CI.", f"the BUILD_ID is {value}."):
         assert scrub(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "SECRET_KEY=change-this-in-production",
+    "< content-security-policy: script-src 'self' 'nonce-" + fill(22, "fakeFAKE0123") + "=='",
+    "Key         Value\n---         -----\ncreated_time    2026-12-07T15:18:05Z\nversion    4\n",
+    '{"Parameter": {"Name": "/prod/region", "Type": "String", "Value": "eu-west-1a"}}',
+])
+def test_placeholders_nonces_and_plain_table_rows_survive(text: str) -> None:
+    assert scrub(text) == text

@@ -50,18 +50,21 @@ named after its provider):
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
   parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
   ``--flag=value`` (an unquoted value ends at a JSON escape, ``\\n``, so a ``.env``
-  printed inside a JSON string loses only its value), PowerShell's ``$env:X = …`` and
+  printed inside a JSON string loses only its value; a value kept is searched for names of its
+  own: ``"SecretString": "{\\"password\\": \\"…\\"}"``), PowerShell's ``$env:X = …`` and
   ``.npmrc``'s ``//host/:_authToken=…``; a password's symbols that end a value in code
   (``&``, ``(``, ``,``…) do not end it in an INI line or a connection string
   (``password = Zc&16+X``, ``Password=Gx&28?w;``) unless what follows holds ``=``;
-- a name and its value apart: ``setx NAME "value"``, a Kubernetes or ECS environment entry
+- a name and its value apart: ``setx NAME "value"``, PHP's ``define( 'DB_PASSWORD', '…' )``, a
+  row of a CLI's table (``vault kv get``'s ``Key  Value`` rows, ``│ NAME │ VALUE │`` boxes),
+  a Kubernetes or ECS environment entry
   (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``), an
   environment variable's value of 16+ characters told in prose (``sets SESSION_SECRET to …``,
   ``DB_PASSWORD is …``: judged like ``--name VALUE``, so ``API_KEY is required`` stays);
 - a secret whose name is elsewhere: ``terraform output -json``'s sensitive string (``"sensitive":
-  true, "type": "string", "value": "…"``), and the line a secret generator prints
-  (``openssl rand -hex|-base64 N``, ``secrets.token_hex|urlsafe(…)``, ``/dev/urandom``) when it is
-  one run of 16+ token characters with letters and digits;
+  true, "type": "string", "value": "…"``), an SSM ``SecureString``'s ``"Value"``, and the line a
+  secret generator prints (``openssl rand -hex|-base64 N``, ``secrets.token_hex|urlsafe(…)``,
+  ``/dev/urandom``) when it is one run of 16+ token characters with letters and digits;
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
@@ -104,6 +107,7 @@ agent is doing):
 - placeholders: empty or shorter than 4 characters, ``<your-key>``, ``your_api_key_here``,
   ``${VAR}``, ``$VAR``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, f-string/template ``{…}``, masks
   (``xxxx``, ``****``, ``...``), ``changeme`` (a well-known default, so nothing is revealed),
+  values that ask to be replaced (``change-this-in-production``, ``replace-with-…``),
   ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
   words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
 - references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``, or at
@@ -330,8 +334,9 @@ def _flag(m: re.Match[str]) -> str:
         return m.group(0)
     kind, weak = named
     value = m.group("value")
-    if value.startswith("-") or not is_secret_value(value, quoted=bool(m.group("q")), weak=weak,
-                                                     env_style=False, kind=kind):
+    quoted = bool(m.group("q"))
+    if (value.startswith("-") and not quoted) or not is_secret_value(
+            value, quoted=quoted, weak=weak, env_style=False, kind=kind):
         return m.group(0)
     return _replace_group(m, "value", marker(kind))
 
@@ -394,6 +399,15 @@ _FLAG_RULES: _Rules = (("--", re.compile(
 # ``{"name": "DB_PASSWORD", "value": "…"}``), also inside a JSON string (``\n``, ``\"``).
 _Q = r"(?:\\?[\"'])"
 _NAMED_VALUE_RULES: _Rules = (
+    ("define", re.compile(  # PHP: define( 'DB_PASSWORD', '…' ) (wp-config.php)
+        r"\bdefine\([ \t]{0,4}+[\"'](?P<name>[A-Za-z_][\w.-]{0,80}+)[\"'][ \t]{0,4}+,[ \t]{0,16}+"
+        r"(?P<q>[\"'])(?P<value>[^\"'\n]{4,1024}+)[\"']"), _flag),
+    ("Value\n---", re.compile(  # a Key/Value table (vault kv get): NAME, 2+ spaces, VALUE
+        r"(?m)^(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,60}+(?P<q>)(?P<value>\S{4,1024}+)[ \t]{0,200}+$"),
+     _flag),
+    ("│", re.compile(  # a box-drawn table (doppler secrets): │ NAME │ VALUE │
+        r"│[ \t]{0,80}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{0,80}+│[ \t]{0,80}+(?P<q>)"
+        r"(?P<value>[^\s│]{4,1024}+)[ \t]{0,200}+│"), _flag),
     ("setx", re.compile(r"(?i:\bsetx)[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{1,4}+"
                         r"(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
     ("value", re.compile(  # starts at the literal "name" (a quote before it is left as it is)
@@ -437,8 +451,9 @@ def _scrub_prose_env(text: str) -> str:
 # the next line (``openssl rand -hex 32``, ``secrets.token_urlsafe(32)``, ``head -c 32
 # /dev/urandom | base64``).
 _SENSITIVE_OUTPUT = re.compile(
-    _Q + r"sensitive" + _Q + r":[ \t]{0,4}+true,(?:\s|\\n){0,40}+(?:" + _Q + r"type" + _Q
-    + r":[ \t]{0,4}+" + _Q + r"string" + _Q + r",(?:\s|\\n){0,40}+)?" + _Q + r"value" + _Q
+    r"(?:" + _Q + r"sensitive" + _Q + r":[ \t]{0,4}+true|" + _Q + r"Type" + _Q + r":[ \t]{0,4}+" + _Q
+    + r"SecureString" + _Q + r"),(?:\s|\\n){0,40}+(?:" + _Q + r"type" + _Q
+    + r":[ \t]{0,4}+" + _Q + r"string" + _Q + r",(?:\s|\\n){0,40}+)?" + _Q + r"[Vv]alue" + _Q
     + r":[ \t]{0,4}+" + _Q + r"(?P<value>[^\s\"'\\]{4,4096}+)" + _Q)
 _GENERATED = re.compile(
     r"(?:\bopenssl[ \t]{1,4}+rand[ \t]{1,4}+-(?:hex|base64)\b|\bsecrets\.token_(?:hex|urlsafe)\("
@@ -453,7 +468,7 @@ def _named_elsewhere(m: re.Match[str]) -> str:
     return _replace_group(m, "value", marker("secret"))
 
 
-_SENSITIVE_RULES: _Rules = (("sensitive", _SENSITIVE_OUTPUT, _named_elsewhere),)
+_SENSITIVE_RULES: _Rules = (("", _SENSITIVE_OUTPUT, _named_elsewhere),)
 _GENERATED_RULES: _Rules = (("", _GENERATED, _named_elsewhere),)
 
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
@@ -567,17 +582,18 @@ def _match_at(text: str, end: int) -> tuple[int, int, str] | None:
 
 def _scrub_assignments(text: str) -> str:
     pieces: list[str] = []
-    emitted = resume = 0  # like re.sub, the text of a match is never searched again, kept or not
+    # a redacted match is never searched again; a kept one may hold names of its own (a JSON
+    # document in a string: ``"SecretString": "{\"password\": \"…\"}"``)
+    emitted = resume = 0
     for end in _name_ends(text):
         if end <= resume or (found := _match_at(text, end)) is None:
             continue
         start, stop, new = found
-        if start < resume:
+        if start < emitted:
             continue
-        resume = stop
         if new != text[start:stop]:
             pieces += (text[emitted:start], new)
-            emitted = stop
+            emitted = resume = stop
     if not pieces:
         return text
     pieces.append(text[emitted:])
@@ -607,11 +623,12 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_QUERY_RULES, text)
     if "--" in text:
         text = _apply(_FLAG_RULES, text)
-    if ("name" in text and "value" in text) or "setx" in text or "SETX" in text:
+    if (("name" in text and "value" in text) or "setx" in text or "SETX" in text or "│" in text
+            or ("(" in text and "define" in text) or ("\n" in text and "Value\n---" in text)):
         text = _apply(_NAMED_VALUE_RULES, text)
     if " -" in text:
         text = _apply(_CLI_RULES, text)
-    if "value" in text and "sensitive" in text:
+    if '"' in text and "alue" in text and ("sensitive" in text or "SecureString" in text):
         text = _apply(_SENSITIVE_RULES, text)
     if long_run and ("rand" in text or "s.token_" in text):  # the value is a 16+ run
         text = _apply(_GENERATED_RULES, text)

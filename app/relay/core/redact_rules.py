@@ -56,7 +56,8 @@ ALLOWED_VALUES: dict[str, str] = {
 
 PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
     (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
-                r"|redacted|changeme|replace[_-]?me|insert[_-]?here|notreal|not[_-]a[_-]real"),
+                r"|redacted|changeme|replace[_-]?me|insert[_-]?here|notreal|not[_-]a[_-]real"
+                r"|change[_-]?this|replace[_-]?(?:this|with)|generate[_-](?:a|one|your)[_-]"),
      "says it is not a real value"),
     (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
     (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
@@ -91,6 +92,7 @@ ID_PREFIXES: dict[str, str] = {
     **dict.fromkeys(("id", "uid", "uuid", "ulid", "sid", "oid", "key_id", "job", "task", "sess",
                      "trace", "span", "corr", "node", "pod", "build", "commit", "rev", "ver"),
                     "an identifier named as one"),
+    "nonce": "a CSP nonce ('nonce-…'): sent in the page it protects, used once, grants nothing",
 }
 """Prefixes of object ids that have the shape of an unknown provider's ``prefix_`` token (a short
 lowercase word, then 20+ random characters) but name a record, not a credential."""
