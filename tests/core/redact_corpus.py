@@ -566,3 +566,45 @@ POSITIVES += [Positive(f"leaked: {s} (line 3)", kind, s) for kind, s in (
     ("circleci_token", p("CCI", "PAT_") + fill(22) + "_" + fill(40, "fa4e0123456789ab")),
     ("frameio_token", p("fio", "-u-") + fill(64, "fake-FAKE_9")),
 )]
+
+# Found by a second red-team corpus of whole tool outputs (kubectl, terraform, gcloud, openssl).
+_PEM_B64 = "LS0tLS1CRUdJTiBSU0Eg" + "UFJJVkFURSBLRVktLS0tLQo" + fill(80, "fakeFAKE0123RkFL")  # base64 PEM
+_HEX128 = fill(128, "fa4e0123456789ab")
+_HEX40, _HEX64 = fill(40, "fa4e0123456789ab"), fill(64, "fa4e0123456789ab")
+_B64_43 = fill(43, "FAKE/fake+0123") + "="
+POSITIVES += [
+    Positive(f"users:\n- name: admin\n  user:\n    client-key-data: {_PEM_B64}\n", "private_key", _PEM_B64),
+    Positive(f"data:\n  tls.crt: {fill(40)}\n  tls.key: {_PEM_B64}\n", "private_key", _PEM_B64),
+    Positive("-----BEGIN PGP " + PEM_LABEL + " BLOCK-----\nVersion: GnuPG v2\n\n" + "\n".join(PEM_BODY)
+             + "\n=fAK3\n-----END PGP " + PEM_LABEL + " BLOCK-----\n", "private_key", PEM_BODY[1]),
+    Positive(f"secret_key_base: {_HEX128}\n", "secret", _HEX128),
+    Positive(f'  "private_key_id": "{_HEX40}",', "secret", _HEX40),
+    Positive(f'"SecretString": "{fill(24)}"', "secret", fill(24)),
+    Positive(f'"ses_smtp_password_v4": "{fill(44)}"', "password", fill(44)),
+    Positive('{\n  "db_password": {\n    "sensitive": true,\n    "type": "string",\n    "value": "'
+             + fill(18, "Fake0fake") + '"\n  }\n}', "secret", fill(18, "Fake0fake")),
+    Positive(f"$ openssl rand -hex 32\n{_HEX64}\n", "secret", _HEX64),
+    Positive(f"$ openssl rand -base64 32\n{_B64_43}\n", "secret", _B64_43),
+    Positive(f"$ python -c 'import secrets; print(secrets.token_urlsafe(32))'\n{fill(43, 'Fake_fake-09')}\n",
+             "secret", fill(43, "Fake_fake-09")),
+    Positive(f"The `.env` file sets SESSION_SECRET to {_HEX64}, which explains it.", "secret", _HEX64),
+    Positive(f"DB_PASSWORD is `{fill(16, 'Fake0fake')}` in the compose file.", "password",
+             fill(16, "Fake0fake")),
+    Positive(f"RESEND_KEY: {p('r', 'e_')}{fill(8)}_{fill(24, 'fakeFAKE0123')}", "resend_key",
+             p("r", "e_") + fill(8) + "_" + fill(24, "fakeFAKE0123")),
+]
+NEGATIVES += [
+    f"- cluster:\n    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk{fill(60)}\n",
+    "Set LOG_LEVEL to debug before running.",
+    "OPENAI_API_KEY is required; export it first.",
+    "AWS_SECRET_ACCESS_KEY is missing from the environment.",
+    "GITHUB_TOKEN is `${{ secrets.GITHUB_TOKEN }}` in the workflow.",
+    "JWT_SECRET is stored in Vault at secret/data/app.",
+    '{\n  "subnets": {\n    "sensitive": true,\n    "type": "string",\n'
+    '    "value": "db.acme.internal"\n  }\n}',
+    "$ dd if=/dev/urandom of=disk.img bs=1M count=100\n100+0 records in\n",
+    "To make one run `openssl rand -hex 32`\n\nand put it in SECRET_KEY.",
+    "token_data = jwt.decode(raw, key, algorithms=['HS256'])\nkey_data = f.read()\n"
+    "secret_string = json.dumps(payload)",
+    f"KEY_ID: {_HEX40}\n\"keyId\": \"{_HEX40}\"",
+]

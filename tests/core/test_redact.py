@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from relay.core.redact import KINDS, MIN_LITERAL_LENGTH, Scrubber, marker, scrub, scrub_obj
+from relay.core.redact_rules import classify_name
 from tests.core.redact_corpus import NEGATIVES, POSITIVES, Positive, fill, p
 
 PROVIDER_KINDS = frozenset(KINDS) - {"password", "token", "secret", "url_password", "known_secret"}
@@ -373,6 +374,12 @@ def test_a_personal_access_token_name_is_secret() -> None:
     "ALTER USER 'app'@'%' IDENTIFIED BY '{s}';",
     "$ sshpass -p '{s}' ssh app@db.internal",
     "$ redis-cli -h cache.internal -a {s} ping",
+    # a second red-team corpus: PHP defines, CLI tables, SSM, a JSON document inside a string
+    "define( 'DB_PASSWORD', '{s}' );",
+    "Key         Value\n---         -----\nusername    app\npassword    {s}\n",
+    "│ NAME        │ VALUE            │\n│ DB_PASSWORD │ {s} │\n",
+    '{{"Parameter": {{"Name": "/prod/db", "Type": "SecureString", "Value": "{s}", "Version": 3}}}}',
+    '"SecretString": "{{\\"username\\": \\"app\\", \\"password\\": \\"{s}\\"}}"',
 ])
 def test_passwords_of_netrc_sql_and_cli_tools(template: str) -> None:
     secret = "Fake^" + fill(12)
@@ -386,3 +393,66 @@ def test_passwords_of_netrc_sql_and_cli_tools(template: str) -> None:
 def test_references_to_where_a_secret_is_kept_survive(value: str) -> None:
     for text in (f"API_KEY={value}", f'api_key: "{value}"'):
         assert scrub(text) == text
+
+
+# -- found by a second red-team corpus: whole tool outputs as agents see them ------------------
+
+def test_a_kubeconfig_keeps_its_certificates_and_loses_its_key() -> None:
+    cert = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk" + fill(60)  # base64 of a PEM certificate
+    key = "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk" + fill(60, "fakeFAKE0123")
+    config = (f"- cluster:\n    certificate-authority-data: {cert}\n  name: kind\n"
+              f"users:\n- name: admin\n  user:\n    client-certificate-data: {cert}\n"
+              f"    client-key-data: {key}\n")
+    out = scrub(config)
+    assert key not in out
+    assert out.count(cert) == 2
+    assert f"client-key-data: {marker('private_key')}" in out
+
+
+def test_a_sensitive_terraform_output_loses_only_its_value() -> None:
+    value = "Fake0" + fill(20)
+    out = scrub('{"db_password": {"sensitive": true, "type": "string", "value": "' + value + '"},'
+                ' "db_host": {"sensitive": false, "type": "string", "value": "db1.internal"}}')
+    assert value not in out
+    assert '"value": "db1.internal"' in out
+
+
+@pytest.mark.parametrize("command", [
+    "openssl rand -hex 32", "openssl rand -base64 32 | tr -d '\\n'",
+    "python3 -c 'import secrets; print(secrets.token_hex(32))'",
+    "head -c 32 /dev/urandom | base64",
+])
+def test_what_a_secret_generator_prints_is_a_secret(command: str) -> None:
+    value = "fa4e" + fill(60, "0123456789abcdefFAKE")
+    out = scrub(f"$ {command}\n{value}\n$ echo done\n")
+    assert value not in out
+    assert f"$ {command}\n" in out
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("secret_key_base", "secret"), ("client-key-data", "secret"), ("SecretString", "secret"),
+    ("ses_smtp_password_v4", "password"), ("private_key_id", "secret"), ("api_token_b64", "token"),
+])
+def test_a_storage_suffix_does_not_hide_a_secret_name(name: str, kind: str) -> None:
+    assert classify_name(name) == (kind, False)
+    for other in ("certificate-authority-data", "token_count", "metadata", "cache_key_data", "key_id"):
+        assert classify_name(other) is None
+
+
+def test_an_env_variable_told_in_prose_is_judged_by_its_name() -> None:
+    value = "fa4e" + fill(60, "0123456789abcdef")
+    assert value not in scrub(f"The .env file sets SESSION_SECRET to {value}, which is why.")
+    assert value not in scrub(f"DB_PASSWORD is `{value}` there.")
+    for text in ("Set LOG_LEVEL to debug.", "OPENAI_API_KEY is required.", "DB_PASSWORD is missing.",
+                 "GITHUB_TOKEN is `${{ secrets.GITHUB_TOKEN }}` in CI.", f"the BUILD_ID is {value}."):
+        assert scrub(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "SECRET_KEY=change-this-in-production",
+    "< content-security-policy: script-src 'self' 'nonce-" + fill(22, "fakeFAKE0123") + "=='",
+    "Key         Value\n---         -----\ncreated_time    2026-12-07T15:18:05Z\nversion    4\n",
+    '{"Parameter": {"Name": "/prod/region", "Type": "String", "Value": "eu-west-1a"}}',
+])
+def test_placeholders_nonces_and_plain_table_rows_survive(text: str) -> None:
+    assert scrub(text) == text

@@ -31,14 +31,17 @@ context rules → entropy rules → the allow-list (``redact_rules.ALLOWED_VALUE
 named after its provider):
 
 - literals added with ``Scrubber.add_literal`` (also their JSON-escaped and percent-encoded forms);
-- PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, also with JSON ``\\n``
-  escapes, or up to the end of the base64 lines when the END line is missing);
-- provider tokens by shape (``redact_formats``: 112 rows, 90 kinds): detect-secrets' AWS,
+- PEM private keys (``-----BEGIN … PRIVATE KEY-----`` to ``-----END …-----``, PGP's ``PRIVATE KEY
+  BLOCK`` with its ``Version:`` header too, also with JSON ``\\n`` escapes, or up to the end of the
+  base64 lines when the END line is missing), and base64 of one (``LS0tLS1CRUdJTi…`` that decodes to
+  a private key's header: kubeconfig's ``client-key-data``, a TLS secret's ``tls.key``; a
+  certificate's stays);
+- provider tokens by shape (``redact_formats``: 114 rows, 92 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
   Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, Teams webhooks,
-  Firebase, CircleCI, LaunchDarkly, … (the table
+  Firebase, CircleCI, LaunchDarkly, Resend, … (the table
   lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``; one with an ``@``, ``?`` or ``#`` that was
   not percent-encoded runs to the last ``@`` a host follows);
@@ -47,12 +50,21 @@ named after its provider):
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
   parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
   ``--flag=value`` (an unquoted value ends at a JSON escape, ``\\n``, so a ``.env``
-  printed inside a JSON string loses only its value), PowerShell's ``$env:X = …`` and
+  printed inside a JSON string loses only its value; a value kept is searched for names of its
+  own: ``"SecretString": "{\\"password\\": \\"…\\"}"``), PowerShell's ``$env:X = …`` and
   ``.npmrc``'s ``//host/:_authToken=…``; a password's symbols that end a value in code
   (``&``, ``(``, ``,``…) do not end it in an INI line or a connection string
   (``password = Zc&16+X``, ``Password=Gx&28?w;``) unless what follows holds ``=``;
-- a name and its value apart: ``setx NAME "value"``, a Kubernetes or ECS environment entry
-  (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``);
+- a name and its value apart: ``setx NAME "value"``, PHP's ``define( 'DB_PASSWORD', '…' )``, a
+  row of a CLI's table (``vault kv get``'s ``Key  Value`` rows, ``│ NAME │ VALUE │`` boxes),
+  a Kubernetes or ECS environment entry
+  (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``), an
+  environment variable's value of 16+ characters told in prose (``sets SESSION_SECRET to …``,
+  ``DB_PASSWORD is …``: judged like ``--name VALUE``, so ``API_KEY is required`` stays);
+- a secret whose name is elsewhere: ``terraform output -json``'s sensitive string (``"sensitive":
+  true, "type": "string", "value": "…"``), an SSM ``SecureString``'s ``"Value"``, and the line a
+  secret generator prints (``openssl rand -hex|-base64 N``, ``secrets.token_hex|urlsafe(…)``,
+  ``/dev/urandom``) when it is one run of 16+ token characters with letters and digits;
 - URL parameters that carry a credential under a neutral name (``?sig=``, ``&key=``,
   ``X-Amz-Signature=``, ``code=``) when the value has letters and digits;
 - ``--token VALUE`` / ``--password VALUE`` (a space, not ``=``) judged like an assignment;
@@ -76,11 +88,15 @@ named after its provider):
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
 ``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``pat``, ``…_pass``
 and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
-value counts. Any other ``…_key`` / ``…Key`` and ``auth`` are *weak*: the value must also look like a
-token (16+ characters with letters and digits; outside env style not a commit id, UUID or dotted
-words), so ``sort_key = "created_at"``, ``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"``
-survive. Never secret: plurals (``max_tokens``), other last words (``password_hash``,
-``apiKeySource``, ``token_count``), a bare ``key``, lookup keys (``s3_key``, ``primary_key``),
+value counts. Last words that tell how the secret is stored are skipped first (``base``, ``string``,
+``value``, ``data``, ``b64``, ``base64``, ``hex``, ``v2``: ``secret_key_base``, ``client-key-data``,
+``SecretString``, ``ses_smtp_password_v4``), and ``private_key_id`` (a service-account file's id of
+its key, printed only beside the key) is secret too. Any other ``…_key`` / ``…Key`` and ``auth``
+are *weak*: the value must also look like a token (16+ characters with letters and digits;
+outside env style not a commit id, UUID or dotted words), so ``sort_key = "created_at"``,
+``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"`` survive. Never secret: plurals
+(``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
+``key``, lookup keys (``s3_key``, ``primary_key``),
 paging and request tokens (``next_token``, ``ClientToken``), anything ``public``, names of a
 condition or action (``invalid_api_key``, ``has_token``, ``reset_password``), a name inside an ARN
 or a type path (``arn:…:secret:x``, ``AWS::IAM::AccessKey``).
@@ -91,6 +107,7 @@ agent is doing):
 - placeholders: empty or shorter than 4 characters, ``<your-key>``, ``your_api_key_here``,
   ``${VAR}``, ``$VAR``, ``$(cmd)``, ``%VAR%``, ``{{ var }}``, f-string/template ``{…}``, masks
   (``xxxx``, ``****``, ``...``), ``changeme`` (a well-known default, so nothing is revealed),
+  values that ask to be replaced (``change-this-in-production``, ``replace-with-…``),
   ``example``, ``placeholder``, ``dummy``, ``test``, ``none``/``null``/``true``/``false``, the
   words ``password``/``secret``/``token`` themselves, YAML tags (``!secret x``), markers;
 - references: an environment variable name (``"ANTHROPIC_API_KEY"``, also after ``Bearer``, or at
@@ -132,7 +149,9 @@ text takes under a second); detect-secrets' patterns that backtrack on long line
 it is a 40-character AWS-like value or a ``prefix_`` token of high entropy: ``x = "hunter2"``, a
 passphrase with spaces in quotes, a bare lowercase word or a label as a password outside env
 style (``password: hunter``, ``mysecretpassword``), a YAML flow value taken for an annotation
-(``{password: Hunter2, …}``), a random value of another length with nothing beside it, a
+(``{password: Hunter2, …}``), a base64 value with no digit under a YAML name (taken for an
+identifier: ``password: RUFETnBx…``), a random value of another length with nothing beside it
+(a notebook's ``'…'`` output, "the key in config.py: ``…``"), a
 ``.pgpass`` line (``host:port:db:user:password``: no name beside the password), PuTTY and
 SSH2 key files and PEM keys whose lines are joined by spaces with the END line missing are not
 caught. Hex-only secrets with nothing beside them survive (they look like digests). A literal is
@@ -196,7 +215,7 @@ def _fixed(kind: str) -> Redactor:
 
 
 _PEM_OPEN = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
+_PEM_LINE = r"(?:(?:Proc-Type|DEK-Info|Comment|Version): [^\n\\]{0,128}+|[A-Za-z0-9+/=\s]|\\[nr])"
 _PEM_FULL = re.compile(_PEM_OPEN + _PEM_LINE + r"{0,65536}+-----END[^-\n]{0,64}+-----")
 _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the base64 lines
     _PEM_OPEN + r"(?:(?:\r?\n|\\r?\\n){1,4}+(?:[A-Za-z-]{1,24}: [^\n\\]{0,128}+"
@@ -204,8 +223,8 @@ _PEM_CUT = re.compile(  # no END line (truncated output): up to the end of the b
 )
 
 _PEM_RULES: _Rules = (
-    ("PRIVATE KEY-", _PEM_FULL, _fixed("private_key")),
-    ("PRIVATE KEY-", _PEM_CUT, _fixed("private_key")),
+    ("PRIVATE KEY", _PEM_FULL, _fixed("private_key")),  # also "PRIVATE KEY BLOCK-" (PGP)
+    ("PRIVATE KEY", _PEM_CUT, _fixed("private_key")),
 )
 
 
@@ -315,8 +334,9 @@ def _flag(m: re.Match[str]) -> str:
         return m.group(0)
     kind, weak = named
     value = m.group("value")
-    if value.startswith("-") or not is_secret_value(value, quoted=bool(m.group("q")), weak=weak,
-                                                     env_style=False, kind=kind):
+    quoted = bool(m.group("q"))
+    if (value.startswith("-") and not quoted) or not is_secret_value(
+            value, quoted=quoted, weak=weak, env_style=False, kind=kind):
         return m.group(0)
     return _replace_group(m, "value", marker(kind))
 
@@ -379,6 +399,15 @@ _FLAG_RULES: _Rules = (("--", re.compile(
 # ``{"name": "DB_PASSWORD", "value": "…"}``), also inside a JSON string (``\n``, ``\"``).
 _Q = r"(?:\\?[\"'])"
 _NAMED_VALUE_RULES: _Rules = (
+    ("define", re.compile(  # PHP: define( 'DB_PASSWORD', '…' ) (wp-config.php)
+        r"\bdefine\([ \t]{0,4}+[\"'](?P<name>[A-Za-z_][\w.-]{0,80}+)[\"'][ \t]{0,4}+,[ \t]{0,16}+"
+        r"(?P<q>[\"'])(?P<value>[^\"'\n]{4,1024}+)[\"']"), _flag),
+    ("Value\n---", re.compile(  # a Key/Value table (vault kv get): NAME, 2+ spaces, VALUE
+        r"(?m)^(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{2,60}+(?P<q>)(?P<value>\S{4,1024}+)[ \t]{0,200}+$"),
+     _flag),
+    ("│", re.compile(  # a box-drawn table (doppler secrets): │ NAME │ VALUE │
+        r"│[ \t]{0,80}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{0,80}+│[ \t]{0,80}+(?P<q>)"
+        r"(?P<value>[^\s│]{4,1024}+)[ \t]{0,200}+│"), _flag),
     ("setx", re.compile(r"(?i:\bsetx)[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{1,4}+"
                         r"(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
     ("value", re.compile(  # starts at the literal "name" (a quote before it is left as it is)
@@ -386,6 +415,61 @@ _NAMED_VALUE_RULES: _Rules = (
         + r"?[ \t]{0,4}+,?(?:[ \t]{0,40}+(?:\r?\n|\\n))?[ \t]{0,40}+" + _Q + r"?value" + _Q
         + r"?[ \t]{0,4}+:[ \t]{0,4}+(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
 )
+
+# An environment variable's value told in prose: ``sets SESSION_SECRET to 3611…``,
+# ``DB_PASSWORD is `Zk3…` `` (judged like ``--name VALUE``: the name must say secret).
+_PROSE_ENV = re.compile(
+    r"(?<![\w$])(?P<name>[A-Z][A-Z0-9]{0,40}+(?:_[A-Z0-9]{1,40}+){1,8}+)`?[ \t]{1,4}+(?:to|is)"
+    r"[ \t]{1,4}+(?P<q>[`\"']?)(?P<value>[^\s\"'`]{15,1023}[^\s\"'`.,;:!?)])")
+
+_ENV_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _scrub_prose_env(text: str) -> str:
+    """``NAME to|is VALUE`` found from its verb (a regex scan for the name would cost every
+    text with ``_`` and `` is `` ~20 µs a KB): only where an UPPER_CASE name ends before it."""
+    starts = []
+    for verb in (" to ", " is "):
+        i = text.find(verb)
+        while i != -1:
+            j = i - 1 if i and text[i - 1] == "`" else i
+            k = j
+            while k and j - k <= 80 and text[k - 1] in _ENV_NAME_CHARS:
+                k -= 1
+            if j - k >= 3 and "_" in text[k:j]:
+                starts.append(k)
+            i = text.find(verb, i + 1)
+    for k in sorted(starts, reverse=True):  # from the end: earlier offsets stay valid
+        m = _PROSE_ENV.match(text, k)
+        if m is not None:
+            text = text[:k] + _flag(m) + text[m.end():]
+    return text
+
+
+# A secret with its name elsewhere: ``terraform output -json`` shows a sensitive output's value
+# (``"sensitive": true, "type": "string", "value": "…"``), and a secret generator prints one on
+# the next line (``openssl rand -hex 32``, ``secrets.token_urlsafe(32)``, ``head -c 32
+# /dev/urandom | base64``).
+_SENSITIVE_OUTPUT = re.compile(
+    r"(?:" + _Q + r"sensitive" + _Q + r":[ \t]{0,4}+true|" + _Q + r"Type" + _Q + r":[ \t]{0,4}+" + _Q
+    + r"SecureString" + _Q + r"),(?:\s|\\n){0,40}+(?:" + _Q + r"type" + _Q
+    + r":[ \t]{0,4}+" + _Q + r"string" + _Q + r",(?:\s|\\n){0,40}+)?" + _Q + r"[Vv]alue" + _Q
+    + r":[ \t]{0,4}+" + _Q + r"(?P<value>[^\s\"'\\]{4,4096}+)" + _Q)
+_GENERATED = re.compile(
+    r"(?:\bopenssl[ \t]{1,4}+rand[ \t]{1,4}+-(?:hex|base64)\b|\bsecrets\.token_(?:hex|urlsafe)\("
+    r"|/dev/u?random\b)[^\n]{0,120}+(?<!\\n)(?:\r?\n|\\r?\\n)(?P<value>[A-Za-z0-9+/=_-]{16,1024}+)"
+    r"(?=[\r\n\"'\\]|\Z)")
+
+
+def _named_elsewhere(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if is_placeholder(value) or is_reference(value) or not has_digit_and_letter(value):
+        return m.group(0)
+    return _replace_group(m, "value", marker("secret"))
+
+
+_SENSITIVE_RULES: _Rules = (("", _SENSITIVE_OUTPUT, _named_elsewhere),)
+_GENERATED_RULES: _Rules = (("", _GENERATED, _named_elsewhere),)
 
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure",
                                 "httponly", "priority", "partitioned", "version", "comment"})
@@ -432,9 +516,10 @@ _GAP = frozenset(" \t\"'\\]")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _TAILS = frozenset(
     "".join(chars)
-    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat")
+    for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat",
+                 "ing", "lue", "ata", "b64", "e64", "hex", "_id")  # secret_string, key_data: a suffix
     for chars in itertools.product(*((c, c.upper()) for c in tail))
-)
+) | {f"{sep}{v}{d}" for sep in "_-" for v in "vV" for d in "123456789"}  # ses_smtp_password_v4
 
 
 def _name_ends(text: str) -> list[int]:
@@ -497,17 +582,18 @@ def _match_at(text: str, end: int) -> tuple[int, int, str] | None:
 
 def _scrub_assignments(text: str) -> str:
     pieces: list[str] = []
-    emitted = resume = 0  # like re.sub, the text of a match is never searched again, kept or not
+    # a redacted match is never searched again; a kept one may hold names of its own (a JSON
+    # document in a string: ``"SecretString": "{\"password\": \"…\"}"``)
+    emitted = resume = 0
     for end in _name_ends(text):
         if end <= resume or (found := _match_at(text, end)) is None:
             continue
         start, stop, new = found
-        if start < resume:
+        if start < emitted:
             continue
-        resume = stop
         if new != text[start:stop]:
             pieces += (text[emitted:start], new)
-            emitted = stop
+            emitted = resume = stop
     if not pieces:
         return text
     pieces.append(text[emitted:])
@@ -523,7 +609,7 @@ def _apply(rules: _Rules, text: str) -> str:
 
 def _scrub_patterns(text: str) -> str:
     """Every built-in detection; each family only when its cheap probe hits."""
-    if "PRIVATE KEY-" in text:
+    if "PRIVATE KEY" in text:
         text = _apply(_PEM_RULES, text)
     long_run = redact_formats.has_long_run(text)  # else no provider token or entropy find
     looked = None
@@ -537,10 +623,17 @@ def _scrub_patterns(text: str) -> str:
         text = _apply(_QUERY_RULES, text)
     if "--" in text:
         text = _apply(_FLAG_RULES, text)
-    if ("name" in text and "value" in text) or "setx" in text or "SETX" in text:
+    if (("name" in text and "value" in text) or "setx" in text or "SETX" in text or "│" in text
+            or ("(" in text and "define" in text) or ("\n" in text and "Value\n---" in text)):
         text = _apply(_NAMED_VALUE_RULES, text)
     if " -" in text:
         text = _apply(_CLI_RULES, text)
+    if '"' in text and "alue" in text and ("sensitive" in text or "SecureString" in text):
+        text = _apply(_SENSITIVE_RULES, text)
+    if long_run and ("rand" in text or "s.token_" in text):  # the value is a 16+ run
+        text = _apply(_GENERATED_RULES, text)
+    if long_run and "_" in text:  # NAME to|is VALUE (16+ characters): each verb is found there
+        text = _scrub_prose_env(text)
     if "assword" in text or "ASSWORD" in text or "IDENTIFIED" in text or "identified" in text:
         text = _apply(_PASSWORD_RULES, text)
     if "ookie" in text:

@@ -165,6 +165,16 @@ def _row(kind: str, needles: str | tuple[str, ...], regex: str, check: Check | N
     return Row(kind, (needles,) if isinstance(needles, str) else needles, regex, check)
 
 
+def _pem_base64(token: str) -> bool:
+    """Base64 whose text opens a PEM private key (``LS0tLS1CRUdJTi…``: kubeconfig's
+    ``client-key-data``, a Kubernetes TLS secret's ``tls.key``); a certificate's is public."""
+    try:
+        head = base64.b64decode(token[: min(80, len(token) // 4 * 4)], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in head
+
+
 def _openai(token: str) -> bool:
     body = token[3:]
     return body.startswith(("proj-", "svcacct-", "admin-")) or has_digit_and_letter(body)
@@ -234,6 +244,7 @@ RELAY_ROWS: tuple[Row, ...] = (
     _row("notion_token", "ntn_", r"ntn_[A-Za-z0-9]{40,}+"),
     _row("contentful_token", "CFPAT-", r"CFPAT-[A-Za-z0-9_-]{43}"),
     # chat, mail and payments
+    _row("resend_key", "re_", r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{20,}+", _random),
     _row("slack_token", "xox", r"xox[abposre]-[A-Za-z0-9-]{10,}+",
          lambda t: any(c.isdigit() for c in t[5:])),
     _row("slack_token", "xoxe.", r"xoxe\.xox[bp]-\d-[A-Za-z0-9-]{20,}+"),
@@ -264,6 +275,7 @@ RELAY_ROWS: tuple[Row, ...] = (
          r"A{20,22}[A-Za-z0-9%]{30,}+", lambda t: has_digit_and_letter(t.lstrip("A"))),
     _row("mapbox_token", "sk.eyJ", r"sk\.eyJ[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}+"),
     _row("adafruit_key", "aio_", r"aio_[A-Za-z0-9]{28}", _random),
+    _row("private_key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,65536}+={0,2}", _pem_base64),
     _row("age_secret_key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     # Discord bot tokens grew a 38-character last part; detect-secrets' row stops at 27
     _row("discord_token", ".", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}+",

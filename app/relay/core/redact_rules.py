@@ -56,7 +56,8 @@ ALLOWED_VALUES: dict[str, str] = {
 
 PLACEHOLDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (  # searched in the value
     (re.compile(r"(?i)example|sample|dummy|placeholder|your[_-]?(?:api[_-]?)?(?:key|token|secret)"
-                r"|redacted|changeme|replace[_-]?me|insert[_-]?here|notreal|not[_-]a[_-]real"),
+                r"|redacted|changeme|replace[_-]?me|insert[_-]?here|notreal|not[_-]a[_-]real"
+                r"|change[_-]?this|replace[_-]?(?:this|with)|generate[_-](?:a|one|your)[_-]"),
      "says it is not a real value"),
     (re.compile(r"(?i)x{6,}|\*{4,}|0{10,}|\.\.\.|…"), "a mask or a filler (xxxx, ****, 0000…, …)"),
     (re.compile(r"\A(?:.{0,24}?[_.-])?(.)\1{9,}.{0,8}\Z"), "one character repeated: a filler, not a key"),
@@ -91,6 +92,7 @@ ID_PREFIXES: dict[str, str] = {
     **dict.fromkeys(("id", "uid", "uuid", "ulid", "sid", "oid", "key_id", "job", "task", "sess",
                      "trace", "span", "corr", "node", "pod", "build", "commit", "rev", "ver"),
                     "an identifier named as one"),
+    "nonce": "a CSP nonce ('nonce-…'): sent in the page it protects, used once, grants nothing",
 }
 """Prefixes of object ids that have the shape of an unknown provider's ``prefix_`` token (a short
 lowercase word, then 20+ random characters) but name a record, not a credential."""
@@ -228,10 +230,19 @@ _KEY_QUALIFIERS = frozenset({
 })
 
 
+# Last words that say how a secret is stored, not what it is: ``secret_key_base`` (Rails),
+# ``client-key-data`` (kubeconfig), ``SecretString`` (AWS Secrets Manager), ``ses_smtp_password_v4``.
+_STORAGE_SUFFIX = re.compile(r"base|string|value|data|b64|base64|hex|v\d{1,2}")
+
+
 @functools.lru_cache(maxsize=2048)
 def classify_name(name: str) -> tuple[str, bool] | None:
     """``(kind, weak)`` when ``name`` names a secret, else None."""
     words = [w.lower() for w in _WORD_RE.findall(name)]
+    while len(words) > 1 and _STORAGE_SUFFIX.fullmatch(words[-1]):
+        words.pop()
+    if words[-3:] == ["private", "key", "id"]:  # a service-account key file's id of its key
+        return "secret", False
     if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
         return None
     last, prev = words[-1], (words[-2] if len(words) > 1 else "")
