@@ -430,6 +430,7 @@ NEGATIVES: list[str] = [
     'Authorization: Bearer os.environ["OPENAI_API_KEY"]',
     "Authorization: Bearer process.env.STRIPE_SECRET_KEY",
     "Authorization: Bearer secrets.OPENAI_API_KEY (a CI secret's name, not its value)",
+    '  "private_key_id": "' + "3f2a9c1b" * 5 + '",  (a service-account key\'s id, not the key)',
     '{"apiKey": "os.environ[\\"OPENAI_API_KEY\\"]"}',
     "see https://example.com:443/x?email=a@b.com for the form",
     "request 6f1c2a9e-7b7d-4c1a-9e3f-2b8d1c0a4e5f and {6F1C2A9E-7B7D-4C1A-9E3F-2B8D1C0A4E5F}",
@@ -578,7 +579,6 @@ POSITIVES += [
     Positive("-----BEGIN PGP " + PEM_LABEL + " BLOCK-----\nVersion: GnuPG v2\n\n" + "\n".join(PEM_BODY)
              + "\n=fAK3\n-----END PGP " + PEM_LABEL + " BLOCK-----\n", "private_key", PEM_BODY[1]),
     Positive(f"secret_key_base: {_HEX128}\n", "secret", _HEX128),
-    Positive(f'  "private_key_id": "{_HEX40}",', "secret", _HEX40),
     Positive(f'"SecretString": "{fill(24)}"', "secret", fill(24)),
     Positive(f'"ses_smtp_password_v4": "{fill(44)}"', "password", fill(44)),
     Positive('{\n  "db_password": {\n    "sensitive": true,\n    "type": "string",\n    "value": "'

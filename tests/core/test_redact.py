@@ -431,11 +431,12 @@ def test_what_a_secret_generator_prints_is_a_secret(command: str) -> None:
 
 @pytest.mark.parametrize(("name", "kind"), [
     ("secret_key_base", "secret"), ("client-key-data", "secret"), ("SecretString", "secret"),
-    ("ses_smtp_password_v4", "password"), ("private_key_id", "secret"), ("api_token_b64", "token"),
+    ("ses_smtp_password_v4", "password"), ("api_token_b64", "token"),
 ])
 def test_a_storage_suffix_does_not_hide_a_secret_name(name: str, kind: str) -> None:
     assert classify_name(name) == (kind, False)
-    for other in ("certificate-authority-data", "token_count", "metadata", "cache_key_data", "key_id"):
+    for other in ("certificate-authority-data", "token_count", "metadata", "cache_key_data", "key_id",
+                  "private_key_id"):
         assert classify_name(other) is None
 
 

@@ -241,8 +241,6 @@ def classify_name(name: str) -> tuple[str, bool] | None:
     words = [w.lower() for w in _WORD_RE.findall(name)]
     while len(words) > 1 and _STORAGE_SUFFIX.fullmatch(words[-1]):
         words.pop()
-    if words[-3:] == ["private", "key", "id"]:  # a service-account key file's id of its key
-        return "secret", False
     if not words or not _NOT_A_VALUE.isdisjoint(words[:-1]):
         return None
     last, prev = words[-1], (words[-2] if len(words) > 1 else "")
