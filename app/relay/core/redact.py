@@ -91,9 +91,9 @@ and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … 
 value counts. Last words that tell how the secret is stored are skipped first (``base``, ``string``,
 ``value``, ``data``, ``b64``, ``base64``, ``hex``, ``v2``: ``secret_key_base``, ``client-key-data``,
 ``SecretString``, ``ses_smtp_password_v4``); ``private_key_id`` (a service-account key's id: Google
-shows it in the console and in every token's header) is not a secret. Any other ``…_key`` / ``…Key`` and ``auth``
-are *weak*: the value must also look like a token (16+ characters with letters and digits;
-outside env style not a commit id, UUID or dotted words), so ``sort_key = "created_at"``,
+shows it in the console and in every token's header) is not a secret. Any other ``…_key`` /
+``…Key`` and ``auth`` are *weak*: the value must also look like a token (16+ characters with
+letters and digits; outside env style not a commit id, UUID or dotted words), so ``sort_key = "created_at"``,
 ``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"`` survive. Never secret: plurals
 (``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
 ``key``, lookup keys (``s3_key``, ``primary_key``),
