@@ -608,3 +608,73 @@ NEGATIVES += [
     "secret_string = json.dumps(payload)",
     f"KEY_ID: {_HEX40}\n\"keyId\": \"{_HEX40}\"",
 ]
+
+# Found by a third red-team corpus (breadth: chat platforms, URL userinfo, Authorization schemes,
+# unusual NAME=value names, gitleaks' less common providers, vendors' documented examples).
+_LOW = "fake0fake1fake2fake3"
+_FAKE_OKTA = "00" + fill(40, "fakeFAKE_0123-")
+POSITIVES += [Positive(f"leaked: {s} (line 3)", kind, s) for kind, s in (
+    ("clojars_token", p("CLOJ", "ARS_") + fill(60, _LOW)),
+    ("defined_networking_key", p("dnk", "ey-") + fill(26, "FAKE0fake_") + "-" + fill(52, "FAKE1fake=")),
+    ("easypost_key", p("EZ", "AK") + fill(54)),
+    ("flutterwave_key", p("FLWSE", "CK_TEST-") + fill(32, "fa4e0123456789ab") + "-X"),
+    ("newrelic_key", p("NR", "II-") + fill(32, "fake-FAKE_9")),
+    ("readme_key", p("rd", "me_") + fill(70, _LOW)),
+    ("razorpay_key", p("rzp", "_live_") + fill(14)),
+    ("tailscale_key", p("tsk", "ey-auth-") + fill(12) + "-" + fill(30)),
+    ("octopus_key", p("AP", "I-") + fill(26, "FAKE0123456789")),
+    ("scalingo_token", p("tk-", "us-") + fill(48, "fake-FAKE_9")),
+    ("typeform_token", p("tf", "p_") + fill(59, "fake-FAKE_9.")),
+    ("yandex_key", p("AQ", "VN") + fill(36, "fake-FAKE_9")),
+    ("duffel_token", p("duffel", "_test_") + fill(43, "fake-FAKE_9")),
+    ("payment_live_key", p("li", "ve_") + fill(32)),
+    ("harness_token", p("pa", "t.") + fill(22) + "." + fill(24, "fa4e0123456789ab") + "." + fill(20)),
+    ("artifactory_token", p("cmVmdGtu", "OjAx") + fill(52)),
+    ("render_key", p("rn", "d_") + fill(32)),
+    ("twitch_token", p("oau", "th:") + fill(30, _LOW)),
+    ("intercom_token", p("dG9r", "Oj") + fill(54) + "="),
+    ("slack_webhook", p("https://hooks.", "slack.com/workflows/") + "TFAKE0123/A" + fill(10, "FAKE0123")
+     + "/4486687462816527/" + fill(24)),
+    ("chat_webhook", "https://mm.acme.io/hooks/" + fill(26, _LOW)),
+)]
+_HEX32 = fill(32, "fa4e0123456789ab")
+_URL_TOKEN = rnd(40, mark="Fake0")  # the last use of the RNG: the seeded values above stay the same
+POSITIVES += [
+    Positive(f"curl -H 'Authorization: SSWS {_FAKE_OKTA}' https://acme.okta.com/api/v1/users",
+             "authorization", _FAKE_OKTA),
+    Positive(f"Authorization: Splunk {_UUIDISH}", "authorization", _UUIDISH),
+    Positive(f'{{"headers": {{"Authorization": "GenieKey {_UUIDISH}"}}}}', "authorization", _UUIDISH),
+    Positive(f'{{"name": "Authorization", "value": "Token {_HEX40}"}}', "authorization", _HEX40),
+    Positive(f"Authorization: AWS4-HMAC-SHA256 Credential={p('AK', 'IA')}FAKE0123FAKE4567/20240101/us-east-1/"
+             f"s3/aws4_request, SignedHeaders=host;x-amz-date, Signature={_HEX64}", "authorization", _HEX64),
+    Positive(f'Authorization: Digest username="admin", realm="api", nonce="fa4e", uri="/", '
+             f'response="{_HEX32}"',
+             "authorization", _HEX32),
+    Positive(f"STRIPE_SK={fill(32)}", "secret", fill(32)),
+    Positive(f"ROOT_PW={fill(16, 'Fake0fake')}", "password", fill(16, "Fake0fake")),
+    Positive(f"TOTP_SEED={fill(32, 'FAKE2345')}", "secret", fill(32, "FAKE2345")),
+    Positive(f"AES_KEY = {_HEX64}", "secret", _HEX64),
+    Positive(f"set -gx JWT_SECRET {fill(32)}", "secret", fill(32)),
+    Positive(f"ENV SESSION_SECRET {_HEX64}", "secret", _HEX64),
+    Positive(f"git remote set-url origin https://{_URL_TOKEN}@git.acme.io/acme/repo.git", "url_password",
+             _URL_TOKEN),
+    Positive(f"jdbc:oracle:thin:scott/{fill(16, 'Fake0fake')}@//db:1521/ORCL", "url_password",
+             fill(16, "Fake0fake")),
+]
+NEGATIVES += [
+    # vendors' documented examples (redact_rules.ALLOWED_VALUES), where agents copy them
+    "stripe.api_key = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'  # the key from Stripe's API reference",
+    "STRIPE_PUBLISHABLE_KEY=pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "curl https://api.stripe.com/v1/charges -u sk_test_BQokikJOvBiI2HlWgH4olfQ2:",
+    "Use sk_test_26PHem9AhJZvU623DfE1x4sd as shown in the docs.",
+    "Authorization: Bearer ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "https://api.telegram.org/bot110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe",
+    "TELEGRAM_TOKEN=123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11",
+    # typed dummies, a publishable key, user-only URLs, a hook path with no key
+    f"OPENAI_API_KEY={p('sk', '-')}1234567890abcdef1234567890abcdef",
+    f"api_key: {p('sk', '-')}abcdefghijklmnopqrstuvwxyz123456",
+    f"STRIPE_PUBLISHABLE_KEY={p('pk', '_live_')}{fill(24)}",
+    "git clone https://git@github.com/acme/repo.git && ssh://deploy@host.acme.io:2222/srv",
+    "POST https://mm.acme.io/hooks/incoming returned 404",
+    "Authorization: Splunk $HEC_TOKEN",
+]

@@ -457,3 +457,36 @@ def test_an_env_variable_told_in_prose_is_judged_by_its_name() -> None:
 ])
 def test_placeholders_nonces_and_plain_table_rows_survive(text: str) -> None:
     assert scrub(text) == text
+
+
+def test_names_of_secrets_beyond_key_and_token() -> None:
+    for name, kind in (("STRIPE_SK", "secret"), ("ROOT_PW", "password"), ("AES_KEY", "secret"),
+                       ("VAULT_UNSEAL_KEY", "secret"), ("Authorization", "authorization")):
+        assert classify_name(name) == (kind, False), name
+    assert classify_name("TOTP_SEED") == ("secret", True)
+    assert classify_name("AUTH_SALT") == ("secret", True)
+    for other in ("STRIPE_PUBLISHABLE_KEY", "ROOT_KEY", "RANDOM_SEED_COUNT", "disk", "sk"):
+        assert classify_name(other) in (None, ("secret", True)) and classify_name(other) != ("secret", False)
+    assert scrub("RANDOM_SEED=42") == "RANDOM_SEED=42"
+
+
+def test_a_dummy_typed_along_the_keyboard_is_not_a_secret() -> None:
+    from relay.core.redact_rules import is_typed_sequence
+
+    for dummy in (p("sk", "-") + "1234567890abcdef" * 2, p("xo", "xb-") + "1234-56789abcdefghijklmnop",
+                  "1234567890:ABCdefGHIjklMNOpqrsTUVwxyz", p("whs", "ec_") + "1234567890abcdef"):
+        assert is_typed_sequence(dummy), dummy
+        for text in (f"API_KEY={dummy}", f"Authorization: Bearer {dummy}", f"Use {dummy} here."):
+            assert scrub(text) == text
+    # the corpus's own fakes and generated values are not dummies
+    for value in ("fa4e" + fill(60, "0123456789abcdef"), fill(40), "Password1234567890", "k7Qz2" * 4):
+        assert not is_typed_sequence(value), value
+
+
+@pytest.mark.parametrize("scheme", ["SSWS", "Splunk", "GenieKey", "DSN", "Bot", "ApiKey"])
+def test_an_authorization_scheme_keeps_its_name_and_loses_its_credential(scheme: str) -> None:
+    cred = "fa4e0123-fa4e-4567-89ab-fa4e01234567" if scheme in ("Splunk", "GenieKey") else fill(40)
+    for text in (f"Authorization: {scheme} {cred}", f'{{"name": "Authorization", "value": "{scheme} {cred}"}}'):
+        out = scrub(text)
+        assert cred not in out and scheme in out, out
+    assert scrub(f"Authorization: {scheme} $API_TOKEN") == f"Authorization: {scheme} $API_TOKEN"

@@ -36,16 +36,22 @@ named after its provider):
   base64 lines when the END line is missing), and base64 of one (``LS0tLS1CRUdJTi…`` that decodes to
   a private key's header: kubeconfig's ``client-key-data``, a TLS secret's ``tls.key``; a
   certificate's stays);
-- provider tokens by shape (``redact_formats``: 114 rows, 92 kinds): detect-secrets' AWS,
+- provider tokens by shape (``redact_formats``: 135 rows, 110 kinds): detect-secrets' AWS,
   Artifactory, Azure storage, Discord, GitHub, GitLab, JWT, Mailchimp, PyPI, SendGrid, Slack
   (tokens and webhook URLs), Square, Stripe, Telegram and Twilio patterns, and Relay's rows for
   Anthropic, OpenAI, OpenRouter, Google, Azure AD, AWS, GitHub, Slack, Stripe, Hugging Face, npm,
   Shopify, DigitalOcean, Doppler, Vault, Terraform, Docker Hub, Grafana, Sentry, Teams webhooks,
-  Firebase, CircleCI, LaunchDarkly, Resend, … (the table
-  lists them), also after a JSON escape (``\\n``) or ``%22``;
+  Firebase, CircleCI, LaunchDarkly, Resend, gitleaks' less common providers (Clojars, Defined
+  Networking, EasyPost, Flutterwave, ReadMe, Razorpay, Tailscale, Typeform, Yandex, Duffel, Twitch,
+  Intercom, …), Slack's workflow/trigger webhooks and Mattermost/Rocket.Chat ``/hooks/<key>`` URLs (the
+  table lists them), also after a JSON escape (``\\n``) or ``%22``;
 - passwords in URLs (``scheme://user:password@host``; one with an ``@``, ``?`` or ``#`` that was
-  not percent-encoded runs to the last ``@`` a host follows);
-- ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme);
+  not percent-encoded runs to the last ``@`` a host follows), a token as the whole userinfo
+  (``https://TOKEN@host``, when it looks generated: ``git@`` and ``deploy@`` stay), Oracle's
+  ``jdbc:oracle:thin:user/password@…``;
+- ``Authorization:`` / ``Proxy-Authorization:`` header values (any scheme: ``Bearer``, ``Basic``,
+  ``SSWS``, ``Splunk``, ``GenieKey``, ``DSN``, … keep their name; HAR's ``{"name": "Authorization",
+  "value": "Token …"}`` too), AWS SigV4's ``Signature=<hex>`` and Digest's ``response="<hex>"``;
 - assignments whose NAME looks secret: ``.env`` and shell lines (``export X=…``), YAML (``x: …``),
   JSON (``"x_token": "…"``), code (``password = "…"``, ``config.api_key = "…"``), TOML, URL query
   parameters, connection strings (``Password=…;``, ``AccountKey=…``, ``SharedAccessKey=…``) and
@@ -55,7 +61,8 @@ named after its provider):
   ``.npmrc``'s ``//host/:_authToken=…``; a password's symbols that end a value in code
   (``&``, ``(``, ``,``…) do not end it in an INI line or a connection string
   (``password = Zc&16+X``, ``Password=Gx&28?w;``) unless what follows holds ``=``;
-- a name and its value apart: ``setx NAME "value"``, PHP's ``define( 'DB_PASSWORD', '…' )``, a
+- a name and its value apart: ``setx NAME "value"``, fish's ``set -gx NAME value``, a Dockerfile's
+  ``ENV NAME value``, ``gh secret set NAME --body value``, PHP's ``define( 'DB_PASSWORD', '…' )``, a
   row of a CLI's table (``vault kv get``'s ``Key  Value`` rows, ``│ NAME │ VALUE │`` boxes),
   a Kubernetes or ECS environment entry
   (``- name: DB_PASSWORD`` then ``value: …``; ``{"name": "X_TOKEN", "value": "…"}``), an
@@ -86,17 +93,19 @@ named after its provider):
   with a name beside it is named after its context.
 
 **Secret names.** The last word of the name (split at ``_ - .`` and camelCase) decides: ``password``,
-``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``pat``, ``…_pass``
-and ``key`` after ``api``, ``secret``, ``access``, ``private``, ``client``, … are *strong*: any real
+``passwd``, ``pwd``, ``passphrase``, ``secret``, ``token``, ``credential(s)``, ``apikey``, ``pat``,
+``authorization``, ``…_pass``, ``…_pw``, ``…_sk`` (``STRIPE_SK``) and ``key`` after ``api``, ``secret``,
+``access``, ``private``, ``client``, ``aes``, ``enc``, ``unseal``, … are *strong*: any real
 value counts. Last words that tell how the secret is stored are skipped first (``base``, ``string``,
 ``value``, ``data``, ``b64``, ``base64``, ``hex``, ``v2``: ``secret_key_base``, ``client-key-data``,
 ``SecretString``, ``ses_smtp_password_v4``); ``private_key_id`` (a service-account key's id: Google
 shows it in the console and in every token's header) is not a secret. Any other ``…_key`` /
-``…Key`` and ``auth`` are *weak*: the value must also look like a token (16+ characters with
+``…Key``, ``auth``, ``salt`` and ``seed`` are *weak*: the value must also look like a token (16+
+characters with
 letters and digits; outside env style not a commit id, UUID or dotted words), so ``sort_key = "created_at"``,
 ``cache_key: 3f2a…`` (40 hex) and ``X_KEY = "fs.s3.x"`` survive. Never secret: plurals
 (``max_tokens``), other last words (``password_hash``, ``apiKeySource``, ``token_count``), a bare
-``key``, lookup keys (``s3_key``, ``primary_key``),
+``key``, lookup keys (``s3_key``, ``primary_key``), anything ``publishable`` (Stripe's ``pk_…``),
 paging and request tokens (``next_token``, ``ClientToken``), anything ``public``, names of a
 condition or action (``invalid_api_key``, ``has_token``, ``reset_password``), a name inside an ARN
 or a type path (``arn:…:secret:x``, ``AWS::IAM::AccessKey``).
@@ -126,7 +135,9 @@ agent is doing):
   not be a lowercase word; without one it must look like a token.
 
 Provider-shaped keys are redacted whatever their filler, unless the allow-list says why not:
-a documented example (AWS's ``AKIAIOSFODNN7EXAMPLE``, jwt.io's token), a value that says it is
+a documented example (AWS's ``AKIAIOSFODNN7EXAMPLE``, jwt.io's token, Stripe's, GitHub's and
+Telegram's documented keys; also what overlaps one), a dummy typed along the keyboard
+(``sk-1234567890abcdef…``, ``xoxb-1234-56789abcdef…``), a value that says it is
 not real (``example``, ``your_key``, ``xxxxxx``, ``0000000000``, ``...``), one character
 repeated or a sequential filler (``ABCDEF…0123``), a template, a lowercase-hex commit id or
 digest, a UUID, ``sha512-…`` integrity hashes and ``sha256:…`` digests, ``test_key_123``-style
@@ -236,7 +247,25 @@ def _url_password(m: re.Match[str]) -> str:
     return f"://{m.group('user')}:{marker('url_password')}@"
 
 
+def _url_token(m: re.Match[str]) -> str:
+    """``https://TOKEN@host``: a user with upper and lower case and digits is a token, not a name."""
+    tok = m.group("tok")
+    if not redact_formats.looks_generated(tok) or is_placeholder(tok):
+        return m.group(0)
+    return f"://{marker('url_password')}@"
+
+
+def _oracle_password(m: re.Match[str]) -> str:
+    if is_placeholder(m.group("value")):
+        return m.group(0)
+    return _replace_group(m, "value", marker("url_password"))
+
+
 _URL_RULES: _Rules = (
+    ("://", re.compile(r"(?<=[A-Za-z0-9])://(?P<tok>[A-Za-z0-9_-]{20,256}+)@(?=[A-Za-z0-9\[])"), _url_token),
+    # Oracle's thin driver and EZConnect put the password after a slash: user/password@//host
+    ("oracle:thin:", re.compile(r"oracle:thin:(?P<user>[\w$#.]{1,64}+)/(?P<value>[^\s@\"'/]{1,128}+)@"),
+     _oracle_password),
     ("://", re.compile(
         r"(?<=[A-Za-z0-9])://(?P<user>[^\s:/?#@\[\]\"'<>]{0,256}+):(?P<pw>[^\s/?#@\"'<>]{1,256}+)@"
     ), _url_password),
@@ -276,9 +305,13 @@ def _replace_group(m: re.Match[str], group: str, text: str) -> str:
     return whole[: m.start(group) - base] + text + whole[m.end(group) - base:]
 
 
+# Authorization schemes whose credential follows them (Okta's SSWS, Splunk HEC, Opsgenie's GenieKey,
+# Sentry's DSN, AWS SigV4's Credential=…, NTLM/Negotiate blobs); Digest's is in ``response=``.
+_AUTH_SCHEMES = (r"bearer|basic|token|bot|apikey|api-key|ssws|splunk|geniekey|dsn|key|sso-key"
+                 r"|aws4-hmac-sha256|hmac|otp|ntlm|negotiate")
 _AUTH = re.compile(  # matched at the start of "authorization"
     r"(?i:authorization)(?:\\?[\"'])?\]?[ \t]{0,16}+[:=][ \t]{0,16}+(?:\\?[\"'])?"
-    r"(?:(?P<scheme>(?i:bearer|basic|token|bot|apikey))[ \t]{1,16}+)?"
+    r"(?:(?P<scheme>(?i:" + _AUTH_SCHEMES + r"))[ \t]{1,16}+)?"
     r"(?P<cred>[^\s\"'`,;<>(){}\[\]\\]{1,4096}+)(?P<call>\()?"
 )
 _BEARER = re.compile(_B + r"Bearer[ \t]{1,16}+(?P<cred>[A-Za-z0-9._~+/=-]{16,4096}+)")
@@ -390,6 +423,18 @@ _PASSWORD_RULES: _Rules = (
       for needle in ("PASSWORD '", "password '", "IDENTIFIED BY", "identified by")),
 )
 
+def _signature(m: re.Match[str]) -> str:
+    return _replace_group(m, "value", marker("authorization"))
+
+
+# What an Authorization header signs with, after its scheme's other parameters: AWS SigV4's
+# ``Signature=<64 hex>`` and HTTP Digest's ``response="<32+ hex>"``.
+_SIGNATURE_RULES: _Rules = (
+    ("Signature=", re.compile(r"(?<![\w-])Signature=(?P<value>[0-9a-f]{64})(?![0-9a-f])"), _signature),
+    ("response=", re.compile(r"\bDigest[ \t][^\n]{0,600}?\bresponse=\\?\"(?P<value>[0-9a-f]{32,128}+)\\?\""),
+     _signature),
+)
+
 _FLAG_RULES: _Rules = (("--", re.compile(
     r"(?<![\w-])--(?P<name>[A-Za-z][A-Za-z0-9-]{0,40}+)[ \t]{1,4}+(?P<q>[\"']?)"
     r"(?P<value>[^\s\"'`;|&<>(){}\[\]]{4,1024}+)"), _flag),)
@@ -413,8 +458,23 @@ _NAMED_VALUE_RULES: _Rules = (
     ("value", re.compile(  # starts at the literal "name" (a quote before it is left as it is)
         r"name" + _Q + r"?[ \t]{0,4}+:[ \t]{0,4}+" + _Q + r"?(?P<name>[A-Za-z_][\w.-]{0,80}+)" + _Q
         + r"?[ \t]{0,4}+,?(?:[ \t]{0,40}+(?:\r?\n|\\n))?[ \t]{0,40}+" + _Q + r"?value" + _Q
-        + r"?[ \t]{0,4}+:[ \t]{0,4}+(?P<q>\\?[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
+        + r"?[ \t]{0,4}+:[ \t]{0,4}+(?P<q>\\?[\"']?)(?:(?i:" + _AUTH_SCHEMES + r")[ \t]{1,4}+)?"
+        r"(?P<value>[^\s\"'\\]{4,1024}+)"), _flag),
 )
+
+# A name and its value apart on a command line: fish's ``set -gx NAME VALUE`` (run with the CLI
+# rules: it has `` -``), ``gh secret set NAME --body V`` (with the flags: ``--``), and a Dockerfile's
+# ``ENV NAME VALUE`` (a line that starts with ``ENV``).
+_FISH_SET = ("set -", re.compile(r"\bset[ \t]{1,4}+-[gUuxl]{1,3}+[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)"
+                                 r"[ \t]{1,4}+(?P<q>[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag)
+_GH_SECRET_SET = ("secret set", re.compile(
+    r"\bsecret[ \t]{1,4}+set[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[^\n]{0,80}?(?:--body|-b)[ \t=]{1,4}+"
+    r"(?P<q>[\"']?)(?P<value>[^\s\"'\\]{4,1024}+)"), _flag)
+_DOCKER_ENV_RULES: _Rules = (("ENV ", re.compile(
+    r"(?m)^[ \t]{0,16}+ENV[ \t]{1,4}+(?P<name>[A-Za-z_][\w.-]{0,80}+)[ \t]{1,4}+"
+    r"(?P<q>[\"']?)(?P<value>[^\s\"'\\=]{4,1024}+)"), _flag),)
+_CLI_AND_SET_RULES: _Rules = (*_CLI_RULES, _FISH_SET)
+_FLAG_AND_SECRET_SET_RULES: _Rules = (*_FLAG_RULES, _GH_SECRET_SET)
 
 # An environment variable's value told in prose: ``sets SESSION_SECRET to 3611…``,
 # ``DB_PASSWORD is `Zk3…` `` (judged like ``--name VALUE``: the name must say secret).
@@ -517,7 +577,8 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _TAILS = frozenset(
     "".join(chars)
     for tail in ("key", "ken", "ret", "ord", "swd", "pwd", "ass", "ase", "ial", "als", "uth", "ion", "pat",
-                 "ing", "lue", "ata", "b64", "e64", "hex", "_id")  # secret_string, key_data: a suffix
+                 "ing", "lue", "ata", "b64", "e64", "hex", "_id",  # secret_string, key_data: a suffix
+                 "_sk", "-sk", "_pw", "-pw", "alt", "eed")  # STRIPE_SK, ROOT_PW, AUTH_SALT, TOTP_SEED
     for chars in itertools.product(*((c, c.upper()) for c in tail))
 ) | {f"{sep}{v}{d}" for sep in "_-" for v in "vV" for d in "123456789"}  # ses_smtp_password_v4
 
@@ -615,19 +676,22 @@ def _scrub_patterns(text: str) -> str:
     looked = None
     if long_run:
         text, looked = redact_formats.redact(text, marker)
-    if "@" in text and "://" in text:
+    if "@" in text and ("://" in text or "oracle:thin:" in text):
         text = _apply(_URL_RULES, text)
     if "=" in text or ":" in text:
         text = _scrub_assignments(text)
+        text = _apply(_SIGNATURE_RULES, text)
     if "?" in text and "=" in text:
         text = _apply(_QUERY_RULES, text)
     if "--" in text:
-        text = _apply(_FLAG_RULES, text)
+        text = _apply(_FLAG_AND_SECRET_SET_RULES, text)
     if (("name" in text and "value" in text) or "setx" in text or "SETX" in text or "│" in text
             or ("(" in text and "define" in text) or ("\n" in text and "Value\n---" in text)):
         text = _apply(_NAMED_VALUE_RULES, text)
     if " -" in text:
-        text = _apply(_CLI_RULES, text)
+        text = _apply(_CLI_AND_SET_RULES, text)
+    if text.startswith("ENV ") or ("\n" in text and "\nENV " in text):
+        text = _apply(_DOCKER_ENV_RULES, text)
     if '"' in text and "alue" in text and ("sensitive" in text or "SecureString" in text):
         text = _apply(_SENSITIVE_RULES, text)
     if long_run and ("rand" in text or "s.token_" in text):  # the value is a 16+ run

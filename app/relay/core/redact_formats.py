@@ -25,7 +25,13 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from relay.core.redact_rules import ID_PREFIXES, allowed_reason, classify_name, has_digit_and_letter
+from relay.core.redact_rules import (
+    ALLOWED_VALUES,
+    ID_PREFIXES,
+    allowed_reason,
+    classify_name,
+    has_digit_and_letter,
+)
 
 Check = Callable[[str], bool]
 
@@ -285,6 +291,35 @@ RELAY_ROWS: tuple[Row, ...] = (
     _row("firebase_server_key", ":APA91b", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
     _row("circleci_token", "CCIPAT_", r"CCIPAT_[A-Za-z0-9]{20,}+_[a-f0-9]{40}"),
     _row("frameio_token", "fio-u-", r"fio-u-[A-Za-z0-9_-]{60,}+"),
+    # gitleaks' rows for less common providers (random bodies after a fixed prefix)
+    _row("clojars_token", "CLOJARS_", r"CLOJARS_[a-z0-9]{60}"),
+    _row("defined_networking_key", "dnkey-", r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}"),
+    _row("easypost_key", ("EZAK", "EZTK"), r"EZ[AT]K[A-Za-z0-9]{54}"),
+    _row("flutterwave_key", "FLWSECK", r"FLWSECK(?:_TEST)?-[a-h0-9]{32}-X"),
+    _row("newrelic_key", ("NRII-", "NRJS-"), r"NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}"),
+    _row("readme_key", "rdme_", r"rdme_[a-z0-9]{70}"),
+    _row("razorpay_key", "rzp_", r"rzp_(?:live|test)_[A-Za-z0-9]{14}", has_digit_and_letter),
+    _row("tailscale_key", "tskey-", r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,}+-"
+         r"[A-Za-z0-9]{20,}+"),
+    _row("octopus_key", "API-", r"API-[A-Z0-9]{26}", has_digit_and_letter),
+    _row("scalingo_token", "tk-us-", r"tk-us-[A-Za-z0-9_-]{48}"),
+    _row("typeform_token", "tfp_", r"tfp_[A-Za-z0-9_.=-]{59}"),
+    _row("yandex_key", "AQVN", r"AQVN[A-Za-z0-9_-]{35,38}", has_digit_and_letter),
+    _row("duffel_token", "duffel_", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}"),
+    # Lob's, Mollie's and GoCardless's live keys
+    _row("payment_live_key", "live_", r"live_[A-Za-z0-9_-]{30,}+", has_digit_and_letter),
+    _row("harness_token", "pat.", r"pat\.[A-Za-z0-9_-]{22}\.[a-f0-9]{24}\.[A-Za-z0-9]{20}"),
+    _row("artifactory_token", "cmVmdGtuOjAx", r"cmVmdGtuOjAx[A-Za-z0-9]{52}"),  # a JFrog reference token
+    _row("render_key", "rnd_", r"rnd_[A-Za-z0-9]{32}", _random),
+    _row("twitch_token", "oauth:", r"oauth:[a-z0-9]{30}", has_digit_and_letter),
+    _row("intercom_token", "dG9rOj", r"dG9rOj[A-Za-z0-9+/]{40,}+={0,2}"),  # base64 of "tok:…"
+    # chat webhooks: Slack's workflow and trigger URLs; Mattermost's and Rocket.Chat's /hooks/<key>
+    Row("slack_webhook", ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:workflows|triggers)/T[A-Z0-9]{6,12}/[A-Za-z0-9/_-]{20,300}+",
+        None, False),
+    Row("chat_webhook", ("/hooks/",),
+        r"https?://[A-Za-z0-9.-]{1,253}+(?::\d{1,5})?/hooks/(?:[A-Za-z0-9]{8,32}/)?[A-Za-z0-9]{20,64}+"
+        r"(?![A-Za-z0-9/_-])", lambda t: has_digit_and_letter(t.rsplit("/", 1)[1]), False),
 )
 
 
@@ -588,6 +623,11 @@ def redact(text: str, marker: Callable[[str], str], before: Pass | None = None) 
     if not tokens:
         return text, looked
     found = dict(_shape_hits(tokens, text)) if before is not None else _find_in(text, tokens)
+    if found and before is not None:  # what overlaps a documented example (sk_test_4eC3…) stays too
+        examples = [(i, i + len(v)) for v in ALLOWED_VALUES if (i := text.find(v)) >= 0]
+        if examples:
+            found = {s: k for s, k in found.items()
+                     if not any(a < (j := text.find(s)) + len(s) and j < b for a, b in examples)}
     if not found:
         return text, looked
     for secret in sorted(found, key=len, reverse=True):  # a marker never holds a secret

@@ -51,6 +51,13 @@ ALLOWED_VALUES: dict[str, str] = {
     "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY": "AWS documentation's example secret access key",
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c":
         "jwt.io's example token (John Doe, signed with the documented 'your-256-bit-secret')",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc": "Stripe API reference's example secret test key",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx": "Stripe API reference's example publishable test key",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2": "Stripe documentation's example secret test key",
+    "sk_test_26PHem9AhJZvU623DfE1x4sd": "Stripe documentation's example secret test key",
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a": "GitHub documentation's example personal access token",
+    "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw": "Telegram Bot API documentation's example bot token",
+    "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11": "Telegram Bot API documentation's example bot token",
 }
 """Documented example values, verbatim: published by the provider, so redacting them hides nothing."""
 
@@ -92,7 +99,8 @@ ID_PREFIXES: dict[str, str] = {
     **dict.fromkeys(("id", "uid", "uuid", "ulid", "sid", "oid", "key_id", "job", "task", "sess",
                      "trace", "span", "corr", "node", "pod", "build", "commit", "rev", "ver"),
                     "an identifier named as one"),
-    "nonce": "a CSP nonce ('nonce-…'): sent in the page it protects, used once, grants nothing",
+    "pk": "a Stripe publishable key (pk_live_/pk_test_): public by design, it is sent to browsers",
+        "nonce": "a CSP nonce ('nonce-…'): sent in the page it protects, used once, grants nothing",
 }
 """Prefixes of object ids that have the shape of an unknown provider's ``prefix_`` token (a short
 lowercase word, then 20+ random characters) but name a record, not a credential."""
@@ -111,6 +119,8 @@ def allowed_reason(value: str) -> str | None:
     for pattern, why in ALLOWED_PATTERNS:
         if pattern.search(value):
             return why
+    if is_typed_sequence(value):
+        return "a dummy typed along the keyboard (sk-1234567890abcdef…): not generated"
     from detect_secrets.filters.heuristic import (
         is_potential_uuid,
         is_sequential_string,
@@ -127,9 +137,35 @@ def allowed_reason(value: str) -> str | None:
     return None
 
 
+_SEQUENCE = "0123456789abcdefghijklmnopqrstuvwxyz"
+_TYPED_PREFIX = re.compile(r"\A(?:[a-z]{1,12}[_-]){1,3}")
+_NEXT = {c: _SEQUENCE[i + 1] for i, c in enumerate(_SEQUENCE[:-1])} | {"9": "a", "0": "a"}
+
+
+def is_typed_sequence(value: str) -> bool:
+    """A dummy typed along the keyboard (``sk-1234567890abcdef1234567890abcdef``,
+    ``xoxb-1234-56789abcdefghijklmnop``, ``1234567890:ABCdef…xyz``): 16+ letters and digits,
+    in ascending runs (``abcdef``, ``123456``). A generated value
+    has almost none. After a lowercase prefix (``sk-``, ``whsec_``) 95 % of them must be in runs of
+    4+ (``9`` may go on to ``0`` or ``a``), so ``fa4e0123456789abcdef…`` is not one."""
+    chars = [c for c in _TYPED_PREFIX.sub("", value).lower() if c.isalnum()]
+    if len(chars) < 16:
+        return False
+    in_runs, run = 0, 1
+    for prev, c in zip(chars, [*chars[1:], ""], strict=True):
+        if c and (_NEXT.get(prev) == c or (prev == "9" and c == "0")):
+            run += 1
+            continue
+        in_runs += run if run >= 4 else 0
+        run = 1
+    return in_runs >= 0.95 * len(chars)
+
+
 def is_placeholder(value: str) -> bool:
     low = value.lower()
     if value in ALLOWED_VALUES or any(pat.search(value) for pat, _ in PLACEHOLDER_PATTERNS):
+        return True
+    if is_typed_sequence(value):
         return True
     if low.startswith(("$", "%", "<", "#", ":", "[redacted")) or low in _PLACEHOLDER_WORDS:
         return True
@@ -204,11 +240,12 @@ _STRONG_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "passphrase": "password",
     "secret": "secret", "credential": "secret", "credentials": "secret", "apikey": "secret",
     "token": "token", "pat": "token",  # a personal access token (AZURE_DEVOPS_PAT, githubPat)
+    "authorization": "authorization",  # a header's value told apart: {"name": "Authorization", "value": …}
 }
 _NOT_A_VALUE = frozenset({  # "invalid_api_key", "has_token", "reset_password": a condition or action
     "invalid", "missing", "bad", "wrong", "expired", "revoked", "unknown", "no", "has", "is",
     "require", "requires", "required", "use", "uses", "forgot", "reset", "show", "hide", "toggle",
-    "check", "validate", "verify", "incorrect", "public",
+    "check", "validate", "verify", "incorrect", "public", "publishable",
 })
 _ORDINARY_TOKEN = frozenset({  # paging, idempotency and parser tokens
     "next", "page", "continuation", "client", "request", "idempotency", "lock", "change", "input",
@@ -227,6 +264,7 @@ _KEY_QUALIFIERS = frozenset({
     "api", "secret", "access", "private", "master", "encryption", "signing", "sign", "auth",
     "client", "account", "service", "admin", "license", "app", "session", "webhook", "deploy",
     "storage", "subscription", "consumer", "shared", "hmac", "jwt", "crypto", "cipher",
+    "aes", "enc", "crypt", "encrypt", "decrypt", "decryption", "unseal", "recovery", "kms",
 })
 
 
@@ -264,7 +302,9 @@ def _classify_last_word(last: str, prev: str) -> tuple[str | None, bool]:
         if not prev or prev in ("public", "pub"):
             return None, False
         return "secret", prev not in _KEY_QUALIFIERS
-    if last == "auth":
+    if last in ("sk", "pw") and prev:  # STRIPE_SK (a secret key), ROOT_PW
+        return ("secret" if last == "sk" else "password"), False
+    if last in ("auth", "salt", "seed"):  # REDIS_AUTH, AUTH_SALT (wp-config), TOTP_SEED
         return "secret", True
     if last.endswith("key") and last[:-3] in _KEY_QUALIFIERS:
         return "secret", False
