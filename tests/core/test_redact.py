@@ -466,7 +466,7 @@ def test_names_of_secrets_beyond_key_and_token() -> None:
     assert classify_name("TOTP_SEED") == ("secret", True)
     assert classify_name("AUTH_SALT") == ("secret", True)
     for other in ("STRIPE_PUBLISHABLE_KEY", "ROOT_KEY", "RANDOM_SEED_COUNT", "disk", "sk"):
-        assert classify_name(other) in (None, ("secret", True)) and classify_name(other) != ("secret", False)
+        assert classify_name(other) in (None, ("secret", True))
     assert scrub("RANDOM_SEED=42") == "RANDOM_SEED=42"
 
 
@@ -486,7 +486,9 @@ def test_a_dummy_typed_along_the_keyboard_is_not_a_secret() -> None:
 @pytest.mark.parametrize("scheme", ["SSWS", "Splunk", "GenieKey", "DSN", "Bot", "ApiKey"])
 def test_an_authorization_scheme_keeps_its_name_and_loses_its_credential(scheme: str) -> None:
     cred = "fa4e0123-fa4e-4567-89ab-fa4e01234567" if scheme in ("Splunk", "GenieKey") else fill(40)
-    for text in (f"Authorization: {scheme} {cred}", f'{{"name": "Authorization", "value": "{scheme} {cred}"}}'):
+    har = f'{{"name": "Authorization", "value": "{scheme} {cred}"}}'
+    for text in (f"Authorization: {scheme} {cred}", har):
         out = scrub(text)
-        assert cred not in out and scheme in out, out
+        assert cred not in out, out
+        assert scheme in out, out
     assert scrub(f"Authorization: {scheme} $API_TOKEN") == f"Authorization: {scheme} $API_TOKEN"
