@@ -56,9 +56,14 @@ Opener = Callable[[Path], bool]
 
 def open_in_desktop(path: Path) -> bool:
     """The desktop's viewer for ``path`` (False without a desktop: offscreen, minimal)."""
+    return open_url(QUrl.fromLocalFile(str(path)))
+
+
+def open_url(url: str | QUrl) -> bool:
+    """The desktop's handler for ``url`` (False without a desktop: offscreen, minimal)."""
     if QGuiApplication.platformName() in ("offscreen", "minimal"):
         return False
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+    return QDesktopServices.openUrl(QUrl(url))
 
 
 @dataclass(frozen=True, slots=True)

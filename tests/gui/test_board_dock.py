@@ -1,0 +1,258 @@
+"""The Board dock: cards per stage, dragged between columns (the stage is set in the store),
+kept live from another client's changes over the host's API, opening their sessions; the
+tray's announcement of a hooked session that needs input; the Integrations dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QModelIndex, QPointF, Qt
+from PySide6.QtGui import QDropEvent
+from pytestqt.qtbot import QtBot
+
+from relay.api.client import RelayClient
+from relay.board.model import SessionLink
+from relay.core.events import BOARD_SESSION, EventRecord, LiveStateChanged
+from relay.detect.ambient import Announcement
+from relay.engine.engine import Engine
+from relay.gui.docks.board_dock import BoardDock
+from relay.gui.integrations_dialog import IntegrationsDialog
+from relay.gui.shell import RelayShell
+from relay.gui.viewmodels.board import CARD_MIME, BoardViewModel, decode_card, encode_card
+from tests.gui.board_fakes import FakeBoard, FakeIntegrations, card, hooked
+from tests.gui.conftest import Runner, Started
+
+
+@pytest.fixture
+def fake_shell(arun: Runner, engine: Engine) -> Iterator[tuple[RelayShell, FakeBoard]]:
+    board = FakeBoard()
+    shell = RelayShell(engine, board=board)
+    shell.board_vm.refresh()
+    yield shell, board
+    arun(shell.aclose())
+
+
+def cell(dialog: IntegrationsDialog, row: int, col: int) -> str:
+    item = dialog.table.item(row, col)
+    return item.text() if item is not None else ""
+
+
+def loaded(qtbot: QtBot, vm: BoardViewModel) -> None:
+    qtbot.waitUntil(lambda: vm.loaded, timeout=10_000)
+
+
+def drop(dock: BoardDock, key: str, to_stage: str) -> bool:
+    """Drop ``key``'s card on ``to_stage``'s column the way the view does on a real drop:
+    the source column's mime data, a QDropEvent on the target view."""
+    from_stage = dock.vm.stage_of(key)
+    assert from_stage is not None
+    source = dock.lists[from_stage].model()
+    data = source.mimeData([source.index(dock.vm.keys(from_stage).index(key), 0)])
+    target = dock.lists[to_stage]
+    event = QDropEvent(QPointF(5, 5), Qt.DropAction.MoveAction, data,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    target.dropEvent(event)
+    return event.isAccepted()
+
+
+def test_a_dragged_card_carries_its_key_and_the_stage_it_left() -> None:
+    data = encode_card("SHOP-2", "dev")
+    assert data.formats() == [CARD_MIME]
+    assert decode_card(data) == ("SHOP-2", "dev")
+    data.setData(CARD_MIME, b"SHOP-2\nnowhere")
+    assert decode_card(data) is None
+
+
+def test_dragging_a_card_from_dev_to_review_sets_its_stage_in_the_store(
+        shell: RelayShell, engine: Engine, git_repo: Path, arun: Runner, qtbot: QtBot) -> None:
+    made = arun(engine.board.create_task(str(git_repo), "Checkout page", stage="dev"))
+    other = arun(engine.board.create_task(str(git_repo), "Cart page", stage="plan"))
+    vm, dock = shell.board_vm, shell.board_dock
+    shell.window.resize(1024, 700)
+    shell.show()
+    dock.show()
+    dock.raise_()
+    vm.refresh()
+    qtbot.waitUntil(lambda: vm.keys("dev") == [made.key], timeout=10_000)
+    assert vm.keys("plan") == [other.key]
+    assert dock.heads["dev"].text() == "Dev  1"
+    # the source column cannot take its own card back
+    source = vm.columns["dev"]
+    data = source.mimeData([source.index(0)])
+    assert not source.canDropMimeData(data, Qt.DropAction.MoveAction, -1, -1, QModelIndex())
+    assert vm.columns["review"].canDropMimeData(data, Qt.DropAction.MoveAction, -1, -1,
+                                                QModelIndex())
+
+    assert drop(dock, made.key, "review")
+    assert vm.keys("review") == [made.key]  # at once, before the host answers
+    assert vm.keys("dev") == []
+    qtbot.waitUntil(lambda: arun(engine.board.task(made.key)).card.task.stage == "review",
+                    timeout=10_000)
+    assert dock.heads["review"].text() == "Review  1"
+    assert vm.card(made.key).task.stage == "review"  # type: ignore[union-attr]
+    assert not dock.error.isVisible()
+
+
+def test_a_refused_move_puts_the_card_back_and_says_why(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, board = fake_shell
+    vm, dock = shell.board_vm, shell.board_dock
+    loaded(qtbot, vm)
+    assert vm.keys("dev") == ["SHOP-2", "SHOP-3"]
+    board.refuse = "SHOP-3 changed since you loaded it."
+    with qtbot.waitSignal(shell.messages.errorShown, timeout=10_000) as shown:
+        assert vm.columns["test"].dropMimeData(encode_card("SHOP-3", "dev"),
+                                               Qt.DropAction.MoveAction, -1, -1, QModelIndex())
+        assert vm.stage_of("SHOP-3") == "test"
+    assert shown.args[0] == "board"
+    assert "changed since you loaded it" in shown.args[1]
+    assert vm.keys("dev") == ["SHOP-2", "SHOP-3"]  # back where it was, in its place
+    assert vm.keys("test") == ["SHOP-5"]
+    assert "changed since you loaded it" in dock.error.text()
+    assert board.cards_by_key["SHOP-3"].task.stage == "dev"
+
+
+def test_a_stage_set_by_another_client_moves_the_card_in_the_hosting_window(
+        window: Started, relay_home: Path, git_repo: Path, arun: Runner, qtbot: QtBot) -> None:
+    _task, host = window()
+    vm = host.board_vm
+    loaded(qtbot, vm)
+    api = RelayClient.for_home(relay_home)
+    assert api is not None
+    try:
+        made = arun(api.board.create_task(str(git_repo), "Search ranking", stage="dev"))
+        qtbot.waitUntil(lambda: vm.stage_of(made.key) == "dev", timeout=10_000)
+        assert [p.repo for p in vm.projects] == [str(git_repo)]
+        arun(api.board.set_stage(made.key, "review", note="ready for a look"))
+        qtbot.waitUntil(lambda: vm.stage_of(made.key) == "review", timeout=10_000)
+        assert vm.keys("dev") == []
+        arun(api.board.add_report(made.key, "Ranking by recency is in", author="agent:x"))
+        qtbot.waitUntil(lambda: (c := vm.card(made.key)) is not None
+                        and c.last_report is not None, timeout=10_000)
+        assert vm.card(made.key).last_report.summary == "Ranking by recency is in"  # type: ignore[union-attr]
+    finally:
+        arun(api.aclose())
+
+
+def test_the_project_picker_shows_one_project_or_all(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, _board = fake_shell
+    vm, dock = shell.board_vm, shell.board_dock
+    loaded(qtbot, vm)
+    assert [dock.picker.itemText(i) for i in range(dock.picker.count())] == [
+        "All projects", "Api", "Shop"]
+    assert vm.keys("done") == ["API-1"]
+    dock.picker.setCurrentIndex(1)
+    dock.picker.activated.emit(1)
+    qtbot.waitUntil(lambda: vm.keys("dev") == [], timeout=10_000)
+    assert vm.project == "api"
+    assert vm.keys("done") == ["API-1"]
+    assert dock.count.text() == "1 task"
+
+
+def test_only_the_card_an_event_names_is_read_again(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, board = fake_shell
+    vm = shell.board_vm
+    loaded(qtbot, vm)
+    board.cards_by_key["SHOP-5"] = card(
+        "SHOP-5", "Stock sync", "test",
+        links=[SessionLink("1d1e", "claude", hooked("1d1e", "needs_input", detail="Edit?"))])
+    vm.on_records([EventRecord(1, BOARD_SESSION, None, LiveStateChanged(
+        agent_session_id="1d1e", state="needs_input", previous="idle"))])
+    qtbot.waitUntil(lambda: vm.card("SHOP-5").needs_input, timeout=10_000)  # type: ignore[union-attr]
+    assert board.card_reads == ["SHOP-5"]
+    assert "2 need input" in shell.board_dock.count.text()
+
+
+def test_opening_a_card_shows_its_session(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, _board = fake_shell
+    vm = shell.board_vm
+    loaded(qtbot, vm)
+    with qtbot.waitSignal(vm.sessionRequested) as relay:
+        assert vm.open("SHOP-3")
+    assert relay.args == ["r-42"]
+    with qtbot.waitSignal(vm.detectedRequested) as detected:
+        assert vm.open("SHOP-2")
+    assert detected.args == ["claude:c1a0de"]
+    assert shell.detect_vm.selected_id == "claude:c1a0de"  # the window selected it in Detect
+    assert not vm.open("SHOP-1")  # nothing linked
+
+
+def test_a_comment_from_the_context_menu_reaches_the_board(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, board = fake_shell
+    loaded(qtbot, shell.board_vm)
+    menu = shell.board_dock.context_menu("SHOP-2")
+    titles = [a.text() for a in menu.actions()]
+    assert titles == ["Open session", "Move to", "Comment…", "Open on the web board"]
+    dialog = shell.board_dock.open_comment_dialog("SHOP-2")
+    assert dialog is not None
+    dialog.text.setPlainText("Use the existing card component")
+    dialog.buttons.accepted.emit()
+    qtbot.waitUntil(lambda: board.comments == [("SHOP-2", "Use the existing card component")],
+                    timeout=10_000)
+
+
+def test_the_tray_announces_a_hooked_session_that_needs_input_once(
+        shell: RelayShell, engine: Engine, git_repo: Path, arun: Runner, qtbot: QtBot) -> None:
+    notes: list[tuple[str, str, bool]] = []
+    shell.notifier.notify.connect(lambda *args: notes.append(args))
+    sid = "5e55-1011"
+    prompt = {"session_id": sid, "hook_event_name": "Notification", "cwd": str(git_repo),
+              "notification_type": "permission_prompt",
+              "message": "Claude needs your permission to use Bash"}
+    arun(engine.board.hook({"session_id": sid, "hook_event_name": "SessionStart",
+                            "cwd": str(git_repo), "source": "startup"}))
+    with qtbot.waitSignal(shell.notifier.notify, timeout=10_000):
+        arun(engine.board.hook(prompt))
+    assert len(notes) == 1
+    title, message, warning = notes[0]
+    assert title == "Claude needs your permission"
+    assert "permission to use Bash" in message
+    assert warning
+    # the transcript scan's later word on the same state is not a second notification
+    shell.notifier.on_announcement(Announcement("needs_input", f"claude:{sid}",
+                                                "Claude needs your input", "…"))
+    assert len(notes) == 1
+    # answered, then asked again: a new transition, a new announcement
+    arun(engine.board.hook({"session_id": sid, "hook_event_name": "PreToolUse",
+                            "cwd": str(git_repo), "tool_name": "Bash",
+                            "tool_input": {"command": "ls"}}))
+    with qtbot.waitSignal(shell.notifier.notify, timeout=10_000):
+        arun(engine.board.hook(prompt))
+    assert len(notes) == 2
+    shell.notifier.clicked()
+    qtbot.waitUntil(lambda: shell.detect_vm.selected_id == f"claude:{sid}", timeout=5000)
+
+
+def test_integrations_shows_the_plan_before_it_changes_anything(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, _board = fake_shell
+    fake = FakeIntegrations()
+    dialog = IntegrationsDialog(fake, shell.bridge.tasks, shell.window)
+    dialog.load()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2
+                    and cell(dialog, 1, 2) == "not set up", timeout=10_000)
+    assert cell(dialog, 1, 1) == "claude:work"
+    dialog.table.selectRow(1)
+    dialog.setup_button.click()
+    qtbot.waitUntil(lambda: dialog.pending is not None, timeout=10_000)
+    assert "would add 9 hook entries in /home/me/.claude-work" in dialog.detail.toPlainText()
+    assert fake.applied == []  # nothing changed before Apply
+    dialog.apply_button.click()
+    qtbot.waitUntil(lambda: cell(dialog, 1, 2) == "set up", timeout=10_000)
+    assert fake.applied == [(Path("/home/me/.claude-work"), False)]
+    dialog.close()
+
+
+def test_the_window_has_a_board_dock_and_an_integrations_menu(
+        fake_shell: tuple[RelayShell, FakeBoard]) -> None:
+    shell, _board = fake_shell
+    menus = {a.text(): a.menu() for a in shell.window.menuBar().actions()}
+    assert shell.board_dock.toggleViewAction() in menus["&View"].actions()  # type: ignore[attr-defined]
+    assert shell.window.integrations_action in menus["&Tools"].actions()  # type: ignore[attr-defined]
+    assert shell.window.integrations_action.text() == "&Integrations…"
