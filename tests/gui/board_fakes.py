@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from relay.board.model import Card, Comment, Project, Report, SessionLink, Task
 from relay.core.errors import RelayError
 from relay.core.live import HookedSession, LiveState
-from relay.gui.board_backend import ConfigFolder
 
 NOW = 1_795_953_600_000
 
@@ -100,27 +98,3 @@ class FakeBoard:
 
     async def web_link(self) -> str:
         return "http://127.0.0.1:9/board/login?code=one-time"
-
-
-class FakeIntegrations:
-    """Two folders; ``applied`` records what Apply did."""
-
-    def __init__(self) -> None:
-        self.applied: list[tuple[Path | None, bool]] = []
-        self.planned: list[tuple[Path | None, bool]] = []
-
-    async def folders(self) -> list[ConfigFolder]:
-        return [ConfigFolder(None, "default"), ConfigFolder(Path("/home/me/.claude-work"),
-                                                            "claude:work")]
-
-    async def check(self, folder: Path | None) -> dict[str, Any]:
-        done = (folder, False) in self.applied
-        return {"summary": "set up" if done else "not set up", "ok": done, "hooks": []}
-
-    async def plan(self, folder: Path | None, remove: bool = False) -> str:
-        self.planned.append((folder, remove))
-        return f"would {'remove' if remove else 'add'} 9 hook entries in {folder or '~/.claude'}"
-
-    async def apply(self, folder: Path | None, remove: bool = False) -> str:
-        self.applied.append((folder, remove))
-        return "done"

@@ -21,7 +21,7 @@ from relay.gui.docks.board_dock import BoardDock
 from relay.gui.integrations_dialog import IntegrationsDialog
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.board import CARD_MIME, BoardViewModel, decode_card, encode_card
-from tests.gui.board_fakes import FakeBoard, FakeIntegrations, card, hooked
+from tests.gui.board_fakes import FakeBoard, card, hooked
 from tests.gui.conftest import Runner, Started
 
 
@@ -229,23 +229,41 @@ def test_the_tray_announces_a_hooked_session_that_needs_input_once(
     qtbot.waitUntil(lambda: shell.detect_vm.selected_id == f"claude:{sid}", timeout=5000)
 
 
-def test_integrations_shows_the_plan_before_it_changes_anything(
-        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
-    shell, _board = fake_shell
-    fake = FakeIntegrations()
-    dialog = IntegrationsDialog(fake, shell.bridge.tasks, shell.window)
-    dialog.load()
-    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2
-                    and cell(dialog, 1, 2) == "not set up", timeout=10_000)
-    assert cell(dialog, 1, 1) == "claude:work"
-    dialog.table.selectRow(1)
+def test_integrations_sets_a_folder_up_after_showing_the_plan_and_removes_it_again(
+        shell: RelayShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        qtbot: QtBot) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    folder = tmp_path / "claude-default"
+    folder.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    mine = '{\n  "model": "opus",\n  "hooks": {"Stop": [{"hooks": [{"type": "command", ' \
+           '"command": "notify-send done"}]}]}\n}\n'
+    (folder / "settings.json").write_text(mine)
+    dialog = shell.open_integrations()
+    qtbot.waitUntil(lambda: cell(dialog, 0, 2) == "not set up", timeout=10_000)
+    assert cell(dialog, 0, 0) == str(folder)
+    assert cell(dialog, 0, 1) == "default"
+    assert "✗ hook SessionStart: missing" in dialog.detail.toPlainText()
+
     dialog.setup_button.click()
     qtbot.waitUntil(lambda: dialog.pending is not None, timeout=10_000)
-    assert "would add 9 hook entries in /home/me/.claude-work" in dialog.detail.toPlainText()
-    assert fake.applied == []  # nothing changed before Apply
+    assert "add  hook SessionStart" in dialog.detail.toPlainText()
+    assert (folder / "settings.json").read_text() == mine  # nothing changed before Apply
+    assert dialog.apply_button.isVisible()
     dialog.apply_button.click()
-    qtbot.waitUntil(lambda: cell(dialog, 1, 2) == "set up", timeout=10_000)
-    assert fake.applied == [(Path("/home/me/.claude-work"), False)]
+    qtbot.waitUntil(lambda: cell(dialog, 0, 2) == "set up", timeout=10_000)
+    settings = (folder / "settings.json").read_text()
+    assert "relay.cli.hook_client" in settings
+    assert "notify-send done" in settings  # the user's own hook stays
+    assert "written: " in dialog.detail.toPlainText()
+
+    dialog.remove_button.click()
+    qtbot.waitUntil(lambda: dialog.pending == (folder, True), timeout=10_000)
+    assert "remove  hook SessionStart" in dialog.detail.toPlainText()
+    dialog.apply_button.click()
+    qtbot.waitUntil(lambda: cell(dialog, 0, 2) == "not set up", timeout=10_000)
+    assert "relay.cli.hook_client" not in (folder / "settings.json").read_text()
+    assert "notify-send done" in (folder / "settings.json").read_text()
     dialog.close()
 
 

@@ -5,19 +5,20 @@ engine's :class:`~relay.board.service.BoardService` (``engine.board``) in the wi
 hosts, the host's API (``client.board``) in a window that is its client — same names, same
 arguments, same models (:mod:`relay.gui.host_calls`). Tests pass an in-memory fake.
 :class:`IntegrationsBackend` does the same for ``engine.integrations`` /
-``client.integrations``: Claude Code's settings in each configuration folder Relay knows (the
-default one, and each wallet account's). No Qt here.
+``client.integrations`` (:mod:`relay.board.integrations`): Claude Code's settings in each
+configuration folder Relay knows (the default one, and each wallet account's). No Qt here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from relay.gui.host_calls import OverHost
 
 if TYPE_CHECKING:
+    from relay.board.claude_setup import Applied
+    from relay.board.integrations import ClaudeIntegration
     from relay.board.model import Card, Comment, Project, Task
 
 
@@ -66,56 +67,28 @@ class HostBoardBackend(OverHost):
         return await self._host.board_link()
 
 
-#: a Claude configuration folder as the Integrations dialog lists it: None = the default one
-Folder = Path | None
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigFolder:
-    """A Claude Code configuration folder Relay can set up."""
-
-    #: None: Claude Code's default folder (``~/.claude``, or ``$CLAUDE_CONFIG_DIR``)
-    path: Folder
-    #: what it is to the user: "default" or the wallet account's entry
-    label: str
-
-
 class IntegrationsBackend(Protocol):
     """Relay's hooks and MCP server in Claude Code's settings (the Integrations dialog)."""
 
-    async def folders(self) -> list[ConfigFolder]: ...
-
-    async def check(self, folder: Folder) -> Any:
-        """What is and is not in place there (read-only)."""
+    async def claude(self, config_dir: Path | None = None) -> list[ClaudeIntegration]:
+        """Each folder's plan and check, read-only (``None``: the default folder and every
+        Claude account's)."""
         ...
 
-    async def plan(self, folder: Folder, remove: bool = False) -> Any:
-        """What Set up (or Remove) would change, without changing anything."""
-        ...
-
-    async def apply(self, folder: Folder, remove: bool = False) -> Any:
-        """Set up (or remove) Relay's entries, a backup first."""
+    async def apply(self, config_dir: Path, remove: bool = False) -> list[Applied]:
+        """Set ``config_dir`` up (or take Relay's entries out), a backup first."""
         ...
 
 
 class HostIntegrationsBackend(OverHost):
-    """The real :class:`IntegrationsBackend`: ``engine.integrations`` / ``client.integrations``
-    and the account book's Claude folders."""
+    """The real :class:`IntegrationsBackend`: ``engine.integrations`` or
+    ``client.integrations`` (the host registers its own URL)."""
 
-    async def folders(self) -> list[ConfigFolder]:
-        accounts = await self._services.accounts.all()
-        return [ConfigFolder(None, "default"), *(
-            ConfigFolder(a.config_dir, a.entry) for a in accounts
-            if a.provider == "claude" and a.config_dir is not None)]
+    async def claude(self, config_dir: Path | None = None) -> list[ClaudeIntegration]:
+        return await self._services.integrations.claude(config_dir)
 
-    async def check(self, folder: Folder) -> Any:
-        return await self._services.integrations.check(folder)
-
-    async def plan(self, folder: Folder, remove: bool = False) -> Any:
-        return await self._services.integrations.plan(folder, remove=remove)
-
-    async def apply(self, folder: Folder, remove: bool = False) -> Any:
+    async def apply(self, config_dir: Path, remove: bool = False) -> list[Applied]:
         integrations = self._services.integrations
         if remove:
-            return await integrations.remove(folder)
-        return await integrations.apply(folder)
+            return await integrations.claude_remove(config_dir)
+        return await integrations.claude_apply(config_dir)

@@ -11,9 +11,11 @@ The work is the host's (``engine.integrations`` or ``client.integrations``, thro
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -29,11 +31,15 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
-from relay.gui.board_backend import ConfigFolder, IntegrationsBackend
+from relay.gui.board_backend import IntegrationsBackend
 from relay.gui.bridge import TaskRunner
 from relay.gui.docks.parts import detail_view
-from relay.gui.integrations_text import check_status, describe
+from relay.gui.integrations_text import applied_text, check_text, plan_text, remove_text, status
 from relay.gui.messages import ErrorBanner
+
+if TYPE_CHECKING:
+    from relay.board.claude_setup import Applied
+    from relay.board.integrations import ClaudeIntegration
 
 CONTEXT = "integrations"
 INTRO = ("Relay's hooks tell the host what each Claude Code session does — exact live states "
@@ -51,9 +57,9 @@ class IntegrationsDialog(QDialog):
         self.setWindowTitle("Integrations")
         self.backend = backend
         self.tasks = tasks
-        self.folders: list[ConfigFolder] = []
+        self.rows: list[ClaudeIntegration] = []
         #: the plan shown, waiting for Apply: (folder, remove)
-        self.pending: tuple[ConfigFolder, bool] | None = None
+        self.pending: tuple[Path, bool] | None = None
         intro = QLabel(INTRO)
         intro.setWordWrap(True)
         intro.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
@@ -72,7 +78,7 @@ class IntegrationsDialog(QDialog):
         self.title = QLabel()
         self.title.setObjectName("integrationsTitle")
         self.title.setStyleSheet("QLabel { font-weight: bold; }")
-        self.detail = detail_view("integrationsDetail", "Select a folder to see what is set up.")
+        self.detail = detail_view("integrationsDetail", "Reading Claude Code's settings…")
         self.error = ErrorBanner("integrationsError")
         self.setup_button = self._button("Set up…", "integrationsSetup",
                                          lambda: self.show_plan(remove=False))
@@ -80,7 +86,7 @@ class IntegrationsDialog(QDialog):
                                           lambda: self.show_plan(remove=True))
         self.apply_button = self._button("Apply", "integrationsApply", self.apply)
         self.cancel_button = self._button("Cancel", "integrationsCancel", self._cancel_plan)
-        self.check_button = self._button("Check again", "integrationsCheck", self.check)
+        self.check_button = self._button("Check again", "integrationsCheck", self.load)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
         actions = QHBoxLayout()
@@ -100,7 +106,7 @@ class IntegrationsDialog(QDialog):
         self.resize(760, 560)
         self._buttons()
 
-    def _button(self, text: str, name: str, slot: Any) -> QPushButton:
+    def _button(self, text: str, name: str, slot: Callable[[], None]) -> QPushButton:
         button = QPushButton(text)
         button.setObjectName(name)
         button.clicked.connect(slot)
@@ -109,47 +115,36 @@ class IntegrationsDialog(QDialog):
     # -- reading --------------------------------------------------------------------------
 
     def load(self) -> None:
-        """List the folders, then check each (read-only)."""
-        self.tasks.start(self.backend.folders(), context=CONTEXT, on_done=self._listed)
+        """Read every folder's check and plan (read-only)."""
+        self.error.hide()
+        self.tasks.start(self.backend.claude(), context=CONTEXT, on_done=self._listed)
 
-    def _listed(self, folders: list[ConfigFolder]) -> None:
-        self.folders = folders
-        self.table.setRowCount(len(folders))
-        for row, folder in enumerate(folders):
-            where = str(folder.path) if folder.path is not None else "the default folder"
-            for col, text in enumerate((where, folder.label, "checking…")):
-                self.table.setItem(row, col, QTableWidgetItem(text))
-            self._check(row, folder)
-        if folders:
-            self.table.selectRow(0)
+    def _listed(self, rows: list[ClaudeIntegration]) -> None:
+        keep = self.current()
+        self.pending = None
+        self.rows = rows
+        self.table.setRowCount(len(rows))
+        for row, found in enumerate(rows):
+            state = QTableWidgetItem(status(found.check))
+            state.setForeground(QColor(theme.OK if found.ok else theme.WARNING))
+            for col, item in enumerate((QTableWidgetItem(str(found.target.config_dir)),
+                                        QTableWidgetItem(found.target.label), state)):
+                self.table.setItem(row, col, item)
+        dirs = [r.target.config_dir for r in rows]
+        at = dirs.index(keep.target.config_dir) if keep and keep.target.config_dir in dirs else 0
+        if rows:
+            self.table.selectRow(at)
+        self._selected()
 
-    def _checked(self, row: int, report: Any) -> None:
-        if row >= len(self.folders):
-            return
-        status, ok = check_status(report)
-        item = QTableWidgetItem(status)
-        item.setForeground(Qt.GlobalColor.darkGreen if ok else Qt.GlobalColor.darkYellow)
-        item.setData(Qt.ItemDataRole.UserRole, report)
-        self.table.setItem(row, 2, item)
-        if row == self.current_row() and self.pending is None:
-            self._show(f"What is in place in {self._name(row)}", describe(report))
-
-    def current_row(self) -> int:
+    def current(self) -> ClaudeIntegration | None:
         rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else -1
-
-    def _name(self, row: int) -> str:
-        folder = self.folders[row]
-        return folder.label if folder.path is None else f"{folder.label} ({folder.path})"
+        return self.rows[rows[0].row()] if rows and rows[0].row() < len(self.rows) else None
 
     def _selected(self) -> None:
         self.pending = None
-        row = self.current_row()
-        if row >= 0:
-            item = self.table.item(row, 2)
-            report = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
-            self._show(f"What is in place in {self._name(row)}",
-                       describe(report) if report is not None else "Checking…")
+        found = self.current()
+        if found is not None:
+            self._show(f"What is in place in {found.target.label}", check_text(found.check))
         self._buttons()
 
     def _show(self, title: str, text: str) -> None:
@@ -157,43 +152,35 @@ class IntegrationsDialog(QDialog):
         self.detail.setPlainText(text)
 
     def _buttons(self) -> None:
-        chosen = self.current_row() >= 0
+        found = self.current()
         planning = self.pending is not None
-        for button in (self.setup_button, self.remove_button, self.check_button):
-            button.setEnabled(chosen and not planning)
+        self.check_button.setEnabled(not planning)
+        self.setup_button.setEnabled(found is not None and not planning)
+        self.remove_button.setEnabled(found is not None and not planning)
         self.apply_button.setVisible(planning)
         self.cancel_button.setVisible(planning)
 
     # -- intents --------------------------------------------------------------------------
 
-    def _check(self, row: int, folder: ConfigFolder) -> None:
-        def done(report: Any) -> None:
-            self._checked(row, report)
-        self.tasks.start(self.backend.check(folder.path), context=CONTEXT, on_done=done)
-
-    def check(self) -> None:
-        row = self.current_row()
-        if row >= 0:
-            self.error.hide()
-            self._check(row, self.folders[row])
-
     def show_plan(self, remove: bool) -> None:
-        """What Set up (or Remove) would change there; Apply does it."""
-        row = self.current_row()
-        if row < 0:
+        """What Set up (or Remove) would change in the selected folder, read now; Apply
+        does it."""
+        found = self.current()
+        if found is None:
             return
-        folder = self.folders[row]
         self.error.hide()
-        self.tasks.start(self.backend.plan(folder.path, remove), context=CONTEXT,
-                         on_done=lambda plan: self._planned(folder, remove, plan))
+        folder = found.target.config_dir
 
-    def _planned(self, folder: ConfigFolder, remove: bool, plan: Any) -> None:
-        self.pending = (folder, remove)
-        verb = "Remove" if remove else "Set up"
-        self._show(f"{verb} in {folder.label}: the plan (nothing has changed yet)",
-                   describe(plan))
-        self.apply_button.setText("Remove" if remove else "Set up")
-        self._buttons()
+        def planned(fresh: list[ClaudeIntegration]) -> None:
+            now = fresh[0] if fresh else found
+            self.pending = (folder, remove)
+            verb = "Remove" if remove else "Set up"
+            self._show(f"{verb} in {now.target.label}: the plan (nothing has changed yet)",
+                       remove_text(now.check) if remove else plan_text(now.plan))
+            self.apply_button.setText(verb)
+            self._buttons()
+
+        self.tasks.start(self.backend.claude(folder), context=CONTEXT, on_done=planned)
 
     def _cancel_plan(self) -> None:
         self.pending = None
@@ -203,15 +190,22 @@ class IntegrationsDialog(QDialog):
         if self.pending is None:
             return
         folder, remove = self.pending
-        self.tasks.start(self.backend.apply(folder.path, remove), context=CONTEXT,
-                         on_done=lambda result: self._applied(folder, result))
+        self.apply_button.setEnabled(False)
 
-    def _applied(self, folder: ConfigFolder, result: Any) -> None:
-        self.pending = None
-        self._buttons()
-        self._show(f"Done in {folder.label}", describe(result))
-        if folder in self.folders:
-            self._check(self.folders.index(folder), folder)
+        def applied(done: list[Applied]) -> None:
+            self.apply_button.setEnabled(True)
+            self.pending = None
+            self._show("Done", applied_text(done))
+            self._buttons()
+            self.tasks.start(self.backend.claude(), context=CONTEXT, on_done=self._relisted)
+
+        self.tasks.start(self.backend.apply(folder, remove), context=CONTEXT, on_done=applied)
+
+    def _relisted(self, rows: list[ClaudeIntegration]) -> None:
+        done = self.detail.toPlainText()
+        self._listed(rows)
+        self.detail.appendPlainText(f"\n{done}")  # what was just done stays in sight
 
     def show_error(self, message: str, hint: str = "") -> None:
         self.error.show_error(message, hint)
+        self.apply_button.setEnabled(True)
