@@ -274,3 +274,31 @@ def test_the_window_has_a_board_dock_and_an_integrations_menu(
     assert shell.board_dock.toggleViewAction() in menus["&View"].actions()  # type: ignore[attr-defined]
     assert shell.window.integrations_action in menus["&Tools"].actions()  # type: ignore[attr-defined]
     assert shell.window.integrations_action.text() == "&Integrations…"
+
+
+def test_the_detect_dock_shows_a_hooked_sessions_state_first_as_soon_as_it_changes(
+        shell: RelayShell, engine: Engine, git_repo: Path, tmp_path: Path, arun: Runner,
+        qtbot: QtBot) -> None:
+    from tests.gui.test_client_docks import LIMITED, claude_folder
+
+    arun(engine.accounts.add("claude", "work", claude_folder(tmp_path, git_repo)))
+    vm = shell.detect_vm
+    vm.set_show_all(True)
+    vm.refresh()
+    qtbot.waitUntil(lambda: (s := vm.session(f"claude:{LIMITED}")) is not None
+                    and s.state == "blocked", timeout=10_000)  # the transcript's word
+    assert not vm.session(f"claude:{LIMITED}").hooked  # type: ignore[union-attr]
+    vm.stop()  # no poll from here on: only the live_state record can bring the change
+    arun(engine.board.hook({"session_id": LIMITED, "hook_event_name": "SessionStart",
+                            "cwd": str(git_repo), "source": "resume"}))
+    arun(engine.board.hook({"session_id": LIMITED, "hook_event_name": "Notification",
+                            "cwd": str(git_repo), "notification_type": "permission_prompt",
+                            "message": "Claude needs your permission to use Bash"}))
+    qtbot.waitUntil(lambda: vm.session(f"claude:{LIMITED}").state == "needs_input",  # type: ignore[union-attr]
+                    timeout=10_000)
+    row = vm.row_of(f"claude:{LIMITED}")
+    assert row is not None
+    assert vm.index(row, 2).data() == "needs input · hooks"
+    shell.detect_dock.select(f"claude:{LIMITED}")
+    assert shell.detect_dock.badge.text() == "needs input · hooks"
+    assert "permission to use Bash" in shell.detect_dock.body.toPlainText()

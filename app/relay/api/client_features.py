@@ -21,6 +21,8 @@ from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from relay.api.schemas import AuditLine, AuditVerify, Done, RepoPipelines, StatuslineRecorded
+from relay.board.claude_setup import Applied
+from relay.board.integrations import ClaudeIntegration
 from relay.board.model import (
     Card,
     Comment,
@@ -31,8 +33,6 @@ from relay.board.model import (
     Task,
     TaskDetail,
 )
-from relay.board.claude_setup import Applied
-from relay.board.integrations import ClaudeIntegration
 from relay.core.accounts import UNCHANGED, Account
 from relay.core.guard import Environment, GuardPolicy
 from relay.core.live import HookedSession

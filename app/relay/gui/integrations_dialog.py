@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from relay.board.integrations import ClaudeIntegration
 
 CONTEXT = "integrations"
-INTRO = ("Relay's hooks tell the host what each Claude Code session does — exact live states "
-         "on the board, in Detect and the tray —, bring the owner's comments to the session "
+INTRO = ("Relay's hooks tell the host what each Claude Code session does (exact live states "
+         "on the board, in Detect and the tray), bring the owner's comments to the session "
          "and ask the guard before a tool runs. Set up shows what it would change first.")
 
 

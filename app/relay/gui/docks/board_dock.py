@@ -53,8 +53,10 @@ EMPTY_TEXT = ("No tasks on the board yet. Agents add theirs with Relay's board t
               "(board_task_create); the web board and relay-cli board do too.")
 LOADING_TEXT = "Reading the board…"
 #: a column's narrowest width: six of them scroll sideways in a narrow window
-COLUMN_MIN_WIDTH = 168
+COLUMN_MIN_WIDTH = 136
 
+#: the needs-input badge, from the widest to what fits a narrow column
+BADGE_TEXTS = ("needs input", "input", "!")
 PAD = 8
 GAP = 3
 MAX_SESSIONS = 3
@@ -81,6 +83,25 @@ def _elided_lines(fm: QFontMetrics, text: str, width: int, lines: int) -> list[s
     return out
 
 
+def _card_box(rect: QRect) -> QRect:
+    """A card inside its row: a little room around it."""
+    return rect.adjusted(2, 2, -2, -4)
+
+
+def _row_width(option: QStyleOptionViewItem) -> int:
+    """A card's width: its column's (the same when its height is measured and when it is
+    painted, so a wrapped title always fits)."""
+    view = option.widget
+    if isinstance(view, QListView):
+        return max(COLUMN_MIN_WIDTH - 20, view.viewport().width() - 2 * view.spacing())
+    return option.rect.width() if option.rect.width() > 0 else COLUMN_MIN_WIDTH
+
+
+def _inner(width: int) -> int:
+    """The text's width in a row ``width`` wide."""
+    return max(40, width - 4 - 2 * PAD)
+
+
 class CardDelegate(QStyledItemDelegate):
     """Paints a card (no widgets per card: a column of hundreds scrolls smoothly)."""
 
@@ -96,7 +117,7 @@ class CardDelegate(QStyledItemDelegate):
               ) -> list[tuple[str, QFont, str, list[str]]]:
         """(what, font, colour, lines) top to bottom, below the key line."""
         _base, bold, small = self._fonts(option)
-        inner = max(40, width - 2 * PAD)
+        inner = _inner(width)
         task = card.task
         rows = [("title", bold, theme.TEXT, _elided_lines(QFontMetrics(bold), task.title,
                                                           inner, 3))]
@@ -125,7 +146,7 @@ class CardDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
                  ) -> QSize:
         card = index.data(StageColumn.CardRole)
-        width = option.rect.width() if option.rect.width() > 0 else COLUMN_MIN_WIDTH
+        width = _row_width(option)
         if card is None:
             return QSize(width, 24)
         _base, _bold, small = self._fonts(option)
@@ -141,7 +162,7 @@ class CardDelegate(QStyledItemDelegate):
             return
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        box = option.rect.adjusted(2, 2, -2, -4)
+        box = _card_box(option.rect)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         painter.setPen(QPen(QColor(theme.ACCENT if selected else "#d0d7de"),
                             2 if selected else 1))
@@ -152,9 +173,9 @@ class CardDelegate(QStyledItemDelegate):
             painter.setBrush(QColor(theme.WARNING))
             painter.drawRoundedRect(QRect(box.left(), box.top(), 4, box.height()), 2, 2)
         _base, _bold, small = self._fonts(option)
-        x, y, inner = box.left() + PAD, box.top() + PAD - 2, box.width() - 2 * PAD
+        x, y, inner = box.left() + PAD, box.top() + PAD - 2, _inner(_row_width(option))
         y = self._key_line(painter, card, small, x, y, inner)
-        for what, font, colour, lines in self._rows(card, option.rect.width(), option):
+        for what, font, colour, lines in self._rows(card, _row_width(option), option):
             painter.setFont(font)
             fm = QFontMetrics(font)
             if what == "plan":
@@ -176,13 +197,20 @@ class CardDelegate(QStyledItemDelegate):
         fm = QFontMetrics(font)
         key_font = QFont(font)
         key_font.setBold(True)
+        bold = QFontMetrics(key_font)
+        text, badge_w = "", 0
+        if card.needs_input:  # the words that fit beside the whole key
+            room = width - bold.horizontalAdvance(card.task.key) - 6
+            text = next((t for t in BADGE_TEXTS if bold.horizontalAdvance(t) + 12 <= room),
+                        BADGE_TEXTS[-1])
+            badge_w = bold.horizontalAdvance(text) + 12
+        key_w = max(0, width - badge_w - (6 if badge_w else 0))
         painter.setFont(key_font)
         painter.setPen(QColor(theme.MUTED))
-        painter.drawText(QRect(x, y, width, fm.height()), Qt.AlignmentFlag.AlignLeft
-                         | Qt.AlignmentFlag.AlignVCenter, card.task.key)
+        painter.drawText(QRect(x, y, key_w, fm.height()), Qt.AlignmentFlag.AlignLeft
+                         | Qt.AlignmentFlag.AlignVCenter,
+                         bold.elidedText(card.task.key, Qt.TextElideMode.ElideRight, key_w))
         if card.needs_input:
-            text = "needs input"
-            badge_w = QFontMetrics(key_font).horizontalAdvance(text) + 12
             badge = QRect(x + width - badge_w, y, badge_w, fm.height())
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor("#fff8c5"))
