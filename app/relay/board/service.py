@@ -35,15 +35,15 @@ from relay.board.model import (
 from relay.board.store import BoardStore
 from relay.core.errors import (
     BoardError,
+    ConfigError,
     ProjectNotFoundError,
     TaskNotFoundError,
     VersionConflictError,
     WorktreeError,
 )
 from relay.core.events import BOARD_SESSION, BoardChanged, BoardEntity
-from relay.core.guard import ENV_KINDS, LEVELS, Environment, GuardPolicy
+from relay.core.guard import ENV_KINDS, LEVELS, Environment, GuardPolicy, check_refs
 from relay.core.live import LiveStates
-from relay.core.redact import scrub
 from relay.core.store.db import Store
 from relay.core.store.sql import Statement, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -459,15 +459,10 @@ class BoardService:
         if env.kind not in ENV_KINDS or env.level not in LEVELS:
             raise BoardError(f"{env.kind}/{env.level} is not an environment kind and level.",
                              f"Kinds: {', '.join(ENV_KINDS)}; levels: {', '.join(LEVELS)}.")
-        for name, values in vars(env.refs).items():
-            for value in values:
-                if not isinstance(value, str) or not value or len(value) > 512:
-                    raise BoardError(f"A reference in {name} is not a name.",
-                                     "Give names, hosts or URL prefixes (≤ 512 characters).")
-                if scrub(value) != value:
-                    raise BoardError(f"A reference in {name} looks like a secret.",
-                                     "An environment names how it is reached (a context, a "
-                                     "host, a URL prefix), never a password or token.")
+        try:
+            check_refs(env.refs)
+        except ConfigError as exc:
+            raise BoardError(exc.message, exc.hint) from exc
         _text(env.notes, "The notes", MAX_TITLE * 4)
         async with self._lock:
             project_id, found, _ = await self._project_by_slug(project)
