@@ -36,6 +36,7 @@ from relay.core.events import (
     ToolCall,
     ToolResult,
 )
+from relay.core.guard import call_summary
 from relay.core.live import HookedSession, LiveState, Needs
 from relay.core.present import clip
 from relay.core.store.sql import Statement, now_ms
@@ -57,7 +58,6 @@ ANSWER_LIMIT = 16 * 1024
 TODO_TOOLS = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate", "TaskList"})
 _QUOTA = re.compile(r"rate[ _-]?limit|usage[ _-]?limit|quota|limit reached|\b429\b|overloaded",
                     re.IGNORECASE)
-_SUMMARY_KEYS = ("command", "file_path", "notebook_path", "path", "url", "pattern", "query")
 _TOOL_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 
@@ -88,17 +88,6 @@ def _str(value: Any, limit: int) -> str:
     return value[:limit] if isinstance(value, str) else ""
 
 
-def tool_summary(tool_name: str, tool_input: Any) -> str:
-    """A tool call's input in one line of at most :data:`SUMMARY_LIMIT` characters: its
-    command, path, URL or pattern, else its JSON."""
-    if not isinstance(tool_input, Mapping):
-        return ""
-    picked = [str(tool_input[k]) for k in _SUMMARY_KEYS if isinstance(tool_input.get(k), str)]
-    text = " ".join(picked) if picked else json.dumps(tool_input, ensure_ascii=False,
-                                                      default=str)[:SUMMARY_LIMIT * 2]
-    return clip(" ".join(text.split()), SUMMARY_LIMIT)
-
-
 def kept(event: Mapping[str, Any]) -> dict[str, Any]:
     """What Relay keeps of a hook event (bounded; the prompt and tool outputs are dropped)."""
     error = event.get("error")
@@ -117,7 +106,8 @@ def kept(event: Mapping[str, Any]) -> dict[str, Any]:
         "tool_name": _str(event.get("tool_name"), 128),
         "tool_use_id": _str(event.get("tool_use_id"), 128),
         "tool_input": tool_input if isinstance(tool_input, Mapping) else {},
-        "summary": tool_summary(_str(event.get("tool_name"), 128), tool_input),
+        "summary": call_summary(_str(event.get("tool_name"), 128), tool_input,
+                                SUMMARY_LIMIT) if isinstance(tool_input, Mapping) else "",
         "notification_type": _str(event.get("notification_type"), 64),
         "message": _str(event.get("message"), 1000),
         "stop_hook_active": event.get("stop_hook_active") is True,
@@ -230,6 +220,8 @@ class HookHandler:
         todos = self._todos(sid, k, raw)
         if todos is not None and todos != current.todos:
             changes["todos"] = todos
+        if k["event"] == "SessionEnd":
+            self._todo_calls.pop(sid, None)
         after = replace(current, **changes)
         live.put(after)
         state_moved = before is None or (after.state, after.needs) != (before.state, before.needs)

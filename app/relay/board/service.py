@@ -35,15 +35,15 @@ from relay.board.model import (
 from relay.board.store import BoardStore
 from relay.core.errors import (
     BoardError,
+    ConfigError,
     ProjectNotFoundError,
     TaskNotFoundError,
     VersionConflictError,
     WorktreeError,
 )
 from relay.core.events import BOARD_SESSION, BoardChanged, BoardEntity
-from relay.core.guard import ENV_KINDS, LEVELS, Environment, GuardPolicy
+from relay.core.guard import ENV_KINDS, LEVELS, Environment, GuardPolicy, check_refs
 from relay.core.live import LiveStates
-from relay.core.redact import scrub
 from relay.core.store.db import Store
 from relay.core.store.sql import Statement, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -53,6 +53,8 @@ from relay.sessions.worktree import main_root, repo_root
 __all__ = ["BoardService"]
 
 MAX_TITLE = 300
+#: how long a hooked session no hook reported on is kept (its live state)
+HOOKED_KEEP_MS = 14 * 24 * 3600 * 1000
 MAX_TEXT = 64 * 1024
 _KEY = re.compile(r"[A-Z0-9][A-Z0-9-]{0,40}-[0-9]{1,9}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -98,8 +100,14 @@ class BoardService:
         self.hooks = HookHandler(self)
 
     async def open(self) -> None:
-        """Load the hooked sessions' last states (so :meth:`live_states` is in memory)."""
-        self.live.load(await self.db.hooked_sessions())
+        """Load the hooked sessions' last states (so :meth:`live_states` is in memory); those
+        no hook reported for :data:`HOOKED_KEEP_MS` are let go of."""
+        cutoff = now_ms() - HOOKED_KEEP_MS
+        sessions = await self.db.hooked_sessions()
+        if any(s.updated_ms < cutoff for s in sessions):
+            await self.writer.write(WriteOp(session_id=BOARD_SESSION,
+                                            statements=[self.db.forget_hooked(cutoff)]))
+        self.live.load(s for s in sessions if s.updated_ms >= cutoff)
 
     async def close(self) -> None:
         """Nothing is held open: every write is committed when its method returns."""
@@ -459,15 +467,10 @@ class BoardService:
         if env.kind not in ENV_KINDS or env.level not in LEVELS:
             raise BoardError(f"{env.kind}/{env.level} is not an environment kind and level.",
                              f"Kinds: {', '.join(ENV_KINDS)}; levels: {', '.join(LEVELS)}.")
-        for name, values in vars(env.refs).items():
-            for value in values:
-                if not isinstance(value, str) or not value or len(value) > 512:
-                    raise BoardError(f"A reference in {name} is not a name.",
-                                     "Give names, hosts or URL prefixes (≤ 512 characters).")
-                if scrub(value) != value:
-                    raise BoardError(f"A reference in {name} looks like a secret.",
-                                     "An environment names how it is reached (a context, a "
-                                     "host, a URL prefix), never a password or token.")
+        try:
+            check_refs(env.refs)
+        except ConfigError as exc:
+            raise BoardError(exc.message, exc.hint) from exc
         _text(env.notes, "The notes", MAX_TITLE * 4)
         async with self._lock:
             project_id, found, _ = await self._project_by_slug(project)

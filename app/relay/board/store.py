@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 from typing import Any, cast
 
 from relay.board.model import Comment, Decision, Project, Report, Stage, Task
-from relay.core.guard import Environment, EnvRefs
+from relay.core.errors import ConfigError
+from relay.core.guard import Environment, env_refs_from_json, env_refs_to_json
 from relay.core.live import HookedSession
 from relay.core.store.db import Store
 from relay.core.store.sql import Statement, damaged_row
@@ -44,18 +44,11 @@ def _hooked(r: Sequence[Any]) -> HookedSession:
                          started_ms=r[10], updated_ms=r[11])
 
 
-def env_refs_json(refs: EnvRefs) -> str:
-    return json.dumps({k: list(v) for k, v in asdict(refs).items() if v}, sort_keys=True)
-
-
 def _env(r: Sequence[Any]) -> Environment:
     try:
-        raw = json.loads(r[3] or "{}")
-    except ValueError as exc:
-        raise damaged_row("guard_environments", exc) from exc
-    known = EnvRefs.__dataclass_fields__
-    refs = EnvRefs(**{k: tuple(str(x) for x in v) for k, v in raw.items()
-                      if k in known and isinstance(v, list)})
+        refs = env_refs_from_json(r[3])
+    except ConfigError as exc:
+        raise damaged_row("guard_environments", ValueError(exc.message)) from exc
     return Environment(name=r[0], kind=r[1], level=r[2], refs=refs, notes=r[4])
 
 
@@ -253,6 +246,10 @@ class BoardStore:
                  s.transcript_path, s.relay_session_id, json.dumps(list(s.todos)),
                  s.started_ms, s.updated_ms))
 
+    @staticmethod
+    def forget_hooked(before_ms: int) -> Statement:
+        return ("DELETE FROM hooked_sessions WHERE updated_ms < ?", (before_ms,))
+
     async def relay_session_of(self, agent_session_id: str) -> str | None:
         """The Relay session whose run is this agent session (Relay runs it)."""
         row = await self._one("SELECT session_id FROM runs WHERE agent_session_id=? ORDER BY"
@@ -281,7 +278,8 @@ class BoardStore:
                 " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, name) DO UPDATE SET"
                 " kind=excluded.kind, level=excluded.level, refs=excluded.refs,"
                 " notes=excluded.notes",
-                (project_id, env.name, env.kind, env.level, env_refs_json(env.refs), env.notes))
+                (project_id, env.name, env.kind, env.level,
+                 json.dumps(env_refs_to_json(env.refs), sort_keys=True), env.notes))
 
     @staticmethod
     def delete_environment(project_id: int, name: str) -> Statement:
