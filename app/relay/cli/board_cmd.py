@@ -183,8 +183,11 @@ def print_board(console: Console, cards: list[Card]) -> None:
     shown = [s for s in STAGES if by_stage[s]]
     table = FitTable(*(Column(f"{s} ({len(by_stage[s])})") for s in shown))
     for row in range(max(len(by_stage[s]) for s in shown)):
-        table.add_row(*(card_text(by_stage[s][row]) if row < len(by_stage[s]) else Text()
-                        for s in shown))
+        cells = [card_text(by_stage[s][row]) if row < len(by_stage[s]) else Text()
+                 for s in shown]
+        if row:  # a blank line between two cards of a column
+            cells = [Text("\n") + cell if cell else cell for cell in cells]
+        table.add_row(*cells)
     console.print(table)
 
 
