@@ -106,7 +106,7 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         board = attached.client.board
         match args.board_command:
             case None if args.open:
-                return await _open(board, console)
+                return await _open(board)
             case None:
                 cards = await board.cards(args.project, done=not args.no_done)
                 if args.json:
@@ -229,15 +229,15 @@ def has_display(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool
         environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
 
 
-async def _open(board: BoardClient, console: Console) -> int:
+async def _open(board: BoardClient) -> int:
     url = await board.login_link()
     print(url, flush=True)
     if has_display() and sys.stdout.isatty():
         import webbrowser
 
         if webbrowser.open(url):
-            console.print("Opened in your browser (the link works once, for 10 minutes).",
-                          markup=False, highlight=False, stderr=True)
+            print("Opened in your browser (the link works once, for 10 minutes).",
+                  file=sys.stderr)
     return 0
 
 
@@ -265,9 +265,10 @@ async def _env(board: BoardClient, args: argparse.Namespace, console: Console) -
             table.add_row(Text(env.name), env.kind, env.level, Text(refs), Text(env.notes))
         console.print(table)
     elif args.env_command == "set":
-        refs = EnvRefs(**{f: tuple(getattr(args, f)) for f in REF_OPTIONS.values()})
-        saved = await board.set_environment(slug, Environment(args.name, args.kind, args.level,
-                                                              refs, args.notes))
+        env = Environment(args.name, args.kind, args.level,
+                          EnvRefs(**{f: tuple(getattr(args, f)) for f in REF_OPTIONS.values()}),
+                          args.notes)
+        saved = await board.set_environment(slug, env)
         _said(args, console, saved, f"{slug}: environment {saved.name} ({saved.kind}, "
                                     f"{saved.level}) saved.")
     else:
