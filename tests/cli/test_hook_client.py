@@ -56,7 +56,7 @@ def server() -> Iterator[Server]:
     box: dict[str, Server] = {}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 — http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             seen.requests.append((self.path, dict(self.headers.items()), body))
             box["s"].answer(self, body)
@@ -164,7 +164,8 @@ def test_an_event_over_the_limit_is_sent_shrunk_with_its_paths(tmp_path: Path,
     big = {**EVENT, "tool_name": "Write",
            "tool_input": {"file_path": "/repo/big.txt", "content": "x" * 600_000}}
     done = _run(_data_dir(tmp_path / "data", server.url), json.dumps(big).encode())
-    assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True}
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"ok": True}
     sent = server.seen.requests[0][2]
     assert len(sent) <= hook_client.MAX_BODY
     event = json.loads(sent)

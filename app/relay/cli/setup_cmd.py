@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from relay.board import claude_setup as cs
 from relay.cli.tables import Column, FitTable
+from relay.core.errors import RelayError
 from relay.core.hostfile import read_host
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ _COLOUR = {"add": "green", "change": "yellow", "remove": "red", "keep": "dim", "
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup = sub.add_parser(
-        "setup", help="set up Claude Code's hooks and Relay's MCP server",
+        "setup", help="set up Claude Code's hooks and Relay's MCP server (--check: what is in "
+                      "place)",
         description="Merge Relay's hook entries into Claude Code's settings.json and register "
                     "Relay's MCP server (user scope). A backup is taken first; your own "
                     "entries are left as they are. No token is written anywhere: the hook "
@@ -113,6 +115,24 @@ async def setup(config: Config, args: argparse.Namespace, console: Console) -> i
     elif not targets:
         console.print("No Claude accounts in the wallet.")
     return 0
+
+
+def doctor_line(config: Config) -> str:
+    """``relay-cli doctor``'s line: whether the default Claude folder is set up (reads only)."""
+    try:
+        host = read_host(config.home)
+        url = host.url if host else None
+        check = cs.check(cs.default_target(), cs.Wiring.make(config.home, url), url)
+    except RelayError as exc:
+        return f"[red]cannot tell[/] — {escape(exc.message)}"
+    where = escape(str(check.target.config_dir))
+    wrong = [i for i in check.items if i.state != "ok"]
+    if not wrong:
+        return f"[green]set up[/] in {where}"
+    if all(i.state == "missing" for i in check.items):
+        return f"not set up in {where} (relay-cli setup claude)"
+    return (f"[yellow]{len(wrong)} of {len(check.items)} entries missing or stale[/] in {where} "
+            "(relay-cli setup claude --check)")
 
 
 def _print_json(data: dict[str, Any]) -> None:
