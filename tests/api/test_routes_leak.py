@@ -200,6 +200,11 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          {"passphrase": "not the passphrase"}, {}),
         ("GET", "/api/v1/audit/entries", "/api/v1/audit/entries", None, {"limit": 10_000}),
         ("GET", "/api/v1/openapi.json", "/api/v1/openapi.json", None, {}),
+        # Claude Code's hooks and MCP server in the planted account's folder
+        ("POST", "/api/v1/integrations/claude", "/api/v1/integrations/claude",
+         {"action": "apply", "account": "leak"}, {}),
+        ("GET", "/api/v1/integrations/claude", "/api/v1/integrations/claude", None,
+         {"account": "leak"}),
         # last: the account goes, and its key with it
         ("DELETE", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak",
          None, {}),

@@ -32,6 +32,7 @@ from relay.api.routes import (
     detect,
     events,
     history,
+    integrations,
     knowledge,
     pipelines,
     sessions,
@@ -64,7 +65,7 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                           "window and relay-cli do.")
     api.state.host = ctx
     for routes in (sessions, events, wallet, accounts, detect, pipelines, history, knowledge,
-                   audit, vault):
+                   audit, vault, integrations):
         api.include_router(routes.router)
     @api.get("/api/v1/health", response_model=Health, tags=["host"])
     async def health() -> Health:
