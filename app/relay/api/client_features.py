@@ -1,7 +1,7 @@
 """The client's feature services: ``client.wallet``, ``client.accounts``, ``client.detector``,
 ``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
-``client.audit``, ``client.breakers``, ``client.board`` — the engine's services of the same names over the
-host's API.
+``client.audit``, ``client.breakers``, ``client.board``, ``client.integrations`` — the engine's
+services of the same names over the host's API.
 
 Each method carries the engine service's name and arguments and returns the same models
 (the services' dataclasses and pydantic models, rebuilt from the JSON), so a front end
@@ -21,6 +21,8 @@ from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from relay.api.schemas import AuditLine, AuditVerify, Done, RepoPipelines, StatuslineRecorded
+from relay.board.claude_setup import Applied
+from relay.board.integrations import ClaudeIntegration
 from relay.board.model import (
     Card,
     Comment,
@@ -70,7 +72,8 @@ DIFFERENCES: Final = (
     "with the host's books",
     "audit.entries(limit): the latest lines of the host's audit log",
     "board.live(): the host's live states as a list (engine.board.live_states().all())",
-    "board.login_link(): the web board's one-time sign-in URL (POST /api/v1/board/login-link)")
+    "board.login_link(): the web board's one-time sign-in URL (POST /api/v1/board/login-link)",
+    "integrations.claude / claude_apply(config_dir, account): no url, the host's own is used")
 
 
 class _Caller(Protocol):
@@ -516,6 +519,30 @@ class BoardClient(_Part):
                             "or the window).") from None
         return answer["url"]
 
+class IntegrationsClient(_Part):
+    """``engine.integrations``: Claude Code's hooks and MCP server (the host's URL is the one
+    registered)."""
+
+    async def claude(self, config_dir: Path | str | None = None,
+                     account: str | None = None) -> list[ClaudeIntegration]:
+        return await self._ask(list[ClaudeIntegration], "GET", "/integrations/claude",
+                               config_dir=None if config_dir is None else str(config_dir),
+                               account=account)
+
+    async def claude_apply(self, config_dir: Path | str | None = None,
+                           account: str | None = None) -> list[Applied]:
+        return await self._setup("apply", config_dir, account)
+
+    async def claude_remove(self, config_dir: Path | str | None = None,
+                            account: str | None = None) -> list[Applied]:
+        return await self._setup("remove", config_dir, account)
+
+    async def _setup(self, action: str, config_dir: Path | str | None,
+                     account: str | None) -> list[Applied]:
+        return await self._ask(list[Applied], "POST", "/integrations/claude", body={
+            "action": action, "config_dir": None if config_dir is None else str(config_dir),
+            "account": account})
+
 
 class FeatureClients:
     """The services a :class:`~relay.api.client.RelayClient` offers besides sessions
@@ -560,6 +587,10 @@ class FeatureClients:
     @functools.cached_property
     def board(self) -> BoardClient:
         return BoardClient(self._caller())
+
+    @functools.cached_property
+    def integrations(self) -> IntegrationsClient:
+        return IntegrationsClient(self._caller())
 
     def _caller(self) -> _Caller:
         assert hasattr(self, "call"), "FeatureClients is a RelayClient's mixin"

@@ -186,6 +186,15 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import questions
 
             return await questions.answer(config, args, console)
+        case "setup":
+            from relay.cli import setup_cmd
+
+            return await setup_cmd.setup(config, args, console)
+        case "hook":  # `relay-cli --home DIR hook claude`: the fast path in main() took the rest
+            from relay.cli.hook_client import main as hook
+
+            return hook(["--data-dir", str(args.data_dir or config.home),
+                         *(["--headers"] if args.headers else [])])
     return 2
 
 
@@ -265,7 +274,15 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """relay-cli; everything it writes on stdout and stderr is scrubbed of secrets on the
-    way out (:func:`relay.core.termsafe.scrubbed_output`: the one point, whatever prints)."""
+    way out (:func:`relay.core.termsafe.scrubbed_output`: the one point, whatever prints) —
+    except ``hook claude``, Claude Code's hook client, which runs first and alone: its
+    output is the host's answer for Claude, and ``--headers`` is the MCP header Claude asks
+    for (:mod:`relay.cli.hook_client`)."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:2] == ["hook", "claude"]:
+        from relay.cli.hook_client import main as hook
+
+        return hook(given[2:])
     from relay.core.termsafe import scrubbed_output
 
     with scrubbed_output():

@@ -64,6 +64,8 @@ COMMANDS: dict[str, str] = {
            "(docs/mcp.md)",
     "permission-bridge": "(internal) the MCP server Claude Code asks for permissions",
     "answer": "answer a question a running agent asks (without REQUEST: list the open ones)",
+    "setup": "set up Claude Code's hooks and Relay's MCP server (--check: what is in place)",
+    "hook": "(internal) the hook client Claude Code runs for each hook event",
 }
 
 
@@ -309,6 +311,24 @@ def _answer(sub: LazySubParsers) -> None:
     questions.register(sub)
 
 
+def _setup(sub: LazySubParsers) -> None:
+    from relay.cli import setup_cmd
+    setup_cmd.register(sub)
+
+
+def _hook_arguments(sub: LazySubParsers) -> None:
+    """``hook claude [--data-dir DIR] [--headers]``: relay.cli.hook_client (the console
+    script and the frozen entry run it before parsing anything; this is for --help and
+    ``--home``)."""
+    hook = sub.add_parser("hook", description="The hook client Claude Code runs for each hook "
+                          "event (set up by `relay-cli setup claude`): stdin to the host, its "
+                          "JSON answer to stdout; always exit 0.")
+    hook.add_argument("agent", choices=["claude"])
+    hook.add_argument("--data-dir", type=Path, help="the data folder (default: --home)")
+    hook.add_argument("--headers", action="store_true",
+                      help="print the MCP Authorization header (Claude's headersHelper)")
+
+
 #: command → what adds its arguments (a module's register adds all of that module's commands)
 _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "run": _run_arguments, "show": _show_arguments, "stop": _stop_arguments, "sessions": _sessions_arguments,
@@ -319,7 +339,8 @@ _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "retrieve": _knowledge, "knowledge": _knowledge, "board": _board, "pipeline": _pipeline,
     "history": _history, "diff": _history, "rewind": _history, "review": _history,
     "finish": _history, "mcp": _mcp, "serve": _serve, "status": _status, "token": _token,
-    "permission-bridge": _permission, "answer": _answer,
+    "permission-bridge": _permission, "answer": _answer, "setup": _setup,
+    "hook": _hook_arguments,
 }
 
 

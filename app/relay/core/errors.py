@@ -27,6 +27,7 @@ Hierarchy::
     │   └── ContractTamperedError   missing or wrong signature: never injected
     ├── HandoffRefusedError         "hand off now" cannot be carried out
     ├── AccountError                an account is unknown or unusable
+    ├── SetupError                  an agent CLI's settings cannot be read, merged or written
     ├── PipelineError               a pipeline cannot be read, validated or run
     │   └── PipelineInvalidError    the graph breaks a rule (each problem names node and field)
     └── BoardError                  a board request is wrong (a bad stage, field, repository)
@@ -159,6 +160,10 @@ class HandoffRefusedError(RelayError):
 
 class AccountError(RelayError):
     """An account is unknown, or its settings are unusable."""
+
+
+class SetupError(RelayError):
+    """An agent CLI's settings file cannot be read, merged or written (``relay-cli setup``)."""
 
 
 class PipelineError(RelayError):

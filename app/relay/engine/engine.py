@@ -57,6 +57,7 @@ from relay.sessions.worktree import Workspace
 from relay.wallet.service import Wallet, WalletGuard
 
 if TYPE_CHECKING:
+    from relay.board.integrations import Integrations
     from relay.detect.service import Detector
     from relay.history.service import History
     from relay.knowledge.service import Knowledge
@@ -105,6 +106,7 @@ class Engine:
         self._knowledge: Knowledge | None = None
         #: the board: projects, tasks, comments, and the live state of hooked sessions
         self.board = BoardService(store, writer)
+        self._integrations: Integrations | None = None
         self._follower = Follower(store, bus, self.is_running_here)
         self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
 
@@ -521,6 +523,16 @@ class Engine:
 
             self._knowledge = Built(self.config)
         return self._knowledge
+
+    @property
+    def integrations(self) -> Integrations:
+        """Claude Code's hooks and MCP server in its configuration folders (built on first
+        use)."""
+        if self._integrations is None:
+            from relay.board.integrations import Integrations as Built
+
+            self._integrations = Built(self.config.home, self.accounts)
+        return self._integrations
 
     async def ingest_activity(self) -> None:
         """Index the session activity stored since the last ingest (any process's) now."""
