@@ -13,8 +13,10 @@ needs your permission") about 6 s later if nobody has answered (Claude Code 2.1.
   :attr:`ClaudeTty.output`; :meth:`ClaudeTty.screen` is that text without escape codes;
 * :meth:`ClaudeTty.submit` types a prompt and then Enter on its own (an Enter inside the
   same write is taken as pasted text); :meth:`ClaudeTty.key` sends one key: ``ENTER``
-  picks the selected option of a dialog ("1. Yes"), ``CTRL_C`` twice quits (the
-  ``SessionEnd`` hook says ``prompt_input_exit``).
+  picks the selected option of a dialog ("1. Yes"); :meth:`ClaudeTty.quit` presses
+  ``CTRL_C`` until Claude exits (the ``SessionEnd`` hook says ``prompt_input_exit``).
+  Claude redraws only the cells that change, so :meth:`ClaudeTty.shows` is good for text
+  that appears whole (a dialog, the typed prompt), not for a line that is rewritten.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ import struct
 import subprocess
 import termios
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.conftest import wait_until
+import pytest
+
 from tests.integration.helpers import CLAUDE_API_KEY
 
 ENTER = b"\r"
@@ -98,9 +102,12 @@ class ClaudeTty:
         return _squash(text) in _squash(self.screen())
 
     def wait_for_text(self, text: str, within: float = 30.0) -> None:
-        wait_until(lambda: self.shows(text) or self.proc.poll() is not None, within,
-                   f"{text!r} on Claude's screen")
-        assert self.shows(text), f"claude exited {self.proc.returncode}:\n{self.tail()}"
+        deadline = time.monotonic() + within
+        while not self.shows(text):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"{text!r} not on Claude's screen (exit {self.proc.returncode}):\n"
+                            f"{self.tail()}", pytrace=False)
+            time.sleep(0.05)
 
     def tail(self, n: int = 2000) -> str:
         return self.screen()[-n:]
@@ -116,11 +123,18 @@ class ClaudeTty:
         os.write(self._fd, ENTER)
 
     def quit(self, within: float = 20.0) -> int:
-        """Ctrl-C twice, as a user leaves; the exit code."""
-        self.key(CTRL_C)
-        self.wait_for_text("again to exit", 10)
-        self.key(CTRL_C)
-        return self.proc.wait(within)
+        """Ctrl-C until Claude exits (the first one only says "press again"); the exit code.
+
+        The screen cannot say when the first press was taken (Claude redraws only the cells
+        that change), so a press is repeated each half second until the process is gone."""
+        deadline = time.monotonic() + within
+        while True:
+            self.key(CTRL_C)
+            try:
+                return self.proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"claude did not quit on Ctrl-C:\n{self.tail()}", pytrace=False)
 
     def close(self) -> None:
         if self.proc.poll() is None:
