@@ -38,7 +38,8 @@ _CREATORS = frozenset({"touch", "mkdir", "truncate", "tee"})
 _CHANGERS = frozenset({"chmod", "chown", "chgrp"})     # first operand is the mode / owner
 _TARGETED = frozenset({"cp", "install", "ln", "rsync"})  # the last operand is written
 _VALUED = frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g",
-                     "--group", "-S", "--suffix", "-s", "--size", "-r", "--reference"})
+                     "--group", "-S", "--suffix", "--reference"})
+_TRUNCATE_VALUED = _VALUED | {"-s", "--size", "-r"}
 
 
 def command_verdicts(policy_root: object, commands: Sequence[Command],
@@ -118,7 +119,7 @@ def _publish(cmd: Command) -> list[Flag]:
 
 # -- files -----------------------------------------------------------------------------
 
-def _operands(argv: Sequence[str]) -> list[str]:
+def _operands(argv: Sequence[str], valued: frozenset[str] = _VALUED) -> list[str]:
     out, skip, ended = [], False, False
     for w in argv:
         if skip:
@@ -128,7 +129,7 @@ def _operands(argv: Sequence[str]) -> list[str]:
         elif w == "--":
             ended = True
         else:
-            skip = w in _VALUED
+            skip = w in valued
     return out
 
 
@@ -136,7 +137,7 @@ def _writes(cmd: Command) -> list[tuple[str, str]]:
     """(path, verb) for each path ``cmd`` writes or deletes."""
     name, argv = cmd.name, cmd.argv[1:]
     found = [(w, "writes") for w in cmd.writes]
-    ops = _operands(argv)
+    ops = _operands(argv, _TRUNCATE_VALUED if name == "truncate" else _VALUED)
     if name in _DELETERS:
         found += [(p, "deletes") for p in ops]
     elif name == "mv":
