@@ -258,7 +258,9 @@ CASES: list[Case] = [
     b("rm -rf ~/.config/app", "deny", _FS),
     b("rm -rf $HOME/x", "deny", _FS),
     b("rm -rf \"$BUILD_DIR\""),  # a variable: not judged
-    b("rm -rf /tmp/relay-test"),
+    b("rm -rf /tmp/relay-test", "deny", _FS),
+    b("mkdir -p /tmp/relay-test", "deny", _FS),  # /tmp holds other checkouts too
+    b("mv build/app /tmp/app", "deny", _FS),
     b(f"rm -rf {WORKTREE}/node_modules"),
     b(f"rm -rf {WORKTREE}-other/x", "deny", _FS),
     b("rm -- -weird-name"),
@@ -273,7 +275,7 @@ CASES: list[Case] = [
     b("echo x > /etc/motd", "deny", _FS),
     b("echo x >> ~/.bashrc", "deny", _FS),
     b("echo x > out.txt"),
-    b("echo x > /tmp/out.txt"),
+    b("echo x > /tmp/out.txt", "deny", _FS),
     b("make 2>&1 > /dev/null"),
     b("make > build.log 2>&1"),
     b("cat <<EOF > /etc/app.conf\nkey=value\nEOF", "deny", _FS),

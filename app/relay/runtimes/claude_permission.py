@@ -214,7 +214,8 @@ class PermissionBroker:
         tool_use_id = message.get("tool_use_id")
         guarded = check_call(self.guard, runtime=self.runtime, where="claude_bridge", tool=tool,
                              tool_input=tool_input, cwd=self.cwd,
-                             call_id=str(tool_use_id) if tool_use_id else None)
+                             call_id=str(tool_use_id) if tool_use_id else None,
+                             denial_event=False)  # Claude's result lists the denial
         for event in guarded.events if guarded is not None else ():
             self.events.put_nowait(event)
         verdict = guarded.verdict if guarded is not None else None

@@ -45,9 +45,12 @@ class Guarded:
 
 def check_call(guard: Guard | None, *, runtime: str, where: Where, tool: str,
                tool_input: Mapping[str, Any], cwd: str | None, call_id: str | None = None,
-               agent_session_id: str | None = None) -> Guarded | None:
+               agent_session_id: str | None = None,
+               denial_event: bool = True) -> Guarded | None:
     """The guard's verdict on one call and its events (None: no guard, or nothing to say).
 
+    ``denial_event=False``: the runtime reports the refused call itself (Claude lists it in
+    its result's ``permission_denials``), so no second ``PermissionDenied`` is added.
     A guard that fails is a warning notice, not a failed run: the call goes on as it would
     without a guard, and the user reads why."""
     if guard is None:
@@ -66,7 +69,7 @@ def check_call(guard: Guard | None, *, runtime: str, where: Where, tool: str,
         environment=verdict.environment, tool=tool, summary=call_summary(tool, tool_input),
         where=where, agent_session_id=agent_session_id)]
     guarded = Guarded(verdict, events)
-    if verdict.decision == "deny":
+    if verdict.decision == "deny" and denial_event:
         events.append(PermissionDenied(runtime=runtime, tool=tool, call_id=call_id,
                                        detail=guarded.refusal))
     elif verdict.decision == "warn":
