@@ -268,3 +268,27 @@ async def test_the_board_survives_a_restart(relay_home: Path, repo: Path) -> Non
         assert (live.state, live.needs) == ("needs_input", "permission")
     finally:
         await second.close()
+
+
+async def test_hooked_sessions_no_hook_reported_on_for_two_weeks_are_let_go_of(
+        relay_home: Path, repo: Path) -> None:
+    from relay.core.config import load_config
+    from relay.core.store.sql import now_ms
+
+    first = await Engine.open(load_config())
+    try:
+        for sid in ("old-1", "new-1"):
+            await first.board.hook({"session_id": sid, "hook_event_name": "SessionStart",
+                                    "cwd": str(repo), "source": "startup"})
+        await first.writer.write(WriteOp(BOARD_SESSION, statements=[(
+            "UPDATE hooked_sessions SET updated_ms=? WHERE agent_session_id='old-1'",
+            (now_ms() - 15 * 24 * 3600 * 1000,))]))
+    finally:
+        await first.close()
+    second = await Engine.open(load_config())
+    try:
+        assert [s.agent_session_id for s in second.board.live_states().all()] == ["new-1"]
+        async with second.store.conn.execute("SELECT agent_session_id FROM hooked_sessions") as cur:
+            assert [r[0] for r in await cur.fetchall()] == ["new-1"]
+    finally:
+        await second.close()

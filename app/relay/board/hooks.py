@@ -220,6 +220,8 @@ class HookHandler:
         todos = self._todos(sid, k, raw)
         if todos is not None and todos != current.todos:
             changes["todos"] = todos
+        if k["event"] == "SessionEnd":
+            self._todo_calls.pop(sid, None)
         after = replace(current, **changes)
         live.put(after)
         state_moved = before is None or (after.state, after.needs) != (before.state, before.needs)

@@ -53,6 +53,8 @@ from relay.sessions.worktree import main_root, repo_root
 __all__ = ["BoardService"]
 
 MAX_TITLE = 300
+#: how long a hooked session no hook reported on is kept (its live state)
+HOOKED_KEEP_MS = 14 * 24 * 3600 * 1000
 MAX_TEXT = 64 * 1024
 _KEY = re.compile(r"[A-Z0-9][A-Z0-9-]{0,40}-[0-9]{1,9}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -98,8 +100,14 @@ class BoardService:
         self.hooks = HookHandler(self)
 
     async def open(self) -> None:
-        """Load the hooked sessions' last states (so :meth:`live_states` is in memory)."""
-        self.live.load(await self.db.hooked_sessions())
+        """Load the hooked sessions' last states (so :meth:`live_states` is in memory); those
+        no hook reported for :data:`HOOKED_KEEP_MS` are let go of."""
+        cutoff = now_ms() - HOOKED_KEEP_MS
+        sessions = await self.db.hooked_sessions()
+        if any(s.updated_ms < cutoff for s in sessions):
+            await self.writer.write(WriteOp(session_id=BOARD_SESSION,
+                                            statements=[self.db.forget_hooked(cutoff)]))
+        self.live.load(s for s in sessions if s.updated_ms >= cutoff)
 
     async def close(self) -> None:
         """Nothing is held open: every write is committed when its method returns."""

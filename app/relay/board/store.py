@@ -246,6 +246,10 @@ class BoardStore:
                  s.transcript_path, s.relay_session_id, json.dumps(list(s.todos)),
                  s.started_ms, s.updated_ms))
 
+    @staticmethod
+    def forget_hooked(before_ms: int) -> Statement:
+        return ("DELETE FROM hooked_sessions WHERE updated_ms < ?", (before_ms,))
+
     async def relay_session_of(self, agent_session_id: str) -> str | None:
         """The Relay session whose run is this agent session (Relay runs it)."""
         row = await self._one("SELECT session_id FROM runs WHERE agent_session_id=? ORDER BY"

@@ -8,8 +8,10 @@ deleting outside the worktree.
 * deleting or writing outside the worktree (``rm``, ``mv``, ``cp``/``install``/``ln`` targets,
   ``touch``, ``mkdir``, ``tee``, ``dd of=``, ``find … -delete``, a ``>`` redirection; a
   ``Write``/``Edit``/… tool's file) → deny. ``cd`` is followed for relative paths; ``~`` and
-  ``$HOME`` count as outside; other ``$VARIABLES`` are not judged. Scratch space stays open:
-  ``/dev/null`` and the other ``/dev`` streams, ``/tmp/…``, ``/var/tmp/…``.
+  ``$HOME`` count as outside; other ``$VARIABLES`` are not judged. ``/dev/null`` and the
+  other ``/dev`` streams are open; ``/tmp`` is not (it holds other checkouts too, and
+  nothing tells them apart from scratch files): a session writes its scratch files in its
+  worktree.
 
 Each rule gives ``(decision, reason, rule)``; :mod:`relay.core.guard` makes the verdict.
 Pure: no I/O (paths are compared as text, symlinks are not followed).
@@ -31,14 +33,14 @@ _PUBLISH = {
     ("podman", "push"), ("poetry", "publish"), ("uv", "publish"), ("flit", "publish"),
     ("hatch", "publish"), ("gh", "release"), ("buildah", "push"), ("dotnet", "nuget"),
 }
-_SCRATCH = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/")
 _STREAMS = re.compile(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+)$")
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"})
 _CREATORS = frozenset({"touch", "mkdir", "truncate", "tee"})
 _CHANGERS = frozenset({"chmod", "chown", "chgrp"})     # first operand is the mode / owner
 _TARGETED = frozenset({"cp", "install", "ln", "rsync"})  # the last operand is written
 _VALUED = frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g",
-                     "--group", "-S", "--suffix", "-s", "--size", "-r", "--reference"})
+                     "--group", "-S", "--suffix", "--reference"})
+_TRUNCATE_VALUED = _VALUED | {"-s", "--size", "-r"}
 
 
 def command_verdicts(policy_root: object, commands: Sequence[Command],
@@ -118,7 +120,7 @@ def _publish(cmd: Command) -> list[Flag]:
 
 # -- files -----------------------------------------------------------------------------
 
-def _operands(argv: Sequence[str]) -> list[str]:
+def _operands(argv: Sequence[str], valued: frozenset[str] = _VALUED) -> list[str]:
     out, skip, ended = [], False, False
     for w in argv:
         if skip:
@@ -128,7 +130,7 @@ def _operands(argv: Sequence[str]) -> list[str]:
         elif w == "--":
             ended = True
         else:
-            skip = w in _VALUED
+            skip = w in valued
     return out
 
 
@@ -136,7 +138,7 @@ def _writes(cmd: Command) -> list[tuple[str, str]]:
     """(path, verb) for each path ``cmd`` writes or deletes."""
     name, argv = cmd.name, cmd.argv[1:]
     found = [(w, "writes") for w in cmd.writes]
-    ops = _operands(argv)
+    ops = _operands(argv, _TRUNCATE_VALUED if name == "truncate" else _VALUED)
     if name in _DELETERS:
         found += [(p, "deletes") for p in ops]
     elif name == "mv":
@@ -190,7 +192,7 @@ def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str) -> Fla
                 return None
             path = os.path.join(cwd, path)
         shown = os.path.normpath(path)
-        if shown.startswith(_SCRATCH) or _inside(shown, root):
+        if _inside(shown, root):
             return None
     return ("deny", f"{tool} {verb} {shown}, outside the worktree {root}: refused.",
             "fs.outside_worktree")

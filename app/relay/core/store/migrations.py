@@ -316,6 +316,7 @@ MIGRATIONS: dict[int, str] = {
         started_ms INTEGER NOT NULL,
         updated_ms INTEGER NOT NULL
     );
+    CREATE INDEX runs_agent_session ON runs(agent_session_id);
     CREATE TABLE guard_environments (
         id INTEGER PRIMARY KEY,
         project_id INTEGER NOT NULL REFERENCES board_projects(id) ON DELETE CASCADE,
