@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -16,8 +17,12 @@ import httpx
 
 from relay.api.client import RelayClient
 from relay.core.hostfile import read_host, read_token
+from tests.api import conftest as api
+from tests.detect.test_service import LIMITED, claude_folder
 
 CLI = [sys.executable, "-m", "relay.cli.main"]
+#: a ``relay-cli serve`` process of the test's data folder (tests/api)
+host_proc = api.host_proc
 
 
 def cli(relay_home: Path, *args: str, cwd: Path | None = None,
@@ -120,7 +125,28 @@ def test_open_prints_the_sign_in_link_or_says_what_is_missing(
     done = cli(relay_home, "board", "--open")
     found = read_host(relay_home)
     assert found is not None
-    if done.returncode == 0:
-        assert done.stdout.strip().startswith(found.url)
+    if done.returncode == 0:  # the code whole (the scrubber would take it for a secret)
+        assert re.fullmatch(re.escape(found.url) + r"/board/login\?code=[\w-]{20,}",
+                            done.stdout.strip()), done.stdout
     else:
         assert "does not serve the web board" in done.stderr
+
+
+def test_detect_shows_the_state_the_hooks_reported(host_proc: subprocess.Popen[str],
+                                                   relay_home: Path, tmp_path: Path,
+                                                   git_repo: Path) -> None:
+    folder = claude_folder(tmp_path, git_repo)  # a recorded session, blocked by a usage limit
+    ok(relay_home, "accounts", "add", "claude", "work", "--config-dir", str(folder))
+
+    def recorded() -> tuple[str, bool]:
+        found = json.loads(ok(relay_home, "detect", "--all", "--json"))["sessions"]
+        return next((s["state"], s["hooked"]) for s in found if s["session"] == LIMITED)
+
+    assert recorded() == ("blocked", False)  # from its transcript
+    hook(relay_home, {"session_id": LIMITED, "hook_event_name": "Notification",
+                      "cwd": str(git_repo), "notification_type": "permission_prompt",
+                      "message": "Claude needs your permission to use Bash"})
+    assert recorded() == ("needs_input", True)
+    table = " ".join(ok(relay_home, "detect", "--all").split())  # (the cell may wrap)
+    assert "claude:8a2de846 needs input · hook: waits" in table, table
+    assert "Claude needs your permission to use Bash" in table, table

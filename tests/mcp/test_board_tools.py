@@ -9,9 +9,13 @@ import uuid
 from pathlib import Path
 
 from relay.mcp.board_tools import BoardTools
+from tests.api import conftest as api
 from tests.api.conftest import Served
 from tests.api.test_mcp_http import mcp_session
 from tests.mcp.conftest import call, call_error, error_of
+
+#: the host of tests/api (an engine served on a real socket, and its client)
+served = api.served
 
 BOARD_TOOLS = {"board_projects", "board_tasks", "board_task_create", "board_task_update",
                "board_set_stage", "board_report", "board_decision", "board_comments",

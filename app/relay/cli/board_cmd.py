@@ -106,7 +106,7 @@ async def dispatch(config: Config, args: argparse.Namespace, console: Console) -
         board = attached.client.board
         match args.board_command:
             case None if args.open:
-                return await _open(board, console)
+                return await _open(board)
             case None:
                 cards = await board.cards(args.project, done=not args.no_done)
                 if args.json:
@@ -183,8 +183,11 @@ def print_board(console: Console, cards: list[Card]) -> None:
     shown = [s for s in STAGES if by_stage[s]]
     table = FitTable(*(Column(f"{s} ({len(by_stage[s])})") for s in shown))
     for row in range(max(len(by_stage[s]) for s in shown)):
-        table.add_row(*(card_text(by_stage[s][row]) if row < len(by_stage[s]) else Text()
-                        for s in shown))
+        cells = [card_text(by_stage[s][row]) if row < len(by_stage[s]) else Text()
+                 for s in shown]
+        if row:  # a blank line between two cards of a column
+            cells = [Text("\n") + cell if cell else cell for cell in cells]
+        table.add_row(*cells)
     console.print(table)
 
 
@@ -226,15 +229,19 @@ def has_display(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool
         environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
 
 
-async def _open(board: BoardClient, console: Console) -> int:
+async def _open(board: BoardClient) -> int:
     url = await board.login_link()
-    print(url, flush=True)
+    # the link carries its one-time code, which the scrubber would take for a secret: it is
+    # what the user asked for (single use, 10 minutes), written below the scrubbing stream
+    sys.stdout.flush()
+    sys.stdout.buffer.write(f"{url}\n".encode())
+    sys.stdout.buffer.flush()
     if has_display() and sys.stdout.isatty():
         import webbrowser
 
         if webbrowser.open(url):
-            console.print("Opened in your browser (the link works once, for 10 minutes).",
-                          markup=False, highlight=False, stderr=True)
+            print("Opened in your browser (the link works once, for 10 minutes).",
+                  file=sys.stderr)
     return 0
 
 
@@ -262,9 +269,10 @@ async def _env(board: BoardClient, args: argparse.Namespace, console: Console) -
             table.add_row(Text(env.name), env.kind, env.level, Text(refs), Text(env.notes))
         console.print(table)
     elif args.env_command == "set":
-        refs = EnvRefs(**{f: tuple(getattr(args, f)) for f in REF_OPTIONS.values()})
-        saved = await board.set_environment(slug, Environment(args.name, args.kind, args.level,
-                                                              refs, args.notes))
+        env = Environment(args.name, args.kind, args.level,
+                          EnvRefs(**{f: tuple(getattr(args, f)) for f in REF_OPTIONS.values()}),
+                          args.notes)
+        saved = await board.set_environment(slug, env)
         _said(args, console, saved, f"{slug}: environment {saved.name} ({saved.kind}, "
                                     f"{saved.level}) saved.")
     else:
