@@ -241,6 +241,11 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          {"repo": str(git_repo)}),
         ("DELETE", "/api/v1/board/projects/{slug}/environments/{name}",
          "/api/v1/board/projects/SLUG/environments/prod", None, {}),
+        # Claude Code's hooks and MCP server in the planted account's folder
+        ("POST", "/api/v1/integrations/claude", "/api/v1/integrations/claude",
+         {"action": "apply", "account": "leak"}, {}),
+        ("GET", "/api/v1/integrations/claude", "/api/v1/integrations/claude", None,
+         {"account": "leak"}),
         # last: the account goes, and its key with it
         ("DELETE", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak",
          None, {}),

@@ -13,6 +13,7 @@ import pytest
 
 from relay.board import claude_setup as cs
 from relay.board import settings_file
+from relay.core import fsutil
 from relay.core.accounts import Account
 from relay.core.errors import AccountError, SetupError
 
@@ -64,7 +65,7 @@ def wiring(data_dir: Path) -> cs.Wiring:
 
 
 def _without_relay(settings: dict[str, Any]) -> dict[str, Any]:
-    out = json.loads(json.dumps(settings))
+    out: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = out.get("hooks", {})
     for event in list(hooks):
         groups = [{**g, "hooks": [h for h in g["hooks"] if not cs.is_relay_hook(h)]}
@@ -213,14 +214,15 @@ def test_a_failed_write_puts_back_what_was_written(target: cs.ClaudeTarget, wiri
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     original = json.dumps(USER_SETTINGS, indent=2).encode()
     target.settings.write_bytes(original)
-    real = settings_file.write_atomic
+    real = fsutil.write_atomic
 
     def full_disk_for_the_state_file(path: Path, data: bytes, mode: int = 0o600) -> None:
         if path == target.state_file:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(path, data, mode)
 
-    monkeypatch.setattr(settings_file, "write_atomic", full_disk_for_the_state_file)
+    monkeypatch.setattr(settings_file, "write_atomic",  # the one the module calls
+                        full_disk_for_the_state_file)
     with pytest.raises(SetupError, match="Could not write"):
         cs.apply(target, wiring)
     assert target.settings.read_bytes() == original

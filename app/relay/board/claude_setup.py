@@ -297,7 +297,7 @@ def _hooks_of(settings: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def _relay_spots(groups: list[Any]) -> list[tuple[int, int]]:
-    spots = []
+    spots: list[tuple[int, int]] = []
     for g, group in enumerate(groups):
         inner = group.get("hooks") if isinstance(group, dict) else None
         if isinstance(inner, list):

@@ -16,7 +16,6 @@ account…: nothing was changed).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from relay.board import claude_setup as cs
 from relay.cli.tables import Column, FitTable
 from relay.core.errors import RelayError
 from relay.core.hostfile import read_host
+from relay.core.termsafe import json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -136,7 +136,7 @@ def doctor_line(config: Config) -> str:
 
 
 def _print_json(data: dict[str, Any]) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
+    print(json_text(data, indent=2), flush=True)
 
 
 def _heading(target: cs.ClaudeTarget, console: Console) -> None:
