@@ -16,11 +16,17 @@ shapes the assertions rely on:
 * a Stop ``{"decision": "block", "reason": R}`` makes Claude ask the model again with
   "Stop hook feedback:\\nR";
 * only the interactive CLI fires ``PermissionRequest`` (when its dialog shows); print mode
-  never asks, so that test drives Claude on a pseudo-terminal (:mod:`claude_tty`).
+  never asks, so that test drives Claude on a pseudo-terminal (:mod:`claude_tty`);
+* Claude hands the model an MCP tool's ``structuredContent``, and calls a user-scope MCP
+  tool in print mode only when it is allowed (``--allowedTools``).
+
+Each test has its own host, data folder, Claude configuration and mock; the waits are polls
+of the host with a deadline (another process's state).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -38,6 +44,7 @@ from relay.board.claude_setup import HOOK_EVENTS
 from relay.core.events import BOARD_SESSION
 from relay.core.guard import Environment, EnvRefs
 from relay.core.live import HookedSession
+from tests.api.test_host_process import _serve as serve
 from tests.fakes import mock_anthropic
 from tests.integration.claude_tty import ENTER, ClaudeTty
 from tests.integration.helpers import (
@@ -60,7 +67,8 @@ WITHIN_S = 30.0
 
 @dataclass
 class Hooked:
-    """A Claude config folder set up for a data folder's host, and the environments."""
+    """The real Claude with a configuration folder (set up for the test's data folder) in a
+    repository; :meth:`run` is one print-mode run."""
 
     claude: Path
     env: dict[str, str]         # Claude's (and relay-cli's) environment
@@ -70,12 +78,6 @@ class Hooked:
     def run(self, *args: str, prompt: str = "Do the task.") -> CliRun:
         return run_cli([self.claude, "-p", prompt, *PRINT, *args], env=self.env,
                        cwd=self.repo, timeout=90)
-
-
-def serve(home: Path) -> subprocess.Popen[str]:
-    from tests.api.test_host_process import _serve
-
-    return _serve(home)
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
@@ -119,8 +121,6 @@ def hooked(real_claude: Path, tmp_path: Path, relay_home: Path, repo: Path,
 async def eventually(probe: Callable[[], Awaitable[Any]], what: str,
                      within: float = WITHIN_S, show: Callable[[], str] = str) -> Any:
     """``await probe()`` until it is truthy (another process's state: nothing signals us)."""
-    import asyncio
-
     deadline = time.monotonic() + within
     while True:
         value = await probe()
