@@ -200,6 +200,14 @@ SAMPLES: list[Any] = [
                     output="1 failed", duration_s=1.5),
     ev.HandoffStep(ts=T0, handoff_id="h-1", state="snapshotted", from_entry="claude:work",
                    to_entry="codex", reason="usage_limit", detail="a" * 40),
+    ev.BoardChanged(ts=T0, entity="task", action="stage", project="shop", task="SHOP-3",
+                    fields={"from": "dev", "to": "test", "ids": [1, 2]}, actor="owner"),
+    ev.LiveStateChanged(ts=T0, agent_session_id="9f25", state="needs_input",
+                        previous="working", detail="Claude needs your permission",
+                        needs="permission", cwd="/w", relay_session_id="0123456789ab"),
+    ev.GuardDecision(ts=T0, decision="deny", reason="prod is read-only", rule="env.kubectl",
+                     environment="prod", tool="Bash", summary="Bash: kubectl delete pod x",
+                     where="hook", agent_session_id="9f25"),
 ]
 
 

@@ -222,7 +222,7 @@ _NOT_FREE_TEXT = frozenset({
     "kind", "runtime", "agent_session_id", "model", "cwd", "version", "permission_mode",
     "message_id", "parent_call_id", "call_id", "request_id", "handoff_id", "from_entry",
     "to_entry", "scope", "name", "tool", "category", "state", "outcome", "limit", "tools",
-    "window", "status", "origin",
+    "window", "status", "origin", "relay_session_id",
 })
 
 

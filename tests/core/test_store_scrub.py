@@ -40,6 +40,7 @@ NOT_FREE_TEXT = {
     "version", "message_id", "parent_call_id", "call_id", "name", "tool", "request_id",
     "about", "scope", "window", "status", "origin", "category", "handoff_id", "state",
     "from_entry", "to_entry", "outcome", "limit_kind", "error_category",
+    "relay_session_id",
 }
 
 

@@ -50,7 +50,8 @@ def _row_json(s: DetectedSession) -> dict[str, Any]:
     i = s.intent
     return {
         "id": s.id, "runtime": s.runtime, "session": s.agent_session_id, "account": s.entry,
-        "state": s.state, "why": s.why, "resets_at_ms": s.resets_at_ms, "cwd": s.cwd,
+        "state": s.state, "why": s.why, "hooked": s.hooked, "resets_at_ms": s.resets_at_ms,
+        "cwd": s.cwd,
         "repo": s.repo, "source": str(s.source), "started_ms": s.started_ms,
         "last_activity_ms": s.last_activity_ms,
         "pid": s.process.pid if s.process else None,
@@ -65,6 +66,15 @@ def _row_json(s: DetectedSession) -> dict[str, Any]:
                    "models": i.models, "last_message": i.last_message},
         "problems": s.problems,
     }
+
+
+def state_cell(s: DetectedSession, now_ms: int) -> str:
+    """The State cell; a state its hooks reported (exact) is marked, with what they said
+    when it waits for input."""
+    label = present.state_label(s, now_ms)
+    if not s.hooked:
+        return label
+    return f"{label} · hook: {s.why}" if s.state == "needs_input" else f"{label} · hook"
 
 
 async def detect(config: Config, args: argparse.Namespace, console: Console) -> int:
@@ -86,7 +96,7 @@ async def detect(config: Config, args: argparse.Namespace, console: Console) -> 
         for s in report.sessions:
             live = f" (pid {s.process.pid})" if s.process else ""
             table.add_row(escape(f"{s.runtime}:{s.agent_session_id[:8]}"),
-                          escape(present.state_label(s, now) + live),
+                          escape(state_cell(s, now) + live),
                           escape(present.repository(s)), present.age(s, now),
                           present.usage_short(s.usage), escape(s.entry),
                           escape(present.one_line(s.intent.initial_prompt, 60)))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
+from relay.board.service import BoardService
 from relay.core.accounts import AccountBook
 from relay.core.audit import AuditLog, DbAnchor
 from relay.core.audit_trail import AuditTrail
@@ -33,6 +34,7 @@ from relay.core.events import (
     StateChanged,
     Usage,
 )
+from relay.core.guard import Guard, PolicyGuard
 from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
@@ -93,7 +95,7 @@ class Engine:
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
         self._history: History | None = None
         self.services = Services(self.coordinator, self.breakers, self.accounts,
-                                 guard=WalletGuard(self.wallet))
+                                 guard=WalletGuard(self.wallet), guard_for=self.guard_for)
         self.recovered: list[str] = []
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
@@ -103,6 +105,8 @@ class Engine:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._watch: asyncio.Task[None] | None = None
         self._knowledge: Knowledge | None = None
+        #: the board: projects, tasks, comments, and the live state of hooked sessions
+        self.board = BoardService(store, writer)
         self._integrations: Integrations | None = None
         self._follower = Follower(store, bus, self.is_running_here)
         self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
@@ -145,6 +149,7 @@ class Engine:
                 trail.start()
                 try:
                     engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
+                    await engine.board.open()
                 except BaseException:
                     await trail.aclose()
                     raise
@@ -196,6 +201,7 @@ class Engine:
         if self._knowledge is not None:  # after the sessions: their activity gets indexed
             await step(self._knowledge.close)
         await step(self.wallet.close)
+        await step(self.board.close)
         await step(self.writer.close)
         await step(self.audit.aclose)
         await step(self.store.close)
@@ -487,7 +493,7 @@ class Engine:
         if self._detector is None:
             from relay.detect.service import Detector as Built
 
-            self._detector = Built(self.accounts, self.wallet)
+            self._detector = Built(self.accounts, self.wallet, live=self.board.live_states())
         return self._detector
 
     @property
@@ -546,6 +552,11 @@ class Engine:
 
     async def post_notice(self, session_id: str, notice: Notice) -> None:
         await self.writer.write(WriteOp(session_id, None, notice))
+
+    async def guard_for(self, spec: SessionSpec, worktree: Path) -> Guard | None:
+        """The guard on a session's tool calls: its project's environments and the folder
+        it works in (the board's :meth:`~relay.board.service.BoardService.guard_policy`)."""
+        return PolicyGuard(await self.board.guard_policy(spec.repo, worktree))
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners
