@@ -36,8 +36,12 @@ async def test_a_task_through_its_stages_over_the_api(served: Served, git_repo: 
     by_slug = await board.create_task(project.slug, "second", stage="dev")
     assert by_slug.stage == "dev"
 
-    moved = await board.set_stage(task.key, "dev", note="starting")
+    moved = await board.set_stage(task.key, "dev", note="starting",
+                                  expected_version=task.version)
     assert moved.stage == "dev"
+    with pytest.raises(RelayError) as moved_since:  # a drag from a stale board
+        await board.set_stage(task.key, "test", expected_version=task.version)
+    assert error_code(moved_since.value) == "version_conflict"
     changed = await board.update_task(task.key, expected_version=moved.version,
                                       waiting_on="a review")
     assert (changed.waiting_on, changed.next_step) == ("a review", "write it")
@@ -100,6 +104,10 @@ async def test_refusals_are_json_errors(served: Served, git_repo: Path) -> None:
         assert gone.status_code == 404
         assert set(gone.json()["error"]) == {"code", "message", "hint"}
         assert gone.json()["error"]["code"] == "task_not_found"
+        stale = await http.patch(f"/board/tasks/{task.key}",
+                                 json={"title": "x", "expected_version": task.version + 5})
+        assert stale.status_code == 409
+        assert stale.json()["error"]["code"] == "version_conflict"
         stage = await http.post(f"/board/tasks/{task.key}/stage", json={"stage": "shipping"})
         assert 400 <= stage.status_code < 500
         assert "shipping" in stage.json()["error"]["message"]

@@ -18,6 +18,7 @@ from tests.mcp.conftest import Server, call, call_error, error_of, text_of
 READS = (True, False, True, False)  # changes nothing a user owns (derived indexes may catch up)
 RUNS_AGENTS = (False, True, False, True)  # an agent edits a worktree, runs commands, calls out
 STOPS = (False, True, True, False)  # stops an agent (what it was doing is cut short)
+BOARD_WRITES = (False, False, False, False)  # a change to Relay's board, nothing else
 HINTS = {
     "relay_start_session": RUNS_AGENTS,  # an agent, and the verify commands given
     "relay_list_sessions": READS,
@@ -37,6 +38,17 @@ HINTS = {
     "relay_retrieve": READS,  # indexes what is new into Relay's own knowledge index first
     "relay_open_questions": READS,
     "relay_answer": RUNS_AGENTS,  # allowing a tool call lets the agent make it
+    "board_projects": READS,
+    "board_tasks": READS,
+    "board_comments": READS,
+    # the board's own records only: no repository, no command, nothing lost
+    "board_task_create": BOARD_WRITES,
+    "board_task_update": BOARD_WRITES,
+    "board_set_stage": BOARD_WRITES,
+    "board_report": BOARD_WRITES,
+    "board_decision": BOARD_WRITES,
+    "board_ack_comments": BOARD_WRITES,
+    "board_link": BOARD_WRITES,
 }
 
 

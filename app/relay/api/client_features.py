@@ -437,9 +437,9 @@ class BoardClient(_Part):
             **fields, "expected_version": expected_version, "actor": actor})
 
     async def set_stage(self, key: str, stage: str, *, actor: str = "owner",
-                        note: str | None = None) -> Task:
-        return await self._ask(Task, "POST", f"/board/tasks/{_seg(key)}/stage",
-                               body={"stage": stage, "actor": actor, "note": note})
+                        note: str | None = None, expected_version: int | None = None) -> Task:
+        return await self._ask(Task, "POST", f"/board/tasks/{_seg(key)}/stage", body={
+            "stage": stage, "actor": actor, "note": note, "expected_version": expected_version})
 
     async def add_report(self, key: str, summary: str, body: str = "", *, author: str,
                          session: str | None = None) -> Report:

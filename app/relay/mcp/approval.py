@@ -11,7 +11,8 @@ starts such work by hand.
 The annotations are the tools' honest hints: :data:`READS` for a tool that changes
 nothing a user owns (Relay's derived indexes may catch up), :data:`RUNS_AGENTS` for one
 that makes an agent work — it edits a worktree and runs commands there, and talks to its
-provider — and :data:`STOPS` for stopping one.
+provider —, :data:`STOPS` for stopping one, and :data:`BOARD_WRITES` for a change to Relay's
+board (no repository, no command).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ RUNS_AGENTS = ToolAnnotations(
 )
 STOPS = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+BOARD_WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 
 

@@ -13,19 +13,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from relay.board.model import STAGES, Card, Comment, Decision, Project, Report, SessionLink, Task
 from relay.core.errors import RelayError
 from relay.core.present import clip
 from relay.engine.engine import Engine
-from relay.mcp.approval import READS
+from relay.mcp.approval import BOARD_WRITES, READS
 from relay.mcp.results import guarded, ok
-
-#: a board write: changes Relay's board only (nothing in a repository, no command run)
-WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                         open_world_hint=False)
 
 Key = Annotated[str, Field(min_length=1, max_length=100, description=(
     "The task's key, e.g. RELAY-3 (board_tasks lists them; board_task_create returns it)."))]
@@ -116,14 +112,14 @@ class BoardTools:
         tools = (
             (self.projects, "board_projects", "The board's projects", READS),
             (self.tasks, "board_tasks", "The board's tasks", READS),
-            (self.task_create, "board_task_create", "Create a task on the board", WRITES),
-            (self.task_update, "board_task_update", "Update a board task", WRITES),
-            (self.set_stage, "board_set_stage", "Move a task to a stage", WRITES),
-            (self.report, "board_report", "Report on a task", WRITES),
-            (self.decision, "board_decision", "Record a decision on a task", WRITES),
+            (self.task_create, "board_task_create", "Create a task on the board", BOARD_WRITES),
+            (self.task_update, "board_task_update", "Update a board task", BOARD_WRITES),
+            (self.set_stage, "board_set_stage", "Move a task to a stage", BOARD_WRITES),
+            (self.report, "board_report", "Report on a task", BOARD_WRITES),
+            (self.decision, "board_decision", "Record a decision on a task", BOARD_WRITES),
             (self.comments, "board_comments", "The owner's comments on a task", READS),
-            (self.ack_comments, "board_ack_comments", "Acknowledge comments", WRITES),
-            (self.link, "board_link", "Link your session to a task", WRITES),
+            (self.ack_comments, "board_ack_comments", "Acknowledge comments", BOARD_WRITES),
+            (self.link, "board_link", "Link your session to a task", BOARD_WRITES),
         )
         for fn, name, title, hints in tools:
             server.add_tool(fn, name=name, title=title, annotations=hints)

@@ -72,6 +72,8 @@ class StageBody(Strict):
     stage: Stage
     note: str | None = Field(None, max_length=PAGE)
     actor: str = Field("owner", max_length=200)
+    #: refuse the move (version_conflict) when the task changed since this version
+    expected_version: int | None = None
 
 
 class ReportBody(Strict):
@@ -189,7 +191,8 @@ async def update_task(key: str, body: TaskPatch, eng: EngineDep) -> Task:
 @router.post("/tasks/{key}/stage", response_model=Task)
 async def set_stage(key: str, body: StageBody, eng: EngineDep) -> Task:
     """Move the task to ``stage`` (with an optional note)."""
-    return await eng.board.set_stage(key, body.stage, actor=body.actor, note=body.note)
+    return await eng.board.set_stage(key, body.stage, actor=body.actor, note=body.note,
+                                     expected_version=body.expected_version)
 
 
 @router.post("/tasks/{key}/reports", status_code=201, response_model=Report)
