@@ -55,6 +55,7 @@ from benchmarks.machine import cpu_name  # noqa: E402
 from relay.knowledge import scanner  # noqa: E402
 from relay.knowledge.langs import Outline, language_of, outline  # noqa: E402
 from relay.knowledge.store import open_store  # noqa: E402
+from relay.sessions.worktree import repo_root  # noqa: E402
 
 TARGET = 1.0  # tree-sitter's outline-only files/s over the hand-written scanner's
 Outliner = Callable[[str, str, str], Outline]
@@ -231,7 +232,7 @@ def main() -> int:
     generated = args.repo is None
     work = Path(tempfile.mkdtemp(prefix="knowledge-scan-"))
     data_dir = work if args.smoke else args.data_dir
-    root = scanner.repo_root(args.repo) if args.repo else dataset(args.files, args.seed, data_dir)
+    root = repo_root(args.repo) if args.repo else dataset(args.files, args.seed, data_dir)
     try:
         files = sources(root)
         nbytes = sum(len(t.encode("utf-8", errors="replace")) for _, _, t in files)

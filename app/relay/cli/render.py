@@ -20,7 +20,8 @@ _STYLE = {
     "needs_input": ("?", "magenta"), "input_withdrawn": ("?", "dim"),
     "limit_hit": ("⏸", "bold red"), "notice": ("…", "blue"), "error": ("✗", "red"),
     "session_ended": ("■", "bold"), "state_changed": ("·", "dim"),
-    "verify_result": ("☑", "green"),
+    "verify_result": ("☑", "green"), "board_changed": ("▦", "cyan"),
+    "live_state": ("◉", "blue"), "guard_decision": ("⛨", "bold red"),
 }
 
 

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the event kinds that tell the story of a session and its handoffs.
-AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step", "verify_result"})
+#: ``guard_decision``: every verdict of the guard (issue 21), the board's hook ones included
+AUDITED_KINDS = frozenset({"state_changed", "session_ended", "handoff_step", "verify_result",
+                           "guard_decision"})
 
 
 def audit_entry(record: EventRecord, *, late: bool = False) -> tuple[str, dict[str, Any]]:

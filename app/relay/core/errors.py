@@ -27,8 +27,12 @@ Hierarchy::
     │   └── ContractTamperedError   missing or wrong signature: never injected
     ├── HandoffRefusedError         "hand off now" cannot be carried out
     ├── AccountError                an account is unknown or unusable
-    └── PipelineError               a pipeline cannot be read, validated or run
-        └── PipelineInvalidError    the graph breaks a rule (each problem names node and field)
+    ├── PipelineError               a pipeline cannot be read, validated or run
+    │   └── PipelineInvalidError    the graph breaks a rule (each problem names node and field)
+    └── BoardError                  a board request is wrong (a bad stage, field, repository)
+        ├── TaskNotFoundError       no task with that key
+        ├── ProjectNotFoundError    no project with that slug
+        └── VersionConflictError    the task changed since the version the writer read
 """
 
 from __future__ import annotations
@@ -212,6 +216,22 @@ class HostRunningError(HostError):
 class HostGoneError(HostError):
     """The host went away and no process hosts the data folder any more: nothing runs its
     sessions now, so what they wrote is final in the store."""
+
+
+class BoardError(RelayError):
+    """A board request cannot be carried out as asked (a bad stage, field or repository)."""
+
+
+class TaskNotFoundError(BoardError):
+    """No task on the board has that key."""
+
+
+class ProjectNotFoundError(BoardError):
+    """No board project has that slug (or repository)."""
+
+
+class VersionConflictError(BoardError):
+    """A compare-and-set write found the task at another version than expected."""
 
 
 class ApiError(RelayError):

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
+from relay.core.live import LiveState, Needs
 from relay.core.states import SessionState
 
 
@@ -296,10 +297,64 @@ class HandoffStep(_Event):
     detail: str | None = None
 
 
+#: the ``events.session_id`` of board, live-state and hook-guard events: no Relay session
+#: has it, so a consumer that looks a record's session up skips it (:func:`is_board_record`)
+BOARD_SESSION = "board"
+
+BoardEntity = Literal["project", "task", "report", "decision", "comment", "link", "environment"]
+
+
+class BoardChanged(_Event):
+    """A committed change on the board (relay.board): a project, a task, a report…"""
+
+    kind: Literal["board_changed"] = "board_changed"
+    entity: BoardEntity
+    #: "created" | "updated" | "stage" | "deleted" | "delivered" | "acked" | "linked" | …
+    action: str
+    #: the project's slug
+    project: str
+    #: the task's key, e.g. "RELAY-3"
+    task: str | None = None
+    #: the changed fields, e.g. {"from": "dev", "to": "test"}
+    fields: dict[str, JsonValue] = Field(default_factory=dict)
+    #: "owner" | "agent:<session>" | "hook"
+    actor: str = ""
+
+
+class LiveStateChanged(_Event):
+    """A hooked agent session's live state changed (relay.board.hooks)."""
+
+    kind: Literal["live_state"] = "live_state"
+    agent_session_id: str
+    state: LiveState
+    previous: LiveState | None = None
+    detail: str = ""
+    needs: Needs | None = None
+    cwd: str = ""
+    relay_session_id: str | None = None
+
+
+class GuardDecision(_Event):
+    """The guard narrowed a tool call: denied it, asked the user, or warned."""
+
+    kind: Literal["guard_decision"] = "guard_decision"
+    decision: Literal["deny", "ask", "warn"]
+    reason: str
+    #: the rule that matched, e.g. "env.kubectl"
+    rule: str
+    environment: str | None = None
+    tool: str
+    #: a one-line summary of the call
+    summary: str
+    where: Literal["hook", "http", "acp", "claude_bridge"]
+    agent_session_id: str | None = None
+
+
 AgentEvent = Annotated[
     SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
     | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | QuotaUpdate | Notice | AgentError
-    | SessionEnded | StateChanged | HandoffStep | VerifyResult,
+    | SessionEnded | StateChanged | HandoffStep | VerifyResult
+    | BoardChanged | LiveStateChanged | GuardDecision,
     Field(discriminator="kind"),
 ]
 
@@ -323,6 +378,11 @@ class EventRecord:
     session_id: str
     run_id: str | None
     event: AgentEvent
+
+
+def is_board_record(record: EventRecord) -> bool:
+    """Whether a record belongs to the board's stream, not to a Relay session."""
+    return record.session_id == BOARD_SESSION
 
 
 def record_json(record: EventRecord) -> dict[str, Any]:

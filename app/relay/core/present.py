@@ -118,3 +118,18 @@ def summary(event: AgentEvent) -> str:
             if event.state == "pausing" and event.reason:
                 why = f" — {clip(event.reason, 200)}{why}"
             return f"handoff {event.handoff_id} {event.state.replace('_', ' ')}:{route}{why}"
+        case "board_changed":
+            where = event.task or event.project
+            changed = f" {args_summary(event.fields)}" if event.fields else ""
+            by = f" by {event.actor}" if event.actor else ""
+            return f"board {event.entity} {where} {event.action}{changed}{by}"
+        case "live_state":
+            needs = f" ({event.needs})" if event.needs else ""
+            was = f" (was {event.previous.replace('_', ' ')})" if event.previous else ""
+            what = f": {clip(event.detail, 160)}" if event.detail else ""
+            return (f"session {event.agent_session_id} {event.state.replace('_', ' ')}"
+                    f"{needs}{was}{what}")
+        case "guard_decision":
+            env = f" [{event.environment}]" if event.environment else ""
+            return (f"guard {event.decision}{env} {event.tool}: {clip(event.summary, 160)}"
+                    f" — {clip(event.reason, 200)} ({event.rule})")

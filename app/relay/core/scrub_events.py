@@ -28,6 +28,9 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "state_changed": ("reason",),
     "handoff_step": ("detail", "reason"),
     "verify_result": ("command", "output", "problem"),
+    "board_changed": ("fields",),
+    "live_state": ("detail",),
+    "guard_decision": ("reason", "summary"),
 }
 
 

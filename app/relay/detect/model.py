@@ -97,6 +97,8 @@ class DetectedSession:
     process: LiveProcess | None = None
     #: what could not be read and why (the scan goes on)
     problems: list[str] = field(default_factory=list)
+    #: the state is what its hooks last reported (exact), not lifted from its transcript
+    hooked: bool = False
 
     @property
     def id(self) -> str:

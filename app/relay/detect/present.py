@@ -73,6 +73,8 @@ def state_sentence(s: DetectedSession, now_ms: int, tz: tzinfo | None = None) ->
             return "Blocked by a usage limit; its reset is due (it can go on)."
         return (f"Blocked by a usage limit until {clock_time(s.resets_at_ms, now_ms, tz)} "
                 f"(in {duration(s.resets_at_ms - now_ms)}).")
+    if s.hooked:  # exact: what the session's hooks reported, with their detail
+        return f"{STATE_SENTENCES[s.state]} (Its hooks: {s.why}.)"
     return STATE_SENTENCES[s.state]
 
 

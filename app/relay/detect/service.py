@@ -26,9 +26,11 @@ from pathlib import Path
 
 from relay.core.accounts import Account, AccountBook
 from relay.core.errors import DetectNotFoundError, RelayError
+from relay.core.live import HookedSession, LiveState, LiveStates, NoLiveStates
+from relay.core.present import clip
 from relay.core.store.db import now_ms
 from relay.detect.lift import lift, lift_intent
-from relay.detect.model import DetectedSession, Intent, LiveProcess
+from relay.detect.model import DetectedSession, DetectState, Intent, LiveProcess
 from relay.detect.processes import ProcessScan, scan_processes
 from relay.detect.stores.base import SessionStore, StoreItem, StoreRead
 from relay.detect.stores.vscdb import editor_roots
@@ -63,8 +65,11 @@ class Detector:
     def __init__(self, accounts: AccountBook, wallet: Wallet,
                  stores: Mapping[str, SessionStore] | None = None,
                  clock: Callable[[], int] = now_ms,
-                 process_scan: Callable[[Sequence[Account]], ProcessScan] | None = None) -> None:
+                 process_scan: Callable[[Sequence[Account]], ProcessScan] | None = None,
+                 live: LiveStates | None = None) -> None:
         self.accounts = accounts
+        #: the hooked sessions' live states (the board's): exact, so shown first
+        self.live: LiveStates = live or NoLiveStates()
         self.wallet = wallet
         self.stores = dict(stores) if stores is not None else default_stores()
         self.clock = clock
@@ -176,13 +181,19 @@ class Detector:
                  now: int) -> DetectedSession:
         item = read.item
         lifted = lift(read, process, now, intent)
+        hooked = self.live.get(item.agent_session_id) if item.runtime == "claude" else None
+        state, why, resets, exact = lifted.state, lifted.why, lifted.resets_at_ms, False
+        if hooked is not None and not (state in ("ended", "crashed") and hooked.state != "ended"):
+            # the hooks' state is exact; a process that is gone without a SessionEnd is not
+            state, why, exact = _HOOK_STATES[hooked.state], hook_why(hooked), True
+            resets = resets if state == "blocked" else None
         return DetectedSession(
             runtime=item.runtime, agent_session_id=item.agent_session_id, entry=item.entry,
             source=item.path, cwd=read.cwd, repo=_repo_of(read.cwd),
             started_ms=read.started_ms,
             # a record's own time, or the file's when that is later (a line without a time)
             last_activity_ms=max(read.last_activity_ms or 0, item.mtime_ns // 1_000_000),
-            state=lifted.state, why=lifted.why, resets_at_ms=lifted.resets_at_ms,
+            state=state, why=why, resets_at_ms=resets, hooked=exact,
             intent=lifted.intent, process=process, problems=list(read.problems))
 
     async def _usage(self, found: list[_Found], listed: int) -> dict[tuple[str, str], Tokens]:
@@ -199,6 +210,19 @@ class Detector:
             return {}
         self._usage_seen = (listed, sessions, totals)
         return totals
+
+
+_HOOK_STATES: dict[LiveState, DetectState] = {
+    "working": "working", "needs_input": "needs_input", "idle": "idle",
+    "quota_blocked": "blocked", "ended": "ended"}
+
+
+def hook_why(hooked: HookedSession) -> str:
+    """Why a hooked session is in its state, from what its hooks said."""
+    what = {"permission": "waits for a permission", "question": "asked a question"}.get(
+        hooked.needs or "", "")
+    parts = [p for p in (what, hooked.detail) if p]
+    return clip(": ".join(parts), 200) if parts else "reported by its hooks"
 
 
 def _named(report: DetectReport, key: str) -> list[DetectedSession]:

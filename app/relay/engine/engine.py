@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
+from relay.board.service import BoardService
 from relay.core.accounts import AccountBook
 from relay.core.audit import AuditLog, DbAnchor
 from relay.core.audit_trail import AuditTrail
@@ -102,6 +103,8 @@ class Engine:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._watch: asyncio.Task[None] | None = None
         self._knowledge: Knowledge | None = None
+        #: the board: projects, tasks, comments, and the live state of hooked sessions
+        self.board = BoardService(store, writer)
         self._follower = Follower(store, bus, self.is_running_here)
         self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
 
@@ -143,6 +146,7 @@ class Engine:
                 trail.start()
                 try:
                     engine = cls(config, store, bus, writer, trail, passphrase_provider, fault)
+                    await engine.board.open()
                 except BaseException:
                     await trail.aclose()
                     raise
@@ -194,6 +198,7 @@ class Engine:
         if self._knowledge is not None:  # after the sessions: their activity gets indexed
             await step(self._knowledge.close)
         await step(self.wallet.close)
+        await step(self.board.close)
         await step(self.writer.close)
         await step(self.audit.aclose)
         await step(self.store.close)
@@ -485,7 +490,7 @@ class Engine:
         if self._detector is None:
             from relay.detect.service import Detector as Built
 
-            self._detector = Built(self.accounts, self.wallet)
+            self._detector = Built(self.accounts, self.wallet, live=self.board.live_states())
         return self._detector
 
     @property

@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from relay.core.events import BOARD_SESSION
+
 if TYPE_CHECKING:
     from relay.core.bus import EventBus
     from relay.core.events import EventRecord
@@ -62,6 +64,8 @@ class Follower:
         return await self.store.sessions.get(session_id)
 
     async def _finished(self, session_id: str) -> bool:
+        if session_id == BOARD_SESSION:  # the board's stream: no session row, never over
+            return False
         if self.running_here(session_id):
             return False
         return (await self.store.sessions.get(session_id)).finished

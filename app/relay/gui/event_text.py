@@ -20,6 +20,7 @@ _BADGES = {
     "quota_update": "QUOTA",
     "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
     "handoff_step": "HANDOFF", "verify_result": "VERIFY",
+    "board_changed": "BOARD", "live_state": "LIVE", "guard_decision": "GUARD",
 }
 
 
@@ -54,6 +55,8 @@ def is_error(event: AgentEvent) -> bool:
             return bool(event.is_error)
         case "error" | "limit_hit" | "permission_denied":
             return True
+        case "guard_decision":
+            return event.decision == "deny"
         case "session_ended":
             return event.outcome in ("failed", "interrupted")
         case "state_changed":

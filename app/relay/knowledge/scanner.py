@@ -44,6 +44,7 @@ from relay.core.errors import WorktreeError
 from relay.knowledge.langs import Outline, language_of, outline
 from relay.knowledge.model import Chunk, Edge, Graph, Node, short_hash
 from relay.knowledge.store import KnowledgeStore
+from relay.sessions.worktree import repo_root
 
 MAX_FILE_BYTES = 1_000_000
 BINARY_PROBE = 8000
@@ -94,23 +95,6 @@ def sensitive(path: str) -> bool:
     lowered = name.lower()
     return (lowered.startswith(_SENSITIVE_PREFIXES) or lowered.endswith(_SENSITIVE_SUFFIXES)
             or lowered in _SENSITIVE_NAMES)
-
-
-def repo_root(path: Path) -> Path:
-    """The working tree root of the git repository at or above ``path``.
-
-    Raises:
-        WorktreeError: ``path`` is not in a git repository with a working tree.
-    """
-    found = pygit2.discover_repository(str(path))
-    if found is None:
-        raise WorktreeError(f"{path} is not in a git repository.",
-                            "Pass the path of a git repository (--repo).")
-    repo = pygit2.Repository(found)
-    if repo.workdir is None:
-        raise WorktreeError(f"{path} is a bare git repository: it has no files to scan.",
-                            "Pass a repository with a working tree.")
-    return Path(repo.workdir).resolve()
 
 
 def repo_key(root: Path) -> str:

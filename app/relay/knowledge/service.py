@@ -26,16 +26,17 @@ from typing import TypeVar
 
 from relay.core.config import Config
 from relay.core.errors import RelayError, SessionNotFoundError, WorktreeError
-from relay.core.events import EventRecord
+from relay.core.events import EventRecord, is_board_record
 from relay.core.models import SessionRow
 from relay.core.store.db import Store
 from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.knowledge.activity import SessionInfo, session_graph
 from relay.knowledge.model import FACT_KINDS, Fact, Hit, Stats
 from relay.knowledge.retrieve import check_limit, match_expression
-from relay.knowledge.scanner import ScanReport, repo_key, repo_root, scan_repo
+from relay.knowledge.scanner import ScanReport, repo_key, scan_repo
 from relay.knowledge.store import KnowledgeStore, open_store
 from relay.sessions.briefing import KnownFacts
+from relay.sessions.worktree import repo_root
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,8 @@ class Knowledge:
             sessions: dict[str, None] = {}
             scanned = cursor
             while batch := await store.events_after(scanned, limit=EVENT_PAGE, replay=False):
-                sessions.update(dict.fromkeys(r.session_id for r in batch))
+                sessions.update(dict.fromkeys(r.session_id for r in batch
+                                              if not is_board_record(r)))
                 scanned = batch[-1].id
             for session_id in sessions:
                 await self._ingest_one(store, session_id)

@@ -84,6 +84,40 @@ class Workspace:
     base_branch: str | None = None
 
 
+def repo_root(path: Path) -> Path:
+    """The working tree root of the git repository at or above ``path``.
+
+    Raises:
+        WorktreeError: ``path`` is not in a git repository with a working tree.
+    """
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        raise WorktreeError(f"{path} is not in a git repository.",
+                            "Pass the path of a git repository (--repo).")
+    repo = pygit2.Repository(found)
+    if repo.workdir is None:
+        raise WorktreeError(f"{path} is a bare git repository: it has no working tree.",
+                            "Pass a repository with a working tree.")
+    return Path(repo.workdir).resolve()
+
+
+def main_root(path: Path) -> Path:
+    """The working tree root of the repository at or above ``path``; in a linked worktree
+    (a session's), the main working tree's root — the repository it belongs to.
+
+    Raises:
+        WorktreeError: as :func:`repo_root`.
+    """
+    root = repo_root(path)
+    gitdir = Path(pygit2.Repository(str(root)).path)
+    try:  # a linked worktree's <main>/.git/worktrees/<name>/commondir names <main>/.git
+        common = (gitdir / (gitdir / "commondir").read_text("utf-8").strip()).resolve()
+    except OSError:  # none: the main working tree itself
+        return root
+    main = pygit2.Repository(str(common))
+    return Path(main.workdir).resolve() if main.workdir else root
+
+
 def open_repo(path: Path) -> pygit2.Repository:
     """Open the repository at ``path``; a clear error if it is not one."""
     if not path.exists():

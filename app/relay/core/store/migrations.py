@@ -233,6 +233,100 @@ MIGRATIONS: dict[int, str] = {
     DROP INDEX IF EXISTS requests_open;
     DROP TABLE IF EXISTS requests;
     """,
+    # the board (issue 21): projects, tasks through stages, reports, decisions, the owner's
+    # comments, the sessions working on a task, the live state of hooked agent sessions and
+    # each project's guarded environments
+    11: """
+    CREATE TABLE board_projects (
+        id INTEGER PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        repo TEXT NOT NULL UNIQUE,
+        task_seq INTEGER NOT NULL DEFAULT 0,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+    CREATE TABLE board_tasks (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES board_projects(id) ON DELETE CASCADE,
+        key TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        stage TEXT NOT NULL CHECK (stage IN ('plan','dev','review','test','live','done')),
+        next_step TEXT,
+        waiting_on TEXT,
+        branch TEXT,
+        description TEXT,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        stage_ms INTEGER NOT NULL
+    );
+    CREATE INDEX board_tasks_project ON board_tasks(project_id, stage);
+    CREATE TABLE board_reports (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL REFERENCES board_tasks(id) ON DELETE CASCADE,
+        author TEXT NOT NULL,
+        session_ref TEXT,
+        summary TEXT NOT NULL,
+        body TEXT NOT NULL DEFAULT '',
+        created_ms INTEGER NOT NULL
+    );
+    CREATE INDEX board_reports_task ON board_reports(task_id, id);
+    CREATE TABLE board_decisions (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL REFERENCES board_tasks(id) ON DELETE CASCADE,
+        text TEXT NOT NULL,
+        decided_by TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+    );
+    CREATE INDEX board_decisions_task ON board_decisions(task_id, id);
+    CREATE TABLE board_comments (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL REFERENCES board_tasks(id) ON DELETE CASCADE,
+        author_kind TEXT NOT NULL CHECK (author_kind IN ('owner','agent')),
+        author TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        delivered_ms INTEGER,
+        delivered_to TEXT,
+        acked_ms INTEGER
+    );
+    CREATE INDEX board_comments_task ON board_comments(task_id, id);
+    CREATE TABLE board_links (
+        id INTEGER PRIMARY KEY,
+        task_id INTEGER NOT NULL REFERENCES board_tasks(id) ON DELETE CASCADE,
+        session_ref TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('relay','claude')),
+        linked_ms INTEGER NOT NULL,
+        unlinked_ms INTEGER
+    );
+    CREATE INDEX board_links_task ON board_links(task_id) WHERE unlinked_ms IS NULL;
+    CREATE INDEX board_links_ref ON board_links(session_ref) WHERE unlinked_ms IS NULL;
+    CREATE TABLE hooked_sessions (
+        agent_session_id TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        cwd TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        needs TEXT,
+        source TEXT NOT NULL DEFAULT '',
+        transcript_path TEXT NOT NULL DEFAULT '',
+        relay_session_id TEXT,
+        todos TEXT NOT NULL DEFAULT '[]',
+        started_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+    CREATE TABLE guard_environments (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES board_projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('local','test','live')),
+        level TEXT NOT NULL CHECK (level IN ('none','read','ask','full')),
+        refs TEXT NOT NULL DEFAULT '{}',
+        notes TEXT NOT NULL DEFAULT '',
+        UNIQUE (project_id, name)
+    );
+    """,
 }
 
 LATEST = max(MIGRATIONS)
