@@ -25,7 +25,7 @@ from relay.api.stream import event_frames
 from relay.api.web.auth import CSRF_FIELD, CSRF_HEADER, BoardAuth, same_origin
 from relay.api.web.render import STATIC, STATIC_TYPES, render
 from relay.board.model import STAGES
-from relay.core.errors import RelayError
+from relay.core.errors import ProjectNotFoundError, RelayError
 from relay.core.events import BOARD_SESSION
 
 #: the longest comment the board takes (the agent reads it as context)
@@ -73,10 +73,6 @@ async def form(request: Request) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
 
 
-class UnknownProject(Exception):
-    """A project slug the board does not have (a 404 page)."""
-
-
 class BoardRoute(APIRoute):
     """A board route: the cookie first, the CSRF token and origin on a write, and
     RelayError as a message page."""
@@ -98,13 +94,9 @@ class BoardRoute(APIRoute):
                                    "origin).", hint="Reload the board and try again.")
             try:
                 return await inner(request)
-            except UnknownProject as exc:
-                return message(request, 404, "No such project",
-                               f"There is no project {exc.args[0]!r} on the board.",
-                               link="/board", link_text="All projects")
             except RelayError as exc:
                 return message(request, status_of(exc), "That did not work", exc.message,
-                               hint=exc.hint or "")
+                               hint=exc.hint or "", link="/board", link_text="The board")
 
         return handler
 
@@ -136,7 +128,8 @@ async def _columns(request: Request, slug: str | None) -> dict[str, Any]:
     if slug is not None:
         project = next((p for p in await board.projects() if p.slug == slug), None)
         if project is None:
-            raise UnknownProject(slug)
+            raise ProjectNotFoundError(f"There is no project {slug!r} on the board.",
+                                       "The board's first page lists every project.")
     columns: dict[str, list[Any]] = {stage: [] for stage in STAGES}
     for card in await board.cards(slug):
         columns.setdefault(card.task.stage, []).append(card)
@@ -180,13 +173,13 @@ async def task_fragment(request: Request, key: str) -> Response:
     return await _task_answer(request, key)
 
 
-async def _task_answer(request: Request, key: str, error: str = "") -> Response:
+async def _task_answer(request: Request, key: str) -> Response:
     """After a write: the task fragment to htmx, a redirect back to the page without it."""
     if not _hx(request) and request.method == "POST":
         return RedirectResponse(f"/board/t/{quote(key)}", status_code=303)
     detail = await _board(request).task(key)
     return render("_task.html", detail=detail, stages=STAGES,
-                  csrf=board_auth(request).csrf_token(), error=error)
+                  csrf=board_auth(request).csrf_token())
 
 
 @router.post("/board/t/{key}/comments")
