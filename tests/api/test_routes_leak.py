@@ -200,6 +200,48 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          {"passphrase": "not the passphrase"}, {}),
         ("GET", "/api/v1/audit/entries", "/api/v1/audit/entries", None, {"limit": 10_000}),
         ("GET", "/api/v1/openapi.json", "/api/v1/openapi.json", None, {}),
+        # the board (issue 21): a task the key is written into, and a hook event carrying it
+        ("POST", "/api/v1/board/projects", "/api/v1/board/projects", {"repo": str(git_repo)},
+         {}),
+        ("GET", "/api/v1/board/projects", "/api/v1/board/projects", None, {}),
+        ("POST", "/api/v1/board/tasks", "/api/v1/board/tasks",
+         {"repo_or_project": str(git_repo), "title": f"rotate {KEY}",
+          "next_step": f"export ANTHROPIC_API_KEY={KEY}"}, {}),
+        ("GET", "/api/v1/board/cards", "/api/v1/board/cards", None, {}),
+        ("GET", "/api/v1/board/tasks/{key}", "/api/v1/board/tasks/TASK", None, {}),
+        ("PATCH", "/api/v1/board/tasks/{key}", "/api/v1/board/tasks/TASK",
+         {"description": f"the key is {KEY}"}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/stage", "/api/v1/board/tasks/TASK/stage",
+         {"stage": "dev", "note": KEY}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/reports", "/api/v1/board/tasks/TASK/reports",
+         {"summary": "found it", "body": f"ANTHROPIC_API_KEY={KEY}", "author": "agent"}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/decisions", "/api/v1/board/tasks/TASK/decisions",
+         {"text": f"keep {KEY}", "decided_by": "agent"}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/comments", "/api/v1/board/tasks/TASK/comments",
+         {"body": f"is {KEY} yours?"}, {}),
+        ("GET", "/api/v1/board/tasks/{key}/comments", "/api/v1/board/tasks/TASK/comments",
+         None, {}),
+        ("POST", "/api/v1/board/tasks/{key}/comments/ack",
+         "/api/v1/board/tasks/TASK/comments/ack", {"ids": None, "session": "leak-session"}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/links", "/api/v1/board/tasks/TASK/links",
+         {"session_ref": "leak-session"}, {}),
+        ("POST", "/api/v1/hooks/claude", "/api/v1/hooks/claude",
+         {"session_id": "leak-session", "hook_event_name": "PreToolUse", "cwd": str(git_repo),
+          "tool_name": "Bash", "tool_input": {"command": f"curl -H 'x-api-key: {KEY}' x"}},
+         {}),
+        ("GET", "/api/v1/board/live", "/api/v1/board/live", None, {}),
+        ("DELETE", "/api/v1/board/tasks/{key}/links/{ref}",
+         "/api/v1/board/tasks/TASK/links/leak-session", None, {}),
+        ("PUT", "/api/v1/board/projects/{slug}/environments/{name}",
+         "/api/v1/board/projects/SLUG/environments/prod",
+         {"kind": "live", "level": "ask", "refs": {"urls": [f"https://x:{KEY}@db.example"]}},
+         {}),
+        ("GET", "/api/v1/board/projects/{slug}/environments",
+         "/api/v1/board/projects/SLUG/environments", None, {}),
+        ("GET", "/api/v1/board/guard-policy", "/api/v1/board/guard-policy", None,
+         {"repo": str(git_repo)}),
+        ("DELETE", "/api/v1/board/projects/{slug}/environments/{name}",
+         "/api/v1/board/projects/SLUG/environments/prod", None, {}),
         # last: the account goes, and its key with it
         ("DELETE", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak",
          None, {}),
@@ -212,17 +254,21 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
     assert sorted(called - routes) == []
 
     answers: list[tuple[str, httpx.Response]] = []
-    run_id, detected = "", "nothing-detected"
+    run_id, detected, task, slug = "", "nothing-detected", "NO-TASK", "no-project"
     async with httpx.AsyncClient(base_url=served.host.url, trust_env=False, timeout=60,
                                  headers={"Authorization": f"Bearer {served.token}"}) as http:
         for method, route, path, body, query in calls:
             path = (path.replace("RUNID", run_id).replace("DETECTED", detected)
-                    .replace("RUN", f"/api/v1/pipelines/runs/{run_id}"))
+                    .replace("RUN", f"/api/v1/pipelines/runs/{run_id}")
+                    .replace("TASK", task).replace("SLUG", slug))
             response = await http.request(method, path, json=body, params=query)
             answers.append((f"{method} {route}", response))
             if route == "/api/v1/pipelines/runs" and method == "POST":
                 assert response.status_code == 201, response.text
                 run_id = response.json()["id"]
+            if route == "/api/v1/board/tasks" and method == "POST":
+                assert response.status_code == 201, response.text
+                task, slug = response.json()["key"], response.json()["project"]
             if route == "/api/v1/detect":  # the account check's own transcript, found
                 detected = next((f"{s['runtime']}:{s['agent_session_id']}"
                                  for s in response.json()["sessions"]), detected)

@@ -27,7 +27,7 @@ async def test_every_tool_is_listed_with_a_description_and_typed_schemas(relay_m
         listed = (await client.list_tools()).tools
     by_name = {t.name: t for t in listed}
     assert set(by_name) >= TOOLS
-    assert all(name.startswith("relay_") for name in by_name)
+    assert all(name.startswith(("relay_", "board_")) for name in by_name)
     for tool in listed:
         assert tool.description is not None, tool.name
         assert len(tool.description) > 40, tool.name

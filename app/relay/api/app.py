@@ -29,9 +29,11 @@ from relay.api.responses import ScrubbedJSONResponse
 from relay.api.routes import (
     accounts,
     audit,
+    board,
     detect,
     events,
     history,
+    hooks,
     knowledge,
     pipelines,
     sessions,
@@ -65,7 +67,7 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                           "window and relay-cli do.")
     api.state.host = ctx
     for routes in (sessions, events, wallet, accounts, detect, pipelines, history, knowledge,
-                   audit, vault):
+                   audit, vault, board, hooks):
         api.include_router(routes.router)
     install_web_board(api, token)
 

@@ -136,6 +136,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import knowledge_cmd
 
             return await knowledge_cmd.dispatch(config, args, console)
+        case "board":
+            from relay.cli import board_cmd
+
+            return await board_cmd.dispatch(config, args, console)
         case "adopt":
             from relay.cli import detect_cmd
 

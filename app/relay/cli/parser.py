@@ -50,6 +50,7 @@ COMMANDS: dict[str, str] = {
               "print each once",
     "retrieve": "search the knowledge graph: code and what agents decided",
     "knowledge": "scan a repository into the knowledge graph, or show what it holds",
+    "board": "the board of all the work: tasks per stage, comments, the guard's environments",
     "pipeline": "multi-agent pipelines: DAGs of Relay sessions",
     "history": "a session's (or a pipeline run's) timeline: who ran, handoffs, checks, commits",
     "diff": "what a commit, a session or one agent's stint changed",
@@ -263,6 +264,11 @@ def _knowledge(sub: LazySubParsers) -> None:
     knowledge_cmd.register(sub)
 
 
+def _board(sub: LazySubParsers) -> None:
+    from relay.cli import board_cmd
+    board_cmd.register(sub)
+
+
 def _pipeline(sub: LazySubParsers) -> None:
     from relay.cli import pipeline_cmd
     pipeline_cmd.register(sub)
@@ -310,7 +316,7 @@ _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "audit": _audit, "contract": _contract, "handoff": _handoff, "accounts": _accounts,
     "budget": _budget, "prices": _budget, "wallet": _wallet, "usage": _wallet,
     "statusline": _wallet, "detect": _detect, "adopt": _detect, "daemon": _detect,
-    "retrieve": _knowledge, "knowledge": _knowledge, "pipeline": _pipeline,
+    "retrieve": _knowledge, "knowledge": _knowledge, "board": _board, "pipeline": _pipeline,
     "history": _history, "diff": _history, "rewind": _history, "review": _history,
     "finish": _history, "mcp": _mcp, "serve": _serve, "status": _status, "token": _token,
     "permission-bridge": _permission, "answer": _answer,

@@ -25,6 +25,7 @@ from mcp.server.mcpserver import MCPServer
 
 from relay import __version__
 from relay.engine.engine import Engine
+from relay.mcp.board_tools import BoardTools
 from relay.mcp.history_tools import HistoryTools
 from relay.mcp.knowledge_tools import KnowledgeTools
 from relay.mcp.machine_tools import MachineTools
@@ -47,6 +48,12 @@ handoffs, checks, snapshot commits); relay_diff shows what changed; relay_review
 sends the agent a comment on a line; relay_rewind makes a new branch at a snapshot (nothing
 is lost); relay_retrieve searches the project's code and what agents decided before. The
 'demo' runtime is a SIMULATION, not a real agent.
+
+Relay's board shows the owner every task: keep yours there. Find it with board_tasks or
+create it with board_task_create, link your session with board_link (your session id is
+given to you when your session starts), move it with board_set_stage, report with
+board_report, record decisions with board_decision, and read and acknowledge the owner's
+comments with board_comments and board_ack_comments.
 """
 
 
@@ -55,6 +62,7 @@ def build_server(engine: Engine) -> MCPServer:
     server: MCPServer = MCPServer("relay", title="Relay", version=__version__,
                                   instructions=INSTRUCTIONS, log_level="WARNING")
     for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine),
-                  HistoryTools(engine), KnowledgeTools(engine), QuestionTools(engine)):
+                  HistoryTools(engine), KnowledgeTools(engine), QuestionTools(engine),
+                  BoardTools(engine)):
         tools.register(server)
     return server
