@@ -154,7 +154,9 @@ async def project_page(request: Request, slug: str) -> Response:
 @router.get("/board/t/{key}")
 async def task_page(request: Request, key: str) -> Response:
     common = await _common(request)
-    return render("task.html", **common, detail=await _board(request).task(key))
+    detail = await _board(request).task(key)
+    project = next((p for p in common["projects"] if p.slug == detail.card.task.project), None)
+    return render("task.html", **common, detail=detail, project=project)
 
 
 @router.get("/board/f/columns")

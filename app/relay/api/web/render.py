@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
 #: the static files the board serves, and their types
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
-                ".txt": "text/plain; charset=utf-8"}
+                ".txt": "text/plain; charset=utf-8", ".svg": "image/svg+xml"}
 
 
 def _static_url(name: str) -> str:
