@@ -10,12 +10,12 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver import Chrome
 
 #: where the screenshots go (the test writes them for a person to look at)
 SHOTS = Path(os.environ.get("RELAY_WEB_SHOTS", "/tmp/web-shots"))
@@ -28,7 +28,7 @@ def _which(*names: str) -> str | None:
 
 
 @contextmanager
-def chromium(tmp: Path, width: int = 1280, height: int = 800) -> Iterator[WebDriver]:
+def chromium(tmp: Path, width: int = 1280, height: int = 800) -> Iterator[Chrome]:
     """A headless chromium of its own profile in ``tmp``, closed after the block."""
     browser, driver = _which(*CHROMIUM), _which(DRIVER)
     try:
@@ -60,15 +60,21 @@ def chromium(tmp: Path, width: int = 1280, height: int = 800) -> Iterator[WebDri
         web.quit()
 
 
-def viewport(web: WebDriver, width: int, height: int, *, mobile: bool = False) -> None:
+def viewport(web: Chrome, width: int, height: int, *, mobile: bool = False) -> None:
     """Exactly this viewport (a window's size would include what the browser draws around
     it); ``mobile``: as a phone lays out (the page's viewport meta counts)."""
-    web.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",  # type: ignore[attr-defined]
+    web.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                         {"width": width, "height": height, "deviceScaleFactor": 1,
                          "mobile": mobile})
 
 
-def shoot(web: WebDriver, name: str) -> Path:
+def console(web: Chrome) -> list[dict[str, Any]]:
+    """What the page logged since the last call (errors, CSP violations, failed loads)."""
+    entries: list[dict[str, Any]] = web.get_log("browser")  # type: ignore[no-untyped-call]
+    return entries
+
+
+def shoot(web: Chrome, name: str) -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     assert web.save_screenshot(str(path)), path

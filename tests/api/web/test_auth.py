@@ -59,6 +59,7 @@ def test_signed_in_needs_exactly_the_cookie() -> None:
     assert not auth.signed_in(f"{COOKIE}={auth.cookie_value[:-1]}")
     assert not auth.signed_in(f'{COOKIE}="{auth.cookie_value}x"')
     assert read_cookie('broken="') == ""
+    assert read_cookie(f'bad"cookie=1; {COOKIE}={auth.cookie_value}') == auth.cookie_value
     assert not auth.csrf_ok(None)
     assert not auth.csrf_ok("")
     assert auth.csrf_ok(auth.csrf_token())

@@ -12,14 +12,14 @@ from typing import Any
 
 import httpx
 from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from relay.core.hostfile import read_host, read_token
 from tests.api.test_mcp_http import mcp_session
-from tests.api.web.browser import chromium, shoot, viewport
+from tests.api.web.browser import chromium, console, shoot, viewport
 from tests.api.web.conftest import SCRIPT
 from tests.mcp.conftest import call
 
@@ -41,17 +41,17 @@ def hook(url: str, token: str, event: dict[str, Any]) -> None:
     assert r.status_code == 200, r.text
 
 
-def wait(web: WebDriver) -> WebDriverWait:  # type: ignore[type-arg]
+def wait(web: Chrome) -> WebDriverWait[Chrome]:
     return WebDriverWait(web, WAIT_S)
 
 
-def column_of(web: WebDriver, key: str) -> str:
+def column_of(web: Chrome, key: str) -> str:
     card = web.find_element(By.ID, f"card-{key}")
     return str(card.find_element(By.XPATH, "./ancestor::section[@data-stage]")
                .get_attribute("data-stage"))
 
 
-def no_alert(web: WebDriver) -> None:
+def no_alert(web: Chrome) -> None:
     try:
         text = web.switch_to.alert.text
     except NoAlertPresentException:
@@ -88,7 +88,7 @@ def test_the_board_in_a_real_browser(host_proc: subprocess.Popen[str], relay_hom
         wait(web).until(ec.text_to_be_present_in_element((By.ID, "live"), "live"))
         assert column_of(web, key) == "dev"
         assert web.get_cookie("relay_board")["httpOnly"]  # type: ignore[index]
-        web.get_log("browser")  # from here on, nothing may go wrong in the page
+        console(web)  # from here on, nothing may go wrong in the page
         shoot(web, "desktop-board")
 
         # an agent moves the task: the card moves without a reload
@@ -135,7 +135,7 @@ def test_the_board_in_a_real_browser(host_proc: subprocess.Popen[str], relay_hom
             (By.CSS_SELECTOR, "#task .task-head .stage"), "live"))
         web.execute_script("window.scrollTo(0, 0)")
         shoot(web, "desktop-task")
-        severe = [e for e in web.get_log("browser") if e["level"] == "SEVERE"]
+        severe = [e for e in console(web) if e["level"] == "SEVERE"]
         assert severe == [], "\n".join(e["message"] for e in severe)  # no CSP violation
 
         # a phone: one column at a time, picked with the stage tabs

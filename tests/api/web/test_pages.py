@@ -9,7 +9,9 @@ import json
 import httpx
 import pytest
 
-from relay.api.web.auth import COOKIE
+from relay.api.web.auth import COOKIE, BoardAuth
+from relay.api.web.render import render
+from relay.board.model import STAGES, Card, Report, Task, TaskDetail
 from tests.api.conftest import Served
 from tests.api.web.conftest import SCRIPT, Board, login_url
 
@@ -188,7 +190,7 @@ async def test_the_live_stream_sends_board_events_and_resumes(board: Board) -> N
                 if line.startswith("id: "):
                     event_id = int(line[4:])
                 if line.startswith("data: "):
-                    data = json.loads(line[6:])
+                    data: dict[str, object] = json.loads(line[6:])
                     assert data["id"] == event_id
                     return data
         raise AssertionError("the stream ended")
@@ -206,5 +208,37 @@ async def test_the_live_stream_sends_board_events_and_resumes(board: Board) -> N
     await board.served.engine.board.set_stage(board.key, "live")
     resumed = await asyncio.wait_for(
         first_frame({"Last-Event-ID": str(data["id"])}, "/board/events?after=0"), 30)
-    assert isinstance(resumed["id"], int) and resumed["id"] > int(str(data["id"]))
+    assert isinstance(resumed["id"], int)
+    assert resumed["id"] > int(str(data["id"]))
     assert resumed["event"]["fields"]["to"] == "live"  # type: ignore[index]
+
+
+async def test_a_secret_an_agent_wrote_is_scrubbed_from_the_pages(board: Board) -> None:
+    key = "sk-ant-api03-" + "Zq7" * 30
+    await board.served.engine.board.add_report(board.key, f"leaked {key}",
+                                               f"ANTHROPIC_API_KEY={key}", author="agent:x")
+    for path in (f"/board/t/{board.key}", "/board", f"/board/f/card/{board.key}"):
+        text = (await board.http.get(path)).text
+        assert key not in text
+        assert key[:40] not in text  # not a cut-off piece either (the card shortens it)
+        assert "[REDACTED" in text
+
+
+def test_the_templates_scrub_what_they_print_and_keep_the_csrf_token() -> None:
+    """Whatever reaches a template unscrubbed (the board scrubs on write; a template must not
+    count on it) is scrubbed as it is printed, before a card shortens it."""
+    key = "sk-ant-api03-" + "Zq7" * 30
+    task = Task(key="R-1", project="r", title=f"rotate {key}", stage="dev", next_step=key,
+                waiting_on=None, branch=None, description=f"TOKEN={key}", version=1,
+                created_ms=1, updated_ms=1, stage_ms=1)
+    report = Report(1, "R-1", "agent", None, f"found {key}" + "!" * 300, key, 1)
+    card = Card(task=task, sessions=[], needs_input=False, last_report=report, plan=[],
+                open_comments=0)
+    detail = TaskDetail(card=card, reports=[report], decisions=[], comments=[])
+    csrf = BoardAuth("t" * 43).csrf_token()
+    for html in (render("_card.html", card=card).body,
+                 render("_task.html", detail=detail, stages=STAGES, csrf=csrf).body):
+        assert key.encode() not in html
+        assert key[:30].encode() not in html
+        assert b"[REDACTED" in html
+    assert csrf.encode() in render("_task.html", detail=detail, stages=STAGES, csrf=csrf).body

@@ -21,8 +21,9 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from http.cookies import SimpleCookie
 from urllib.parse import urlsplit
+
+from relay.api.web.render import Trusted
 
 #: the board cookie's name
 COOKIE = "relay_board"
@@ -72,7 +73,7 @@ class BoardAuth:
         return hmac.compare_digest(presented.encode(), self.cookie_value.encode())
 
     def csrf_token(self) -> str:
-        return _mac(self.cookie_value.encode(), b"csrf")
+        return Trusted(_mac(self.cookie_value.encode(), b"csrf"))
 
     def csrf_ok(self, presented: str | None) -> bool:
         return bool(presented) and hmac.compare_digest(str(presented).encode(),
@@ -84,15 +85,14 @@ class BoardAuth:
 
 
 def read_cookie(header: str | None) -> str:
-    if not header:
-        return ""
-    jar: SimpleCookie = SimpleCookie()
-    try:
-        jar.load(header)
-    except Exception:  # a malformed Cookie header is no cookie
-        return ""
-    morsel = jar.get(COOKIE)
-    return morsel.value if morsel is not None else ""
+    """The board cookie's value in a ``Cookie`` header ("" when absent). Read by hand: the
+    standard library's parser gives up on the whole header at one cookie it dislikes, and
+    other local apps set cookies on ``localhost`` too."""
+    for part in (header or "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == COOKIE:
+            return value.strip()
+    return ""
 
 
 def same_origin(headers: Mapping[str, str]) -> bool:

@@ -10,7 +10,7 @@ fragments a live event touches (``/board/f/...``; the stream itself carries no H
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import parse_qs, quote
 
@@ -77,7 +77,7 @@ class BoardRoute(APIRoute):
     """A board route: the cookie first, the CSRF token and origin on a write, and
     RelayError as a message page."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         inner = super().get_route_handler()
 
         async def handler(request: Request) -> Response:

@@ -2,7 +2,10 @@
 
 Titles, reports, decisions and comments come from agents and are untrusted: they reach the
 page only through ``{{ … }}``, which escapes them (no ``|safe``, no markdown), and the CSP
-(``default-src 'self'``, no inline script or style) stops whatever might slip past.
+(``default-src 'self'``, no inline script or style) stops whatever might slip past. Every
+string a template prints passes the secret scrubber first (the environment's ``finalize``;
+``clip`` scrubs before it shortens) — the pages are a boundary like the API's JSON
+(relay.api.responses) — except :class:`Trusted` values the board made itself (the CSRF token).
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2.filters import do_truncate
 from starlette.responses import HTMLResponse
+
+from relay.core.redact import scrub
 
 #: the vendored htmx (static/htmx.min.js, from the npm package htmx.org; static/htmx.LICENSE.txt)
 HTMX_VERSION = "2.0.11"
@@ -53,8 +59,27 @@ def _live_state(link: Any) -> str:
     return str(getattr(link, "relay_state", None) or "unknown")
 
 
+class Trusted(str):
+    """A value the board made itself (the CSRF token): printed as it is, not scrubbed."""
+
+    __slots__ = ()
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, str) and not isinstance(value, Trusted):
+        return scrub(value)
+    return value
+
+
+def _clip(value: Any, length: int) -> str:
+    """Scrubbed, then shortened (a secret cut in half would no longer be recognised)."""
+    return do_truncate(ENV, scrub(str(value)), length)
+
+
 ENV = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
-                  undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                  undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                  finalize=_finalize)
+ENV.filters["clip"] = _clip
 ENV.filters["iso"] = _iso
 ENV.filters["when"] = _when
 ENV.globals["static"] = _static_url
