@@ -1,7 +1,8 @@
 """A real headless browser for the web board's test: Debian's chromium driven by selenium
 through chromedriver. Nothing is downloaded (Selenium Manager never runs: the driver's and the
 browser's paths are given); a missing piece **fails** the test with what to install, like the
-integration tier's real CLIs (tests/integration/helpers.py)."""
+integration tier's real CLIs (tests/integration/helpers.py). ``RELAY_CHROMIUM`` and
+``RELAY_CHROMEDRIVER`` name other executables."""
 
 from __future__ import annotations
 
@@ -23,24 +24,36 @@ CHROMIUM = ("chromium", "chromium-browser")
 DRIVER = "chromedriver"
 
 
-def _which(*names: str) -> str | None:
+def _which(env: str, *names: str) -> str | None:
+    if given := os.environ.get(env):
+        return given if os.access(given, os.X_OK) else None
     return next((path for name in names if (path := shutil.which(name))), None)
+
+
+def executables() -> tuple[str, str]:
+    """chromium's and chromedriver's paths, with selenium importable; fails the test with
+    what to install otherwise."""
+    browser, driver = _which("RELAY_CHROMIUM", *CHROMIUM), _which("RELAY_CHROMEDRIVER", DRIVER)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        pytest.fail("selenium is not installed: `pip install -e '.[dev]'` (./dev test does).",
+                    pytrace=False)
+    if browser is None or driver is None:
+        pytest.fail("the web board's browser test needs Debian's chromium and chromedriver "
+                    f"(found: chromium {browser or 'no'}, chromedriver {driver or 'no'}): "
+                    "`apt-get install chromium chromium-driver` (./dev test installs them), or "
+                    "set RELAY_CHROMIUM / RELAY_CHROMEDRIVER.", pytrace=False)
+    return browser, driver
 
 
 @contextmanager
 def chromium(tmp: Path, width: int = 1280, height: int = 800) -> Iterator[Chrome]:
     """A headless chromium of its own profile in ``tmp``, closed after the block."""
-    browser, driver = _which(*CHROMIUM), _which(DRIVER)
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.fail("selenium is not installed: `pip install -e '.[dev]'` (./dev test does).",
-                    pytrace=False)
-    if browser is None or driver is None:
-        pytest.fail("the web board's browser test needs Debian's chromium and chromedriver: "
-                    "`apt-get install chromium chromium-driver` (./dev test installs them).",
-                    pytrace=False)
+    browser, driver = executables()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     options = webdriver.ChromeOptions()
     options.binary_location = browser
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",

@@ -11,15 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from selenium.common.exceptions import NoAlertPresentException
-from selenium.webdriver import Chrome
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
+
+try:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver import Chrome
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # chromium() fails the test with what to install
+    pass
 
 from relay.core.hostfile import read_host, read_token
 from tests.api.test_mcp_http import mcp_session
-from tests.api.web.browser import chromium, console, shoot, viewport
+from tests.api.web.browser import chromium, console, executables, shoot, viewport
 from tests.api.web.conftest import SCRIPT
 from tests.mcp.conftest import call
 
@@ -61,6 +65,7 @@ def no_alert(web: Chrome) -> None:
 
 def test_the_board_in_a_real_browser(host_proc: subprocess.Popen[str], relay_home: Path,
                                      git_repo: Path, tmp_path: Path) -> None:
+    executables()  # first: what is missing fails the test before anything runs
     info, token = read_host(relay_home), read_token(relay_home)
     assert info is not None
     assert token
