@@ -86,6 +86,7 @@ def test_the_board_in_a_real_browser(host_proc: subprocess.Popen[str], relay_hom
         web.get(f"{url}/board")
         assert "relay-cli board --open" in web.find_element(By.TAG_NAME, "body").text
         assert key not in web.page_source
+        shoot(web, "desktop-signed-out")
         # the one-time link signs in and lands on the board, live
         web.get(link)
         wait(web).until(ec.url_to_be(f"{url}/board"))
