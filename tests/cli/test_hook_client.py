@@ -206,9 +206,11 @@ def test_nothing_of_relay_nor_any_third_party_module_is_imported(tmp_path: Path)
     at_start = set(_imported(baseline.stderr))  # the interpreter's own start (site, .pth)
     done = _run(_data_dir(tmp_path / "data", None), importtime=True)
     loaded = [n for n in _imported(done.stderr) if n not in at_start]
-    assert "relay.cli.hook_client" in loaded
     relay = [n for n in loaded if n == "relay" or n.startswith("relay.")]
-    assert sorted(relay) == ["relay", "relay.cli", "relay.cli.hook_client"]
+    # ``-m`` runs the client as ``__main__`` (an installed Relay); ``-c`` (a source checkout
+    # the isolated interpreter cannot find by itself) imports it by name
+    assert "relay.cli" in relay
+    assert set(relay) <= {"relay", "relay.cli", "relay.cli.hook_client"}
     foreign = [n for n in loaded if n.split(".")[0] not in sys.stdlib_module_names
                and n not in relay]
     assert foreign == []
