@@ -160,3 +160,18 @@ def test_bad_environment_json_is_refused(bad: dict[str, str]) -> None:
 def test_guard_never_allows() -> None:
     decisions = {decide(POLICY, c.tool, c.input, WORKTREE) for c in CASES}
     assert all(v is None or v.decision in ("deny", "ask", "warn") for v in decisions)
+
+
+def test_writing_outside_the_worktree_asks_deleting_is_refused_scratch_is_open() -> None:
+    policy = GuardPolicy(repo="/home/u/proj", worktree="/home/u/proj", scratch=("/tmp",))
+    def verdict(command: str) -> tuple[str, str] | None:
+        found = decide(policy, "Bash", {"command": command}, "/home/u/proj")
+        return (found.decision, found.rule) if found else None
+    assert verdict("echo x > /tmp/out.txt") is None
+    assert verdict("rm -rf /tmp/scratch-1") is None
+    assert verdict("mktemp -d && touch /tmp/a/b") is None
+    assert verdict("echo x >> /home/u/.bashrc") == ("ask", "fs.outside_worktree")
+    assert verdict("rm -rf /home/u/other") == ("deny", "fs.outside_worktree")
+    assert verdict("mv notes.txt /srv/notes.txt") == ("deny", "fs.outside_worktree")
+    # a folder only starting like the scratch folder is not in it
+    assert verdict("echo x > /tmpfoo/out.txt") == ("ask", "fs.outside_worktree")

@@ -193,8 +193,8 @@ async def _acp_run(cwd: Path, guard: Any, answer: str | None) -> list[AgentEvent
 
 async def test_acp_deny_answers_reject_without_asking(acp_log: Path, git_repo: Path,
                                                       tmp_path: Path) -> None:
-    # the session's worktree is elsewhere: the agent's edit of approved.txt is outside it
-    guard = PolicyGuard(GuardPolicy(worktree=str(tmp_path / "elsewhere")))
+    guard = Fixed(Verdict("deny", "edit deletes approved.txt, outside the worktree: refused.",
+                          "fs.outside_worktree"))
     events = await _acp_run(git_repo, guard, answer="allow-once")
     assert not (git_repo / "approved.txt").exists()
     assert not of(events, NeedsInput)
@@ -266,7 +266,8 @@ def _decisions(tmp_path: Path) -> list[dict[str, Any]]:
 async def test_claude_bridge_deny_answers_claude_with_the_reason(git_repo: Path,
                                                                  tmp_path: Path) -> None:
     adapter = _claude(tmp_path)  # a Write of <repo>/asked.txt
-    guard = PolicyGuard(GuardPolicy(worktree=str(tmp_path / "elsewhere")))
+    guard = Fixed(Verdict("deny", "Write replaces asked.txt, outside the worktree: refused.",
+                          "fs.outside_worktree"))
     events = await _claude_run(adapter, git_repo, guard, answer="allow")
     assert not (git_repo / "asked.txt").exists()
     assert not of(events, NeedsInput)

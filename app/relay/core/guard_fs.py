@@ -5,13 +5,14 @@ deleting outside the worktree.
 * publishing a package or an image (``npm|pnpm|yarn publish``, ``twine upload``, ``cargo
   publish``, ``gem push``, ``docker|podman push``, ``gh release create``, ``poetry|uv|flit|
   hatch publish``; not with ``--dry-run``) → ask;
-* deleting or writing outside the worktree (``rm``, ``mv``, ``cp``/``install``/``ln`` targets,
-  ``touch``, ``mkdir``, ``tee``, ``dd of=``, ``find … -delete``, a ``>`` redirection; a
-  ``Write``/``Edit``/… tool's file) → deny. ``cd`` is followed for relative paths; ``~`` and
-  ``$HOME`` count as outside; other ``$VARIABLES`` are not judged. ``/dev/null`` and the
-  other ``/dev`` streams are open; ``/tmp`` is not (it holds other checkouts too, and
-  nothing tells them apart from scratch files): a session writes its scratch files in its
-  worktree.
+* deleting outside the worktree (``rm``, ``mv``'s sources, ``find … -delete``, a ``Write``
+  that replaces…) → deny; writing outside it (``cp``/``install``/``ln`` targets, ``touch``,
+  ``mkdir``, ``tee``, ``dd of=``, a ``>`` redirection; a ``Write``/``Edit``/… tool's file)
+  → ask: the user may mean it (``~/.bashrc``), an agent rarely should. ``cd`` is followed
+  for relative paths; ``~`` and ``$HOME`` count as outside; other ``$VARIABLES`` are not
+  judged. ``/dev/null`` and the other ``/dev`` streams are open, and so are the policy's
+  scratch folders (the system's temporary folder — unless the worktree itself lies in it,
+  where other checkouts cannot be told apart from scratch files).
 
 Each rule gives ``(decision, reason, rule)``; :mod:`relay.core.guard` makes the verdict.
 Pure: no I/O (paths are compared as text, symlinks are not followed).
@@ -56,7 +57,7 @@ def command_verdicts(policy_root: object, commands: Sequence[Command],
             continue
         if root is not None:
             for path, verb in _writes(cmd):
-                flag = _outside(root, cwd, path, verb, cmd.name)
+                flag = _outside(root, cwd, path, verb, cmd.name, _scratch(policy_root))
                 if flag:
                     flags.append(flag)
     return flags
@@ -67,8 +68,14 @@ def write_verdicts(policy_root: object, tool: str, path: str, base: str | None, 
     root = _root(policy_root)
     if root is None:
         return []
-    flag = _outside(root, base, path, "deletes" if delete else "writes", tool)
+    flag = _outside(root, base, path, "deletes" if delete else "writes", tool,
+                    _scratch(policy_root))
     return [flag] if flag else []
+
+
+def _scratch(policy: object) -> tuple[str, ...]:
+    found = getattr(policy, "scratch", ())
+    return tuple(os.path.normpath(p) for p in found if isinstance(p, str) and p)
 
 
 def _root(policy: object) -> str | None:
@@ -178,7 +185,8 @@ def _cd(cwd: str | None, args: Sequence[str]) -> str | None:
     return os.path.normpath(os.path.join(cwd, target)) if cwd else None
 
 
-def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str) -> Flag | None:
+def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str,
+             scratch: Sequence[str] = ()) -> Flag | None:
     path = path.strip()
     if not path or _STREAMS.match(path):
         return None
@@ -192,9 +200,12 @@ def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str) -> Fla
                 return None
             path = os.path.join(cwd, path)
         shown = os.path.normpath(path)
-        if _inside(shown, root):
+        if _inside(shown, root) or any(_inside(shown, s) for s in scratch):
             return None
-    return ("deny", f"{tool} {verb} {shown}, outside the worktree {root}: refused.",
+    if verb in ("deletes", "moves"):
+        return ("deny", f"{tool} {verb} {shown}, outside the worktree {root}: refused.",
+                "fs.outside_worktree")
+    return ("ask", f"{tool} {verb} {shown}, outside the worktree {root}: confirm it.",
             "fs.outside_worktree")
 
 
