@@ -45,7 +45,7 @@ async def test_plan_check_apply_remove_over_the_api(served: Served, tmp_path: Pa
     [after] = await served.client.integrations.claude(config_dir=str(folder))
     assert after.ok
     assert {i.state for i in after.check.items} == {"ok"}
-    assert len(after.check.items) == len(HOOK_EVENTS) + 1
+    assert len(after.check.items) == len(HOOK_EVENTS) + 2  # and the allow rules, the MCP server
 
     async with httpx.AsyncClient() as http:
         raw = await http.get(f"{served.host.url}/api/v1/integrations/claude",

@@ -13,6 +13,7 @@ import pytest
 
 from relay.board import claude_setup as cs
 from relay.board import settings_file
+from relay.board.model import TOOL_NAMES
 from relay.core import fsutil
 from relay.core.accounts import Account
 from relay.core.errors import AccountError, SetupError
@@ -32,12 +33,16 @@ TOKEN = "secret-token-never-in-settings"
 
 
 def _encodings() -> dict[str, bytes]:
+    no_permissions = {k: v for k, v in USER_SETTINGS.items() if k != "permissions"}
+    deny_only = {**USER_SETTINGS, "permissions": {"deny": ["Read(./.env)"]}}
     return {
         "two-spaces": json.dumps(USER_SETTINGS, indent=2, ensure_ascii=False).encode() + b"\n",
         "four-spaces": json.dumps(USER_SETTINGS, indent=4).encode(),
         "tab": json.dumps(USER_SETTINGS, indent="\t").encode() + b"\n",
         "crlf": json.dumps(USER_SETTINGS, indent=2).replace("\n", "\r\n").encode() + b"\r\n",
         "one-line": json.dumps(USER_SETTINGS).encode(),
+        "no-permissions": json.dumps(no_permissions, indent=2).encode() + b"\n",
+        "no-allow-list": json.dumps(deny_only, indent=2).encode() + b"\n",
         # what json.dumps cannot write: spacing before colons, 1.0, escapes
         "odd": b'{ "zeta" : {"nested":[3,2,1]} ,\n  "permissions":{"deny":["Bash(rm -rf *)"],'
                b'"allow":["Bash(ls:*)","Read"]},\n "limit" : 1.0, "esc": "\\u00e9"}\n',
@@ -73,6 +78,9 @@ def _without_relay(settings: dict[str, Any]) -> dict[str, Any]:
         hooks[event] = [g for g in groups if g["hooks"]]
         if not hooks[event]:
             del hooks[event]
+    permissions = out.get("permissions", {})
+    if "allow" in permissions:
+        permissions["allow"] = [r for r in permissions["allow"] if not cs.is_relay_rule(r)]
     return out
 
 
@@ -91,6 +99,9 @@ def test_apply_adds_one_relay_hook_per_event_and_leaves_the_users_settings(
     for event in cs.HOOK_EVENTS:
         ours = [h for g in settings["hooks"][event] for h in g["hooks"] if cs.is_relay_hook(h)]
         assert ours == [wiring.hook()], event
+    # the board's tools are allowed one by one, after the user's own rules
+    assert settings["permissions"]["allow"] == ["Bash(ls:*)", "Read", *cs.ALLOW_RULES]
+    assert settings["permissions"]["deny"] == USER_SETTINGS["permissions"]["deny"]
     # the user's own PreToolUse group is first and untouched
     assert settings["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
     hook = wiring.hook()
@@ -132,7 +143,10 @@ def test_apply_then_remove_leaves_the_file_byte_identical(
     if layout not in ("odd",):  # the layout is kept while Relay's entries are in
         assert settings_file.Style.of(target.settings.read_bytes()) == \
             settings_file.Style.of(original)
+    rules = json.loads(target.settings.read_bytes().decode("utf-8-sig"))["permissions"]["allow"]
+    assert rules[-len(cs.ALLOW_RULES):] == list(cs.ALLOW_RULES)
     removed = cs.remove(target)
+    assert [i.action for i in removed.plan.items if i.what == cs.ALLOW_WHAT] == ["remove"]
     assert target.settings.read_bytes() == original
     assert removed.backups  # taken before the removal too
     assert not target.state_file.exists()  # apply made it: remove takes it away
@@ -165,19 +179,23 @@ def test_check_reports_each_item_and_never_writes(target: cs.ClaudeTarget,
     missing = cs.check(target, wiring, None)
     assert not missing.ok
     assert {i.state for i in missing.items} == {"missing"}
-    assert len(missing.items) == len(cs.HOOK_EVENTS) + 1
+    assert len(missing.items) == len(cs.HOOK_EVENTS) + 2
+    assert [i.what for i in missing.items][-2:] == [cs.ALLOW_WHAT, "mcp server relay"]
     cs.apply(target, wiring)
     files = [_stamp(target.settings), _stamp(target.state_file)]
     listing = sorted(target.config_dir.iterdir())
     ok = cs.check(target, wiring, "http://127.0.0.1:4748")
     assert ok.ok
+    assert {i.state for i in ok.items} == {"ok"}
     assert ok.host_url == "http://127.0.0.1:4748"
     moved = cs.check(target, wiring, "http://127.0.0.1:5000")  # the host took another port
     assert [i.state for i in moved.items if i.what.startswith("mcp")] == ["stale"]
     assert "5000" in moved.items[-1].detail
+    assert not moved.ok
     other = cs.Wiring.make(data_dir.parent / "other-data", "http://127.0.0.1:4748")
     stale = cs.check(target, other, None)
-    assert {i.state for i in stale.items} == {"stale"}
+    assert {i.state for i in stale.items if i.what != cs.ALLOW_WHAT} == {"stale"}
+    assert [i.state for i in stale.items if i.what == cs.ALLOW_WHAT] == ["ok"]
     assert [_stamp(target.settings), _stamp(target.state_file)] == files
     assert sorted(target.config_dir.iterdir()) == listing
 
@@ -194,7 +212,46 @@ def test_an_outdated_relay_hook_is_replaced_where_it_is(target: cs.ClaudeTarget,
     assert stop == [{"hooks": [{"type": "command", "command": "mine"}, wiring.hook()]}]
 
 
+def test_with_no_host_running_the_registered_url_is_only_reported(
+        target: cs.ClaudeTarget, wiring: cs.Wiring, data_dir: Path) -> None:
+    cs.apply(target, wiring)  # registered for a host at 4748
+    for registered_for in (wiring, cs.Wiring.make(data_dir, "http://127.0.0.1:5000")):
+        down = cs.check(target, registered_for, None)  # what the next host's port is: unknown
+        (server,) = [i for i in down.items if i.what == "mcp server relay"]
+        assert (server.state, server.detail) == (
+            "info", "host not running — the MCP server connects when a host runs at "
+                    "http://127.0.0.1:4748")
+        assert down.ok  # nothing to fix
+    assert not cs.check(target, wiring, "http://127.0.0.1:5000").ok  # a host elsewhere: stale
+
+
+def test_only_the_board_tools_are_allowed_and_only_relays_rules_are_touched(
+        target: cs.ClaudeTarget, wiring: cs.Wiring) -> None:
+    assert tuple(f"mcp__relay__{name}" for name in TOOL_NAMES) == cs.ALLOW_RULES
+    assert "mcp__relay__board_ack_comments" in cs.ALLOW_RULES
+    theirs = ["mcp__relay", "mcp__relay__start_session", "Read"]  # the user's, kept
+    target.settings.write_text(json.dumps({"permissions": {"allow": [
+        theirs[0], "mcp__relay__board_gone", theirs[1], "mcp__relay__board_tasks", theirs[2]],
+        "defaultMode": "default"}}))
+    assert [(i.state, i.detail) for i in cs.check(target, wiring, None).items
+            if i.what == cs.ALLOW_WHAT] == [("stale", "lacks: " + ", ".join(
+                r for r in cs.ALLOW_RULES if r != "mcp__relay__board_tasks")
+                + "; unknown: mcp__relay__board_gone")]
+    assert [i.action for i in cs.plan(target, wiring).items if i.what == cs.ALLOW_WHAT] == \
+        ["change"]
+    cs.apply(target, wiring)
+    permissions = json.loads(target.settings.read_text())["permissions"]
+    assert permissions == {"allow": [*theirs, *cs.ALLOW_RULES], "defaultMode": "default"}
+    assert [i.state for i in cs.check(target, wiring, None).items
+            if i.what == cs.ALLOW_WHAT] == ["ok"]
+    cs.remove(target)
+    assert json.loads(target.settings.read_text())["permissions"] == {
+        "allow": theirs, "defaultMode": "default"}
+
+
 @pytest.mark.parametrize("content", [b'{"hooks": ', b"[1, 2]", b'{"hooks": []}',
+                                     b'{"permissions": []}',
+                                     b'{"permissions": {"allow": "Read"}}',
                                      b'{"hooks": {"Stop": {}}}', b"\xff\xfe{}",
                                      b'{// a comment\n"a": 1}'])
 def test_a_malformed_settings_file_is_a_clear_error_and_nothing_is_lost(

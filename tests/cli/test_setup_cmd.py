@@ -36,6 +36,7 @@ def test_plan_apply_check_remove_on_the_default_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in config.iterdir()) == ["settings.json"]
     for event in cs.HOOK_EVENTS:
         assert f"hook {event}" in dry.stdout
+    assert cs.ALLOW_WHAT in dry.stdout
     assert all(len(line) <= 80 for line in dry.stdout.splitlines()), dry.stdout
 
     assert setup("--check", config=config).returncode == 1  # nothing in place yet
@@ -47,6 +48,7 @@ def test_plan_apply_check_remove_on_the_default_folder(tmp_path: Path) -> None:
     assert all(len(line) <= 80 for line in done.stdout.splitlines()), done.stdout
     settings = json.loads((config / "settings.json").read_text())
     assert set(cs.HOOK_EVENTS) <= set(settings["hooks"])
+    assert settings["permissions"]["allow"] == ["Read", *cs.ALLOW_RULES]
     assert json.loads((config / ".claude.json").read_text())["mcpServers"]["relay"]["url"] == \
         "http://127.0.0.1:4748/mcp"
 
@@ -58,6 +60,22 @@ def test_plan_apply_check_remove_on_the_default_folder(tmp_path: Path) -> None:
     again = setup(config=config)
     assert again.returncode == 0
     assert "Nothing to change." in again.stdout
+
+    # registered while a host ran at another port; no host runs now: nothing to judge
+    state_file = config / ".claude.json"
+    state = json.loads(state_file.read_text())
+    state["mcpServers"]["relay"]["url"] = "http://127.0.0.1:5123/mcp"
+    state_file.write_text(json.dumps(state))
+    moved = setup("--check", "--json", config=config)
+    assert moved.returncode == 0, moved.stdout
+    (server,) = [i for i in json.loads(moved.stdout)["checks"][0]["items"]
+                 if i["what"] == "mcp server relay"]
+    assert (server["state"], server["detail"]) == (
+        "info", "host not running — the MCP server connects when a host runs at "
+                "http://127.0.0.1:5123")
+    shown = setup("--check", config=config)
+    assert "host not running — the MCP server connects when a host runs at" in shown.stdout
+    assert "stale" not in shown.stdout
 
     removed = setup("--remove", config=config)
     assert removed.returncode == 0, removed.stderr

@@ -26,6 +26,8 @@ from tests.integration.helpers import (
     real_claude_fixture,  # noqa: F401  (fixture "real_claude")
 )
 
+pytestmark = pytest.mark.integration
+
 
 def _claude_env(tmp_path: Path, config: Path, api: str = "http://127.0.0.1:9") -> dict[str, str]:
     home, tmp = tmp_path / "home", tmp_path / "tmp"
