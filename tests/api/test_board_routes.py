@@ -14,7 +14,6 @@ import pytest
 from relay.core.errors import RelayError, error_code
 from relay.core.guard import Environment, EnvRefs
 from tests.api.conftest import Served
-from tests.api.test_routes_leak import app_routes
 
 
 def raw(served: Served, token: str | None = None) -> httpx.AsyncClient:
@@ -177,11 +176,18 @@ async def test_the_hook_endpoint(served: Served, git_repo: Path) -> None:
     assert served.engine.board.live_states().get(session) == live[session]
 
 
-async def test_the_login_link_route_missing_is_a_clear_error(served: Served) -> None:
-    """Until the web board's route is there, ``login_link`` says what is missing."""
-    if ("POST", "/api/v1/board/login-link") in app_routes(served):
-        url = await served.client.board.login_link()
-        assert url.startswith(served.host.url)
-        return
-    with pytest.raises(RelayError, match="does not serve the web board"):
-        await served.client.board.login_link()
+async def test_the_login_link_is_a_one_time_url_of_this_host(served: Served) -> None:
+    url = await served.client.board.login_link()
+    assert url.startswith(served.host.url + "/board/login?code=")
+    assert url != await served.client.board.login_link()  # a new code each time
+
+
+async def test_the_boards_events_page_by_its_session_name(served: Served, git_repo: Path) -> None:
+    task = await served.client.board.create_task(str(git_repo), "paged")
+    await served.client.board.set_stage(task.key, "dev")
+    async with raw(served) as http:
+        page = (await http.get("/events", params={"session": "board"})).json()
+        missing = await http.get("/events", params={"session": "no-such-session"})
+    kinds = [(e["session_id"], e["event"]["kind"], e["event"]["action"]) for e in page["events"]]
+    assert kinds[-2:] == [("board", "board_changed", "created"), ("board", "board_changed", "stage")]
+    assert missing.status_code == 404

@@ -36,6 +36,8 @@ EXEMPT: dict[tuple[str, str], str] = {
                                "GET /api/v1/events pages, which is called",
     ("GET", "/api/v1/sessions/{session_id}/stream"): "the same frames as /events for one "
                                                       "session (tests/api streams follow it)",
+    ("GET", "/board/events"): "the board's events as the same frames as /api/v1/stream "
+                              "(tests/api/web follows it)",
 }
 
 
@@ -241,13 +243,32 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          {"repo": str(git_repo)}),
         ("DELETE", "/api/v1/board/projects/{slug}/environments/{name}",
          "/api/v1/board/projects/SLUG/environments/prod", None, {}),
+        # Claude Code's hooks and MCP server in the planted account's folder
+        ("POST", "/api/v1/integrations/claude", "/api/v1/integrations/claude",
+         {"action": "apply", "account": "leak"}, {}),
+        ("GET", "/api/v1/integrations/claude", "/api/v1/integrations/claude", None,
+         {"account": "leak"}),
         # last: the account goes, and its key with it
         ("DELETE", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak",
          None, {}),
     ]
 
+    # the web board, signed in with its cookie: every page shows the task the key is in
+    board: list[tuple[str, str, str, dict[str, str]]] = [
+        ("POST", "/api/v1/board/login-link", "", {}),
+        ("GET", "/board/login", "", {}),
+        ("GET", "/board", "/board", {}),
+        ("GET", "/board/p/{slug}", "/board/p/SLUG", {}),
+        ("GET", "/board/t/{key}", "/board/t/TASK", {}),
+        ("GET", "/board/f/columns", "/board/f/columns", {}),
+        ("GET", "/board/f/card/{key}", "/board/f/card/TASK", {}),
+        ("GET", "/board/f/task/{key}", "/board/f/task/TASK", {}),
+        ("GET", "/board/static/{name}", "/board/static/app.js", {}),
+        ("POST", "/board/t/{key}/comments", "/board/t/TASK/comments", {"body": f"{KEY}?"}),
+        ("POST", "/board/t/{key}/stage", "/board/t/TASK/stage", {"stage": "review"}),
+    ]
     routes = app_routes(served)
-    called = {(method, route) for method, route, *_ in calls}
+    called = {(method, route) for method, route, *_ in [*calls, *board]}
     missing = sorted(routes - called - set(EXEMPT))
     assert missing == [], f"routes neither called nor exempt: {missing}"
     assert sorted(called - routes) == []
@@ -271,6 +292,20 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
             if route == "/api/v1/detect":  # the account check's own transcript, found
                 detected = next((f"{s['runtime']}:{s['agent_session_id']}"
                                  for s in response.json()["sessions"]), detected)
+    async with httpx.AsyncClient(base_url=served.host.url, trust_env=False, timeout=60) as web:
+        link = await web.post("/api/v1/board/login-link",
+                              headers={"Authorization": f"Bearer {served.token}"})
+        signed = await web.get(link.json()["url"])
+        assert signed.status_code == 303
+        answers += [("POST /api/v1/board/login-link", link), ("GET /board/login", signed)]
+        csrf = (await web.get("/board")).text.split('name="csrf-token" content="')[1][:64]
+        for method, route, path, form in board[2:]:
+            path = path.replace("TASK", task).replace("SLUG", slug)
+            response = await web.request(method, path, data={**form, "csrf": csrf} if form
+                                         else None, headers={"Origin": served.host.url
+                                                             .rstrip("/"), "HX-Request": "true"})
+            assert response.status_code == 200, (route, response.text[:300])
+            answers.append((f"{method} {route}", response))
     served_ok = {name for name, r in answers if r.status_code < 400}
     assert "POST /api/v1/accounts" in served_ok  # the key was planted
     assert "POST /api/v1/accounts/{provider}/{label}/check" in served_ok

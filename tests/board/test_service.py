@@ -292,3 +292,12 @@ async def test_hooked_sessions_no_hook_reported_on_for_two_weeks_are_let_go_of(
             assert [r[0] for r in await cur.fetchall()] == ["new-1"]
     finally:
         await second.close()
+
+
+def test_the_temporary_folder_is_scratch_unless_the_worktree_lies_in_it(tmp_path: Path) -> None:
+    import tempfile
+
+    from relay.board.service import scratch_folders
+    temp = str(Path(tempfile.gettempdir()).resolve())
+    assert scratch_folders(Path("/home/u/proj")) == (temp,)
+    assert scratch_folders(tmp_path) == ()  # a checkout under the temporary folder

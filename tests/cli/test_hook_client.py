@@ -56,7 +56,7 @@ def server() -> Iterator[Server]:
     box: dict[str, Server] = {}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 — http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             seen.requests.append((self.path, dict(self.headers.items()), body))
             box["s"].answer(self, body)
@@ -164,7 +164,8 @@ def test_an_event_over_the_limit_is_sent_shrunk_with_its_paths(tmp_path: Path,
     big = {**EVENT, "tool_name": "Write",
            "tool_input": {"file_path": "/repo/big.txt", "content": "x" * 600_000}}
     done = _run(_data_dir(tmp_path / "data", server.url), json.dumps(big).encode())
-    assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True}
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"ok": True}
     sent = server.seen.requests[0][2]
     assert len(sent) <= hook_client.MAX_BODY
     event = json.loads(sent)
@@ -205,9 +206,11 @@ def test_nothing_of_relay_nor_any_third_party_module_is_imported(tmp_path: Path)
     at_start = set(_imported(baseline.stderr))  # the interpreter's own start (site, .pth)
     done = _run(_data_dir(tmp_path / "data", None), importtime=True)
     loaded = [n for n in _imported(done.stderr) if n not in at_start]
-    assert "relay.cli.hook_client" in loaded
     relay = [n for n in loaded if n == "relay" or n.startswith("relay.")]
-    assert sorted(relay) == ["relay", "relay.cli", "relay.cli.hook_client"]
+    # ``-m`` runs the client as ``__main__`` (an installed Relay); ``-c`` (a source checkout
+    # the isolated interpreter cannot find by itself) imports it by name
+    assert "relay.cli" in relay
+    assert set(relay) <= {"relay", "relay.cli", "relay.cli.hook_client"}
     foreign = [n for n in loaded if n.split(".")[0] not in sys.stdlib_module_names
                and n not in relay]
     assert foreign == []

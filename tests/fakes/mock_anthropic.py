@@ -47,7 +47,9 @@ Common keys: ``"repeat": n`` serves the turn n times (``-1`` = forever; default 
 ``"match": {"model_contains": "opus"}`` restricts the turn to matching requests;
 ``"match": {"credential": "key"}`` to requests made with that credential (the
 ``x-api-key`` header, else the ``Authorization: Bearer`` token — see
-:func:`request_credential`), so one mock can answer two accounts differently.
+:func:`request_credential`), so one mock can answer two accounts differently;
+``"match": {"has_tools": true}`` to requests that offer the model tools (the interactive
+CLI also asks, without tools, for a title of the conversation — ``false`` matches those).
 
 Strings of the form ``@now+N`` / ``@iso+N`` (N seconds, sign optional) are replaced when
 served by the epoch seconds / an ISO-8601 UTC time N seconds from now, so usage-limit
@@ -264,8 +266,11 @@ class MockAnthropic(MockServer):
         return self.requests_to("/v1/messages")
 
     def _matches(self, match: JSONDict, body: JSONDict | None) -> bool:
-        """:meth:`MockServer._matches` plus ``match.credential`` (see the module doc)."""
+        """:meth:`MockServer._matches` plus ``match.credential`` and ``match.has_tools`` (see
+        the module doc)."""
         if "credential" in match and match["credential"] != getattr(_serving, "credential", None):
+            return False
+        if "has_tools" in match and bool((body or {}).get("tools")) != bool(match["has_tools"]):
             return False
         return super()._matches(match, body)
 

@@ -33,6 +33,14 @@ def test_datas_are_files_and_include_both_icons() -> None:
     assert ("relay-256.png", "resources/icons") in names
 
 
+def test_every_file_of_the_web_board_ships() -> None:
+    web = REPO / "app" / "relay" / "api" / "web"
+    shipped = {source for source, _ in spec_datas()}
+    wanted = {p for sub in ("templates", "static") for p in (web / sub).iterdir() if p.is_file()}
+    assert wanted
+    assert wanted - shipped == set()
+
+
 def test_the_frozen_layout_is_where_the_window_looks_for_its_icons(tmp_path: Path) -> None:
     """Lay the datas out as PyInstaller does (under sys._MEIPASS) and ask relay.gui.resources."""
     pytest.importorskip("PySide6")

@@ -44,6 +44,7 @@ from relay.api.routes import (
 from relay.api.schemas import ERRORS, Health, HostStatus
 from relay.api.security import MAX_BODY_BYTES, BodyTooLargeError, Gate
 from relay.api.stream import Broadcaster
+from relay.api.web import install as install_web_board
 from relay.core.errors import RelayError
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
     for routes in (sessions, events, wallet, accounts, detect, pipelines, history, knowledge,
                    audit, vault, board, hooks, integrations):
         api.include_router(routes.router)
+    install_web_board(api, token)
+
     @api.get("/api/v1/health", response_model=Health, tags=["host"])
     async def health() -> Health:
         """Whether a Relay host answers here (the one route without a token)."""

@@ -519,7 +519,6 @@ class BoardClient(_Part):
                             "or the window).") from None
         return answer["url"]
 
-
 class IntegrationsClient(_Part):
     """``engine.integrations``: Claude Code's hooks and MCP server (the host's URL is the one
     registered)."""

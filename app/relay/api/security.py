@@ -15,6 +15,13 @@ In order, before any route runs:
 4. **A bounded body**: a ``Content-Length`` over :data:`MAX_BODY_BYTES` is refused before a
    byte is read; a chunked body is counted as it arrives and cut off at the limit.
 
+The web board (``/board`` and below, :mod:`relay.api.web`) passes the same Host, Origin and
+body checks but not the token: a browser signs in with a cookie, which the board checks
+itself, with a CSRF token on every write. ``Sec-Fetch-Site: cross-site`` is let through to it
+for a top-level GET navigation only (a link to the board in a mail; SameSite=Strict keeps the
+cookie out of it), and every board answer gets :data:`BOARD_HEADERS` (CSP ``default-src
+'self'``, no sniffing, no referrer; no caching unless the answer says otherwise).
+
 Each refusal is the API's JSON error (:mod:`relay.api.errors`).
 """
 
@@ -36,6 +43,21 @@ OPEN_PATHS = frozenset({"/api/v1/health"})
 #: the routes that also take the token as ``?token=`` (a browser's EventSource)
 QUERY_TOKEN_PATHS = ("/api/v1/stream", "/api/v1/sessions/")
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+#: where the web board lives (cookie sign-in instead of the token)
+BOARD_PATH = "/board"
+#: what every board answer carries
+BOARD_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; "
+                                 b"form-action 'self'; base-uri 'none'; object-src 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+
+
+def is_board_path(path: str) -> bool:
+    return path == BOARD_PATH or path.startswith(BOARD_PATH + "/")
 
 
 def host_name(value: str) -> str:
@@ -60,6 +82,8 @@ class Gate:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
+        if scope["type"] == "http" and is_board_path(scope.get("path", "")):
+            send = _board_headers(send)
         refusal = self._refusal(scope, headers)
         if refusal is not None:
             status, code, message, hint = refusal
@@ -88,15 +112,18 @@ class Gate:
             # 127.0.0.1:3000 is not the host's own
             return (403, "bad_origin", "Relay refuses calls from a web page on another origin.",
                     "Call the API from a program, not from a browser page.")
-        if headers.get("sec-fetch-site") == "cross-site":
+        board = scope["type"] == "http" and is_board_path(scope.get("path", ""))
+        if headers.get("sec-fetch-site") == "cross-site" and not (
+                board and scope.get("method") in ("GET", "HEAD")
+                and headers.get("sec-fetch-mode") == "navigate"):
             return (403, "bad_origin", "Relay refuses calls from a web page on another site.",
                     "Call the API from a program, not from a browser page.")
         if scope["type"] == "http" and _too_big(headers):
             return (413, "body_too_large",
                     f"The request body is larger than {MAX_BODY_BYTES // 1024 // 1024} MiB.",
                     "Send less: a session's task is at most 1 MB.")
-        if scope.get("path", "") in OPEN_PATHS:
-            return None
+        if scope.get("path", "") in OPEN_PATHS or board:
+            return None  # the board checks its cookie and CSRF itself (relay.api.web)
         presented = self._presented(scope, headers)
         if not hmac.compare_digest(presented.encode(), self.token.encode()):
             if presented:  # a token, but not this host's (rotated, or another data folder's)
@@ -119,6 +146,21 @@ class Gate:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             return str((query.get("token") or [""])[0])
         return ""
+
+
+def _board_headers(send: Send) -> Send:
+    """``send`` adding :data:`BOARD_HEADERS` (and ``Cache-Control: no-store`` unless the
+    answer set its own) to the start of a board answer."""
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {k.lower() for k, _v in headers}
+            headers += [h for h in BOARD_HEADERS if h[0] not in names]
+            if b"cache-control" not in names:
+                headers.append((b"cache-control", b"no-store"))
+            message = {**message, "headers": headers}
+        await send(message)
+    return sending
 
 
 def _too_big(headers: dict[str, str]) -> bool:

@@ -11,6 +11,12 @@ use it.
 its command line contains one of :data:`MARKERS`; everything else in the file is the
 user's and is left as it is (:mod:`relay.board.settings_file` keeps its layout).
 
+**Permissions**: Claude Code calls an MCP tool only when it is allowed (print mode refuses it
+otherwise, "you haven't granted it yet"). Relay adds one ``permissions.allow`` rule per board
+tool (:data:`ALLOW_RULES`, ``mcp__relay__board_projects``, …) — never ``mcp__relay`` as a whole:
+Relay's other tools start sessions and stay behind Claude's prompt. A rule is Relay's by its
+name (``mcp__relay__board_…``); the user's own rules stay where they are.
+
 **The MCP server** is registered at user scope the way ``claude mcp add-json --scope user``
 does it (measured with 2.1.197): ``mcpServers.relay`` in the global state file — ``<config>/
 .claude.json`` when Claude runs with ``CLAUDE_CONFIG_DIR`` (every Relay account does),
@@ -38,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from relay.board.model import TOOL_NAMES
 from relay.board.settings_file import SettingsFile
 from relay.core.agent_homes import CLAUDE_ENV, claude_home, user_home
 from relay.core.errors import AccountError, SetupError
@@ -55,13 +62,20 @@ HOOK_TIMEOUT_S = 5
 #: the user-scope MCP server's name
 MCP_NAME = "relay"
 HOOK_MODULE = "relay.cli.hook_client"
+#: the permission rules Relay adds: the board's tools, one rule each
+ALLOW_RULES: tuple[str, ...] = tuple(f"mcp__{MCP_NAME}__{name}" for name in TOOL_NAMES)
+#: what makes an allow rule Relay's (a board tool of the server named relay)
+_RULE_PREFIX = f"mcp__{MCP_NAME}__board_"
+#: the plan's and the check's name of the allow rules
+ALLOW_WHAT = "allow board tools"
 #: what makes a hook command Relay's
 MARKERS: tuple[str, ...] = (HOOK_MODULE, "relay-cli hook", "relay-cli.exe hook")
 #: what makes an MCP server named relay Relay's own (this one, or the stdio ``relay-cli mcp``)
 _SERVER_MARKERS: tuple[str, ...] = (*MARKERS, "relay-cli", "relay.cli")
 
 Action = Literal["add", "change", "keep", "remove", "absent", "conflict"]
-CheckState = Literal["ok", "missing", "stale", "conflict"]
+#: "info": nothing to fix, only to know (the MCP server's URL while no host runs)
+CheckState = Literal["ok", "info", "missing", "stale", "conflict"]
 
 
 def default_url(env: Mapping[str, str] | None = None) -> str:
@@ -246,6 +260,11 @@ def is_relay_hook(hook: Any) -> bool:
     return any(marker in line for marker in MARKERS)
 
 
+def is_relay_rule(rule: Any) -> bool:
+    """Whether a ``permissions.allow`` rule is Relay's (it names a board tool)."""
+    return isinstance(rule, str) and rule.startswith(_RULE_PREFIX)
+
+
 def is_relay_server(server: Any) -> bool:
     if not isinstance(server, dict):
         return False
@@ -297,7 +316,7 @@ def _hooks_of(settings: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def _relay_spots(groups: list[Any]) -> list[tuple[int, int]]:
-    spots = []
+    spots: list[tuple[int, int]] = []
     for g, group in enumerate(groups):
         inner = group.get("hooks") if isinstance(group, dict) else None
         if isinstance(inner, list):
@@ -366,6 +385,48 @@ def _merge_hooks(settings: dict[str, Any], wiring: Wiring | None, path: Path) ->
     return items
 
 
+def _allow_of(settings: dict[str, Any], path: Path) -> list[Any]:
+    perms = settings.get("permissions")
+    allow = perms.get("allow") if isinstance(perms, dict) else None
+    if (perms is not None and not isinstance(perms, dict)) or (
+            allow is not None and not isinstance(allow, list)):
+        raise SetupError(f"{path}: \"permissions.allow\" is not a list in an object, as Claude "
+                         "Code expects.", "Fix it (see Claude Code's settings documentation), "
+                         "then run the setup again; nothing was changed.")
+    return list(allow or [])
+
+
+def _ours(allow: list[Any]) -> list[str]:
+    return [r for r in allow if is_relay_rule(r)]
+
+
+def _rules_in_place(ours: list[str]) -> bool:
+    return sorted(ours) == sorted(ALLOW_RULES)
+
+
+def _merge_allow(settings: dict[str, Any], wiring: Wiring | None, path: Path) -> PlanItem:
+    """Put Relay's allow rules in ``settings`` (``wiring`` None: take them out)."""
+    allow = _allow_of(settings, path)
+    ours = _ours(allow)
+    detail = f"{len(ALLOW_RULES)} rules: {', '.join(ALLOW_RULES)}"
+    if wiring is None and not ours:
+        return PlanItem(ALLOW_WHAT, str(path), "absent")
+    if wiring is not None and _rules_in_place(ours):
+        return PlanItem(ALLOW_WHAT, str(path), "keep", detail)
+    left = [r for r in allow if not is_relay_rule(r)] + (list(ALLOW_RULES) if wiring else [])
+    perms = dict(settings.get("permissions") or {})
+    if left:
+        perms["allow"] = left
+    else:  # Relay's were the last: no empty list (or object) left behind
+        perms.pop("allow", None)
+    if perms:
+        settings["permissions"] = perms
+    else:
+        settings.pop("permissions", None)
+    action: Action = "remove" if wiring is None else "change" if ours else "add"
+    return PlanItem(ALLOW_WHAT, str(path), action, detail if wiring else "")
+
+
 def _merge_server(state: dict[str, Any], wiring: Wiring | None, path: Path) -> PlanItem:
     servers = state.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
@@ -403,6 +464,7 @@ def _work(target: ClaudeTarget, wiring: Wiring | None) -> tuple[Plan, list[Setti
     settings.value = copy.deepcopy(settings.value)
     state.value = copy.deepcopy(state.value)
     items = _merge_hooks(settings.value, wiring, target.settings)
+    items.append(_merge_allow(settings.value, wiring, target.settings))
     items.append(_merge_server(state.value, wiring, target.state_file))
     return Plan(target, wiring is None, items), [settings, state]
 
@@ -457,6 +519,11 @@ class CheckItem:
     state: CheckState
     detail: str = ""
 
+    @property
+    def fine(self) -> bool:
+        """Nothing to set up (``ok``, or ``info`` only to know)."""
+        return self.state in ("ok", "info")
+
 
 @dataclass(frozen=True)
 class Check:
@@ -469,7 +536,7 @@ class Check:
 
     @property
     def ok(self) -> bool:
-        return all(i.state == "ok" for i in self.items)
+        return all(i.fine for i in self.items)
 
 
 def check(target: ClaudeTarget, wiring: Wiring, host_url: str | None) -> Check:
@@ -488,6 +555,18 @@ def check(target: ClaudeTarget, wiring: Wiring, host_url: str | None) -> Check:
         else:
             items.append(CheckItem(f"hook {event}", "stale",
                                    f"runs {_command_line(found[0])[:120]}"))
+    ours = _ours(_allow_of(settings.value, target.settings))
+    if not ours:
+        items.append(CheckItem(ALLOW_WHAT, "missing", "not in permissions.allow"))
+    elif _rules_in_place(ours):
+        items.append(CheckItem(ALLOW_WHAT, "ok", f"{len(ours)} rules"))
+    else:
+        lacking = [r for r in ALLOW_RULES if r not in ours]
+        extra = [r for r in ours if r not in ALLOW_RULES]
+        items.append(CheckItem(ALLOW_WHAT, "stale", "; ".join(
+            f"{label}: {', '.join(rules)}" for label, rules in
+            (("lacks", lacking), ("unknown", extra), ("twice", sorted(
+                {r for r in ours if ours.count(r) > 1}))) if rules)))
     servers = state.value.get("mcpServers")
     server = servers.get(MCP_NAME) if isinstance(servers, dict) else None
     what = f"mcp server {MCP_NAME}"
@@ -498,9 +577,13 @@ def check(target: ClaudeTarget, wiring: Wiring, host_url: str | None) -> Check:
     else:
         url = server.get("url")
         live = f"{host_url.rstrip('/')}/mcp" if host_url else None
-        if server != wiring.server():
+        if {**server, "url": None} != {**wiring.server(), "url": None}:
             items.append(CheckItem(what, "stale", f"registered as {url or server.get('type')}"))
-        elif live is not None and url != live:
+        elif live is None:  # which port the next host takes cannot be known
+            base = str(url).removesuffix("/mcp")
+            items.append(CheckItem(what, "info", "host not running — the MCP server connects "
+                                                 f"when a host runs at {base}"))
+        elif url != live:
             items.append(CheckItem(what, "stale", f"{url}, but the host runs at {live}"))
         else:
             items.append(CheckItem(what, "ok", str(url)))

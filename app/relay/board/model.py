@@ -14,13 +14,18 @@ from typing import Any, Literal
 from relay.core.guard import Environment, GuardPolicy
 from relay.core.live import HookedSession
 
-__all__ = ["STAGES", "Card", "Comment", "Decision", "Environment", "GuardPolicy", "Project",
+__all__ = ["STAGES", "TOOL_NAMES", "Card", "Comment", "Decision", "Environment", "GuardPolicy", "Project",
            "Report", "SessionLink", "Stage", "Task", "TaskDetail"]
 
 Stage = Literal["plan", "dev", "review", "test", "live", "done"]
 STAGES: tuple[Stage, ...] = ("plan", "dev", "review", "test", "live", "done")
 #: the fields :meth:`BoardService.update_task` changes
 TASK_FIELDS = ("title", "next_step", "waiting_on", "branch", "description")
+#: the board's MCP tools (:mod:`relay.mcp.board_tools` registers them; ``relay-cli setup
+#: claude`` allows exactly these in Claude Code)
+TOOL_NAMES: tuple[str, ...] = (
+    "board_projects", "board_tasks", "board_task_create", "board_task_update", "board_set_stage",
+    "board_report", "board_decision", "board_comments", "board_ack_comments", "board_link")
 LinkKind = Literal["relay", "claude"]
 AuthorKind = Literal["owner", "agent"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -81,6 +82,15 @@ def _stage(stage: Any) -> Stage:
     if stage not in STAGES:
         raise BoardError(f"{stage!r} is not a stage.", f"Use one of: {', '.join(STAGES)}.")
     return cast(Stage, stage)
+
+
+def scratch_folders(worktree: Path | None) -> tuple[str, ...]:
+    """Where a session may write besides its worktree: the system's temporary folder —
+    unless the worktree lies in it, where other checkouts look the same as scratch files."""
+    temp = Path(tempfile.gettempdir()).resolve()
+    if worktree is not None and worktree.resolve().is_relative_to(temp):
+        return ()
+    return (str(temp),)
 
 
 def slug_for(root: Path) -> str:
@@ -496,7 +506,8 @@ class BoardService:
         try:
             root = await asyncio.to_thread(main_root, Path(repo).expanduser())
         except WorktreeError:
-            return GuardPolicy(repo=str(repo), worktree=str(worktree) if worktree else None)
+            return GuardPolicy(repo=str(repo), worktree=str(worktree) if worktree else None,
+                               scratch=scratch_folders(Path(worktree) if worktree else None))
         found = await self.db.project_row(repo=str(root))
         envs = tuple(await self.db.environments(found[0])) if found else ()
         if worktree is None:
@@ -504,4 +515,5 @@ class BoardService:
                 worktree = await asyncio.to_thread(repo_root, Path(repo).expanduser())
             except WorktreeError:
                 worktree = root
-        return GuardPolicy(environments=envs, repo=str(root), worktree=str(worktree))
+        return GuardPolicy(environments=envs, repo=str(root), worktree=str(worktree),
+                           scratch=scratch_folders(Path(worktree)))

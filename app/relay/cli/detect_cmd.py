@@ -50,7 +50,7 @@ def _row_json(s: DetectedSession) -> dict[str, Any]:
     i = s.intent
     return {
         "id": s.id, "runtime": s.runtime, "session": s.agent_session_id, "account": s.entry,
-        "state": s.state, "why": s.why, "resets_at_ms": s.resets_at_ms, "hooked": s.hooked,
+        "state": s.state, "why": s.why, "hooked": s.hooked, "resets_at_ms": s.resets_at_ms,
         "cwd": s.cwd,
         "repo": s.repo, "source": str(s.source), "started_ms": s.started_ms,
         "last_activity_ms": s.last_activity_ms,

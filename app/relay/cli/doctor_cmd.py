@@ -125,6 +125,9 @@ def doctor(config: Config, console: Console) -> int:
         console.print(f"data folder: {escape(str(config.home))}  (set RELAY_HOME to move it)")
         console.print(f"database: {database}")
         console.print(f"secrets: {vault.result()}")
+        from relay.cli.setup_cmd import doctor_line
+
+        console.print(f"Claude Code hooks: {doctor_line(config)}", highlight=False)
     console.print(f"python {platform.python_version()} on {platform.system()} {platform.machine()}")
     gui = importlib.util.find_spec("PySide6") is not None
     console.print("desktop window: " + ("available (`relay`)" if gui else

@@ -2,11 +2,13 @@
 
 ``relay-cli setup claude [--config-dir DIR | --account NAME | --all-accounts] [--check]
 [--remove] [--dry-run] [--json]`` prints the plan for each folder, then carries it out
-(:mod:`relay.board.claude_setup`: a backup first, Relay's entries only). ``--check`` only
+(:mod:`relay.board.claude_setup`: a backup first, Relay's entries only — the hooks, the
+allow rules of the board's MCP tools, the MCP server). ``--check`` only
 reads and reports what is and is not in place. The folder is ``$CLAUDE_CONFIG_DIR`` or
 ``~/.claude`` by default; ``--account`` / ``--all-accounts`` take the wallet's Claude accounts'
 folders (read through the data folder's host). The hooks run the hook client with this data
-folder; the MCP server's URL is the running host's, else the default one.
+folder; the MCP server's URL is the running host's, else the default one. While no host
+runs, ``--check`` cannot judge the registered URL: it says so (``info``) and exits 0 for it.
 
 Exit codes: 0 done (``--check``: everything in place), 1 ``--check`` found something
 missing or stale, 2 a RelayError (an unreadable or malformed settings file, an unknown
@@ -16,7 +18,6 @@ account…: nothing was changed).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,9 @@ from rich.markup import escape
 
 from relay.board import claude_setup as cs
 from relay.cli.tables import Column, FitTable
+from relay.core.errors import RelayError
 from relay.core.hostfile import read_host
+from relay.core.termsafe import json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,14 +36,17 @@ if TYPE_CHECKING:
     from relay.core.config import Config
 
 _COLOUR = {"add": "green", "change": "yellow", "remove": "red", "keep": "dim", "absent": "dim",
-           "conflict": "red", "ok": "green", "missing": "red", "stale": "yellow"}
+           "conflict": "red", "ok": "green", "info": "cyan", "missing": "red",
+           "stale": "yellow"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup = sub.add_parser(
-        "setup", help="set up Claude Code's hooks and Relay's MCP server",
-        description="Merge Relay's hook entries into Claude Code's settings.json and register "
-                    "Relay's MCP server (user scope). A backup is taken first; your own "
+        "setup", help="set up Claude Code's hooks and Relay's MCP server (--check: what is in "
+                      "place)",
+        description="Merge Relay's hook entries and allow rules for the board's MCP tools "
+                    "into Claude Code's settings.json and register Relay's MCP server (user "
+                    "scope). A backup is taken first; your own "
                     "entries are left as they are. No token is written anywhere: the hook "
                     "client reads the data folder's api-token itself.",
         epilog="docs/claude-hooks.md explains each entry.")
@@ -57,7 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     what = setup.add_mutually_exclusive_group()
     what.add_argument("--check", action="store_true",
                       help="only report what is and is not in place (exit 1: something is "
-                           "missing)")
+                           "missing or stale)")
     what.add_argument("--remove", action="store_true", help="take Relay's entries out again")
     setup.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     setup.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -115,8 +121,26 @@ async def setup(config: Config, args: argparse.Namespace, console: Console) -> i
     return 0
 
 
+def doctor_line(config: Config) -> str:
+    """``relay-cli doctor``'s line: whether the default Claude folder is set up (reads only)."""
+    try:
+        host = read_host(config.home)
+        url = host.url if host else None
+        check = cs.check(cs.default_target(), cs.Wiring.make(config.home, url), url)
+    except RelayError as exc:
+        return f"[red]cannot tell[/] — {escape(exc.message)}"
+    where = escape(str(check.target.config_dir))
+    wrong = [i for i in check.items if not i.fine]
+    if not wrong:
+        return f"[green]set up[/] in {where}"
+    if all(i.state == "missing" for i in check.items):
+        return f"not set up in {where} (relay-cli setup claude)"
+    return (f"[yellow]{len(wrong)} of {len(check.items)} entries missing or stale[/] in {where} "
+            "(relay-cli setup claude --check)")
+
+
 def _print_json(data: dict[str, Any]) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
+    print(json_text(data, indent=2), flush=True)
 
 
 def _heading(target: cs.ClaudeTarget, console: Console) -> None:

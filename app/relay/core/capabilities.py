@@ -51,7 +51,7 @@ _ACP_ROW: dict[Cap, Level] = {
 }
 _HTTP_ROW: dict[Cap, Level] = {
     _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: P,
-    _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+    _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: P,
     _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: Y,
     _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: P,
 }
@@ -89,7 +89,8 @@ _TABLE: dict[str, dict[Cap, Level]] = {
     },
     # The HTTP runtimes (relay.runtimes.http): Relay's own agent loop reports every tool
     # call, enforces the policy and saves the conversation (resume); cost is an estimate
-    # from the price table; no approvals yet (send_input); session ids are Relay's own.
+    # from the price table; the only questions are the guard's (send_input partial:
+    # relay.runtimes.guarded); session ids are Relay's own.
     "anthropic": _HTTP_ROW,
     "openai": _HTTP_ROW,
     "openai-chat": _HTTP_ROW,

@@ -60,6 +60,8 @@ class GuardPolicy:
     environments: tuple[Environment, ...] = ()
     repo: str | None = None
     worktree: str | None = None
+    #: folders a session may write in besides its worktree (the system's temporary folder)
+    scratch: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,14 @@ deleting outside the worktree.
 * publishing a package or an image (``npm|pnpm|yarn publish``, ``twine upload``, ``cargo
   publish``, ``gem push``, ``docker|podman push``, ``gh release create``, ``poetry|uv|flit|
   hatch publish``; not with ``--dry-run``) → ask;
-* deleting or writing outside the worktree (``rm``, ``mv``, ``cp``/``install``/``ln`` targets,
-  ``touch``, ``mkdir``, ``tee``, ``dd of=``, ``find … -delete``, a ``>`` redirection; a
-  ``Write``/``Edit``/… tool's file) → deny. ``cd`` is followed for relative paths; ``~`` and
-  ``$HOME`` count as outside; other ``$VARIABLES`` are not judged. Scratch space stays open:
-  ``/dev/null`` and the other ``/dev`` streams, ``/tmp/…``, ``/var/tmp/…``.
+* deleting outside the worktree (``rm``, ``mv``'s sources, ``find … -delete``, a ``Write``
+  that replaces…) → deny; writing outside it (``cp``/``install``/``ln`` targets, ``touch``,
+  ``mkdir``, ``tee``, ``dd of=``, a ``>`` redirection; a ``Write``/``Edit``/… tool's file)
+  → ask: the user may mean it (``~/.bashrc``), an agent rarely should. ``cd`` is followed
+  for relative paths; ``~`` and ``$HOME`` count as outside; other ``$VARIABLES`` are not
+  judged. ``/dev/null`` and the other ``/dev`` streams are open, and so are the policy's
+  scratch folders (the system's temporary folder — unless the worktree itself lies in it,
+  where other checkouts cannot be told apart from scratch files).
 
 Each rule gives ``(decision, reason, rule)``; :mod:`relay.core.guard` makes the verdict.
 Pure: no I/O (paths are compared as text, symlinks are not followed).
@@ -31,14 +34,14 @@ _PUBLISH = {
     ("podman", "push"), ("poetry", "publish"), ("uv", "publish"), ("flit", "publish"),
     ("hatch", "publish"), ("gh", "release"), ("buildah", "push"), ("dotnet", "nuget"),
 }
-_SCRATCH = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/")
 _STREAMS = re.compile(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+)$")
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put"})
 _CREATORS = frozenset({"touch", "mkdir", "truncate", "tee"})
 _CHANGERS = frozenset({"chmod", "chown", "chgrp"})     # first operand is the mode / owner
 _TARGETED = frozenset({"cp", "install", "ln", "rsync"})  # the last operand is written
 _VALUED = frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g",
-                     "--group", "-S", "--suffix", "-s", "--size", "-r", "--reference"})
+                     "--group", "-S", "--suffix", "--reference"})
+_TRUNCATE_VALUED = _VALUED | {"-s", "--size", "-r"}
 
 
 def command_verdicts(policy_root: object, commands: Sequence[Command],
@@ -54,7 +57,7 @@ def command_verdicts(policy_root: object, commands: Sequence[Command],
             continue
         if root is not None:
             for path, verb in _writes(cmd):
-                flag = _outside(root, cwd, path, verb, cmd.name)
+                flag = _outside(root, cwd, path, verb, cmd.name, _scratch(policy_root))
                 if flag:
                     flags.append(flag)
     return flags
@@ -65,8 +68,14 @@ def write_verdicts(policy_root: object, tool: str, path: str, base: str | None, 
     root = _root(policy_root)
     if root is None:
         return []
-    flag = _outside(root, base, path, "deletes" if delete else "writes", tool)
+    flag = _outside(root, base, path, "deletes" if delete else "writes", tool,
+                    _scratch(policy_root))
     return [flag] if flag else []
+
+
+def _scratch(policy: object) -> tuple[str, ...]:
+    found = getattr(policy, "scratch", ())
+    return tuple(os.path.normpath(p) for p in found if isinstance(p, str) and p)
 
 
 def _root(policy: object) -> str | None:
@@ -118,7 +127,7 @@ def _publish(cmd: Command) -> list[Flag]:
 
 # -- files -----------------------------------------------------------------------------
 
-def _operands(argv: Sequence[str]) -> list[str]:
+def _operands(argv: Sequence[str], valued: frozenset[str] = _VALUED) -> list[str]:
     out, skip, ended = [], False, False
     for w in argv:
         if skip:
@@ -128,7 +137,7 @@ def _operands(argv: Sequence[str]) -> list[str]:
         elif w == "--":
             ended = True
         else:
-            skip = w in _VALUED
+            skip = w in valued
     return out
 
 
@@ -136,7 +145,7 @@ def _writes(cmd: Command) -> list[tuple[str, str]]:
     """(path, verb) for each path ``cmd`` writes or deletes."""
     name, argv = cmd.name, cmd.argv[1:]
     found = [(w, "writes") for w in cmd.writes]
-    ops = _operands(argv)
+    ops = _operands(argv, _TRUNCATE_VALUED if name == "truncate" else _VALUED)
     if name in _DELETERS:
         found += [(p, "deletes") for p in ops]
     elif name == "mv":
@@ -176,7 +185,8 @@ def _cd(cwd: str | None, args: Sequence[str]) -> str | None:
     return os.path.normpath(os.path.join(cwd, target)) if cwd else None
 
 
-def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str) -> Flag | None:
+def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str,
+             scratch: Sequence[str] = ()) -> Flag | None:
     path = path.strip()
     if not path or _STREAMS.match(path):
         return None
@@ -190,9 +200,12 @@ def _outside(root: str, cwd: str | None, path: str, verb: str, tool: str) -> Fla
                 return None
             path = os.path.join(cwd, path)
         shown = os.path.normpath(path)
-        if shown.startswith(_SCRATCH) or _inside(shown, root):
+        if _inside(shown, root) or any(_inside(shown, s) for s in scratch):
             return None
-    return ("deny", f"{tool} {verb} {shown}, outside the worktree {root}: refused.",
+    if verb in ("deletes", "moves"):
+        return ("deny", f"{tool} {verb} {shown}, outside the worktree {root}: refused.",
+                "fs.outside_worktree")
+    return ("ask", f"{tool} {verb} {shown}, outside the worktree {root}: confirm it.",
             "fs.outside_worktree")
 
 

@@ -38,7 +38,7 @@ def _opt(argv: Sequence[str], *names: str) -> list[str]:
         for n in names:
             if w == n and i + 1 < len(argv):
                 out.append(argv[i + 1])
-            elif n.startswith("--") and w.startswith(n + "="):
+            elif len(n) > 2 and w.startswith(n + "="):  # --name=X, -var-file=X
                 out.append(w[len(n) + 1:])
             elif not n.startswith("--") and len(n) == 2 and w.startswith(n) and len(w) > 2 \
                     and not w.startswith("--"):
@@ -175,10 +175,12 @@ def copy_remote(cmd: Command) -> list[Touch]:
         remote = w.startswith("rsync://") or ("://" not in w and ":" in w
                                               and "/" not in w.split(":", 1)[0])
         if remote:
+            dest = w.split("::", 1)[0] if "::" in w else w.split(":", 1)[0]
             host = _host_of(w.split("::", 1)[0] if "::" in w else w)
             target = i == len(operands) - 1 and len(operands) > 1
-            out.append(Touch("env.ssh", "ssh_host", host, target,
-                             f"{cmd.name} {'to' if target else 'from'} {host}"))
+            out += [Touch("env.ssh", "ssh_host", v, target,
+                          f"{cmd.name} {'to' if target else 'from'} {host}")
+                    for v in sorted({host, dest} if "://" not in w else {host})]
     return out
 
 

@@ -108,9 +108,12 @@ def _segments(tokens: list[str]) -> Iterable[tuple[list[str], list[str]]]:
     words: list[str] = []
     writes: list[str] = []
     heredoc: str | None = None
+    pending: str | None = None  # a here-document starts after the end of its line
     i = 0
     while i < len(tokens):
         token = tokens[i]
+        if pending is not None and "\n" in token and _all_punct(token):
+            heredoc, pending = pending, None
         if heredoc is not None:  # skip the body up to the delimiter line
             if token == heredoc and i > 0 and tokens[i - 1].endswith("\n"):
                 heredoc = None
@@ -121,10 +124,8 @@ def _segments(tokens: list[str]) -> Iterable[tuple[list[str], list[str]]]:
             if words and words[-1].isdigit():
                 words.pop()  # "2>" : the file descriptor, not a word
             if token.startswith("<<") and token != "<<<":
-                heredoc = target.lstrip("-")
+                pending = target.lstrip("-") if "\n" not in token else None
                 i += 2
-                if "\n" in token:  # "<<\n" — no delimiter after all
-                    heredoc = None
                 continue
             dup = token.endswith("&") and (target.isdigit() or target == "-")
             if token.startswith(_WRITE_OPS) and "<" not in token and target \

@@ -34,6 +34,7 @@ from relay.core.events import (
     StateChanged,
     Usage,
 )
+from relay.core.guard import Guard, PolicyGuard
 from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
@@ -94,7 +95,7 @@ class Engine:
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
         self._history: History | None = None
         self.services = Services(self.coordinator, self.breakers, self.accounts,
-                                 guard=WalletGuard(self.wallet))
+                                 guard=WalletGuard(self.wallet), guard_for=self.guard_for)
         self.recovered: list[str] = []
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
@@ -551,6 +552,11 @@ class Engine:
 
     async def post_notice(self, session_id: str, notice: Notice) -> None:
         await self.writer.write(WriteOp(session_id, None, notice))
+
+    async def guard_for(self, spec: SessionSpec, worktree: Path) -> Guard | None:
+        """The guard on a session's tool calls: its project's environments and the folder
+        it works in (the board's :meth:`~relay.board.service.BoardService.guard_policy`)."""
+        return PolicyGuard(await self.board.guard_policy(spec.repo, worktree))
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners

@@ -54,6 +54,7 @@ from relay.core.procs import AgentProcess, StdinMode, find_executable
 from relay.runtimes.acp_map import AcpEventMapper
 from relay.runtimes.acp_rpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, RpcError
 from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
+from relay.runtimes.guarded import Guarded, as_question, check_call
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class AcpAdapter(CliAdapter):
         #: open permission requests: their JSON-RPC id and the question Relay asked
         self._pending: dict[str, tuple[int | str, NeedsInput, str | None]] = {}
         self._session_id: str | None = None
+        self._request: RunRequest | None = None
         self._in_turn = False
         self._turn_over = asyncio.Event()
 
@@ -116,6 +118,7 @@ class AcpAdapter(CliAdapter):
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         self.preflight(request)
+        self._request = request
         proc = AgentProcess(self.build_argv(request), request.cwd, self.build_env(request),
                             stdin=StdinMode.PIPE, inactivity_timeout=None)
         self._process = proc
@@ -290,6 +293,14 @@ class AcpAdapter(CliAdapter):
             request_id = f"{self._session_id or 'acp'}:{rpc_id}"
             event = self._mapper.permission(request_id, params)
             call_id = as_dict(params.get("toolCall")).get("toolCallId")
+            guarded = self._guarded(params, str(call_id) if call_id else None)
+            if guarded is not None:
+                self._emit(*guarded.events)
+                if guarded.verdict.decision == "deny":
+                    await self._refuse(rpc_id, event, guarded.refusal)
+                    return
+                if guarded.verdict.decision == "ask":
+                    event = as_question(event, guarded.verdict)
             self._pending[request_id] = (rpc_id, event, str(call_id) if call_id else None)
             self._emit(event)
             if self._stop_requested:  # asked while Relay is cancelling: cancelled at once
@@ -303,6 +314,35 @@ class AcpAdapter(CliAdapter):
                      self.name, method)
         with contextlib.suppress(ConnectionClosed):
             await self._conn.respond_error(rpc_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _guarded(self, params: dict[str, Any], call_id: str | None) -> Guarded | None:
+        """The guard's verdict on the call a permission request asks about: named by its
+        ACP kind (execute, edit, delete, move, fetch…) or title, its raw input and
+        locations as the input."""
+        request = self._request
+        if request is None or request.guard is None:
+            return None
+        tool = self._mapper.asked_tool(params)
+        raw = tool.get("rawInput")
+        tool_input: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+        if isinstance(tool.get("locations"), list):
+            tool_input.setdefault("locations", tool["locations"])
+        kind = str(tool.get("kind") or "")
+        name = kind if kind and kind != "other" else str(tool.get("title") or "tool")
+        return check_call(request.guard, runtime=self.name, where="acp", tool=name,
+                          tool_input=tool_input, cwd=str(request.cwd), call_id=call_id,
+                          agent_session_id=self._session_id)
+
+    async def _refuse(self, rpc_id: int | str, asked: NeedsInput, why: str) -> None:
+        """Answer a permission request with its reject option (cancelled when it has none)
+        without asking anyone: the guard refused the call."""
+        reject = next((o for o in asked.options if o.kind == "reject_once"), None) or next(
+            (o for o in asked.options if o.kind in _REJECTS), None)
+        outcome = ({"outcome": "selected", "optionId": reject.id} if reject is not None
+                   else {"outcome": "cancelled"})
+        assert self._conn is not None
+        with contextlib.suppress(ConnectionClosed):
+            await self._conn.respond(rpc_id, {"outcome": outcome})
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/update":

@@ -213,12 +213,17 @@ class AcpEventMapper:
 
     # -- session/request_permission ---------------------------------------------
 
-    def permission(self, request_id: str, params: dict[str, Any]) -> NeedsInput:
-        """The NeedsInput for a ``session/request_permission`` request's params."""
+    def asked_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The tool call a ``session/request_permission`` asks about: what its updates said
+        so far, and what the request adds (kind, title, rawInput, locations…)."""
         asked = as_dict(params.get("toolCall"))
         call_id = str(asked.get("toolCallId") or "")
-        tool = {**self._tools.get(call_id, {}),
+        return {**self._tools.get(call_id, {}),
                 **{k: v for k, v in asked.items() if v is not None}}
+
+    def permission(self, request_id: str, params: dict[str, Any]) -> NeedsInput:
+        """The NeedsInput for a ``session/request_permission`` request's params."""
+        tool = self.asked_tool(params)
         kind = tool.get("kind")
         title = str(tool.get("title") or kind or "a tool call")
         options = [InputOption(id=str(o.get("optionId")), label=str(o.get("name") or o.get("optionId")),

@@ -34,6 +34,7 @@ from relay.core import jsonvalue
 from relay.core.capabilities import Cap, Capabilities, Level
 from relay.core.errors import AgentStalledError, CliNotFoundError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
+from relay.core.guard import Guard
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, ProcessResult, StdinMode, find_executable
 
@@ -59,6 +60,9 @@ class RunRequest:
     inactivity_timeout: float | None = 900.0
     #: runtime-specific knobs (e.g. the demo's step delay and simulated limit).
     options: Mapping[str, object] = field(default_factory=dict)
+    #: the session's guard (:mod:`relay.core.guard`), asked where Relay decides a tool call
+    #: itself (:mod:`relay.runtimes.guarded`); None: nothing is guarded
+    guard: Guard | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ class ClaudeAdapter(CliAdapter):
             async for event in super().run(request):
                 yield event
             return
-        broker = self._broker = PermissionBroker(self.name)
+        broker = self._broker = PermissionBroker(self.name, request.guard, str(request.cwd))
         try:
             self._bridge_flags = broker.claude_flags(await broker.start())
             # silence while Claude waits for an answer is no stall: with_questions judges

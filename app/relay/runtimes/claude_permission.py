@@ -56,8 +56,10 @@ from relay.core.events import (
     Notice,
     SessionEnded,
 )
+from relay.core.guard import Guard
 from relay.core.models import PermissionPolicy
 from relay.runtimes.base import RunRequest
+from relay.runtimes.guarded import as_question, check_call
 
 SERVER_NAME = "relay_approval"
 TOOL_NAME = "approve"
@@ -145,8 +147,11 @@ class _Call:
 class PermissionBroker:
     """The adapter's end of the bridge: a Unix socket server, open calls, their answers."""
 
-    def __init__(self, runtime: str = "claude") -> None:
+    def __init__(self, runtime: str = "claude", guard: Guard | None = None,
+                 cwd: str | None = None) -> None:
         self.runtime = runtime
+        #: the session's guard: asked first about every call Claude asks about
+        self.guard, self.cwd = guard, cwd
         #: NeedsInput / InputWithdrawn / Notice events for the adapter's stream
         self.events: asyncio.Queue[AgentEvent] = asyncio.Queue()
         self._calls: dict[str, _Call] = {}
@@ -206,24 +211,36 @@ class PermissionBroker:
         if self._closed:
             await _reply(writer, call_id, {"behavior": "deny", "message": STOPPED})
             return
-        if _always_key(tool, tool_input) in self._always:
+        tool_use_id = message.get("tool_use_id")
+        guarded = check_call(self.guard, runtime=self.runtime, where="claude_bridge", tool=tool,
+                             tool_input=tool_input, cwd=self.cwd,
+                             call_id=str(tool_use_id) if tool_use_id else None,
+                             denial_event=False)  # Claude's result lists the denial
+        for event in guarded.events if guarded is not None else ():
+            self.events.put_nowait(event)
+        verdict = guarded.verdict if guarded is not None else None
+        if guarded is not None and verdict is not None and verdict.decision == "deny":
+            await _reply(writer, call_id, {"behavior": "deny", "message": guarded.refusal})
+            return
+        asks = verdict is not None and verdict.decision == "ask"
+        if not asks and _always_key(tool, tool_input) in self._always:
             await _reply(writer, call_id, {"behavior": "allow", "updatedInput": tool_input})
             self.events.put_nowait(Notice(runtime=self.runtime, message=(
                 f"Allowed {tool} without asking (allowed always in this run).")))
             return
-        tool_use_id = message.get("tool_use_id")
         request_id = str(tool_use_id) if tool_use_id else f"perm-{uuid.uuid4().hex[:12]}"
         if request_id in self._calls:
             request_id = f"{request_id}-{uuid.uuid4().hex[:6]}"
         self._calls[request_id] = _Call(writer, call_id, tool, tool_input)
         always = ("Always allow this command in this run" if tool == "Bash"
                   else f"Allow {tool} for the rest of this run")
-        self.events.put_nowait(NeedsInput(
+        question = NeedsInput(
             runtime=self.runtime, request_id=request_id, about="permission", tool=tool,
             read_only=_read_only(tool), prompt=describe(tool, tool_input),
             options=[InputOption(id=ALLOW, label="Allow once", kind="allow_once"),
                      InputOption(id=ALLOW_ALWAYS, label=always, kind="allow_always"),
-                     InputOption(id=REJECT, label="Reject", kind="reject_once")]))
+                     InputOption(id=REJECT, label="Reject", kind="reject_once")])
+        self.events.put_nowait(as_question(question, verdict) if asks and verdict else question)
 
     async def answer(self, request_id: str, option_id: str | None = None, *,
                      text: str | None = None) -> None:

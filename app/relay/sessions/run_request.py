@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from relay.core.config import Config
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
+from relay.core.guard import Guard
 from relay.core.models import SessionSpec, entry_runtime
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
@@ -61,8 +62,23 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
     request = RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                          permission=spec.permission, resume_id=step.resume_id,
                          inactivity_timeout=config.inactivity_timeout, options=options,
-                         extra_env=env, drop_env=drop, brief_file=step.brief_file)
+                         extra_env=env, drop_env=drop, brief_file=step.brief_file,
+                         guard=await session_guard(spec, services, ws, emit))
     return await pass_on_instructions(request, entry_runtime(step.entry), config.home, emit)
+
+
+async def session_guard(spec: SessionSpec, services: Services, ws: Workspace,
+                        emit: Callable[[AgentEvent], Awaitable[None]]) -> Guard | None:
+    """The guard on this run's tool calls; a guard that cannot be had is a warning and the
+    run goes on unguarded (the user reads why)."""
+    if services.guard_for is None:
+        return None
+    try:
+        return await services.guard_for(spec, ws.path)
+    except RelayError as exc:
+        await emit(Notice(category="warning", message=(
+            f"Relay's guard is off for this run: {exc.message}")))
+        return None
 
 
 async def prepare_workspace(spec: SessionSpec, config: Config, session_id: str,

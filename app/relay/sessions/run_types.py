@@ -6,6 +6,7 @@ Kept apart from :mod:`relay.sessions.runner` so the runner module holds behaviou
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +15,8 @@ from typing import Literal, Protocol
 from relay.core.accounts import AccountBook
 from relay.core.capabilities import Cap
 from relay.core.events import LimitHit, Usage
-from relay.core.models import entry_runtime
+from relay.core.guard import Guard
+from relay.core.models import SessionSpec, entry_runtime
 from relay.core.states import SessionState
 from relay.runtimes.registry import adapter_class
 from relay.sessions.breaker import CircuitBreakers
@@ -67,6 +69,11 @@ Phase = Literal["preparing", "running", "deciding", "verifying", "waiting", "han
 OutcomeKind = Literal["stopped", "paused", "completed", "snag", "limit", "ended"]
 
 
+#: the port through which the engine hands a session its tool-call guard: the session's
+#: spec and the folder it works in → the guard (None: no guard for it)
+GuardFor = Callable[[SessionSpec, Path], Awaitable[Guard | None]]
+
+
 @dataclass(frozen=True)
 class Services:
     """What every runner of one engine shares."""
@@ -76,6 +83,9 @@ class Services:
     accounts: AccountBook
     #: the wallet's budgets, paused accounts and forecasts
     guard: TurnGuard
+    #: the guard on a session's tool calls (:mod:`relay.core.guard`): the engine gives one
+    #: per session from the project's environments; None: nothing is guarded
+    guard_for: GuardFor | None = None
 
 
 class TurnGuard(Protocol):

@@ -12,7 +12,7 @@ from starlette.responses import Response, StreamingResponse
 from relay.api.context import HostContext, HostDep
 from relay.api.schemas import ERRORS, EventsPage
 from relay.api.stream import event_frames
-from relay.core.events import EventRecord, record_json
+from relay.core.events import BOARD_SESSION, EventRecord, record_json
 
 router = APIRouter(prefix="/api/v1", tags=["events"], responses=ERRORS)
 #: the most events one page holds
@@ -23,8 +23,12 @@ MAX_PAGE = 5000
 async def events(ctx: HostDep, after: Annotated[int, Query(ge=0)] = 0,
                  session: str | None = None,
                  limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1000) -> Response:
-    """The stored events after ``after`` (every session's, or ``session``'s), oldest first."""
-    session_id = (await ctx.engine.get_session(session)).id if session else None
+    """The stored events after ``after`` (every session's, or ``session``'s — ``board`` for
+    the board's stream of board, live-state and hook-guard events), oldest first."""
+    if session == BOARD_SESSION:
+        session_id: str | None = BOARD_SESSION
+    else:
+        session_id = (await ctx.engine.get_session(session)).id if session else None
     batch = await ctx.engine.events_after(after, session_id, limit + 1)
     page = batch[:limit]
     body = {"events": [record_json(r) for r in page], "next": page[-1].id if page else after,

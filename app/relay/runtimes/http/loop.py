@@ -28,10 +28,13 @@ from pathlib import Path
 from typing import ClassVar
 
 from relay.core.config import default_home
-from relay.core.errors import AccountError, ConversationError
+from relay.core.errors import AccountError, ConversationError, RelayError
 from relay.core.events import (
     AgentError,
     AgentEvent,
+    InputOption,
+    InputWithdrawn,
+    NeedsInput,
     Outcome,
     PermissionDenied,
     SessionEnded,
@@ -44,6 +47,7 @@ from relay.core.events import (
 from relay.core.models import PermissionPolicy
 from relay.core.signals import failure_events
 from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
+from relay.runtimes.guarded import check_call
 from relay.runtimes.http import conversation as convs
 from relay.runtimes.http import structured
 from relay.runtimes.http.conversation import Conversation, Message
@@ -54,6 +58,8 @@ from relay.wallet.model import Tokens
 from relay.wallet.pricing import PRICES_FILE, Pricing, shipped_table
 
 DEFAULT_MAX_TURNS = 40
+#: the options of a guard's question (:meth:`HttpAdapter.answer_input`)
+GUARD_ALLOW, GUARD_REJECT = "allow", "reject"
 CONNECT_TIMEOUT = 10.0
 #: credentials never passed to a command the agent runs
 SECRET_ENV = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
@@ -80,6 +86,9 @@ class HttpAdapter(RuntimeAdapter):
         self._between_turns.set()
         self._ctx: TurnContext | None = None
         self._toolbox: Toolbox | None = None
+        self._request: RunRequest | None = None
+        #: the guard's open questions: their answer (an option id; None: rejected)
+        self._asked: dict[str, asyncio.Future[str | None]] = {}
 
     # -- contract ------------------------------------------------------------------------
 
@@ -106,8 +115,23 @@ class HttpAdapter(RuntimeAdapter):
             return request.extra_env[var]
         return None if var in request.drop_env else self.env.get(var) or None
 
+    async def answer_input(self, request_id: str, option_id: str | None = None, *,
+                           text: str | None = None) -> None:
+        """Answer a question the guard asked about a tool call (allow once or reject)."""
+        asked = self._asked.get(request_id)
+        if asked is None or asked.done():
+            raise RelayError(f"{self.name} is not waiting for an answer to {request_id}.",
+                             "It may have been answered, withdrawn or the run may have ended.")
+        if option_id not in (GUARD_ALLOW, GUARD_REJECT, None) or text is not None:
+            raise RelayError(f"{option_id or text!r} is not an answer to the guard's question.",
+                             f"Answer with {GUARD_ALLOW} or {GUARD_REJECT}.")
+        asked.set_result(option_id)
+
     async def stop(self, grace: float = 5.0) -> None:
         self._stopping.set()
+        for asked in self._asked.values():  # a question left open is a refusal
+            if not asked.done():
+                asked.set_result(None)
         if self._toolbox is not None:
             await self._toolbox.kill_all()
         call = self._ctx.current if self._ctx is not None else None
@@ -145,6 +169,7 @@ class HttpAdapter(RuntimeAdapter):
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         self.preflight(request)
+        self._request = request
         home = self.home(request)
         try:
             conv = (await asyncio.to_thread(convs.load, home, self.name, request.resume_id)
@@ -266,9 +291,27 @@ class HttpAdapter(RuntimeAdapter):
     async def _tool(self, toolbox: Toolbox, ctx: TurnContext, call_id: str, name: str,
                     args: dict[str, object]) -> AsyncGenerator[AgentEvent, None]:
         yield ToolCall(runtime=self.name, call_id=call_id, name=name, input=args)
+        refused: str | None = None
+        request = self._request
+        guarded = check_call(request.guard if request else None, runtime=self.name,
+                             where="http", tool=name, tool_input=args, cwd=str(toolbox.root),
+                             call_id=call_id, agent_session_id=ctx.conv.id)
+        if guarded is not None:
+            for event in guarded.events:
+                yield event
+            if guarded.verdict.decision == "deny":
+                refused = guarded.refusal
+            elif guarded.verdict.decision == "ask":
+                async for event in self._ask(call_id, name, args, guarded.verdict.reason):
+                    if isinstance(event, PermissionDenied):  # not allowed: refused
+                        refused = event.detail
+                    yield event
         try:
-            outcome = await toolbox.call(name, args)
-            text, is_error, code = outcome.output, outcome.is_error, outcome.exit_code
+            if refused is not None:
+                text, is_error, code = f"Refused: {refused}", True, None
+            else:
+                outcome = await toolbox.call(name, args)
+                text, is_error, code = outcome.output, outcome.is_error, outcome.exit_code
         except ToolRefused as exc:
             yield PermissionDenied(runtime=self.name, tool=name, call_id=call_id, detail=str(exc))
             text, is_error, code = f"Refused: {exc}", True, None
@@ -276,6 +319,31 @@ class HttpAdapter(RuntimeAdapter):
                          exit_code=code)
         ctx.conv.add(Message(role="tool", call_id=call_id, tool_name=name, text=text,
                              is_error=is_error))
+
+    async def _ask(self, call_id: str, name: str, args: dict[str, object],
+                   reason: str) -> AsyncGenerator[AgentEvent, None]:
+        """The guard's question about one call and, unless the answer is "allow", the
+        :class:`PermissionDenied` that refuses it."""
+        request_id = f"guard-{call_id}"
+        asked = self._asked[request_id] = asyncio.get_running_loop().create_future()
+        try:
+            yield NeedsInput(runtime=self.name, request_id=request_id, about="permission",
+                             tool=name, read_only=False,
+                             prompt=f"Relay's guard asks: {reason} Allow {name}?",
+                             options=[InputOption(id=GUARD_ALLOW, label="Allow once",
+                                                  kind="allow_once"),
+                                      InputOption(id=GUARD_REJECT, label="Reject",
+                                                  kind="reject_once")])
+            answer = await asked if not self._stopping.is_set() else None
+        finally:
+            self._asked.pop(request_id, None)
+        if answer == GUARD_ALLOW:
+            return
+        if self._stopping.is_set():
+            yield InputWithdrawn(runtime=self.name, request_id=request_id,
+                                 reason="stopped by Relay")
+        yield PermissionDenied(runtime=self.name, tool=name, call_id=call_id,
+                               detail=f"the owner did not allow it ({reason})")
 
     def _usage(self, reply: Reply, pricing: Pricing) -> Usage:
         t = reply.tokens

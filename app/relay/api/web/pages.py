@@ -1,0 +1,253 @@
+"""The board's pages, fragments, forms and live stream (``/board/...``).
+
+Every route of :data:`router` goes through :class:`BoardRoute`: no valid cookie → the
+signed-out page; a write without the CSRF token or from another origin → refused; a
+:class:`~relay.core.errors.RelayError` → an HTML message, not the API's JSON. A page is
+complete without JavaScript (forms post and redirect back); with it, htmx posts the same
+forms and swaps the fragment the route answers (``HX-Request``), and app.js refetches the
+fragments a live event touches (``/board/f/...``; the stream itself carries no HTML).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Request
+from fastapi.routing import APIRoute
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+
+from relay.api.context import host
+from relay.api.errors import status_of
+from relay.api.routes.events import SSE_HEADERS, _cursor
+from relay.api.stream import event_frames
+from relay.api.web.auth import CSRF_FIELD, CSRF_HEADER, BoardAuth, same_origin
+from relay.api.web.render import STATIC, STATIC_TYPES, render
+from relay.board.model import STAGES
+from relay.core.errors import ProjectNotFoundError, RelayError
+from relay.core.events import BOARD_SESSION
+
+#: the longest comment the board takes (the agent reads it as context)
+MAX_COMMENT = 20_000
+#: how to sign in, on every signed-out page
+SIGN_IN_COMMAND = "relay-cli board --open"
+
+
+def board_auth(request: Request) -> BoardAuth:
+    auth: BoardAuth = request.app.state.board_auth
+    return auth
+
+
+def _hx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def message(request: Request, status: int, heading: str, text: str, *, hint: str = "",
+            command: str = "", link: str = "", link_text: str = "") -> Response:
+    """A message page, or, to htmx, the message shown in the page's flash area."""
+    if _hx(request):
+        flash = render("_flash.html", status, heading=heading, message=text, hint=hint,
+                       command=command)
+        flash.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"})
+        return flash
+    return render("message.html", status, heading=heading, message=text, hint=hint,
+                  command=command, link=link, link_text=link_text)
+
+
+def signed_out(request: Request) -> Response:
+    response = message(request, 401, "Sign in to the board",
+                       "This browser is not signed in to this Relay board (or the host's token "
+                       "changed since it was).",
+                       hint="On the machine that runs Relay, run this and open the link it "
+                            "prints. The link works once, for 10 minutes.",
+                       command=SIGN_IN_COMMAND)
+    if _hx(request):
+        response.headers["HX-Refresh"] = "true"
+    return response
+
+
+async def form(request: Request) -> dict[str, str]:
+    """An urlencoded form body (the board's forms send nothing else)."""
+    body = (await request.body()).decode("utf-8", "replace")
+    return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+
+class BoardRoute(APIRoute):
+    """A board route: the cookie first, the CSRF token and origin on a write, and
+    RelayError as a message page."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        inner = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            auth = board_auth(request)
+            if not auth.signed_in(request.headers.get("cookie")):
+                return signed_out(request)
+            if request.method not in ("GET", "HEAD"):
+                presented = request.headers.get(CSRF_HEADER) or (await form(request)).get(
+                    CSRF_FIELD)
+                if not (same_origin(request.headers) and auth.csrf_ok(presented)):
+                    return message(request, 403, "Refused",
+                                   "The board refused this change: it did not come from this "
+                                   "board's own page (a missing or wrong CSRF token, or another "
+                                   "origin).", hint="Reload the board and try again.")
+            try:
+                return await inner(request)
+            except RelayError as exc:
+                return message(request, status_of(exc), "That did not work", exc.message,
+                               hint=exc.hint or "", link="/board", link_text="The board")
+
+        return handler
+
+
+router = APIRouter(route_class=BoardRoute, include_in_schema=False)
+#: the routes without a cookie: the sign-in link and the static files
+open_router = APIRouter(include_in_schema=False)
+#: the API route that mints a sign-in link (bearer token, like every /api route)
+api_router = APIRouter(prefix="/api/v1/board", tags=["board"])
+
+
+def _board(request: Request) -> Any:
+    return host(request).engine.board
+
+
+async def _common(request: Request) -> dict[str, Any]:
+    """What every full page needs: the CSRF token, the projects, the live stream's start
+    (read before the page's data, so an event in between is replayed, never lost)."""
+    ctx = host(request)
+    after = await ctx.engine.last_event_id()
+    return {"csrf": board_auth(request).csrf_token(), "stages": STAGES,
+            "projects": await ctx.engine.board.projects(),
+            "events": f"/board/events?after={after}"}
+
+
+async def _columns(request: Request, slug: str | None) -> dict[str, Any]:
+    board = _board(request)
+    project = None
+    if slug is not None:
+        project = next((p for p in await board.projects() if p.slug == slug), None)
+        if project is None:
+            raise ProjectNotFoundError(f"There is no project {slug!r} on the board.",
+                                       "The board's first page lists every project.")
+    columns: dict[str, list[Any]] = {stage: [] for stage in STAGES}
+    for card in await board.cards(slug):
+        columns.setdefault(card.task.stage, []).append(card)
+    first = next((s for s in ("dev", *STAGES) if columns[s]), "dev")
+    return {"project": project, "columns": columns, "first_tab": first}
+
+
+@router.get("/board")
+async def board_page(request: Request) -> Response:
+    common = await _common(request)
+    return render("board.html", **common, heading="All projects",
+                  **await _columns(request, None))
+
+
+@router.get("/board/p/{slug}")
+async def project_page(request: Request, slug: str) -> Response:
+    common = await _common(request)
+    context = await _columns(request, slug)
+    return render("board.html", **common, heading=context["project"].name or slug, **context)
+
+
+@router.get("/board/t/{key}")
+async def task_page(request: Request, key: str) -> Response:
+    common = await _common(request)
+    detail = await _board(request).task(key)
+    project = next((p for p in common["projects"] if p.slug == detail.card.task.project), None)
+    return render("task.html", **common, detail=detail, project=project)
+
+
+@router.get("/board/f/columns")
+async def columns_fragment(request: Request, project: str | None = None) -> Response:
+    return render("_columns.html", stages=STAGES, **await _columns(request, project or None))
+
+
+@router.get("/board/f/card/{key}")
+async def card_fragment(request: Request, key: str) -> Response:
+    card = (await _board(request).task(key)).card
+    return render("_card.html", card=card)
+
+
+@router.get("/board/f/task/{key}")
+async def task_fragment(request: Request, key: str) -> Response:
+    return await _task_answer(request, key)
+
+
+async def _task_answer(request: Request, key: str) -> Response:
+    """After a write: the task fragment to htmx, a redirect back to the page without it."""
+    if not _hx(request) and request.method == "POST":
+        return RedirectResponse(f"/board/t/{quote(key)}", status_code=303)
+    detail = await _board(request).task(key)
+    return render("_task.html", detail=detail, stages=STAGES,
+                  csrf=board_auth(request).csrf_token())
+
+
+@router.post("/board/t/{key}/comments")
+async def post_comment(request: Request, key: str) -> Response:
+    body = (await form(request)).get("body", "").strip()
+    if not body:
+        return message(request, 400, "Nothing to send", "The comment is empty.")
+    if len(body) > MAX_COMMENT:
+        return message(request, 413, "Too long",
+                       f"A comment is at most {MAX_COMMENT} characters.")
+    await _board(request).comment(key, body, author="owner", author_kind="owner")
+    return await _task_answer(request, key)
+
+
+@router.post("/board/t/{key}/stage")
+async def post_stage(request: Request, key: str) -> Response:
+    stage = (await form(request)).get("stage", "")
+    if stage not in STAGES:
+        return message(request, 400, "No such stage",
+                       f"{stage!r} is not a stage.", hint="One of: " + ", ".join(STAGES) + ".")
+    await _board(request).set_stage(key, stage, actor="owner")
+    return await _task_answer(request, key)
+
+
+@router.get("/board/events")
+async def board_events(request: Request, after: int = 0) -> Response:
+    """The board's events after the cursor (``Last-Event-ID`` on a reconnect), then live."""
+    ctx = host(request)
+    cursor = _cursor(max(after, 0), request.headers.get("last-event-id"))
+    frames = event_frames(ctx.broadcaster, cursor, BOARD_SESSION, ctx.engine.events_after,
+                          None, ctx.stopping)
+    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@open_router.get("/board/login")
+async def login(request: Request, code: str = "") -> Response:
+    """Spend a one-time code: set the board cookie and go to the board."""
+    auth = board_auth(request)
+    if not auth.spend(code):
+        return message(request, 403, "This sign-in link does not work",
+                       "It was used already, or it is older than 10 minutes.",
+                       hint="Run this on the machine that runs Relay for a new link.",
+                       command=SIGN_IN_COMMAND)
+    if request.headers.get("sec-fetch-site", "none") in ("none", "same-origin"):
+        response: Response = RedirectResponse("/board", status_code=303)
+    else:  # from another site: SameSite=Strict holds the cookie back on its redirect
+        response = message(request, 200, "Signed in", "This browser is signed in to the board.",
+                           link="/board", link_text="Open the board")
+    response.headers["set-cookie"] = auth.set_cookie_header(request.url.scheme == "https")
+    return response
+
+
+@open_router.get("/board/static/{name}")
+async def static(name: str) -> Response:
+    path = STATIC / name
+    kind = STATIC_TYPES.get(path.suffix)
+    if kind is None or "/" in name or name.startswith(".") or not path.is_file():
+        return Response("Not found.", status_code=404, media_type="text/plain")
+    return Response(path.read_bytes(), media_type=kind,
+                    headers={"Cache-Control": "public, max-age=86400"})
+
+
+@api_router.post("/login-link")
+async def login_link(request: Request) -> Response:
+    """A one-time link that signs a browser in to the web board (10 minutes, single use).
+    Answered as it is: the scrubber would take the code for a secret, which it is, briefly."""
+    code = board_auth(request).new_code()
+    base = str(request.base_url).rstrip("/")
+    return JSONResponse({"url": f"{base}/board/login?code={code}"})
