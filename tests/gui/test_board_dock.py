@@ -302,3 +302,19 @@ def test_the_detect_dock_shows_a_hooked_sessions_state_first_as_soon_as_it_chang
     shell.detect_dock.select(f"claude:{LIMITED}")
     assert shell.detect_dock.badge.text() == "needs input · hooks"
     assert "permission to use Bash" in shell.detect_dock.body.toPlainText()
+
+
+def test_a_client_windows_board_follows_the_host_and_moves_cards_through_it(
+        window: Started, vault_env: None, git_repo: Path, arun: Runner, qtbot: QtBot) -> None:
+    _task, host = window()
+    _task, client = window()
+    assert not client.hosting
+    made = arun(host.engine.board.create_task(str(git_repo), "Invoice export", stage="plan"))
+    vm = client.board_vm
+    qtbot.waitUntil(lambda: vm.stage_of(made.key) == "plan", timeout=10_000)
+    arun(host.engine.board.set_stage(made.key, "dev"))  # the host's change, over its stream
+    qtbot.waitUntil(lambda: vm.stage_of(made.key) == "dev", timeout=10_000)
+    assert vm.set_stage(made.key, "test")  # the client's move, through the host's API
+    qtbot.waitUntil(lambda: arun(host.engine.board.task(made.key)).card.task.stage == "test",
+                    timeout=10_000)
+    qtbot.waitUntil(lambda: host.board_vm.stage_of(made.key) == "test", timeout=10_000)
