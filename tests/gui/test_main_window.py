@@ -17,7 +17,7 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     qtbot.waitExposed(window)
     docks = {d.windowTitle(): d for d in window.findChildren(QDockWidget)}
     assert set(docks) == {"Sessions", "Live stream", "Handoff", "Wallet", "Detect", "Pipelines",
-                          "History", "Knowledge"}
+                          "History", "Knowledge", "Board"}
     for dock in docks.values():
         assert window.dockWidgetArea(dock) != Qt.DockWidgetArea.NoDockWidgetArea
         assert not dock.isFloating()
@@ -27,12 +27,12 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
     assert window.dockWidgetArea(docks["Handoff"]) == window.dockWidgetArea(docks["Sessions"])
     assert {d.windowTitle() for d in window.tabifiedDockWidgets(docks["Handoff"])} == {
         "Wallet", "Detect", "Knowledge"}
-    # the designer's canvas and the History dock's diff need room: they are tabbed behind
-    # the stream, which stays raised
+    # the board's columns, the designer's canvas and the History dock's diff need room: they
+    # are tabbed behind the stream, which stays raised
     assert docks["Pipelines"].objectName() == "pipelinesDock"
     assert docks["History"].objectName() == "historyDock"
-    assert window.tabifiedDockWidgets(docks["Live stream"]) == [docks["Pipelines"],
-                                                                docks["History"]]
+    assert window.tabifiedDockWidgets(docks["Live stream"]) == [
+        docks["Board"], docks["Pipelines"], docks["History"]]
     for title in ("Pipelines", "History"):
         assert docks[title].findChild(QLabel, "placeholderLabel") is None
     assert shell.stream_dock.empty.text() == EMPTY_TEXT
@@ -42,7 +42,8 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
              for menu in window.menuBar().findChildren(QMenu)}
     assert menus["&File"] == ["&New session…", "Start Relay at &login", "&Quit"]
     assert menus["&Session"] == ["&Stop session", "&Hand off now"]
-    assert len(menus["&View"]) == 8
+    assert len(menus["&View"]) == 9
+    assert menus["&Tools"] == ["&Integrations…"]
     assert not window.stop_action.isEnabled()
     assert not window.handoff_action.isEnabled()
 

@@ -18,10 +18,10 @@ def test_the_smoke_test_passes_and_leaves_the_data_folder_alone(relay_home: Path
     proc = smoke({})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    docks = next(line for line in lines if line.startswith("smoke: ok   8 docks open: "))
+    docks = next(line for line in lines if line.startswith("smoke: ok   9 docks open: "))
     assert set(docks.rpartition("docks open: ")[2].split(", ")) == {
         "Sessions", "Live stream", "Handoff", "Wallet", "Detect", "Pipelines", "History",
-        "Knowledge"}
+        "Knowledge", "Board"}
     assert "smoke: ok   the demo's handoff: demo:primary → demo:backup done" in lines
     assert not [line for line in lines if line.startswith("smoke: FAIL")]
     assert not relay_home.exists() or not (relay_home / "relay.db").exists()

@@ -65,6 +65,10 @@ class HostCalls(Protocol):
         """A graph for ``goal`` from the ``runtime`` planner (validated, not saved or run)."""
         ...
 
+    async def board_link(self) -> str:
+        """A one-time URL that signs a browser in to the host's web board."""
+        ...
+
 
 class Rebinds(Protocol):
     """A backend over the host's services that can go on over others: a client window whose
@@ -136,6 +140,15 @@ class EngineCalls:
         usable = await asyncio.to_thread(usable_runtimes, self.engine, runtime)  # runs --version
         return await planner.plan(self.engine, goal, repo, runtime, runtimes=usable)
 
+    async def board_link(self) -> str:
+        # the web board is the API server's (this process serves it): asked like any client
+        client = RelayClient.for_home(self.engine.config.home)
+        if client is None:
+            raise HostError("This window's API is not served, so it has no web board.",
+                            "Restart Relay; `relay-cli status` says which process hosts.")
+        async with client:
+            return await client.board.login_link()
+
 
 class ClientCalls:
     """:class:`HostCalls` in a window that is a client of a host: the host's API."""
@@ -172,6 +185,9 @@ class ClientCalls:
         raise HostError(f"Planning a pipeline from a goal runs in the window that hosts "
                         f"({self.client.url}), not in an attached one yet.",
                         "Draw the pipeline here, or plan it in the hosting window.")
+
+    async def board_link(self) -> str:
+        return await self.client.board.login_link()
 
 
 def usable_runtimes(engine: Engine, planner_runtime: str) -> list[str]:

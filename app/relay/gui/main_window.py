@@ -22,7 +22,8 @@ class MainWindow(QMainWindow):
 
     Signals:
         newSessionRequested(), stopRequested(), handoffRequested(), quitRequested(),
-        closeRequested() (the window's close button: the shell hides it or quits).
+        closeRequested() (the window's close button: the shell hides it or quits),
+        integrationsRequested() (Tools → Integrations…).
     """
 
     newSessionRequested = Signal()
@@ -30,6 +31,7 @@ class MainWindow(QMainWindow):
     handoffRequested = Signal()
     quitRequested = Signal()
     closeRequested = Signal()
+    integrationsRequested = Signal()
 
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
@@ -122,6 +124,13 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         for dock in (sessions, stream, *lower):
             view_menu.addAction(dock.toggleViewAction())
+        tools_menu = bar.addMenu("&Tools")
+        self.integrations_action = QAction("&Integrations…", self)
+        self.integrations_action.setObjectName("integrationsAction")
+        self.integrations_action.setToolTip("Relay's hooks and MCP server in Claude Code's "
+                                            "settings, per configuration folder")
+        self.integrations_action.triggered.connect(self.integrationsRequested)
+        tools_menu.addAction(self.integrations_action)
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)

@@ -31,9 +31,11 @@ from relay.core.models import SessionSpec
 from relay.core.vault import PASSPHRASE_ENV
 from relay.engine.engine import Engine
 from relay.gui.autostart import Autostart
+from relay.gui.board_backend import BoardBackend, HostBoardBackend, HostIntegrationsBackend
 from relay.gui.bridge import EngineBridge
 from relay.gui.closing import HIDDEN_TEXT, HIDDEN_TITLE, QuitChoice, ask_quit, quit_question
 from relay.gui.detect_backend import DetectBackend, HostDetectBackend
+from relay.gui.docks.board_dock import BoardDock
 from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.docks.detect_dock import DetectDock
 from relay.gui.docks.handoff_dock import HandoffDock
@@ -45,6 +47,7 @@ from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
 from relay.gui.history_backend import HistoryBackend, HostHistoryBackend
 from relay.gui.host_calls import Rebinds, Services
+from relay.gui.integrations_dialog import IntegrationsDialog
 from relay.gui.knowledge_backend import KnowledgeBackend
 from relay.gui.main_window import MainWindow
 from relay.gui.messages import Messages, PanelPresenter
@@ -54,9 +57,10 @@ from relay.gui.pipeline_backend import HostPipelineBackend, PipelineBackend
 from relay.gui.resources import app_icon
 from relay.gui.sessions_source import ClientSource
 from relay.gui.tray import RelayTray
+from relay.gui.viewmodels.board import BoardViewModel
 from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.designer import DesignerViewModel
-from relay.gui.viewmodels.detect import DetectViewModel
+from relay.gui.viewmodels.detect import DetectViewModel, open_url
 from relay.gui.viewmodels.handoffs import HandoffsViewModel
 from relay.gui.viewmodels.history import HistoryViewModel
 from relay.gui.viewmodels.knowledge import KnowledgeViewModel
@@ -96,6 +100,7 @@ class RelayShell(QObject):
                  detect: DetectBackend | None = None,
                  pipelines: PipelineBackend | None = None,
                  history: HistoryBackend | None = None,
+                 board: BoardBackend | None = None,
                  crashes: CrashHandler | None = None,
                  config: Config | None = None,
                  autostart: Autostart | None = None) -> None:
@@ -128,6 +133,9 @@ class RelayShell(QObject):
             self.bridge, history or self._own(HostHistoryBackend(services)), self)
         self.knowledge_vm = KnowledgeViewModel(
             self.bridge, self._own(KnowledgeBackend(services)), self)
+        self.board_vm = BoardViewModel(
+            self.bridge, board or self._own(HostBoardBackend(services)), self)
+        self.integrations = self._own(HostIntegrationsBackend(services))
         self.questions_vm = QuestionsViewModel(self.bridge, self)
         self.sessions_dock = SessionsDock(self.sessions_vm)
         self.stream_dock = StreamDock(self.stream_vm)
@@ -140,9 +148,11 @@ class RelayShell(QObject):
         self.designer_dock.runtimes = lambda: self.runtime_infos
         self.history_dock = HistoryDock(self.history_vm)
         self.knowledge_dock = KnowledgeDock(self.knowledge_vm)
+        self.board_dock = BoardDock(self.board_vm)
         self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
                                  [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
-                                 beside_stream=[self.designer_dock, self.history_dock],
+                                 beside_stream=[self.board_dock, self.designer_dock,
+                                                self.history_dock],
                                  messages=self.messages)
         self._use_prompter(prompter)
         if self.hosting:
@@ -156,6 +166,7 @@ class RelayShell(QObject):
         self.runtime_infos: list[RuntimeInfo] = [
             RuntimeInfo(name, None, None) for name in available_runtimes()]
         self.dialog: NewSessionDialog | None = None
+        self.integrations_dialog: IntegrationsDialog | None = None
         self.welcome: WelcomeDialog | None = None
         self.last_repo = ""
         #: Quit's answer: the running sessions go on headless (else they are stopped)
@@ -196,6 +207,7 @@ class RelayShell(QObject):
         self.sessions_vm.refresh()
         self.wallet_vm.refresh()
         self.detect_vm.refresh()
+        self.board_vm.refresh()
         shown = self.stream_vm.session_id
         if shown is not None:  # what the old host wrote last, and what the recovery did
             self.stream_vm.clear()
@@ -233,7 +245,7 @@ class RelayShell(QObject):
     def feature_docks(self) -> list[QDockWidget]:
         """The docks over the host's features (the engine's, or over the host's API)."""
         return [self.wallet_dock, self.detect_dock, self.designer_dock, self.history_dock,
-                self.knowledge_dock]
+                self.knowledge_dock, self.board_dock]
 
     def _wire(self) -> None:
         b, w, t = self.bridge, self.window, self.tray
@@ -265,6 +277,7 @@ class RelayShell(QObject):
         w.handoffRequested.connect(self.handoff_dock.request)
         w.closeRequested.connect(self.close_window)
         w.login_action.triggered.connect(self.set_start_at_login)
+        w.integrationsRequested.connect(self.open_integrations)
         w.quitRequested.connect(self.request_quit)
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
@@ -284,6 +297,10 @@ class RelayShell(QObject):
         self.history_vm.sessionRequested.connect(self.show_continued)
         # the Knowledge dock scopes to (and rescans) the shown session's repository
         self.stream_vm.loaded.connect(self._follow_repo)
+        # a card opens its session: Relay's in the stream, a hooked one in Detect
+        self.board_vm.sessionRequested.connect(self.show_pipeline_session)
+        self.board_vm.detectedRequested.connect(self.show_detected)
+        self.board_vm.linkReady.connect(self._open_link)
 
     def _register_panels(self) -> None:
         """Each panel shows the errors of its context in place (and the status bar all)."""
@@ -291,7 +308,8 @@ class RelayShell(QObject):
             "stream": self.stream_dock.show_error, "sessions": self.sessions_dock.show_error,
             "handoff": self.handoff_dock.show_error, "wallet": self.wallet_dock.show_error,
             "detect": self.detect_dock.show_error, "pipelines": self.designer_dock.show_error,
-            "history": self.history_dock.show_error, "knowledge": self.knowledge_dock.show_error}
+            "history": self.history_dock.show_error, "knowledge": self.knowledge_dock.show_error,
+            "board": self.board_dock.show_error, "integrations": self._integrations_error}
         for source, show in panels.items():
             self.messages.register(source, show)
 
@@ -314,6 +332,7 @@ class RelayShell(QObject):
         self.wallet_vm.rescan()  # the transcripts written since the last start, with progress
         self.detect_vm.start()  # ambient mode: the agent sessions on this machine, watched
         self.designer_vm.start()  # the repository's pipelines; runs followed live
+        self.board_vm.refresh()  # then kept live from the board's events
         if not self.hosting:
             return  # a client window: the host probes its runtimes, the host has the vault
         self._probe_runtimes()
@@ -390,8 +409,9 @@ class RelayShell(QObject):
         await self.bridge.aclose()
         self.tray.hide()
         self.window.hide()
-        if self.dialog is not None:
-            self.dialog.close()
+        for dialog in (self.dialog, self.integrations_dialog):
+            if dialog is not None:
+                dialog.close()
         if self.welcome is not None:
             self.welcome.close()
         if self.quit_box is not None:
@@ -409,6 +429,25 @@ class RelayShell(QObject):
         self.dialog = dialog
         dialog.open()
         return dialog
+
+    def open_integrations(self) -> IntegrationsDialog:
+        """Open (non-blocking) the Integrations dialog: Claude Code's settings per folder."""
+        if self.integrations_dialog is None or not self.integrations_dialog.isVisible():
+            self.integrations_dialog = IntegrationsDialog(self.integrations, self.bridge.tasks,
+                                                          self.window)
+            self.integrations_dialog.load()
+            self.integrations_dialog.open()
+        self.integrations_dialog.raise_()
+        return self.integrations_dialog
+
+    def _integrations_error(self, text: str, hint: str) -> None:
+        if self.integrations_dialog is not None and self.integrations_dialog.isVisible():
+            self.integrations_dialog.show_error(text, hint)
+
+    def _open_link(self, url: str) -> None:
+        """A web board link: the desktop's browser, else the status bar shows it to copy."""
+        if not open_url(url):
+            self.messages.notice(f"Open the web board (one-time link, 10 minutes): {url}")
 
     def start_session(self, spec: SessionSpec) -> None:
         self.last_repo = str(spec.repo)

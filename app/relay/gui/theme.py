@@ -18,6 +18,11 @@ STATE_COLOURS = {
     "waiting": WARNING, "completed": OK,
     "failed": ERROR, "cancelled": MUTED, "interrupted": WARNING,
 }
+#: a hooked agent session's live state (relay.core.live), e.g. on a board card
+LIVE_COLOURS = {
+    "working": ACCENT, "needs_input": WARNING, "idle": TEXT, "quota_blocked": ERROR,
+    "ended": MUTED,
+}
 
 #: (badge background, text colour) per stream row style (see event_text.style_key).
 ROW_STYLES: dict[str, tuple[str, str]] = {

@@ -38,7 +38,13 @@ from relay.gui import theme
 from relay.gui.detect_text import detail_html
 from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.messages import ErrorBanner
-from relay.gui.viewmodels.detect import STATE_COLOURS, DetectViewModel, Note
+from relay.gui.viewmodels.detect import (
+    HOOKED_NOTE,
+    STATE_COLOURS,
+    DetectViewModel,
+    Note,
+    state_label,
+)
 
 EMPTY_TEXT = ("No agent sessions live or active in the last 24 hours.\n"
               "Start claude, codex, gemini or pi in a terminal and it shows up here;\n"
@@ -358,7 +364,8 @@ class DetectDock(QDockWidget):
         colour = STATE_COLOURS[s.state]
         self.title.setText(f"{text.runtime_name(s.runtime)} · {text.repository(s)}")
         self.title.setToolTip(s.id)
-        self.badge.setText(text.state_label(s, self.vm.now_ms()))
+        self.badge.setText(state_label(s, self.vm.now_ms()))
+        self.badge.setToolTip(HOOKED_NOTE if s.hooked else "")
         self.badge.setStyleSheet(BADGE_CSS.format(bg=BADGE_BACKGROUNDS.get(colour, "#f6f8fa"),
                                                   fg=colour))
         busy = self.vm.is_busy(s.id)

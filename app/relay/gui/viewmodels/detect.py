@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +28,7 @@ from typing import Any, Literal
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QDesktopServices, QFont, QGuiApplication
 
+from relay.core.events import EventRecord
 from relay.detect import present as text
 from relay.detect.ambient import Ambient, Announcement, Changes
 from relay.detect.model import DetectedSession, DetectState
@@ -47,6 +48,16 @@ STATE_COLOURS: dict[DetectState, str] = {
 }
 #: states that ask something of the user (shown in bold)
 URGENT: frozenset[DetectState] = frozenset({"needs_input", "blocked"})
+#: a state the session's hooks reported (exact), not one read from its transcript
+HOOKED_NOTE = "Its state is what its hooks reported (exact), not read from its transcript."
+
+
+def state_label(s: DetectedSession, now_ms: int) -> str:
+    """The State cell and badge: the state, marked when its hooks reported it."""
+    label = text.state_label(s, now_ms)
+    return f"{label} · hooks" if s.hooked else label
+
+
 #: sources that are an editor's database, not a transcript a viewer can open
 DATABASE_SUFFIXES = frozenset({".vscdb", ".db", ".sqlite", ".sqlite3"})
 
@@ -56,9 +67,14 @@ Opener = Callable[[Path], bool]
 
 def open_in_desktop(path: Path) -> bool:
     """The desktop's viewer for ``path`` (False without a desktop: offscreen, minimal)."""
+    return open_url(QUrl.fromLocalFile(str(path)))
+
+
+def open_url(url: str | QUrl) -> bool:
+    """The desktop's handler for ``url`` (False without a desktop: offscreen, minimal)."""
     if QGuiApplication.platformName() in ("offscreen", "minimal"):
         return False
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+    return QDesktopServices.openUrl(QUrl(url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +145,7 @@ class DetectViewModel(ColumnsModel):
         self._watcher: asyncio.Task[None] | None = None
         self._once: asyncio.Task[None] | None = None
         self._again = False
+        bridge.records.connect(self._on_records)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -223,6 +240,12 @@ class DetectViewModel(ColumnsModel):
         """Every session found, or only those live or active in the last 24 hours."""
         if show_all != self._show_all:
             self._show_all = show_all
+            self.refresh()
+
+    def _on_records(self, batch: Sequence[EventRecord]) -> None:
+        """A hooked session's live state changed: look now, not at the next poll (the scan
+        reads only what changed, and the detector puts the hooks' exact state first)."""
+        if any(r.event.kind == "live_state" for r in batch):
             self.refresh()
 
     def set_visible(self, visible: bool) -> None:
@@ -380,7 +403,7 @@ class DetectViewModel(ColumnsModel):
         if col == 1:
             return text.repository(s)
         if col == _STATE_COLUMN:
-            return text.state_label(s, now)
+            return state_label(s, now)
         if col == 3:
             return text.age(s, now)
         if col == 4:
@@ -392,6 +415,8 @@ class DetectViewModel(ColumnsModel):
                  else "(no prompt recorded)", "",
                  f"{s.id} · {s.entry}", f"in {text.where(s)}",
                  text.state_sentence(s, self._clock())]
+        if s.hooked:
+            lines.append(HOOKED_NOTE)
         if s.why:
             lines.append(s.why)
         lines.append(f"pid {s.process.pid}" if s.process else "no live process")

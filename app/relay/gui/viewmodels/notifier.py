@@ -11,6 +11,11 @@ that window has reset (or, its reset unknown, once it fell back under the waterm
 Ambient announcements come already decided once per transition (:mod:`relay.detect.ambient`);
 clicking the latest notification when it is one of them asks for that session
 (``sessionRequested``), which the window shows in the Detect dock.
+
+A session whose hooks report to the host (``live_state`` records) is announced at once when
+it goes to ``needs_input`` or ``quota_blocked`` — once per transition (it must leave that
+state to be announced again) — and the transcript scan's later announcement of the same
+state is then not repeated.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from relay.core.events import EventRecord, HandoffStep, NeedsInput, StateChanged
+from relay.core.events import EventRecord, HandoffStep, LiveStateChanged, NeedsInput, StateChanged
 from relay.core.present import clip
 from relay.detect.ambient import Announcement
+from relay.detect.present import short_path
 from relay.gui.bridge import EngineBridge
 from relay.gui.handoff_text import countdown
 from relay.wallet.model import AccountView
@@ -52,6 +58,8 @@ class HandoffNotifier(QObject):
         self._announced: set[str] = set()
         #: (entry, window kind) → the window's reset (ms) when it was announced
         self._past_watermark: dict[tuple[str, str], int | None] = {}
+        #: detected id → the ambient kind its hooks announced last, while it is in that state
+        self._hooked: dict[str, str] = {}
         #: the detected session the latest notification is about (None: not an ambient one)
         self.target: str | None = None
         #: the Relay session the latest notification asks the user about (needs input)
@@ -64,7 +72,9 @@ class HandoffNotifier(QObject):
         self.notify.emit(title, message, warning)
 
     def on_announcement(self, announcement: Announcement) -> None:
-        """Ambient mode's news; a limit reads as a warning."""
+        """Ambient mode's news; a limit reads as a warning (not again what hooks told)."""
+        if self._hooked.get(announcement.session_id) == announcement.kind:
+            return
         self._emit(announcement.title, announcement.message, announcement.kind == "blocked",
                    announcement.session_id)
 
@@ -87,6 +97,8 @@ class HandoffNotifier(QObject):
                 self._waiting(record.session_id, event)
             elif isinstance(event, NeedsInput):
                 self._asks(record.session_id, event)
+            elif isinstance(event, LiveStateChanged):
+                self._live(event)
 
     def _session(self, session_id: str) -> str:
         name = self._name_of(session_id) if self._name_of else None
@@ -127,6 +139,27 @@ class HandoffNotifier(QObject):
         self._emit("Needs your input", f"{self._session(session_id)} asks: "
                    f"{clip(question.prompt, 140)}" + (f" ({options})" if options else ""), True,
                    None, session_id)
+
+    def _live(self, change: LiveStateChanged) -> None:
+        """A hooked session that needs the user, or is stopped by a limit: said at once."""
+        detected = f"claude:{change.agent_session_id}"
+        kind = {"needs_input": "needs_input", "quota_blocked": "blocked"}.get(change.state)
+        if kind is None:
+            self._hooked.pop(detected, None)  # left it: the next time is announced again
+            return
+        if self._hooked.get(detected) == kind:
+            return
+        self._hooked[detected] = kind
+        where = f" in {short_path(change.cwd)}" if change.cwd else ""
+        detail = f": {clip(change.detail, 140)}" if change.detail else ""
+        if kind == "blocked":
+            self._emit("Claude hit its usage limit",
+                       f"Claude{where} was stopped by a usage limit{detail}", True, detected)
+            return
+        what = "permission" if change.needs == "permission" else "input"
+        relay = change.relay_session_id
+        self._emit(f"Claude needs your {what}", f"Claude{where} needs your {what}{detail}",
+                   True, None if relay else detected, relay)
 
     def on_wallet(self, accounts: Sequence[AccountView], watermark: float, now_ms: int) -> None:
         """Warn once per account and window whose used or projected share passed ``watermark``."""
