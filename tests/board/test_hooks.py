@@ -253,10 +253,15 @@ async def test_the_plan_comes_from_the_hooked_sessions_todo_tools(engine: Engine
     card = (await engine.board.task(task.key)).card
     assert card.plan == [{"content": "Write tests", "status": "in_progress"},
                          {"content": "Ship", "status": "pending"}]
+    before = await engine.store.last_event_id()
     await engine.board.hook(post(repo, "TodoWrite", {"todos": [
         {"content": "Only this", "status": "completed", "activeForm": "Doing"}]}))
     assert (await engine.board.task(task.key)).card.plan == [
         {"content": "Only this", "status": "completed"}]
+    # a new plan alone (the state stays "working") is still an event: boards refresh the card
+    told = [r.event for r in await engine.store.events_after(before, session_id=BOARD_SESSION)]
+    assert [(e.kind, e.state, e.previous) for e in told
+            if isinstance(e, LiveStateChanged)] == [("live_state", "working", "working")]
 
 
 @pytest.mark.parametrize(("decision", "key"), [("deny", "permissionDecision"),

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from relay.board.model import Card, Comment, Project, Report, SessionLink, Task
-from relay.core.errors import RelayError
+from relay.core.errors import RelayError, VersionConflictError
 from relay.core.live import HookedSession, LiveState
 
 NOW = 1_795_953_600_000
@@ -83,10 +83,14 @@ class FakeBoard:
         self.card_reads.append(key)
         return self.cards_by_key[key]
 
-    async def set_stage(self, key: str, stage: str) -> Task:
+    async def set_stage(self, key: str, stage: str, *,
+                        expected_version: int | None = None) -> Task:
         if self.refuse:
             raise RelayError(self.refuse, "Reload the board and try again.")
         c = self.cards_by_key[key]
+        if expected_version is not None and expected_version != c.task.version:
+            raise VersionConflictError(f"{key} changed since you loaded it.",
+                                       "Reload the board and try again.")
         moved = dataclasses.replace(c.task, stage=stage,  # type: ignore[arg-type]
                                     version=c.task.version + 1)
         self.cards_by_key[key] = dataclasses.replace(c, task=moved)

@@ -4,6 +4,7 @@ tray's announcement of a hooked session that needs input; the Integrations dialo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,6 +112,23 @@ def test_a_refused_move_puts_the_card_back_and_says_why(
     assert vm.keys("dev") == ["SHOP-2", "SHOP-3"]  # back where it was, in its place
     assert vm.keys("test") == ["SHOP-5"]
     assert "changed since you loaded it" in dock.error.text()
+    assert board.cards_by_key["SHOP-3"].task.stage == "dev"
+
+
+def test_a_drag_from_a_stale_board_is_refused_not_applied(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    """The drag sends the version the dock showed: a task changed since is not moved."""
+    shell, board = fake_shell
+    vm = shell.board_vm
+    loaded(qtbot, vm)
+    card = board.cards_by_key["SHOP-3"]
+    changed = dataclasses.replace(card.task, version=card.task.version + 1)  # unseen change
+    board.cards_by_key["SHOP-3"] = dataclasses.replace(card, task=changed)
+    with qtbot.waitSignal(shell.messages.errorShown, timeout=10_000) as shown:
+        assert vm.columns["test"].dropMimeData(encode_card("SHOP-3", "dev"),
+                                               Qt.DropAction.MoveAction, -1, -1, QModelIndex())
+    assert "changed since you loaded it" in shown.args[1]
+    assert vm.stage_of("SHOP-3") == "dev"
     assert board.cards_by_key["SHOP-3"].task.stage == "dev"
 
 

@@ -232,7 +232,8 @@ class HookHandler:
                 agent_session_id=sid, state=after.state,
                 previous=before.state if before else None, detail=after.detail,
                 needs=after.needs, cwd=after.cwd,
-                relay_session_id=after.relay_session_id) if state_moved else None
+                relay_session_id=after.relay_session_id,
+            ) if state_moved or "todos" in changes else None  # a new plan shows on its card
             await self.board.writer.write(WriteOp(session_id=BOARD_SESSION,
                                                   statements=statements, event=event))
         return after

@@ -35,7 +35,10 @@ class BoardBackend(Protocol):
         """One card as it is now (after an event said it changed)."""
         ...
 
-    async def set_stage(self, key: str, stage: str) -> Task: ...
+    async def set_stage(self, key: str, stage: str, *,
+                        expected_version: int | None = None) -> Task:
+        """Move ``key``; with ``expected_version``, refused when the task changed since."""
+        ...
 
     async def comment(self, key: str, body: str) -> Comment: ...
 
@@ -56,8 +59,10 @@ class HostBoardBackend(OverHost):
     async def card(self, key: str) -> Card:
         return (await self._services.board.task(key)).card
 
-    async def set_stage(self, key: str, stage: str) -> Task:
-        return await self._services.board.set_stage(key, stage, actor="owner")
+    async def set_stage(self, key: str, stage: str, *,
+                        expected_version: int | None = None) -> Task:
+        return await self._services.board.set_stage(key, stage, actor="owner",
+                                                    expected_version=expected_version)
 
     async def comment(self, key: str, body: str) -> Comment:
         return await self._services.board.comment(key, body, author="owner",

@@ -313,13 +313,16 @@ class BoardViewModel(QObject):
             return False
         row = self.columns[was].take(key)
         self.columns[stage].put(key, 0)
-        self._bridge.tasks.start(self._moving(key, was, row, stage), context=CONTEXT,
+        # the version the user saw: a card someone moved meanwhile is a refusal, not a race
+        moving = self._moving(key, was, row, stage, card.task.version)
+        self._bridge.tasks.start(moving, context=CONTEXT,
                                  on_done=lambda task: self._moved(key, task))
         return True
 
-    async def _moving(self, key: str, was: str, row: int | None, stage: str) -> Task:
+    async def _moving(self, key: str, was: str, row: int | None, stage: str,
+                      version: int) -> Task:
         try:
-            return await self._backend.set_stage(key, stage)
+            return await self._backend.set_stage(key, stage, expected_version=version)
         except BaseException:
             if self.stage_of(key) == stage:  # nothing moved it since: back where it was
                 self.columns[stage].take(key)
