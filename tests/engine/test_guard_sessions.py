@@ -87,7 +87,7 @@ async def test_a_repository_that_is_no_project_still_has_the_worktree_rules(
         engine: Engine, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     spec = SessionSpec(repo=repo, task="x", runtime="anthropic")
-    guard = await engine.guard_for(spec, repo)
+    guard = await engine.board.session_guard(spec, repo)
     assert isinstance(guard, PolicyGuard)
     assert guard.policy.environments == ()
     verdict = guard.check("Bash", {"command": "rm -rf /etc"}, str(repo))

@@ -43,8 +43,17 @@ from relay.core.errors import (
     WorktreeError,
 )
 from relay.core.events import BOARD_SESSION, BoardChanged, BoardEntity
-from relay.core.guard import ENV_KINDS, LEVELS, Environment, GuardPolicy, check_refs
+from relay.core.guard import (
+    ENV_KINDS,
+    LEVELS,
+    Environment,
+    Guard,
+    GuardPolicy,
+    PolicyGuard,
+    check_refs,
+)
 from relay.core.live import LiveStates
+from relay.core.models import SessionSpec
 from relay.core.store.db import Store
 from relay.core.store.sql import Statement, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
@@ -498,6 +507,11 @@ class BoardService:
                                  "List them with the project's environments.")
             await self._write([self.db.delete_environment(project_id, name)], "environment",
                               "deleted", found.slug, None, {"name": name}, actor)
+
+    async def session_guard(self, spec: SessionSpec, worktree: Path) -> Guard:
+        """The guard on a Relay session's tool calls (the sessions' ``guard_for`` port): its
+        project's environments and the folder it works in."""
+        return PolicyGuard(await self.guard_policy(spec.repo, worktree))
 
     async def guard_policy(self, repo: str | Path,
                            worktree: str | Path | None = None) -> GuardPolicy:

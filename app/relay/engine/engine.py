@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,6 @@ from relay.core.events import (
     StateChanged,
     Usage,
 )
-from relay.core.guard import Guard, PolicyGuard
 from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
 from relay.core.redact import scrub_obj
@@ -94,8 +94,9 @@ class Engine:
         #: review comments on diffs, sent to a session's agent when it is free
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
         self._history: History | None = None
+        self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
         self.services = Services(self.coordinator, self.breakers, self.accounts,
-                                 guard=WalletGuard(self.wallet), guard_for=self.guard_for)
+                                 guard=WalletGuard(self.wallet), guard_for=self.board.session_guard)
         self.recovered: list[str] = []
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
@@ -105,9 +106,6 @@ class Engine:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._watch: asyncio.Task[None] | None = None
         self._knowledge: Knowledge | None = None
-        #: the board: projects, tasks, comments, and the live state of hooked sessions
-        self.board = BoardService(store, writer)
-        self._integrations: Integrations | None = None
         self._follower = Follower(store, bus, self.is_running_here)
         self.coordinator.facts_source = lambda sid: self.knowledge.contract_facts(self.store, sid)
 
@@ -525,15 +523,12 @@ class Engine:
             self._knowledge = Built(self.config)
         return self._knowledge
 
-    @property
+    @cached_property
     def integrations(self) -> Integrations:
-        """Claude Code's hooks and MCP server in its configuration folders (built on first
-        use)."""
-        if self._integrations is None:
-            from relay.board.integrations import Integrations as Built
+        """Claude Code's hooks and MCP server in its config folders (built on first use)."""
+        from relay.board.integrations import Integrations as Built
 
-            self._integrations = Built(self.config.home, self.accounts)
-        return self._integrations
+        return Built(self.config.home, self.accounts)
 
     async def ingest_activity(self) -> None:
         """Index the session activity stored since the last ingest (any process's) now."""
@@ -552,11 +547,6 @@ class Engine:
 
     async def post_notice(self, session_id: str, notice: Notice) -> None:
         await self.writer.write(WriteOp(session_id, None, notice))
-
-    async def guard_for(self, spec: SessionSpec, worktree: Path) -> Guard | None:
-        """The guard on a session's tool calls: its project's environments and the folder
-        it works in (the board's :meth:`~relay.board.service.BoardService.guard_policy`)."""
-        return PolicyGuard(await self.board.guard_policy(spec.repo, worktree))
 
     def is_running_here(self, session_id: str) -> bool:
         return session_id in self._runners
