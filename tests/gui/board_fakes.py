@@ -69,6 +69,7 @@ class FakeBoard:
                                                      else demo_cards())}
         self.refuse: str | None = None
         self.comments: list[tuple[str, str]] = []
+        self.web_links: list[str | None] = []
         self.card_reads: list[str] = []
 
     async def projects(self) -> list[Project]:
@@ -100,5 +101,6 @@ class FakeBoard:
         self.comments.append((key, body))
         return Comment(len(self.comments), key, "owner", "owner", body, NOW)
 
-    async def web_link(self) -> str:
+    async def web_link(self, task: str | None = None) -> str:
+        self.web_links.append(task)
         return "http://127.0.0.1:9/board/login?code=one-time"

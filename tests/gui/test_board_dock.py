@@ -215,6 +215,26 @@ def test_a_comment_from_the_context_menu_reaches_the_board(
                     timeout=10_000)
 
 
+def test_open_on_the_web_board_asks_a_link_to_the_cards_page(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    shell, board = fake_shell
+    opened: list[str] = []
+
+    def open_url(url: str) -> bool:
+        opened.append(url)
+        return True
+
+    monkeypatch.setattr("relay.gui.shell.open_url", open_url)
+    loaded(qtbot, shell.board_vm)
+    (web,) = [a for a in shell.board_dock.context_menu("SHOP-2").actions()
+              if a.text() == "Open on the web board"]
+    with qtbot.waitSignal(shell.board_vm.linkReady, timeout=10_000):
+        web.trigger()
+    assert board.web_links == ["SHOP-2"]
+    assert opened == ["http://127.0.0.1:9/board/login?code=one-time"]
+
+
 def test_the_tray_announces_a_hooked_session_that_needs_input_once(
         shell: RelayShell, engine: Engine, git_repo: Path, arun: Runner, qtbot: QtBot) -> None:
     notes: list[tuple[str, str, bool]] = []

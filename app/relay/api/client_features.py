@@ -504,12 +504,13 @@ class BoardClient(_Part):
         return await self._ask(GuardPolicy, "GET", "/board/guard-policy", repo=str(repo),
                                worktree=None if worktree is None else str(worktree))
 
-    async def login_link(self) -> str:
-        """A one-time URL that signs a browser in to the host's web board (10 minutes)."""
+    async def login_link(self, task: str | None = None) -> str:
+        """A one-time URL that signs a browser in to the host's web board (10 minutes),
+        landing on ``task``'s page when given."""
         from relay.core.errors import HostError, RelayError, error_code
 
         try:
-            answer = await self._ask(dict[str, str], "POST", "/board/login-link")
+            answer = await self._ask(dict[str, str], "POST", "/board/login-link", task=task)
         except RelayError as exc:
             if error_code(exc) != "relay" or exc.message != "Not Found":
                 raise

@@ -42,8 +42,8 @@ class BoardBackend(Protocol):
 
     async def comment(self, key: str, body: str) -> Comment: ...
 
-    async def web_link(self) -> str:
-        """A one-time sign-in link to the host's web board."""
+    async def web_link(self, task: str | None = None) -> str:
+        """A one-time sign-in link to the host's web board (landing on ``task``)."""
         ...
 
 
@@ -68,8 +68,8 @@ class HostBoardBackend(OverHost):
         return await self._services.board.comment(key, body, author="owner",
                                                   author_kind="owner")
 
-    async def web_link(self) -> str:
-        return await self._host.board_link()
+    async def web_link(self, task: str | None = None) -> str:
+        return await self._host.board_link(task)
 
 
 class IntegrationsBackend(Protocol):

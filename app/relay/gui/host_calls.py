@@ -65,8 +65,8 @@ class HostCalls(Protocol):
         """A graph for ``goal`` from the ``runtime`` planner (validated, not saved or run)."""
         ...
 
-    async def board_link(self) -> str:
-        """A one-time URL that signs a browser in to the host's web board."""
+    async def board_link(self, task: str | None = None) -> str:
+        """A one-time URL that signs a browser in to the host's web board (at ``task``)."""
         ...
 
 
@@ -140,14 +140,14 @@ class EngineCalls:
         usable = await asyncio.to_thread(usable_runtimes, self.engine, runtime)  # runs --version
         return await planner.plan(self.engine, goal, repo, runtime, runtimes=usable)
 
-    async def board_link(self) -> str:
+    async def board_link(self, task: str | None = None) -> str:
         # the web board is the API server's (this process serves it): asked like any client
         client = RelayClient.for_home(self.engine.config.home)
         if client is None:
             raise HostError("This window's API is not served, so it has no web board.",
                             "Restart Relay; `relay-cli status` says which process hosts.")
         async with client:
-            return await client.board.login_link()
+            return await client.board.login_link(task)
 
 
 class ClientCalls:
@@ -186,8 +186,8 @@ class ClientCalls:
                         f"({self.client.url}), not in an attached one yet.",
                         "Draw the pipeline here, or plan it in the hosting window.")
 
-    async def board_link(self) -> str:
-        return await self.client.board.login_link()
+    async def board_link(self, task: str | None = None) -> str:
+        return await self.client.board.login_link(task)
 
 
 def usable_runtimes(engine: Engine, planner_runtime: str) -> list[str]:

@@ -81,6 +81,22 @@ async def test_a_login_link_from_another_site_signs_in_through_a_page(served: Se
         assert r.status_code == 403
 
 
+async def test_a_link_to_a_task_lands_on_its_page_and_never_off_the_board(
+        served: Served) -> None:
+    url = await served.client.board.login_link("REPO-7")
+    assert url.endswith("&next=/board/t/REPO-7")
+    async with httpx.AsyncClient(base_url=served.host.url, trust_env=False) as http:
+        landed = await http.get(url)
+        assert (landed.status_code, landed.headers["location"]) == (303, "/board/t/REPO-7")
+        for elsewhere in ("https://evil.example/", "//evil.example", "/api/v1/sessions",
+                          "/board/../api", "/board/t/x/../../api"):
+            code = (await served.client.board.login_link()).split("code=")[1]
+            r = await http.get("/board/login", params={"code": code, "next": elsewhere})
+            assert (r.status_code, r.headers["location"]) == (303, "/board"), elsewhere
+    # a task key that is no key names no page
+    assert "next=" not in await served.client.board.login_link("../../api")
+
+
 async def test_the_board_shows_the_task_and_every_answer_has_the_headers(board: Board) -> None:
     page = await board.http.get("/board")
     assert board.key in page.text

@@ -10,6 +10,7 @@ fragments a live event touches (``/board/f/...``; the stream itself carries no H
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -216,9 +217,16 @@ async def board_events(request: Request, after: int = 0) -> Response:
     return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
+#: where a sign-in link may lead: the board, a project's or a task's page (nothing else: a
+#: link never sends a browser off the board)
+LANDING = re.compile(r"/board(/[pt]/[A-Za-z0-9][A-Za-z0-9._-]{0,99})?")
+
+
 @open_router.get("/board/login")
-async def login(request: Request, code: str = "") -> Response:
-    """Spend a one-time code: set the board cookie and go to the board."""
+async def login(request: Request, code: str = "", next: str = "/board") -> Response:
+    """Spend a one-time code: set the board cookie and go to the board (or the project's or
+    task's page the link names)."""
+    landing = next if LANDING.fullmatch(next) else "/board"
     auth = board_auth(request)
     if not auth.spend(code):
         return message(request, 403, "This sign-in link does not work",
@@ -226,10 +234,10 @@ async def login(request: Request, code: str = "") -> Response:
                        hint="Run this on the machine that runs Relay for a new link.",
                        command=SIGN_IN_COMMAND)
     if request.headers.get("sec-fetch-site", "none") in ("none", "same-origin"):
-        response: Response = RedirectResponse("/board", status_code=303)
+        response: Response = RedirectResponse(landing, status_code=303)
     else:  # from another site: SameSite=Strict holds the cookie back on its redirect
         response = message(request, 200, "Signed in", "This browser is signed in to the board.",
-                           link="/board", link_text="Open the board")
+                           link=landing, link_text="Open the board")
     response.headers["set-cookie"] = auth.set_cookie_header(request.url.scheme == "https")
     return response
 
@@ -245,9 +253,12 @@ async def static(name: str) -> Response:
 
 
 @api_router.post("/login-link")
-async def login_link(request: Request) -> Response:
-    """A one-time link that signs a browser in to the web board (10 minutes, single use).
-    Answered as it is: the scrubber would take the code for a secret, which it is, briefly."""
+async def login_link(request: Request, task: str = "") -> Response:
+    """A one-time link that signs a browser in to the web board (10 minutes, single use),
+    landing on ``task``'s page when one is named. Answered as it is: the scrubber would take
+    the code for a secret, which it is, briefly."""
     code = board_auth(request).new_code()
     base = str(request.base_url).rstrip("/")
-    return JSONResponse({"url": f"{base}/board/login?code={code}"})
+    landing = f"/board/t/{task}" if task else ""
+    after = f"&next={quote(landing, safe='/')}" if LANDING.fullmatch(landing) else ""
+    return JSONResponse({"url": f"{base}/board/login?code={code}{after}"})

@@ -420,7 +420,7 @@ class BoardDock(QDockWidget):
             action.setEnabled(stage != self.vm.stage_of(key))
             action.triggered.connect(lambda _=False, s=stage: self._move(key, s))
         menu.addAction("Comment…").triggered.connect(lambda: self.open_comment_dialog(key))
-        menu.addAction("Open on the web board").triggered.connect(lambda: self.vm.open_web())
+        menu.addAction("Open on the web board").triggered.connect(lambda: self.vm.open_web(key))
         return menu
 
     def _move(self, key: str, stage: str) -> None:

@@ -340,9 +340,10 @@ class BoardViewModel(QObject):
         if body.strip():
             self._bridge.tasks.start(self._backend.comment(key, body.strip()), context=CONTEXT)
 
-    def open_web(self) -> None:
-        """A one-time sign-in link to the web board; :attr:`linkReady` has it."""
-        self._bridge.tasks.start(self._backend.web_link(), context=CONTEXT,
+    def open_web(self, key: str | None = None) -> None:
+        """A one-time sign-in link to the web board (at ``key``'s page); :attr:`linkReady`
+        has it."""
+        self._bridge.tasks.start(self._backend.web_link(key), context=CONTEXT,
                                  on_done=self.linkReady.emit)
 
     def open(self, key: str) -> bool:
