@@ -296,12 +296,9 @@ class HookHandler:
                 "reason": _comments_text(session.agent_session_id, comments, stop=True)}
 
     async def _guard(self, session: HookedSession, k: dict[str, Any]) -> Verdict | None:
-        decide = getattr(guard_rules, "decide", None)
-        if decide is None:  # the guard's rules are not in this build: no verdict
-            return None
         cwd = session.cwd or k["cwd"]
         policy = await self.board.guard_policy(cwd) if cwd else guard_rules.GuardPolicy()
-        verdict: Verdict | None = decide(policy, k["tool_name"], k["tool_input"], cwd or None)
+        verdict = guard_rules.decide(policy, k["tool_name"], k["tool_input"], cwd or None)
         if verdict is None:
             return None
         await self.board.writer.write(WriteOp(session_id=BOARD_SESSION, event=GuardDecision(
