@@ -288,6 +288,7 @@ async def test_a_hooked_session_without_a_task_shows_above_the_columns_until_lin
     for path in ("/board", f"/board/p/{slug}", "/board/f/unlinked"):
         text = (await board.http.get(path)).text
         assert "Sessions without a task" not in text, path
-        assert 'id="unlinked"' in text and " hidden>" in text, path
+        assert 'id="unlinked"' in text, path
+        assert " hidden>" in text, path
     # now on its card instead
     assert sid[:8] in (await board.http.get(f"/board/f/card/{board.key}")).text
