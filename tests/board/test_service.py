@@ -3,6 +3,7 @@ BoardChanged event (published after commit), compare-and-set, errors with hints.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pygit2
@@ -301,3 +302,48 @@ def test_the_temporary_folder_is_scratch_unless_the_worktree_lies_in_it(tmp_path
     temp = str(Path(tempfile.gettempdir()).resolve())
     assert scratch_folders(Path("/home/u/proj")) == (temp,)
     assert scratch_folders(tmp_path) == ()  # a checkout under the temporary folder
+
+
+async def test_sessions_without_a_task_are_the_hooked_ones_no_open_link_names(
+        engine: Engine, repo: Path, tmp_path: Path) -> None:
+    board = engine.board
+    other = make_repo(tmp_path / "Other")
+    project = await board.project_for(repo)
+    other_project = await board.project_for(other)
+    elsewhere = tmp_path / "no-git"
+    elsewhere.mkdir()
+    for sid, cwd in (("c-linked", repo), ("c-free", repo / "src"), ("c-other", other),
+                     ("c-ended", repo), ("c-nowhere", elsewhere), ("c-stale", repo)):
+        await board.hook({"session_id": sid, "hook_event_name": "SessionStart",
+                          "cwd": str(cwd), "source": "startup"})
+    await board.hook({"session_id": "c-ended", "hook_event_name": "SessionEnd",
+                      "cwd": str(repo), "reason": "exit"})
+    stale = board.live.get("c-stale")
+    assert stale is not None
+    board.live.put(replace(stale, updated_ms=stale.updated_ms - 25 * 3600 * 1000))
+    await board.create_task(project.slug, "Linked", session="c-linked")
+
+    found = await board.unlinked()
+    assert {s.agent_session_id for s in found} == {"c-nowhere", "c-other", "c-free"}
+    times = [s.updated_ms for s in found]
+    assert times == sorted(times, reverse=True)  # newest first
+    assert [s.agent_session_id for s in await board.unlinked(project.slug)] == ["c-free"]
+    assert [s.agent_session_id for s in await board.unlinked(other_project.slug)] == ["c-other"]
+    with pytest.raises(ProjectNotFoundError):
+        await board.unlinked("nothing")
+
+    task = await board.create_task(other_project.slug, "Other work")
+    await board.link(task.key, "c-other", actor="agent:c-other")
+    assert {s.agent_session_id for s in await board.unlinked()} == {"c-nowhere", "c-free"}
+    await board.unlink(task.key, "c-other", actor="owner")  # an ended link frees it again
+    assert "c-other" in [s.agent_session_id for s in await board.unlinked()]
+
+
+def test_a_folder_belongs_to_the_innermost_project_holding_it() -> None:
+    from relay.board.model import Project, project_of
+
+    outer, inner = Project("mono", "mono", "/src/mono"), Project("lib", "lib", "/src/mono/lib")
+    assert project_of("/src/mono/lib/x", [outer, inner]) == inner
+    assert project_of("/src/mono/app", [inner, outer]) == outer
+    assert project_of("/src/monorail", [outer, inner]) is None
+    assert project_of("", [outer]) is None

@@ -71,6 +71,8 @@ class FakeBoard:
         self.comments: list[tuple[str, str]] = []
         self.web_links: list[str | None] = []
         self.card_reads: list[str] = []
+        #: the hooked sessions no card names (sessions without a task)
+        self.free: list[HookedSession] = []
 
     async def projects(self) -> list[Project]:
         slugs = sorted({c.task.project for c in self.cards_by_key.values()})
@@ -100,6 +102,9 @@ class FakeBoard:
     async def comment(self, key: str, body: str) -> Comment:
         self.comments.append((key, body))
         return Comment(len(self.comments), key, "owner", "owner", body, NOW)
+
+    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
+        return [s for s in self.free if project is None or s.cwd.endswith(f"/{project}")]
 
     async def web_link(self, task: str | None = None) -> str:
         self.web_links.append(task)

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from relay.api.client import RelayClient
 from relay.board.model import SessionLink
-from relay.core.events import BOARD_SESSION, EventRecord, LiveStateChanged
+from relay.core.events import BOARD_SESSION, BoardChanged, EventRecord, LiveStateChanged
 from relay.detect.ambient import Announcement
 from relay.engine.engine import Engine
 from relay.gui.docks.board_dock import BoardDock
@@ -183,6 +183,39 @@ def test_only_the_card_an_event_names_is_read_again(
     qtbot.waitUntil(lambda: vm.card("SHOP-5").needs_input, timeout=10_000)  # type: ignore[union-attr]
     assert board.card_reads == ["SHOP-5"]
     assert "2 need input" in shell.board_dock.count.text()
+
+
+def test_the_sessions_without_a_task_show_in_one_line_under_the_picker(
+        fake_shell: tuple[RelayShell, FakeBoard], qtbot: QtBot) -> None:
+    shell, board = fake_shell
+    vm, dock = shell.board_vm, shell.board_dock
+    loaded(qtbot, vm)
+    assert dock.unlinked.isHidden()  # none yet
+    board.free = [hooked("5e55104a-aaaa", "needs_input", detail="Bash?"),
+                  hooked("0ddba11-bbbb", "working")]
+    vm.on_records([EventRecord(1, BOARD_SESSION, None, LiveStateChanged(
+        agent_session_id="5e55104a-aaaa", state="needs_input", previous="working"))])
+    qtbot.waitUntil(lambda: not dock.unlinked.isHidden(), timeout=10_000)
+    assert dock.unlinked.text() == ("2 sessions without a task: needs input 5e55104a · "
+                                    "working 0ddba11-")
+    assert "/home/me/src/shop" in dock.unlinked.toolTip()
+    # one is linked to a task: the link event reads them again
+    board.free = board.free[1:]
+    vm.on_records([EventRecord(2, BOARD_SESSION, None, BoardChanged(
+        entity="link", action="created", project="shop", task="SHOP-1",
+        fields={"session": "5e55104a-aaaa"}))])
+    qtbot.waitUntil(lambda: dock.unlinked.text().startswith("1 session without"),
+                    timeout=10_000)
+    board.free = []
+    vm.on_records([EventRecord(3, BOARD_SESSION, None, LiveStateChanged(
+        agent_session_id="0ddba11-bbbb", state="ended", previous="working"))])
+    qtbot.waitUntil(dock.unlinked.isHidden, timeout=10_000)
+    # a project picked: only its sessions are asked for
+    board.free = [hooked("5e55104a-aaaa", "idle")]
+    dock.picker.activated.emit(dock.picker.findData("api"))
+    qtbot.waitUntil(lambda: vm.project == "api" and vm.loaded, timeout=10_000)
+    qtbot.waitUntil(lambda: vm.unlinked == [], timeout=10_000)
+    assert dock.unlinked.isHidden()
 
 
 def test_opening_a_card_shows_its_session(

@@ -481,6 +481,9 @@ class BoardClient(_Part):
     async def live(self) -> list[HookedSession]:
         return await self._ask(list[HookedSession], "GET", "/board/live")
 
+    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
+        return await self._ask(list[HookedSession], "GET", "/board/unlinked", project=project)
+
     async def environments(self, project: str) -> list[Environment]:
         return await self._ask(list[Environment], "GET",
                                f"/board/projects/{_seg(project)}/environments")

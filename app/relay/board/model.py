@@ -8,14 +8,16 @@ environment as stored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, Literal
 
 from relay.core.guard import Environment, GuardPolicy
 from relay.core.live import HookedSession
 
 __all__ = ["STAGES", "TOOL_NAMES", "Card", "Comment", "Decision", "Environment", "GuardPolicy", "Project",
-           "Report", "SessionLink", "Stage", "Task", "TaskDetail"]
+           "Report", "SessionLink", "Stage", "Task", "TaskDetail", "project_of"]
 
 Stage = Literal["plan", "dev", "review", "test", "live", "done"]
 STAGES: tuple[Stage, ...] = ("plan", "dev", "review", "test", "live", "done")
@@ -132,3 +134,12 @@ class TaskDetail:
     reports: list[Report] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
+
+
+def project_of(cwd: str, projects: Iterable[Project]) -> Project | None:
+    """The project whose repository holds the folder ``cwd`` (the innermost one), if any."""
+    if not cwd:
+        return None
+    folder = PurePath(cwd)
+    holding = [p for p in projects if folder.is_relative_to(p.repo)]
+    return max(holding, key=lambda p: len(PurePath(p.repo).parts), default=None)

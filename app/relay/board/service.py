@@ -32,6 +32,7 @@ from relay.board.model import (
     Stage,
     Task,
     TaskDetail,
+    project_of,
 )
 from relay.board.store import BoardStore
 from relay.core.errors import (
@@ -52,7 +53,7 @@ from relay.core.guard import (
     PolicyGuard,
     check_refs,
 )
-from relay.core.live import LiveStates
+from relay.core.live import HookedSession, LiveStates
 from relay.core.models import SessionSpec
 from relay.core.store.db import Store
 from relay.core.store.sql import Statement, now_ms
@@ -65,6 +66,8 @@ __all__ = ["BoardService"]
 MAX_TITLE = 300
 #: how long a hooked session no hook reported on is kept (its live state)
 HOOKED_KEEP_MS = 14 * 24 * 3600 * 1000
+#: how recent a hooked session's last hook must be to show among "sessions without a task"
+UNLINKED_RECENT_MS = 24 * 3600 * 1000
 MAX_TEXT = 64 * 1024
 _KEY = re.compile(r"[A-Z0-9][A-Z0-9-]{0,40}-[0-9]{1,9}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -471,6 +474,24 @@ class BoardService:
 
     def live_states(self) -> LiveStates:
         return self.live
+
+    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
+        """The hooked sessions no open link names ("sessions without a task"): not ended,
+        a hook heard from in the last :data:`UNLINKED_RECENT_MS`, newest first; with
+        ``project`` (a slug), only those whose folder lies in its repository."""
+        slug = (await self._project_by_slug(project))[1].slug if project is not None else None
+        linked = {ref for refs in (await self.db.links()).values() for ref, _ in refs}
+        since = now_ms() - UNLINKED_RECENT_MS
+        projects = await self.db.projects() if slug is not None else []
+        out = []
+        for s in self.live.all():
+            if s.state == "ended" or s.updated_ms < since or s.agent_session_id in linked or (
+                    s.relay_session_id is not None and s.relay_session_id in linked):
+                continue
+            if slug is not None and getattr(project_of(s.cwd, projects), "slug", None) != slug:
+                continue
+            out.append(s)
+        return out
 
     # -- the guard's environments -----------------------------------------------------
 

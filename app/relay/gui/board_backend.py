@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from relay.board.claude_setup import Applied
     from relay.board.integrations import ClaudeIntegration
     from relay.board.model import Card, Comment, Project, Task
+    from relay.core.live import HookedSession
 
 
 class BoardBackend(Protocol):
@@ -41,6 +42,10 @@ class BoardBackend(Protocol):
         ...
 
     async def comment(self, key: str, body: str) -> Comment: ...
+
+    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
+        """Sessions without a task: hooked sessions no open link names (of ``project``)."""
+        ...
 
     async def web_link(self, task: str | None = None) -> str:
         """A one-time sign-in link to the host's web board (landing on ``task``)."""
@@ -67,6 +72,9 @@ class HostBoardBackend(OverHost):
     async def comment(self, key: str, body: str) -> Comment:
         return await self._services.board.comment(key, body, author="owner",
                                                   author_kind="owner")
+
+    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
+        return await self._services.board.unlinked(project)
 
     async def web_link(self, task: str | None = None) -> str:
         return await self._host.board_link(task)

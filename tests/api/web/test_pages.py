@@ -258,3 +258,37 @@ def test_the_templates_scrub_what_they_print_and_keep_the_csrf_token() -> None:
         assert key[:30].encode() not in html
         assert b"[REDACTED" in html
     assert csrf.encode() in render("_task.html", detail=detail, stages=STAGES, csrf=csrf).body
+
+
+async def test_a_hooked_session_without_a_task_shows_above_the_columns_until_linked(
+        board: Board) -> None:
+    engine = board.served.engine
+    sid = "5e55104a-0000-4000-8000-00000000cafe"
+    await engine.board.hook({"session_id": sid, "hook_event_name": "Notification",
+                             "cwd": str(board.repo / "src"),
+                             "message": "Claude needs your permission to use Bash",
+                             "notification_type": "permission_prompt"})
+    slug = board.key.split("-")[0].lower()
+    for path in ("/board", f"/board/p/{slug}", "/board/f/unlinked",
+                 f"/board/f/unlinked?project={slug}"):
+        text = (await board.http.get(path)).text
+        assert "Sessions without a task" in text, path
+        assert '<span class="state state-needs_input">needs input</span>' in text, path
+        assert f"<code>{sid[:8]}</code>" in text, path
+        assert '<span class="folder">src</span>' in text, path
+        assert "needs your permission" in text, path
+    assert "Sessions without a task" not in (await board.http.get("/board/p/nothing")).text
+    # the strip says where it is refetched from, and what wakes it (app.js maps the events)
+    page = (await board.http.get(f"/board/p/{slug}")).text
+    assert f'data-src="/board/f/unlinked?project={slug}" data-watch="hooked"' in page
+    js = (await board.http.get("/board/static/app.js")).text
+    assert '"hooked"' in js
+
+    await engine.board.link(board.key, sid, actor=f"agent:{sid}")
+    for path in ("/board", f"/board/p/{slug}", "/board/f/unlinked"):
+        text = (await board.http.get(path)).text
+        assert "Sessions without a task" not in text, path
+        assert 'id="unlinked"' in text, path
+        assert " hidden>" in text, path
+    # now on its card instead
+    assert sid[:8] in (await board.http.get(f"/board/f/card/{board.key}")).text

@@ -158,6 +158,13 @@ async def live(eng: EngineDep) -> list[HookedSession]:
     return eng.board.live_states().all()
 
 
+@router.get("/unlinked", response_model=list[HookedSession])
+async def unlinked(eng: EngineDep, project: str | None = None) -> list[HookedSession]:
+    """Sessions without a task: the hooked sessions no open link names (not ended, a hook
+    in the last 24 hours), newest first; ``project``: those in its repository."""
+    return await eng.board.unlinked(project or None)
+
+
 @router.get("/guard-policy", response_model=GuardPolicy)
 async def guard_policy(repo: Path, eng: EngineDep, worktree: Path | None = None) -> GuardPolicy:
     """What the guard checks a tool call in ``worktree`` of ``repo`` against."""

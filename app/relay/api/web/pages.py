@@ -25,7 +25,7 @@ from relay.api.routes.events import SSE_HEADERS, _cursor
 from relay.api.stream import event_frames
 from relay.api.web.auth import CSRF_FIELD, CSRF_HEADER, BoardAuth, same_origin
 from relay.api.web.render import STATIC, STATIC_TYPES, render
-from relay.board.model import STAGES
+from relay.board.model import STAGES, project_of
 from relay.core.errors import ProjectNotFoundError, RelayError
 from relay.core.events import BOARD_SESSION
 
@@ -138,18 +138,31 @@ async def _columns(request: Request, slug: str | None) -> dict[str, Any]:
     return {"project": project, "columns": columns, "first_tab": first}
 
 
+async def _unlinked(request: Request, slug: str | None) -> dict[str, Any]:
+    """Sessions without a task, by project (its name; "other": in no project's repository)."""
+    board = _board(request)
+    projects = await board.projects()
+    groups: dict[str, list[Any]] = {}
+    for session in await board.unlinked(slug):
+        found = project_of(session.cwd, projects)
+        groups.setdefault(found.name if found else "other", []).append(session)
+    return {"unlinked": groups, "unlinked_src": "/board/f/unlinked" + (
+        f"?project={quote(slug)}" if slug else "")}
+
+
 @router.get("/board")
 async def board_page(request: Request) -> Response:
     common = await _common(request)
     return render("board.html", **common, heading="All projects",
-                  **await _columns(request, None))
+                  **await _columns(request, None), **await _unlinked(request, None))
 
 
 @router.get("/board/p/{slug}")
 async def project_page(request: Request, slug: str) -> Response:
     common = await _common(request)
     context = await _columns(request, slug)
-    return render("board.html", **common, heading=context["project"].name or slug, **context)
+    return render("board.html", **common, heading=context["project"].name or slug, **context,
+                  **await _unlinked(request, slug))
 
 
 @router.get("/board/t/{key}")
@@ -163,6 +176,11 @@ async def task_page(request: Request, key: str) -> Response:
 @router.get("/board/f/columns")
 async def columns_fragment(request: Request, project: str | None = None) -> Response:
     return render("_columns.html", stages=STAGES, **await _columns(request, project or None))
+
+
+@router.get("/board/f/unlinked")
+async def unlinked_fragment(request: Request, project: str | None = None) -> Response:
+    return render("_unlinked.html", **await _unlinked(request, project or None))
 
 
 @router.get("/board/f/card/{key}")

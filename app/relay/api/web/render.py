@@ -10,6 +10,7 @@ string a template prints passes the secret scrubber first (the environment's ``f
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,11 @@ def _live_state(link: Any) -> str:
     return str(getattr(link, "relay_state", None) or "unknown")
 
 
+def _folder(path: str) -> str:
+    """A path's last folder (either slash: a Windows path too)."""
+    return re.split(r"[\\/]", path.rstrip("\\/"))[-1] or path
+
+
 class Trusted(str):
     """A value the board made itself (the CSRF token): printed as it is, not scrubbed."""
 
@@ -82,6 +88,7 @@ ENV = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
 ENV.filters["clip"] = _clip
 ENV.filters["iso"] = _iso
 ENV.filters["when"] = _when
+ENV.filters["folder"] = _folder
 ENV.globals["static"] = _static_url
 ENV.globals["live_state"] = _live_state
 

@@ -45,6 +45,7 @@ from relay.gui.viewmodels.board import (
     StageColumn,
     plan_progress,
     session_state,
+    unlinked_text,
 )
 
 STAGE_TITLES = {"plan": "Plan", "dev": "Dev", "review": "Review", "test": "Test",
@@ -317,6 +318,11 @@ class BoardDock(QDockWidget):
         self.count = QLabel()
         self.count.setObjectName("boardCount")
         self.count.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        self.unlinked = QLabel()
+        self.unlinked.setObjectName("boardUnlinked")
+        self.unlinked.setWordWrap(True)
+        self.unlinked.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        self.unlinked.hide()
         self.error = ErrorBanner("boardError")
         self.empty = QLabel(LOADING_TEXT)
         self.empty.setObjectName("boardEmpty")
@@ -326,6 +332,7 @@ class BoardDock(QDockWidget):
         self.heads: dict[str, QLabel] = {}
         self.setWidget(self._content())
         vm.changed.connect(self.refresh)
+        vm.unlinkedChanged.connect(self._show_unlinked)
         for column in vm.columns.values():
             for signal in (column.rowsInserted, column.rowsRemoved, column.modelReset,
                            column.dataChanged):
@@ -357,6 +364,7 @@ class BoardDock(QDockWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
+        layout.addWidget(self.unlinked)
         layout.addWidget(self.error)
         layout.addWidget(self.empty)
         layout.addLayout(columns, 1)
@@ -389,6 +397,14 @@ class BoardDock(QDockWidget):
                               if waiting else ""))
         self.empty.setText(EMPTY_TEXT if self.vm.loaded else LOADING_TEXT)
         self.empty.setVisible(total == 0)
+
+    def _show_unlinked(self) -> None:
+        """The hooked sessions no task names, in one line under the picker (none: hidden)."""
+        text = unlinked_text(self.vm.unlinked)
+        self.unlinked.setText(terminal_safe(text))
+        self.unlinked.setToolTip(terminal_safe("\n".join(
+            f"{s.agent_session_id}  {s.cwd}  {s.detail}".rstrip() for s in self.vm.unlinked)))
+        self.unlinked.setVisible(bool(text))
 
     def _pick(self, at: int) -> None:
         self.error.hide()

@@ -40,6 +40,7 @@ from relay.gui.viewmodels.table import Index
 
 if TYPE_CHECKING:
     from relay.board.model import Card, Project, Task
+    from relay.core.live import HookedSession
 
 CONTEXT = "board"
 #: what a dragged card carries: its key and the stage it left (utf-8, "KEY\nstage")
@@ -165,9 +166,11 @@ class BoardViewModel(QObject):
         sessionRequested(str): open this Relay session's stream.
         detectedRequested(str): select this detected session (``runtime:id``) in Detect.
         linkReady(str): a web board link to open.
+        unlinkedChanged(): the sessions without a task were read again.
     """
 
     changed = Signal()
+    unlinkedChanged = Signal()
     sessionRequested = Signal(str)
     detectedRequested = Signal(str)
     linkReady = Signal(str)
@@ -185,6 +188,10 @@ class BoardViewModel(QObject):
         #: keys whose card is being re-read, and whether another read must follow
         self._reading: dict[str, bool] = {}
         self._load: asyncio.Task[None] | None = None
+        #: the hooked sessions no task names (of the project shown), newest first
+        self.unlinked: list[HookedSession] = []
+        self._unlinked_read: asyncio.Task[None] | None = None
+        self._unlinked_again = False
         bridge.records.connect(self.on_records)
 
     # -- reading --------------------------------------------------------------------------
@@ -229,14 +236,16 @@ class BoardViewModel(QObject):
         self._cards = {c.task.key: c for c in cards}
         for stage, column in self.columns.items():
             column.reset([c.task.key for c in cards if c.task.stage == stage])
+        self.unlinked = await self._backend.unlinked(self._project)
         self.loaded = True
         self.changed.emit()
+        self.unlinkedChanged.emit()
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
         """What the records name is read again: a task's card, a project list, the cards
         linked to a session whose live state changed."""
         keys: set[str] = set()
-        projects = False
+        projects = unlinked = False
         for record in batch:
             event: Any = record.event
             if event.kind == "board_changed":
@@ -244,10 +253,15 @@ class BoardViewModel(QObject):
                     projects = True
                 if event.task and self._shows(event.project):
                     keys.add(event.task)
+                # a link made or ended moves a session in or out of "without a task"
+                unlinked |= event.entity == "link" or "session" in event.fields
             elif event.kind == "live_state":
                 keys |= self._linked_to(event.agent_session_id, event.relay_session_id)
+                unlinked = True
         if projects:
             self._bridge.tasks.start(self._read_projects(), context=CONTEXT)
+        if unlinked and self.loaded:
+            self._reread_unlinked()
         for key in keys:
             self._reread(key)
 
@@ -262,6 +276,21 @@ class BoardViewModel(QObject):
     async def _read_projects(self) -> None:
         self._projects = await self._backend.projects()
         self.changed.emit()
+
+    def _reread_unlinked(self) -> None:
+        """Read the sessions without a task again (once more after a read under way)."""
+        if self._unlinked_read is not None and not self._unlinked_read.done():
+            self._unlinked_again = True
+            return
+        self._unlinked_read = self._bridge.tasks.start(self._read_unlinked(), context=CONTEXT)
+
+    async def _read_unlinked(self) -> None:
+        while True:
+            self._unlinked_again = False
+            self.unlinked = await self._backend.unlinked(self._project)
+            self.unlinkedChanged.emit()
+            if not self._unlinked_again:
+                return
 
     def _reread(self, key: str) -> None:
         """Read ``key``'s card again (once more after the read under way, when one is)."""
@@ -395,3 +424,13 @@ def card_summary(card: Card) -> str:
     if total:
         parts.append(f"plan {done}/{total}")
     return " · ".join(parts)
+
+
+def unlinked_text(sessions: Sequence[HookedSession]) -> str:
+    """The sessions without a task in one line ("" when there are none)."""
+    if not sessions:
+        return ""
+    n = len(sessions)
+    items = " · ".join(f"{LIVE_LABELS.get(s.state, s.state)} {s.agent_session_id[:8]}"
+                       for s in sessions)
+    return f"{n} session{'s' if n != 1 else ''} without a task: {items}"

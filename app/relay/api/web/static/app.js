@@ -36,10 +36,12 @@
     if (ev.kind === "board_changed") {
       var keys = ["all", "project:" + ev.project];
       if (ev.task) { keys.push("task:" + ev.task); }
+      // a link made or ended moves a session in or out of "sessions without a task"
+      if (ev.entity === "link" || (ev.fields && ev.fields.session)) { keys.push("hooked"); }
       return keys;
     }
     if (ev.kind === "live_state") {
-      var sessions = ["session:" + ev.agent_session_id];
+      var sessions = ["hooked", "session:" + ev.agent_session_id];
       if (ev.relay_session_id) { sessions.push("session:" + ev.relay_session_id); }
       return sessions;
     }
