@@ -15,27 +15,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from relay.api.schemas import AuditLine, AuditVerify, Done, RepoPipelines, StatuslineRecorded
-from relay.board.claude_setup import Applied
-from relay.board.integrations import ClaudeIntegration
-from relay.board.model import (
-    Card,
-    Comment,
-    Decision,
-    Project,
-    Report,
-    SessionLink,
-    Task,
-    TaskDetail,
-)
+from relay.api.schemas import AuditLine, AuditVerify, RepoPipelines, StatuslineRecorded
 from relay.core.accounts import UNCHANGED, Account
-from relay.core.guard import Environment, GuardPolicy
-from relay.core.live import HookedSession
 from relay.core.pipeline_model import Pipeline
 from relay.detect.adopt import Adopted
 from relay.detect.model import DetectedSession
@@ -57,6 +43,9 @@ from relay.wallet.budgets import Budget, BudgetCheck
 from relay.wallet.model import AccountView, LimitSnapshot
 from relay.wallet.usage_refresh import RefreshReport
 from relay.wallet.usage_report import UsageTable
+
+if TYPE_CHECKING:
+    from relay.api.client_board import BoardClient, IntegrationsClient
 
 M = TypeVar("M")
 
@@ -86,13 +75,13 @@ def _adapter(model: Any) -> TypeAdapter[Any]:  # a type or a generic alias: hash
     return TypeAdapter(model)
 
 
-def _seg(value: str) -> str:
+def seg(value: str) -> str:
     from urllib.parse import quote
 
     return quote(value, safe="")
 
 
-class _Part:
+class Part:
     """One service's routes; ``_ask`` makes a call and rebuilds the answer as ``model``."""
 
     def __init__(self, client: _Caller) -> None:
@@ -107,31 +96,31 @@ class _Part:
         return result
 
 
-class BudgetsClient(_Part):
+class BudgetsClient(Part):
     async def period_checks(self, entry: str | None = None) -> list[BudgetCheck]:
         return await self._ask(list[BudgetCheck], "GET", "/wallet/budgets", entry=entry)
 
 
-class BudgetBookClient(_Part):
+class BudgetBookClient(Part):
     """``engine.wallet.budget_book``: setting and clearing budgets."""
 
     async def set(self, scope: str, limit_usd: float, entry: str = "*") -> Budget:
-        return await self._ask(Budget, "PUT", f"/wallet/budgets/{_seg(scope)}",
+        return await self._ask(Budget, "PUT", f"/wallet/budgets/{seg(scope)}",
                                body={"limit_usd": limit_usd, "entry": entry})
 
     async def clear(self, scope: str, entry: str = "*") -> bool:
-        return await self._ask(bool, "DELETE", f"/wallet/budgets/{_seg(scope)}", entry=entry)
+        return await self._ask(bool, "DELETE", f"/wallet/budgets/{seg(scope)}", entry=entry)
 
     async def set_session(self, session_id: str,
                           field: Literal["budget_usd", "task_budget_usd"],
                           limit_usd: float | None) -> str:
         answer = await self._ask(dict[str, str], "PUT",
-                                 f"/wallet/session-budgets/{_seg(session_id)}",
+                                 f"/wallet/session-budgets/{seg(session_id)}",
                                  body={"field": field, "limit_usd": limit_usd})
         return answer["id"]
 
 
-class WalletClient(_Part):
+class WalletClient(Part):
     """``engine.wallet``."""
 
     def __init__(self, client: _Caller) -> None:
@@ -169,19 +158,19 @@ class WalletClient(_Part):
         return done.entry, done.readings
 
 
-class BreakersClient(_Part):
+class BreakersClient(Part):
     """``engine.breakers``: the circuit breakers (an account Relay thinks is out)."""
 
     async def get(self, entry: str) -> Breaker | None:
         found: Breaker | None = await self._ask(
-            Breaker | None, "GET", f"/wallet/breakers/{_seg(entry)}")  # type: ignore[arg-type]
+            Breaker | None, "GET", f"/wallet/breakers/{seg(entry)}")  # type: ignore[arg-type]
         return found
 
     async def reset(self, entry: str) -> None:
-        await self._ask(object, "DELETE", f"/wallet/breakers/{_seg(entry)}")
+        await self._ask(object, "DELETE", f"/wallet/breakers/{seg(entry)}")
 
 
-class AccountsClient(_Part):
+class AccountsClient(Part):
     """``engine.accounts`` (the account book) and the account check."""
 
     async def all(self) -> list[Account]:
@@ -189,7 +178,7 @@ class AccountsClient(_Part):
 
     async def get(self, provider: str, label: str) -> Account | None:
         found: Account | None = await self._ask(
-            Account | None, "GET", f"/accounts/{_seg(provider)}/{_seg(label)}")  # type: ignore[arg-type]
+            Account | None, "GET", f"/accounts/{seg(provider)}/{seg(label)}")  # type: ignore[arg-type]
         return found
 
     async def add(self, provider: str, label: str, config_dir: Path | None,
@@ -206,43 +195,43 @@ class AccountsClient(_Part):
                  "new_label": new_label}
         body = {k: v for k, v in given.items() if v is not UNCHANGED
                 and (v is not None or k == "config_dir")}
-        return await self._ask(Account, "PATCH", f"/accounts/{_seg(provider)}/{_seg(label)}",
+        return await self._ask(Account, "PATCH", f"/accounts/{seg(provider)}/{seg(label)}",
                                body=body)
 
     async def remove(self, provider: str, label: str) -> None:
-        await self._ask(object, "DELETE", f"/accounts/{_seg(provider)}/{_seg(label)}")
+        await self._ask(object, "DELETE", f"/accounts/{seg(provider)}/{seg(label)}")
 
     async def set_preferred(self, provider: str, label: str | None) -> None:
-        await self._ask(object, "PUT", f"/accounts/{_seg(provider)}/preferred",
+        await self._ask(object, "PUT", f"/accounts/{seg(provider)}/preferred",
                         body={"label": label})
 
     async def set_paused(self, provider: str, label: str, paused: bool) -> None:
-        await self._ask(object, "PUT", f"/accounts/{_seg(provider)}/{_seg(label)}/paused",
+        await self._ask(object, "PUT", f"/accounts/{seg(provider)}/{seg(label)}/paused",
                         body={"paused": paused})
 
     async def check(self, provider: str, label: str) -> AccountCheck:
         """:func:`relay.engine.account_check.check_account`, run by the host."""
         return await self._ask(AccountCheck, "POST",
-                               f"/accounts/{_seg(provider)}/{_seg(label)}/check")
+                               f"/accounts/{seg(provider)}/{seg(label)}/check")
 
 
-class DetectorClient(_Part):
+class DetectorClient(Part):
     """``engine.detector`` and adopting what it found."""
 
     async def scan(self, *, all_sessions: bool = False, usage: bool = True) -> DetectReport:
         return await self._ask(DetectReport, "GET", "/detect", all=all_sessions, usage=usage)
 
     async def find(self, key: str) -> tuple[DetectedSession, StoreRead]:
-        return await self._ask(tuple[DetectedSession, StoreRead], "GET", f"/detect/{_seg(key)}")
+        return await self._ask(tuple[DetectedSession, StoreRead], "GET", f"/detect/{seg(key)}")
 
     async def adopt(self, detected_id: str, to_entry: str, *, in_place: bool = False
                     ) -> Adopted:
         """:func:`relay.detect.adopt.adopt` of the session ``detected_id`` names."""
-        return await self._ask(Adopted, "POST", f"/detect/{_seg(detected_id)}/adopt",
+        return await self._ask(Adopted, "POST", f"/detect/{seg(detected_id)}/adopt",
                                body={"to": to_entry, "in_place": in_place})
 
 
-class PipelinesClient(_Part):
+class PipelinesClient(Part):
     """``engine.pipelines`` and a repository's pipeline file."""
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None = None,
@@ -253,29 +242,29 @@ class PipelinesClient(_Part):
         return answer["id"]
 
     async def resume(self, run_id: str) -> str:
-        answer = await self._ask(dict[str, str], "POST", f"/pipelines/runs/{_seg(run_id)}/resume")
+        answer = await self._ask(dict[str, str], "POST", f"/pipelines/runs/{seg(run_id)}/resume")
         return answer["id"]
 
     async def cancel(self, run_id: str) -> RunInfo:
-        return await self._ask(RunInfo, "POST", f"/pipelines/runs/{_seg(run_id)}/cancel")
+        return await self._ask(RunInfo, "POST", f"/pipelines/runs/{seg(run_id)}/cancel")
 
     async def wait(self, run_id: str, poll_s: float = 25.0) -> RunInfo:
         """Until the run is finished (long polls of up to ``poll_s`` each)."""
         while True:
-            run: RunInfo = await self._ask(RunInfo, "GET", f"/pipelines/runs/{_seg(run_id)}/wait",
+            run: RunInfo = await self._ask(RunInfo, "GET", f"/pipelines/runs/{seg(run_id)}/wait",
                                            timeout_s=min(max(poll_s, 0.1), 50))
             if run.finished:
                 return run
 
     async def status(self, run_id: str) -> tuple[RunInfo, list[StepInfo]]:
         return await self._ask(tuple[RunInfo, list[StepInfo]], "GET",
-                               f"/pipelines/runs/{_seg(run_id)}")
+                               f"/pipelines/runs/{seg(run_id)}")
 
     async def runs(self, limit: int = 50) -> list[RunInfo]:
         return await self._ask(list[RunInfo], "GET", "/pipelines/runs", limit=limit)
 
     async def log(self, run_id: str, after_id: int = 0) -> list[LogEntry]:
-        return await self._ask(list[LogEntry], "GET", f"/pipelines/runs/{_seg(run_id)}/log",
+        return await self._ask(list[LogEntry], "GET", f"/pipelines/runs/{seg(run_id)}/log",
                                after=after_id)
 
     async def plan(self, goal: str, repo: Path, runtime: str = "demo", model: str | None = None,
@@ -308,7 +297,7 @@ class PipelinesClient(_Part):
         if not source.commands:
             return False
         return not source.digest or not await self._ask(
-            bool, "GET", f"/pipelines/trusted/{_seg(source.digest)}")
+            bool, "GET", f"/pipelines/trusted/{seg(source.digest)}")
 
     async def require_trust(self, source: Source, hint: str) -> None:
         """:class:`PipelineUntrustedError` (listing the commands) unless ``source`` may run."""
@@ -324,28 +313,28 @@ class PipelinesClient(_Part):
                         body={"path": source.path, "digest": source.digest})
 
 
-class HistoryClient(_Part):
+class HistoryClient(Part):
     """``engine.history``: the time machine."""
 
     async def timeline(self, session_id: str) -> Timeline:
-        return await self._ask(Timeline, "GET", f"/history/sessions/{_seg(session_id)}")
+        return await self._ask(Timeline, "GET", f"/history/sessions/{seg(session_id)}")
 
     async def run_timeline(self, run_id: str) -> RunTimeline:
-        return await self._ask(RunTimeline, "GET", f"/history/runs/{_seg(run_id)}")
+        return await self._ask(RunTimeline, "GET", f"/history/runs/{seg(run_id)}")
 
     async def commit_diff(self, sha: str, session_id: str | None = None) -> list[FileDiff]:
-        return await self._ask(list[FileDiff], "GET", f"/history/commits/{_seg(sha)}/diff",
+        return await self._ask(list[FileDiff], "GET", f"/history/commits/{seg(sha)}/diff",
                                session=session_id)
 
     async def stint_diff(self, session_id: str, stint: int,
                          line: Timeline | None = None) -> list[FileDiff]:
         """``line`` is not sent: the host reads the timeline itself."""
         return await self._ask(list[FileDiff], "GET",
-                               f"/history/sessions/{_seg(session_id)}/stints/{stint}/diff")
+                               f"/history/sessions/{seg(session_id)}/stints/{stint}/diff")
 
     async def session_diff(self, session_id: str) -> list[FileDiff]:
         return await self._ask(list[FileDiff], "GET",
-                               f"/history/sessions/{_seg(session_id)}/diff")
+                               f"/history/sessions/{seg(session_id)}/diff")
 
     async def rewind(self, sha: str, *, session_id: str | None = None, continue_: bool = False,
                      prompt: str | None = None) -> RewindResult:
@@ -354,30 +343,30 @@ class HistoryClient(_Part):
 
     async def summary(self, session_id: str) -> FinishSummary:
         return await self._ask(FinishSummary, "GET",
-                               f"/history/sessions/{_seg(session_id)}/summary")
+                               f"/history/sessions/{seg(session_id)}/summary")
 
     async def finish(self, session_id: str, action: Literal["merge", "keep"]) -> FinishResult:
         return await self._ask(FinishResult, "POST",
-                               f"/history/sessions/{_seg(session_id)}/finish",
+                               f"/history/sessions/{seg(session_id)}/finish",
                                body={"action": action})
 
 
-class ReviewClient(_Part):
+class ReviewClient(Part):
     """``engine.review``: comments on diffs, sent to the session's agent when it is free."""
 
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
                       side: Literal["old", "new"] = "new") -> ReviewComment:
         return await self._ask(ReviewComment, "POST",
-                               f"/history/sessions/{_seg(session_id)}/comments",
+                               f"/history/sessions/{seg(session_id)}/comments",
                                body={"sha": sha, "path": path, "line": line, "body": body,
                                      "side": side})
 
     async def comments(self, session_id: str, sha: str | None = None) -> list[ReviewComment]:
         return await self._ask(list[ReviewComment], "GET",
-                               f"/history/sessions/{_seg(session_id)}/comments", sha=sha)
+                               f"/history/sessions/{seg(session_id)}/comments", sha=sha)
 
 
-class KnowledgeClient(_Part):
+class KnowledgeClient(Part):
     """``engine.knowledge``."""
 
     async def retrieve(self, query: str, limit: int = 20, repo: Path | None = None
@@ -396,7 +385,7 @@ class KnowledgeClient(_Part):
         return await self._ask(Stats, "GET", "/knowledge/stats")
 
 
-class AuditClient(_Part):
+class AuditClient(Part):
     async def verify(self) -> AuditVerify:
         """The host's audit log checked against its database's anchor."""
         return await self._ask(AuditVerify, "GET", "/audit/verify")
@@ -404,148 +393,6 @@ class AuditClient(_Part):
     async def entries(self, limit: int = 20) -> list[AuditLine]:
         """The latest ``limit`` entries of the host's audit log (not verified)."""
         return await self._ask(list[AuditLine], "GET", "/audit/entries", limit=limit)
-
-
-class BoardClient(_Part):
-    """``engine.board``: projects, tasks, reports, comments, links, live states and the
-    guard's environments."""
-
-    async def projects(self) -> list[Project]:
-        return await self._ask(list[Project], "GET", "/board/projects")
-
-    async def project_for(self, repo: str | Path) -> Project:
-        return await self._ask(Project, "POST", "/board/projects", body={"repo": str(repo)})
-
-    async def cards(self, project: str | None = None, *, done: bool = True) -> list[Card]:
-        return await self._ask(list[Card], "GET", "/board/cards", project=project, done=done)
-
-    async def task(self, key: str) -> TaskDetail:
-        return await self._ask(TaskDetail, "GET", f"/board/tasks/{_seg(key)}")
-
-    async def create_task(self, repo_or_project: str | Path, title: str, *, stage: str = "plan",
-                          next_step: str | None = None, waiting_on: str | None = None,
-                          branch: str | None = None, description: str | None = None,
-                          session: str | None = None, actor: str = "owner") -> Task:
-        return await self._ask(Task, "POST", "/board/tasks", body={
-            "repo_or_project": str(repo_or_project), "title": title, "stage": stage,
-            "next_step": next_step, "waiting_on": waiting_on, "branch": branch,
-            "description": description, "session": session, "actor": actor})
-
-    async def update_task(self, key: str, *, expected_version: int | None = None,
-                          actor: str = "owner", **fields: str | None) -> Task:
-        return await self._ask(Task, "PATCH", f"/board/tasks/{_seg(key)}", body={
-            **fields, "expected_version": expected_version, "actor": actor})
-
-    async def set_stage(self, key: str, stage: str, *, actor: str = "owner",
-                        note: str | None = None, expected_version: int | None = None) -> Task:
-        return await self._ask(Task, "POST", f"/board/tasks/{_seg(key)}/stage", body={
-            "stage": stage, "actor": actor, "note": note, "expected_version": expected_version})
-
-    async def add_report(self, key: str, summary: str, body: str = "", *, author: str,
-                         session: str | None = None) -> Report:
-        return await self._ask(Report, "POST", f"/board/tasks/{_seg(key)}/reports", body={
-            "summary": summary, "body": body, "author": author, "session": session})
-
-    async def add_decision(self, key: str, text: str, *, decided_by: str) -> Decision:
-        return await self._ask(Decision, "POST", f"/board/tasks/{_seg(key)}/decisions",
-                               body={"text": text, "decided_by": decided_by})
-
-    async def comment(self, key: str, body: str, *, author: str = "owner",
-                      author_kind: str = "owner") -> Comment:
-        return await self._ask(Comment, "POST", f"/board/tasks/{_seg(key)}/comments",
-                               body={"body": body, "author": author, "author_kind": author_kind})
-
-    async def comments(self, key: str, *, unread: bool = False) -> list[Comment]:
-        return await self._ask(list[Comment], "GET", f"/board/tasks/{_seg(key)}/comments",
-                               unread=unread)
-
-    async def ack_comments(self, key: str, ids: list[int] | None, *,
-                           session: str | None) -> int:
-        answer = await self._ask(dict[str, int], "POST",
-                                 f"/board/tasks/{_seg(key)}/comments/ack",
-                                 body={"ids": ids, "session": session})
-        return answer["acked"]
-
-    async def link(self, key: str, session_ref: str, *, actor: str) -> SessionLink:
-        return await self._ask(SessionLink, "POST", f"/board/tasks/{_seg(key)}/links",
-                               body={"session_ref": session_ref, "actor": actor})
-
-    async def unlink(self, key: str, session_ref: str, *, actor: str) -> None:
-        await self._ask(Done, "DELETE", f"/board/tasks/{_seg(key)}/links/{_seg(session_ref)}",
-                        actor=actor)
-
-    async def hook(self, event: dict[str, Any]) -> dict[str, Any]:
-        """What the host answers Claude Code's hook ``event`` (the hook client's route)."""
-        return await self._ask(dict[str, Any], "POST", "/hooks/claude", body=event)
-
-    async def live(self) -> list[HookedSession]:
-        return await self._ask(list[HookedSession], "GET", "/board/live")
-
-    async def unlinked(self, project: str | None = None) -> list[HookedSession]:
-        return await self._ask(list[HookedSession], "GET", "/board/unlinked", project=project)
-
-    async def environments(self, project: str) -> list[Environment]:
-        return await self._ask(list[Environment], "GET",
-                               f"/board/projects/{_seg(project)}/environments")
-
-    async def set_environment(self, project: str, env: Environment, *,
-                              actor: str = "owner") -> Environment:
-        refs = {k: list(v) for k, v in to_jsonable_python(env.refs).items() if v}
-        return await self._ask(
-            Environment, "PUT",
-            f"/board/projects/{_seg(project)}/environments/{_seg(env.name)}",
-            body={"kind": env.kind, "level": env.level, "refs": refs, "notes": env.notes},
-            actor=actor)
-
-    async def remove_environment(self, project: str, name: str, *, actor: str = "owner") -> None:
-        await self._ask(Done, "DELETE",
-                        f"/board/projects/{_seg(project)}/environments/{_seg(name)}",
-                        actor=actor)
-
-    async def guard_policy(self, repo: str | Path,
-                           worktree: str | Path | None = None) -> GuardPolicy:
-        return await self._ask(GuardPolicy, "GET", "/board/guard-policy", repo=str(repo),
-                               worktree=None if worktree is None else str(worktree))
-
-    async def login_link(self, task: str | None = None) -> str:
-        """A one-time URL that signs a browser in to the host's web board (10 minutes),
-        landing on ``task``'s page when given."""
-        from relay.core.errors import HostError, RelayError, error_code
-
-        try:
-            answer = await self._ask(dict[str, str], "POST", "/board/login-link", task=task)
-        except RelayError as exc:
-            if error_code(exc) != "relay" or exc.message != "Not Found":
-                raise
-            raise HostError("This Relay host does not serve the web board (it has no "
-                            "/api/v1/board/login-link).",
-                            "Restart the host with this version of Relay (relay-cli serve, "
-                            "or the window).") from None
-        return answer["url"]
-
-class IntegrationsClient(_Part):
-    """``engine.integrations``: Claude Code's hooks and MCP server (the host's URL is the one
-    registered)."""
-
-    async def claude(self, config_dir: Path | str | None = None,
-                     account: str | None = None) -> list[ClaudeIntegration]:
-        return await self._ask(list[ClaudeIntegration], "GET", "/integrations/claude",
-                               config_dir=None if config_dir is None else str(config_dir),
-                               account=account)
-
-    async def claude_apply(self, config_dir: Path | str | None = None,
-                           account: str | None = None) -> list[Applied]:
-        return await self._setup("apply", config_dir, account)
-
-    async def claude_remove(self, config_dir: Path | str | None = None,
-                            account: str | None = None) -> list[Applied]:
-        return await self._setup("remove", config_dir, account)
-
-    async def _setup(self, action: str, config_dir: Path | str | None,
-                     account: str | None) -> list[Applied]:
-        return await self._ask(list[Applied], "POST", "/integrations/claude", body={
-            "action": action, "config_dir": None if config_dir is None else str(config_dir),
-            "account": account})
 
 
 class FeatureClients:
@@ -590,11 +437,15 @@ class FeatureClients:
 
     @functools.cached_property
     def board(self) -> BoardClient:
-        return BoardClient(self._caller())
+        from relay.api.client_board import BoardClient as Built
+
+        return Built(self._caller())
 
     @functools.cached_property
     def integrations(self) -> IntegrationsClient:
-        return IntegrationsClient(self._caller())
+        from relay.api.client_board import IntegrationsClient as Built
+
+        return Built(self._caller())
 
     def _caller(self) -> _Caller:
         assert hasattr(self, "call"), "FeatureClients is a RelayClient's mixin"

@@ -28,7 +28,7 @@ from relay.core.config import Config
 from relay.core.present import clip
 
 if TYPE_CHECKING:
-    from relay.api.client_features import BoardClient
+    from relay.api.client_board import BoardClient
     from relay.board.model import Card, SessionLink, TaskDetail
 
 STAGES = ("plan", "dev", "review", "test", "live", "done")
