@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,9 @@ from relay.board.claude_setup import ALLOW_RULES, ALLOW_WHAT, HOOK_EVENTS
 from relay.core.events import BOARD_SESSION
 from relay.core.guard import Environment, EnvRefs
 from relay.core.live import HookedSession
+from tests.api import conftest as api_conftest
 from tests.api.test_host_process import _serve as serve
+from tests.api.test_host_process import _stop as stop
 from tests.fakes import mock_anthropic
 from tests.integration.claude_tty import ENTER, ClaudeTty
 from tests.integration.helpers import (
@@ -80,20 +81,8 @@ class Hooked:
                        cwd=self.repo, timeout=90)
 
 
-def stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == 0
-
-
-@pytest.fixture
-def host(relay_home: Path) -> Iterator[subprocess.Popen[str]]:
-    proc = serve(relay_home)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            stop(proc)
+#: a ``relay-cli serve`` of the test's data folder, stopped after the test
+host = api_conftest.host_proc
 
 
 @pytest.fixture
