@@ -208,6 +208,8 @@ SAMPLES: list[Any] = [
     ev.GuardDecision(ts=T0, decision="deny", reason="prod is read-only", rule="env.kubectl",
                      environment="prod", tool="Bash", summary="Bash: kubectl delete pod x",
                      where="hook", agent_session_id="9f25"),
+    ev.MessageChanged(ts=T0, message_id="m1", state="delivered", mode="queue", how="turn",
+                      text="also add a test", source="window"),
 ]
 
 

@@ -22,6 +22,7 @@ _STYLE = {
     "session_ended": ("■", "bold"), "state_changed": ("·", "dim"),
     "verify_result": ("☑", "green"), "board_changed": ("▦", "cyan"),
     "live_state": ("◉", "blue"), "guard_decision": ("⛨", "bold red"),
+    "message": ("»", "bold cyan"),
 }
 
 

@@ -38,6 +38,8 @@ class Cap(StrEnum):
     PERMISSION_POLICY = "permission_policy"
     MODEL_CHOICE = "model_choice"
     TRANSCRIPTS = "transcripts"            # readable on-disk session files
+    STEER = "steer"                        # a user message reaches the agent mid-turn
+    INTERRUPT = "interrupt"                # stop the current turn; the session goes on
 
 
 Y, P, N, U = Level.YES, Level.PARTIAL, Level.NO, Level.UNKNOWN
@@ -48,12 +50,15 @@ _ACP_ROW: dict[Cap, Level] = {
     _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: Y,
     _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: P,
     _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: U,
+    # session/cancel ends the prompt turn; the session stays loaded
+    _C.STEER: N, _C.INTERRUPT: P,
 }
 _HTTP_ROW: dict[Cap, Level] = {
     _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: Y, _C.USAGE_TOKENS: Y, _C.COST: P,
     _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: P,
     _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: Y,
     _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: P,
+    _C.STEER: N, _C.INTERRUPT: P,
 }
 _TABLE: dict[str, dict[Cap, Level]] = {
     "claude": {
@@ -61,6 +66,9 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: P,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+        # --input-format stream-json keeps stdin open: a user message mid-session, an
+        # interrupt control request (tests/integration/test_claude_talk_real.py)
+        _C.STEER: Y, _C.INTERRUPT: Y,
     },
     "codex": {
         # Blocked tool calls produce no item event; usage is cumulative on resume.
@@ -68,6 +76,9 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+        # one process per turn: no input mid-turn; an interrupt ends the process and
+        # the next message resumes the conversation
+        _C.STEER: N, _C.INTERRUPT: P,
     },
     "gemini": {
         # Usage per run (thoughts and tool-use prompt tokens not separable), never a cost;
@@ -77,6 +88,9 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+        # one process per turn: no input mid-turn; an interrupt ends the process and
+        # the next message resumes the conversation
+        _C.STEER: N, _C.INTERRUPT: P,
     },
     "pi": {
         # tests/runtimes/test_pi_*.py: cost per message from Pi's prices; Pi never asks (no
@@ -86,6 +100,9 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
+        # one process per turn: no input mid-turn; an interrupt ends the process and
+        # the next message resumes the conversation
+        _C.STEER: N, _C.INTERRUPT: P,
     },
     # The HTTP runtimes (relay.runtimes.http): Relay's own agent loop reports every tool
     # call, enforces the policy and saves the conversation (resume); cost is an estimate
@@ -110,6 +127,7 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: Y,
         _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: N,
+        _C.STEER: Y, _C.INTERRUPT: Y,
     },
 }
 

@@ -350,11 +350,45 @@ class GuardDecision(_Event):
     agent_session_id: str | None = None
 
 
+#: how a message reaches a session's agent: ``queue`` at the next turn boundary (never by
+#: killing a turn), ``now`` into the running turn (runtimes with the steer capability),
+#: ``interrupt`` stop the turn at once, then send it
+MessageMode = Literal["queue", "now", "interrupt"]
+#: ``queued`` (editable, cancellable) → ``sending`` (claimed) → ``delivered``; or
+#: ``cancelled`` by the user, or ``failed`` (its ``error`` says why)
+MessageState = Literal["queued", "sending", "delivered", "cancelled", "failed"]
+#: ``message`` typed by the user; ``review`` a comment on a line of the diff; ``board`` a
+#: comment on the session's task on the board
+MessageKind = Literal["message", "review", "board"]
+#: how it was delivered: ``steer`` into the running turn; ``turn`` at a turn boundary of
+#: the running agent process; ``resume`` as a new run continuing the agent's own
+#: conversation; ``brief`` as a new run with Relay's signed brief (no native resume)
+DeliveredHow = Literal["steer", "turn", "resume", "brief"]
+
+
+class MessageChanged(_Event):
+    """A message to the session's agent was queued, edited, cancelled, sent or delivered
+    (relay.sessions.inbox); a delivered one is the user's turn in the stream."""
+
+    kind: Literal["message"] = "message"
+    message_id: str
+    state: MessageState
+    mode: MessageMode = "queue"
+    message_kind: MessageKind = "message"
+    #: once delivered
+    how: DeliveredHow | None = None
+    #: the message (scrubbed, at most 4 KiB here; the inbox keeps all of it)
+    text: str = ""
+    #: who sent it: "window", "cli", "tui", "mcp", "board", "api", "review"
+    source: str = ""
+    error: str | None = None
+
+
 AgentEvent = Annotated[
     SessionStarted | AssistantText | ToolCall | ToolResult | PermissionDenied
     | TurnCompleted | NeedsInput | InputWithdrawn | LimitHit | QuotaUpdate | Notice | AgentError
     | SessionEnded | StateChanged | HandoffStep | VerifyResult
-    | BoardChanged | LiveStateChanged | GuardDecision,
+    | BoardChanged | LiveStateChanged | GuardDecision | MessageChanged,
     Field(discriminator="kind"),
 ]
 

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from relay.core.errors import TaskTooLargeError
-from relay.core.events import Usage
+from relay.core.events import DeliveredHow, MessageKind, MessageMode, MessageState, Usage
 from relay.core.numbers import DELAY, SECONDS, USD
 from relay.core.states import FINAL_STATES, SessionState
 
@@ -57,6 +57,78 @@ class PermissionPolicy(StrEnum):
 LimitPolicy = Literal["auto", "handoff", "wait"]
 #: who answers an agent's permission requests (relay.sessions.approvals)
 ApprovalPolicy = Literal["ask", "read_only", "deny"]
+
+
+
+
+class SessionMessage(BaseModel):
+    """A message to a session's agent: queued, edited, cancelled or delivered."""
+
+    id: str
+    session_id: str
+    text: str
+    mode: MessageMode = "queue"
+    kind: MessageKind = "message"
+    #: who sent it: "window", "cli", "tui", "mcp", "board", "api", "review"
+    source: str = "api"
+    state: MessageState = "queued"
+    how: DeliveredHow | None = None
+    #: file or image paths the user attached (references; the agent reads them)
+    attachments: list[str] = Field(default_factory=list)
+    created_at: datetime
+    delivered_at: datetime | None = None
+    #: the run that carried it (delivered)
+    run_id: str | None = None
+    error: str | None = None
+
+
+class TalkAbilities(BaseModel):
+    """What a user can do with a session now: what the composer offers."""
+
+    session_id: str
+    runtime: str
+    #: a turn is running (a message is queued unless steered or interrupting)
+    busy: bool
+    #: a message continues the session (a follow-up; false only when nothing can run it)
+    can_send: bool
+    #: capability levels of the current runtime: "yes" | "partial" | "no" | "unknown"
+    steer: str
+    interrupt: str
+    fork: str
+    #: why steer / interrupt / fork / send are not offered, one sentence each
+    why_not: dict[str, str] = Field(default_factory=dict)
+
+
+class ForkOrigin(BaseModel):
+    """Where a forked session branched from."""
+
+    session_id: str
+    #: the parent's stream row (event id) or commit the fork was taken at
+    at_event: int | None = None
+    at_commit: str | None = None
+    #: the snapshot commit the fork's worktree starts from
+    sha: str | None = None
+    #: turns of the parent's conversation the fork carries (None: all)
+    turns: int | None = None
+    #: the parent's agent session and runtime (the conversation to copy)
+    agent_session_id: str | None = None
+    runtime: str | None = None
+    #: the runtime's own point to fork at (Claude: the transcript uuid of the last message
+    #: kept, for --resume-session-at); None: the whole conversation
+    resume_at: str | None = None
+    #: "conversation" (the runtime's own fork) or "brief" (Relay's signed brief)
+    how: Literal["conversation", "brief"] = "brief"
+
+
+class ForkResult(BaseModel):
+    """A fork started: the new session, its branch and commit, and how it carries on."""
+
+    session_id: str
+    parent_id: str
+    branch: str | None = None
+    sha: str | None = None
+    how: Literal["conversation", "brief"]
+    turns: int | None = None
 
 
 class SessionSpec(BaseModel):
@@ -122,6 +194,9 @@ class SessionSpec(BaseModel):
     budget_usd: Usd | None = None
     #: the same for each run of the session (one prompt on one entry: a task)
     task_budget_usd: Usd | None = None
+    #: a fork: the session this one branched from and where (relay.engine.fork); its first
+    #: run continues a copy of the parent's conversation where the runtime can
+    fork_of: ForkOrigin | None = None
 
     @field_validator("task", "model", "setup_command", "verify", "chain")
     @classmethod

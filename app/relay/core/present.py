@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only: relay-cli sessions formats rows without the models
-    from relay.core.events import AgentEvent, Usage
+    from relay.core.events import AgentEvent, MessageChanged, Usage
 
 SIMULATION_LABEL = "SIMULATION — scripted demo, no real agent"
 
@@ -61,6 +61,25 @@ def args_summary(data: dict[str, Any], limit: int = 120) -> str:
 def clip(text: str, limit: int = 400) -> str:
     text = text.rstrip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: how a message's state reads in a stream row (relay.sessions.inbox)
+_MESSAGE_STATES = {"queued": "queued", "sending": "sending", "cancelled": "cancelled",
+                   "failed": "not delivered"}
+_DELIVERED = {"steer": "steered in", "turn": "at the turn's end", "resume": "as a follow-up",
+              "brief": "with Relay's brief"}
+
+
+def message_line(event: MessageChanged) -> str:
+    """A message to the agent as one line: ``you (queued): text`` … ``you: text``."""
+    what = "review comment" if event.message_kind == "review" else (
+        "board comment" if event.message_kind == "board" else "you")
+    text = clip(" ".join(event.text.split()), 300)
+    if event.state == "delivered":
+        how = f" ({_DELIVERED[event.how]})" if event.how in _DELIVERED else ""
+        return f"{what}{how}: {text}"
+    why = f" — {clip(event.error, 160)}" if event.error else ""
+    return f"{what} ({_MESSAGE_STATES.get(event.state, event.state)}): {text}{why}"
 
 
 def summary(event: AgentEvent) -> str:
@@ -133,3 +152,5 @@ def summary(event: AgentEvent) -> str:
             env = f" [{event.environment}]" if event.environment else ""
             return (f"guard {event.decision}{env} {event.tool}: {clip(event.summary, 160)}"
                     f" — {clip(event.reason, 200)} ({event.rule})")
+        case "message":
+            return message_line(event)

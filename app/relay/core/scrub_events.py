@@ -31,6 +31,7 @@ _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "board_changed": ("action", "project", "task", "fields", "actor"),
     "live_state": ("detail",),
     "guard_decision": ("reason", "summary", "rule", "environment"),
+    "message": ("text", "source", "error"),
 }
 
 

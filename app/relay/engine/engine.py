@@ -43,6 +43,7 @@ from relay.core.store.faults import Fault, disk_full_error, fault_of
 from relay.core.store.writer import EventWriter, WriteOp
 from relay.core.vault import PassphraseProvider, Vault
 from relay.engine.follow import Follower
+from relay.engine.talk import Talk
 from relay.history.review import Review
 from relay.pipelines.ledger import unfinished_runs_exist
 from relay.runtimes.base import RuntimeInfo
@@ -95,6 +96,8 @@ class Engine:
         self.review = Review(store, writer, self.continue_session, self.is_running_here)
         self._history: History | None = None
         self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
+        #: follow-ups, the queue, steer, interrupt and forks (relay.engine.talk)
+        self.talk = Talk(self)
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet), guard_for=self.board.session_guard)
         self.recovered: list[str] = []

@@ -21,6 +21,7 @@ _BADGES = {
     "notice": "NOTICE", "error": "ERROR", "session_ended": "END", "state_changed": "STATE",
     "handoff_step": "HANDOFF", "verify_result": "VERIFY",
     "board_changed": "BOARD", "live_state": "LIVE", "guard_decision": "GUARD",
+    "message": "YOU",
 }
 
 

@@ -25,7 +25,7 @@ import re
 import signal
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -63,6 +63,16 @@ class RunRequest:
     #: the session's guard (:mod:`relay.core.guard`), asked where Relay decides a tool call
     #: itself (:mod:`relay.runtimes.guarded`); None: nothing is guarded
     guard: Guard | None = field(default=None, repr=False, compare=False)
+    #: a runtime that keeps the agent process between turns (stdin open: Claude's
+    #: stream-json input) asks this at each turn end for the user's next message; None
+    #: (or no callback) ends the run. The runner's inbox claims the queued messages.
+    next_input: Callable[[], Awaitable[str | None]] | None = field(
+        default=None, repr=False, compare=False)
+    #: with ``resume_id``: continue a *copy* of that conversation under a new id (a fork)
+    fork: bool = False
+    #: with ``fork``: the runtime's own point to cut the copied conversation at
+    #: (:meth:`RuntimeAdapter.fork_anchor`); None keeps all of it
+    resume_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,31 @@ class RuntimeAdapter(ABC):
         An unknown or already answered ``request_id`` raises a RelayError."""
         self.capabilities.require(Cap.SEND_INPUT)
         raise UnsupportedCapabilityError(self.name, Cap.SEND_INPUT.value, "no")
+
+    async def steer(self, text: str) -> None:
+        """Give the running agent a user message now, mid-turn (:data:`Cap.STEER`).
+
+        Raises:
+            UnsupportedCapabilityError: the runtime cannot take input mid-turn.
+            RelayError: no turn is running.
+        """
+        self.capabilities.require(Cap.STEER)
+        raise UnsupportedCapabilityError(self.name, Cap.STEER.value, "no")
+
+    async def interrupt(self) -> None:
+        """Stop the current turn without losing the conversation (:data:`Cap.INTERRUPT`);
+        the run then ends (or, for a runtime that keeps its process, asks ``next_input``).
+        The base: the agent process is stopped; the next message resumes the conversation."""
+        self.capabilities.require(Cap.INTERRUPT)
+        await self.stop(grace=2.0)
+
+    @classmethod
+    def fork_anchor(cls, agent_session_id: str, turns: int, cwd: Path,
+                    env: Mapping[str, str]) -> str | None:
+        """The runtime's own point after the first ``turns`` user turns of an agent session
+        (what :attr:`RunRequest.resume_at` takes), or None when it cannot cut there (the
+        fork then carries the whole conversation, or Relay's brief)."""
+        return None
 
     @abstractmethod
     def info(self) -> RuntimeInfo:
