@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.board.model import Comment
 from relay.core.capabilities import Cap, Capabilities
-from relay.core.errors import RelayError
+from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import MessageMode, utcnow
 from relay.core.models import ForkResult, SessionMessage, SessionRow, TalkAbilities
 from relay.core.redact import scrub
@@ -128,6 +129,20 @@ class Talk:
             except RelayError as exc:
                 log.warning("messages to %s not sent: %s", session_id, exc.message)
 
+    async def board_comment(self, session_id: str, comment: Comment) -> None:
+        """The owner's comment on the board task linked to a session Relay runs: queued in
+        its inbox (kind ``board``), delivered like any message (a finished session's at
+        once); the board records it as delivered to the session, so no hook repeats it."""
+        try:
+            row = await self.engine.store.sessions.get(session_id)
+        except SessionNotFoundError:
+            return
+        await self.inbox.add(row.id, comment.body, kind="board", source="board",
+                             meta={"task": comment.task, "comment_id": comment.id})
+        async with self.engine.board.lock:
+            await self.engine.board.deliver([comment], row.id, "inbox")
+        await self.deliver(row.id)
+
     async def messages(self, session_id: str, *, pending: bool = False) -> list[SessionMessage]:
         """The session's messages, oldest first (``pending``: only queued/sending)."""
         row = await self.engine.store.sessions.get(session_id)
@@ -166,7 +181,13 @@ class Talk:
         """A new session in a new worktree at the snapshot of ``at_event`` (a stream row)
         or ``at_commit`` (default: the session's last snapshot), carrying the conversation
         up to there where the runtime can, else the signed brief (relay.engine.fork)."""
-        raise NotImplementedError
+        try:  # h-fork's module (issue 22); imported here: it builds on the engine
+            from relay.engine.fork import fork_session  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise NotImplementedError("forks are not built yet") from None
+        result: ForkResult = await fork_session(self.engine, session_id, at_event=at_event,
+                                                at_commit=at_commit, prompt=prompt)
+        return result
 
     async def abilities(self, session_id: str) -> TalkAbilities:
         """What the composer offers for this session now."""
