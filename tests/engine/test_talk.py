@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from relay.core.config import load_config
 from relay.core.errors import MessageNotFoundError, MessageRefusedError, RelayError
-from relay.core.events import AssistantText, MessageChanged, VerifyResult
+from relay.core.events import (
+    AgentEvent,
+    AssistantText,
+    MessageChanged,
+    SessionEnded,
+    TurnCompleted,
+    VerifyResult,
+)
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
+from relay.runtimes import registry
+from relay.runtimes.base import RunRequest
+from relay.runtimes.demo import DemoAdapter
 from relay.sessions.talking import INTERRUPTED
 from tests.engine.talk_helpers import busy, said, until_event
 
@@ -202,3 +212,40 @@ async def test_an_opening_engine_delivers_what_finished_sessions_queued(
         assert (got.state, got.how, got.run_id) == ("delivered", "resume", runs[1].id)
     finally:
         await engine.close()
+
+
+class KeptDemo(DemoAdapter):
+    """The demo agent keeping its process between turns (as Claude's stream-json input
+    does): at each turn end it asks ``next_input`` and works on what it gets."""
+
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        ended: AgentEvent | None = None
+        async for event in super().run(request):
+            if isinstance(event, SessionEnded):
+                ended = event
+                continue
+            yield event
+        while request.next_input is not None and (text := await request.next_input()):
+            yield self._ev(AssistantText(text=f"(simulated) Next turn: {text}"))
+            yield self._ev(TurnCompleted(model="relay-demo-scripted"))
+        if ended is not None:
+            yield ended
+
+
+async def test_a_runtime_that_keeps_its_process_gets_queued_messages_at_the_turns_end(
+        engine: Engine, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry._ADAPTERS, "demo", f"{__name__}:KeptDemo")
+    spec = SessionSpec(repo=git_repo, task="notes", runtime="demo", verify=[["git", "status"]])
+    sid = await engine.start_session(spec)
+    await busy(engine, sid)
+    queued = await engine.talk.say(sid, "One more thing: add a date.")
+    row = await engine.wait_session(sid)
+    runs = await engine.runs(sid)
+    assert row.state == "completed", row.reason
+    assert len(runs) == 1  # the same agent process took it: no second run
+    got = (await engine.talk.messages(sid))[0]
+    assert (got.id, got.state, got.how, got.run_id) == (queued.id, "delivered", "turn",
+                                                        runs[0].id)
+    assert "Next turn: One more thing: add a date." in await said(engine, sid, runs[0].id)
+    verified = [r for r in await engine.session_events(sid) if isinstance(r.event, VerifyResult)]
+    assert len(verified) == 1  # after the last turn

@@ -106,8 +106,8 @@ class Talk:
                     raise
                 log.warning("messages to %s not sent: %s", row.id, exc.message)
                 return False
-            await self._settled(row.id)
-            return True
+        await self._settled(row.id)
+        return True
 
     async def _settled(self, session_id: str) -> None:
         """Until the run carrying the messages has started (they are delivered) or the
