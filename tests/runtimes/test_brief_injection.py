@@ -87,7 +87,7 @@ def test_claude_new_session_appends_the_brief_file(fakes_on_path: Path, brief: P
     assert option(argv, BRIEF_FLAG) == str(brief)
     assert argv.count(BRIEF_FLAG) == 1
     assert "--append-system-prompt" not in argv            # exclusive with the file flag
-    assert option(argv, "-p") == "Continue the task."      # the prompt is left as it is
+    assert "Continue the task." not in argv                # the prompt goes to stdin as it is
     assert option(argv, "--session-id") is not None
 
 
