@@ -306,7 +306,8 @@ def test_fork_argv(fakes_on_path: Path, tmp_path: Path) -> None:
     argv = adapter.build_argv(RunRequest(prompt="p", cwd=tmp_path, resume_id="S", fork=True,
                                          resume_at="U"))
     assert argv[-5:] == ["--resume", "S", "--fork-session", "--resume-session-at", "U"]
-    assert "--session-id" not in argv and adapter.session_id is None
+    assert "--session-id" not in argv
+    assert adapter.session_id is None
     whole = ClaudeAdapter().build_argv(RunRequest(prompt="p", cwd=tmp_path, resume_id="S",
                                                   fork=True))
     assert whole[-3:] == ["--resume", "S", "--fork-session"]

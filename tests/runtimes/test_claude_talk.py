@@ -15,10 +15,11 @@ import pytest
 
 from relay.core.agent_homes import ClaudeHome
 from relay.core.errors import RelayError
-from relay.core.events import AgentError, AgentEvent, AssistantText, SessionEnded, TurnCompleted
+from relay.core.events import AgentError, AgentEvent, AssistantText, TurnCompleted
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from tests.conftest import fixtures_root
+from tests.runtimes.run_helpers import ended
 
 CAPTURES = fixtures_root() / "claude" / "captures"
 
@@ -59,7 +60,7 @@ async def test_follow_ups_at_each_result_then_eof(stdin_log: Path, git_repo: Pat
     events = await run_all(ClaudeAdapter(), RunRequest(
         prompt="first", cwd=git_repo, next_input=replies(["second", "third"])))
     assert len([e for e in events if isinstance(e, TurnCompleted)]) == 3
-    assert [e for e in events if isinstance(e, SessionEnded)][-1].outcome == "completed"
+    assert ended(events).outcome == "completed"
     assert [line["line"]["message"]["content"] for line in lines_of(stdin_log)] == [
         "first", "second", "third"]
     assert not any(line["during_turn"] for line in lines_of(stdin_log))
@@ -68,7 +69,7 @@ async def test_follow_ups_at_each_result_then_eof(stdin_log: Path, git_repo: Pat
 async def test_no_callback_is_one_turn(stdin_log: Path, git_repo: Path) -> None:
     events = await run_all(ClaudeAdapter(), RunRequest(prompt="only", cwd=git_repo))
     assert len([e for e in events if isinstance(e, TurnCompleted)]) == 1
-    assert events[-1].kind == "session_ended" and events[-1].outcome == "completed"
+    assert ended(events).outcome == "completed"
 
 
 async def test_waiting_for_the_user_is_no_stall(stdin_log: Path, git_repo: Path) -> None:
@@ -78,7 +79,7 @@ async def test_waiting_for_the_user_is_no_stall(stdin_log: Path, git_repo: Path)
     events = await run_all(ClaudeAdapter(), RunRequest(
         prompt="first", cwd=git_repo, inactivity_timeout=0.5, next_input=slow_user))
     assert not [e for e in events if isinstance(e, AgentError)]
-    assert events[-1].outcome == "completed"  # type: ignore[attr-defined]
+    assert ended(events).outcome == "completed"
 
 
 async def test_steer_reaches_the_running_turn(stdin_log: Path, git_repo: Path,
@@ -114,7 +115,7 @@ async def test_interrupt_ends_the_turn_and_the_session_goes_on(
     assert not [e for e in events if isinstance(e, AgentError)]  # not a failure
     assert [line["line"]["type"] for line in lines_of(stdin_log)] == [
         "user", "control_request", "user"]
-    assert events[-1].outcome == "completed"  # type: ignore[attr-defined]
+    assert ended(events).outcome == "completed"
 
 
 async def test_interrupt_as_the_last_turn_ends_interrupted(
@@ -127,8 +128,7 @@ async def test_interrupt_as_the_last_turn_ends_interrupted(
             await adapter.interrupt()
     events = await run_all(adapter, RunRequest(prompt="first", cwd=git_repo,
                                                next_input=replies([])), interrupt_once)
-    end = events[-1]
-    assert isinstance(end, SessionEnded)
+    end = ended(events)
     assert (end.outcome, end.reason) == ("interrupted", "the turn was interrupted")
 
 

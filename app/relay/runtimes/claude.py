@@ -1,4 +1,4 @@
-"""The Claude Code CLI (``claude -p --output-format stream-json --verbose``).
+"""The Claude Code CLI (``claude -p --input-format stream-json --output-format stream-json``).
 
 Facts this adapter relies on (Claude Code 2.1.197, see
 ``tests/fixtures/claude/NOTES.md``):
@@ -204,12 +204,15 @@ class ClaudeAdapter(CliAdapter):
         await super().stop(grace)
 
     def preflight(self, request: RunRequest) -> None:
-        """Refuse what the CLI would refuse, before spawning it.
+        """Refuse what the CLI would refuse, before spawning it (and give a fork in a new
+        worktree its parent's transcript, :func:`claude_input.bring_transcript`).
 
         Raises:
             ContractError: ``brief_file`` is set but is not a readable file.
             PolicyRefusedError: full permissions as root without ``IS_SANDBOX=1``.
         """
+        if request.resume_id and request.fork:  # where --resume looks for the parent
+            claude_input.bring_transcript(request.resume_id, request.cwd, self.build_env(request))
         brief = brief_path(request)
         if brief is not None and not brief.is_file():
             raise ContractError(

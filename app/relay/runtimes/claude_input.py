@@ -17,13 +17,17 @@ Measured on the real 2.1.197 against the loopback mock (``docs/claude-talk.md``)
   conversation keeps the interrupted prompt;
 * ``--resume S --fork-session --resume-session-at U`` copies the conversation up to and
   including the transcript entry ``U``: the last entry of turn N (the ``parentUuid`` of
-  turn N+1's prompt) cuts after turn N.
+  turn N+1's prompt) cuts after turn N;
+* ``--resume S`` finds ``S`` only among the transcripts of its own cwd ("No conversation
+  found" otherwise): a fork in a new worktree first gets the parent's transcript copied
+  into its project folder (:func:`bring_transcript`).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,12 +51,31 @@ def interrupt_line() -> bytes:
     return (json.dumps(request) + "\n").encode()
 
 
+def bring_transcript(agent_session_id: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """Copy session ``agent_session_id``'s transcript from another project folder into
+    ``cwd``'s, where ``--resume`` looks (nothing when it is there, or nowhere)."""
+    target = claude_home(env).transcript(cwd, agent_session_id)
+    found = _transcript(agent_session_id, cwd, env)
+    if found != target and found.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(found, target)
+
+
+def _transcript(agent_session_id: str, cwd: Path, env: Mapping[str, str]) -> Path:
+    """The session's transcript: ``cwd``'s, else the one in another project folder."""
+    home = claude_home(env)
+    path = home.transcript(cwd, agent_session_id)
+    if path.exists() or not home.projects.is_dir():
+        return path
+    return next(iter(sorted(home.projects.glob(f"*/{agent_session_id}.jsonl"))), path)
+
+
 def fork_anchor(agent_session_id: str, turns: int, cwd: Path,
                 env: Mapping[str, str]) -> str | None:
     """The transcript uuid that ends the first ``turns`` user turns of a session, or None
     when the session has no more turns than that (a fork then keeps all of it) or its
     transcript cannot be read."""
-    path = claude_home(env).transcript(cwd, agent_session_id)
+    path = _transcript(agent_session_id, cwd, env)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:

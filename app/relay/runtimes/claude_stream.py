@@ -346,7 +346,8 @@ class ClaudeStreamParser(StreamParser):
             as_signal = dataclasses.replace(result, exit_code=None, signal=_SIGNAL_EXITS[code])
             ended = ended_from_exit(RUNTIME, as_signal, saw_success=False, failure=None)
             return ended.model_copy(update={"exit_code": code})
-        if self._interrupted and not result.stopped and result.exit_code in (0, None):
+        if self._interrupted and not result.stopped and not result.stalled:
+            # (the CLI exits 1 after an interrupted last turn: still no failure)
             return SessionEnded(runtime=RUNTIME, outcome="interrupted",
                                 reason="the turn was interrupted", exit_code=code)
         return ended_from_exit(RUNTIME, result, saw_success=self._last_ok, failure=failure,
