@@ -20,7 +20,14 @@ def fake_log(fakes_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     log = tmp_path / "fake.log"
     monkeypatch.setenv("RELAY_FAKE_LOG", str(log))
     monkeypatch.setenv("RELAY_FAKE_CLAUDE_SCENARIO", "b_write_tool")
+    monkeypatch.setenv("RELAY_FAKE_STDIN_LOG", str(tmp_path / "stdin.log"))
     return log
+
+
+def stdin_lines(log: Path) -> list[str]:
+    """What the fake read on stdin, line by line (the prompts: stream-json input)."""
+    path = log.with_name("stdin.log")
+    return [json.dumps(json.loads(x)["line"]) for x in path.read_text().splitlines()]
 
 
 def claude_argvs(log: Path) -> list[list[str]]:
@@ -57,7 +64,7 @@ async def test_a_fork_at_turn_two_of_four_resumes_a_copy_cut_at_the_anchor(
     ends = [r for r in await engine.session_events(parent)
             if r.event.kind == "turn_completed" and r.event.result_text is not None]
     assert len(ends) == 4
-    calls_before = len(claude_argvs(fake_log))
+    calls_before, said_before = len(claude_argvs(fake_log)), len(stdin_lines(fake_log))
 
     result = await engine.talk.fork(parent, at_event=ends[1].id, prompt="now try it in Go")
 
@@ -73,9 +80,12 @@ async def test_a_fork_at_turn_two_of_four_resumes_a_copy_cut_at_the_anchor(
     assert option(first, "--resume") == row.agent_session_id
     assert "--fork-session" in first
     assert option(first, "--resume-session-at") == "0b7c6a4e-anchor-of-turn-2"
-    assert "now try it in Go" in " ".join(first)
+    told = stdin_lines(fake_log)[said_before:]
+    assert told
+    assert "now try it in Go" in told[0]
     assert fork.branch == f"relay/{fork.id}"
     assert fork.workdir != row.workdir
+    assert fork.agent_session_id not in (None, row.agent_session_id)  # a copy, not the parent's
     assert (await engine.get_session(parent)).agent_session_id == row.agent_session_id
 
 
