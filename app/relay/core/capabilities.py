@@ -73,12 +73,14 @@ _TABLE: dict[str, dict[Cap, Level]] = {
     "codex": {
         # Blocked tool calls produce no item event; usage is cumulative on resume.
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: N,
-        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
-        _C.STEER: N, _C.INTERRUPT: P,
+        # `exec fork` copies the whole thread, it cannot cut at a turn (partial); `exec` takes
+        # no input mid-turn (`app-server`'s turn/steer could: docs/codex-talk.md); SIGINT
+        # aborts the turn (its partial work is lost), `exec resume` continues
+        # (tests/runtimes/test_codex_talk.py, tests/integration/test_codex_talk_real.py)
+        _C.FORK: P, _C.STEER: N, _C.INTERRUPT: P,
     },
     "gemini": {
         # Usage per run (thoughts and tool-use prompt tokens not separable), never a cost;

@@ -10,7 +10,18 @@ What the adapter relies on (codex-cli 0.171.0, ``tests/fixtures/codex``):
   anything, so an open pipe blocks it forever;
 * SIGINT is the graceful stop: codex aborts the turn, records ``turn_aborted`` in
   its rollout and exits 1, which keeps the thread cleanly resumable. SIGTERM kills
-  it without a trace;
+  it without a trace. :meth:`~relay.runtimes.base.CliAdapter.interrupt` is that SIGINT:
+  the run ends ``interrupted`` and ``exec resume`` continues the thread — verified on
+  the real 0.171.0: the resumed request carries the earlier turns *and* the interrupted
+  turn's prompt (tests/integration/test_codex_talk_real.py);
+* a fork (``RunRequest.fork``) runs ``codex exec fork --json … -- PARENT_ID PROMPT``: a
+  new thread (its own id in ``thread.started``) holding a copy of the parent's whole
+  conversation; like ``exec resume`` it has no ``--sandbox``/``-C``. ``exec`` cannot cut
+  the copy at a turn (only the experimental app-server's ``thread/fork`` takes a
+  ``lastTurnId``, see docs/codex-talk.md), so :meth:`fork_anchor` is None and FORK is
+  partial: a fork before the last turn gets Relay's brief;
+* steering mid-turn needs ``codex app-server`` (``turn/steer``), which ``exec`` does not
+  speak: STEER is no here (docs/codex-talk.md);
 * the user's environment (``CODEX_HOME``, API keys, ``TZ``…) passes through
   untouched; Relay never writes codex's ``config.toml``;
 * the continuation brief (``RunRequest.brief_file``) of a **new** thread goes in as
@@ -93,6 +104,13 @@ class CodexAdapter(CliAdapter):
         if request.agent_session_id is not None:
             # Codex chooses its own thread ids; pretending otherwise would lose the session.
             self.capabilities.require(Cap.CHOOSE_SESSION_ID)
+        if request.fork:
+            self.capabilities.require(Cap.FORK)
+            if request.resume_id is None or request.resume_at is not None:
+                raise ContractError(
+                    "Codex forks a whole thread: a fork needs the parent's thread id and no "
+                    "point to cut at.",
+                    "Fork at the parent's last turn, or start the fork from Relay's brief.")
         self.executable()
         self._brief_args(request)  # a missing or oversized brief fails before the start
 
@@ -100,7 +118,8 @@ class CodexAdapter(CliAdapter):
         exe = self.executable()
         model = ["-m", request.model] if request.model else []
         if request.resume_id is not None:
-            return [exe, "exec", "resume", "--json", "--skip-git-repo-check", *model,
+            verb = "fork" if request.fork else "resume"
+            return [exe, "exec", verb, "--json", "--skip-git-repo-check", *model,
                     *resume_sandbox_args(request.permission), "--", request.resume_id,
                     request.prompt]
         # --skip-git-repo-check: Relay picks the directory itself (normally a git
