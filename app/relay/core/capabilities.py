@@ -50,7 +50,9 @@ _ACP_ROW: dict[Cap, Level] = {
     _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: Y,
     _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: P,
     _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: U,
-    # session/cancel ends the prompt turn; the session stays loaded
+    # interrupt = session/cancel: the prompt turn ends `cancelled`, its unfinished work is
+    # lost, the session stays (session/load goes on); ACP has no message into a running
+    # turn (tests/runtimes/test_acp_talk.py)
     _C.STEER: N, _C.INTERRUPT: P,
 }
 _HTTP_ROW: dict[Cap, Level] = {
