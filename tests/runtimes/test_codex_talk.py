@@ -53,13 +53,15 @@ async def test_interrupt_mid_turn_ends_interrupted_and_resume_continues_the_thre
     thread = adapter.thread_id
     assert thread is not None
     rollout = find_rollout(tmp_path / "codex-home", thread)
-    assert rollout is not None and '"turn_aborted"' in rollout.read_text(encoding="utf-8")
+    assert rollout is not None
+    assert '"turn_aborted"' in rollout.read_text(encoding="utf-8")
 
     resumed = await collect(CodexAdapter(), RunRequest(
         prompt="go on", cwd=git_repo, resume_id=thread,
         extra_env={"RELAY_FAKE_SCENARIO": "f_resume_by_id/run2"}))
     argv = invocations(fake_codex)[-1]["argv"]
-    assert argv[1:3] == ["exec", "resume"] and argv[-2:] == [thread, "go on"]
+    assert argv[1:3] == ["exec", "resume"]
+    assert argv[-2:] == [thread, "go on"]
     assert only(resumed, SessionStarted)[0].agent_session_id == thread
     assert ended(resumed).outcome == "completed"
 

@@ -60,7 +60,10 @@ _HTTP_ROW: dict[Cap, Level] = {
     _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: P,
     _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: Y,
     _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: P,
-    _C.STEER: N, _C.INTERRUPT: P,
+    # Relay's own loop: a steered message is in the very next model request (yes); an
+    # interrupt abandons the request in flight (its partial answer is lost: partial) and
+    # keeps the saved conversation (tests/runtimes/http/test_http_talk.py)
+    _C.STEER: Y, _C.INTERRUPT: P,
 }
 _TABLE: dict[str, dict[Cap, Level]] = {
     "claude": {
