@@ -95,8 +95,8 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
+        # one process per turn: no input mid-turn; an interrupt stops the process (that
+        # turn's work is lost), the next message resumes (tests/runtimes/test_cli_interrupts.py)
         _C.STEER: N, _C.INTERRUPT: P,
     },
     "pi": {
@@ -107,8 +107,8 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
+        # one process per turn: no input mid-turn; an interrupt stops the process (that
+        # turn's work is lost), the next message resumes (tests/runtimes/test_cli_interrupts.py)
         _C.STEER: N, _C.INTERRUPT: P,
     },
     # The HTTP runtimes (relay.runtimes.http): Relay's own agent loop reports every tool
