@@ -1,0 +1,155 @@
+"""Talking to the real Codex CLI (0.171.0) through Relay's CodexAdapter, against the
+loopback Responses-API mock (issue 22): a follow-up continues the same conversation, an
+interrupt (SIGINT) ends the turn and ``exec resume`` continues it, a fork (``exec fork``) is
+its own thread with the parent's turns. The mock's requests are the evidence: codex sends
+the whole conversation with every request."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relay.core.events import AgentEvent, SessionStarted
+from relay.runtimes.base import INTERRUPTED_REASON, RunRequest
+from relay.runtimes.codex import CodexAdapter, find_rollout
+from tests.fakes import mock_openai
+from tests.integration.helpers import (
+    codex_env,
+    real_codex_fixture,  # noqa: F401  (fixture "real_codex")
+)
+from tests.runtimes.run_helpers import collect, ended, only
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+def said(request: dict[str, Any]) -> list[str]:
+    """The conversation in one request: "u:"/"a:" + text, codex's own context left out."""
+    out = []
+    for item in request["body"]["input"]:
+        role = item.get("role")
+        if role not in ("user", "assistant"):
+            continue
+        for part in item.get("content") or []:
+            text = str(part.get("text") or "")
+            if text and not text.startswith("<"):
+                out.append(f"{role[0]}:{text}")
+    return out
+
+
+def env_cwd(request: dict[str, Any]) -> str:
+    """The cwd of codex's last ``<environment_context>`` message (the one in force)."""
+    found = ""
+    for item in request["body"]["input"]:
+        for part in item.get("content") or []:
+            text = str(part.get("text") or "")
+            if text.startswith("<environment_context>") and "<cwd>" in text:
+                found = text.split("<cwd>", 1)[1].split("</cwd>", 1)[0]
+    return found
+
+
+def codex(env: dict[str, str]) -> CodexAdapter:
+    return CodexAdapter(env)
+
+
+async def test_a_follow_up_continues_the_same_conversation(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "Noted: PINEAPPLE."}, {"text": "The word was PINEAPPLE."}]
+    with mock_openai.serve(script) as mock:
+        env = {**codex_env(tmp_path, mock), "RELAY_CODEX_BIN": str(real_codex)}
+        first = codex(env)
+        done = await collect(first, RunRequest(prompt="Remember PINEAPPLE", cwd=repo))
+        assert ended(done).outcome == "completed", done
+        follow = await collect(codex(env), RunRequest(prompt="What was the word?", cwd=repo,
+                                                      resume_id=first.thread_id))
+        requests = mock.response_requests()
+    assert ended(follow).outcome == "completed"
+    assert only(follow, SessionStarted)[0].agent_session_id == first.thread_id
+    assert said(requests[1]) == ["u:Remember PINEAPPLE", "a:Noted: PINEAPPLE.",
+                                 "u:What was the word?"]
+
+
+async def test_interrupt_ends_the_turn_and_resume_continues(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "never delivered", "delay_s": 60}, {"text": "Picking up again."}]
+    with mock_openai.serve(script) as mock:
+        env = {**codex_env(tmp_path, mock), "RELAY_CODEX_BIN": str(real_codex)}
+        first = codex(env)
+        events: list[AgentEvent] = []
+        started = time.monotonic()
+        async for event in first.run(RunRequest(prompt="Start the long job", cwd=repo)):
+            events.append(event)
+            if isinstance(event, SessionStarted):
+                asyncio.get_running_loop().create_task(interrupt_once_asked(first, mock))
+        assert time.monotonic() - started < 45  # not the 60 s the answer would take
+        end = ended(events)
+        assert (end.outcome, end.reason, end.exit_code) == ("interrupted", INTERRUPTED_REASON, 1)
+        thread = first.thread_id
+        assert thread is not None
+        rollout = find_rollout(Path(env["CODEX_HOME"]), thread)
+        assert rollout is not None
+        assert '"turn_aborted"' in rollout.read_text(encoding="utf-8")  # NOTES e8
+
+        resumed = await collect(codex(env), RunRequest(prompt="Go on, briefly", cwd=repo,
+                                                       resume_id=thread))
+        requests = mock.response_requests()
+    assert ended(resumed).outcome == "completed"
+    assert only(resumed, SessionStarted)[0].agent_session_id == thread
+    # the interrupted turn's prompt is part of the conversation the resumed run sends
+    assert said(requests[-1]) == ["u:Start the long job", "u:Go on, briefly"]
+
+
+async def interrupt_once_asked(adapter: CodexAdapter, mock: Any) -> None:
+    deadline = time.monotonic() + 30
+    while not mock.response_requests():  # mid-turn: codex is waiting on the model
+        assert time.monotonic() < deadline, "codex never asked the model"
+        await asyncio.sleep(0.05)
+    await adapter.interrupt()
+
+
+async def test_a_fork_is_its_own_thread_with_the_parents_turns(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "One."}, {"text": "Two."}, {"text": "Forked."}, {"text": "Three."}]
+    worktree = tmp_path / "fork-worktree"  # a fork runs in its own worktree
+    shutil.copytree(repo, worktree)
+    with mock_openai.serve(script) as mock:
+        env = {**codex_env(tmp_path, mock), "RELAY_CODEX_BIN": str(real_codex)}
+        parent = codex(env)
+        await collect(parent, RunRequest(prompt="Turn one", cwd=repo))
+        parent_id = parent.thread_id
+        await collect(codex(env), RunRequest(prompt="Turn two", cwd=repo, resume_id=parent_id))
+        fork = codex(env)
+        forked = await collect(fork, RunRequest(prompt="A variant", cwd=worktree,
+                                                resume_id=parent_id, fork=True))
+        # the original goes on without the fork's turn
+        await collect(codex(env), RunRequest(prompt="Turn three", cwd=repo,
+                                             resume_id=parent_id))
+        requests = mock.response_requests()
+    assert ended(forked).outcome == "completed"
+    fork_id = only(forked, SessionStarted)[0].agent_session_id
+    assert fork_id is not None
+    assert fork_id != parent_id
+    assert fork.thread_id == fork_id
+    assert said(requests[2]) == ["u:Turn one", "a:One.", "u:Turn two", "a:Two.", "u:A variant"]
+    assert requests[2]["headers"].get("session-id") == fork_id
+    assert said(requests[3]) == ["u:Turn one", "a:One.", "u:Turn two", "a:Two.",
+                                 "u:Turn three"]
+    home = Path(env["CODEX_HOME"])
+    assert find_rollout(home, fork_id) not in (None, find_rollout(home, parent_id))
+    # the fork works in its own worktree: codex adds an environment context with the
+    # new cwd after the parent's (the last one counts), the original stays in its own
+    assert Path(env_cwd(requests[2])).resolve() == worktree.resolve()
+    assert Path(env_cwd(requests[3])).resolve() == repo.resolve()
