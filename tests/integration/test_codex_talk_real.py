@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
+from relay.core.config import load_config
 from relay.core.events import AgentEvent, SessionStarted
+from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.base import INTERRUPTED_REASON, RunRequest
 from relay.runtimes.codex import CodexAdapter, find_rollout
 from tests.fakes import mock_openai
@@ -153,3 +156,40 @@ async def test_a_fork_is_its_own_thread_with_the_parents_turns(
     # new cwd after the parent's (the last one counts), the original stays in its own
     assert Path(env_cwd(requests[2])).resolve() == worktree.resolve()
     assert Path(env_cwd(requests[3])).resolve() == repo.resolve()
+
+
+async def test_a_message_queued_during_a_slow_turn_arrives_after_it_once(
+        real_codex: Path, tmp_path: Path, git_repo: Path, relay_home: Path, vault_env: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine level: ``engine.talk.say`` while a Codex turn is running queues the message;
+    the turn ends on its own and the runner resumes the thread with it (how="resume")."""
+    script = [{"text": "First part done.", "delay_s": 4}, {"text": "Noted the extra."},
+              {"error": {"status": 400, "body": {"error": {"message": "one request too many"}}}}]
+    with mock_openai.serve(script) as mock:
+        for key, value in codex_env(tmp_path, mock).items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("RELAY_CODEX_BIN", str(real_codex))
+        engine = await Engine.open(load_config())
+        try:
+            sid = await engine.start_session(SessionSpec(repo=git_repo, task="Do the first part",
+                                                         runtime="codex", model="gpt-5.5"))
+            deadline = time.monotonic() + 60
+            while not mock.response_requests():  # the slow turn is with the model
+                assert time.monotonic() < deadline, "codex never asked the model"
+                await asyncio.sleep(0.05)
+            queued = await engine.talk.say(sid, "Also add the extra bit", source="cli")
+            assert queued.state == "queued"
+            row = await engine.wait_session(sid)
+            message = await engine.inbox.get(sid, queued.id)
+        finally:
+            await engine.close()
+        requests = mock.response_requests()
+    assert row.state == "completed", row.reason
+    assert (message.state, message.how) == ("delivered", "resume")
+    assert len(requests) == 2  # the slow turn, then the resumed thread with the message
+    assert not any("extra bit" in t for t in said(requests[0]))
+    later = said(requests[1])
+    assert [t for t in later if "extra bit" in t] == ["u:Also add the extra bit"]
+    assert "a:First part done." in later
+    assert later.index("a:First part done.") < later.index("u:Also add the extra bit")
+    assert requests[1]["headers"].get("session-id") == requests[0]["headers"].get("session-id")

@@ -22,6 +22,7 @@ from relay.core.errors import RelayError, UnsupportedCapabilityError
 from relay.core.events import DeliveredHow
 from relay.core.models import entry_runtime
 from relay.core.store.db import Store
+from relay.runtimes.base import INTERRUPTED_REASON as INTERRUPTED
 from relay.runtimes.base import RuntimeAdapter
 from relay.runtimes.registry import adapter_class
 from relay.sessions.briefing import build_contract
@@ -30,8 +31,6 @@ from relay.sessions.inbox import Inbox, Letter, render
 from relay.sessions.run_types import Step
 from relay.sessions.worktree import Workspace, git_boundary, open_repo
 
-#: why an interrupted session with nothing queued stops
-INTERRUPTED = "the turn was interrupted; send a message to continue"
 #: what a refused steer offers instead
 STEER_HINT = "Queue it (it goes when this turn ends), or interrupt and send."
 
