@@ -144,6 +144,7 @@ async def test_a_fork_is_its_own_thread_with_the_parents_turns(
     assert ended(forked).outcome == "completed"
     fork_id = only(forked, SessionStarted)[0].agent_session_id
     assert fork_id is not None
+    assert parent_id is not None
     assert fork_id != parent_id
     assert fork.thread_id == fork_id
     assert said(requests[2]) == ["u:Turn one", "a:One.", "u:Turn two", "a:Two.", "u:A variant"]
