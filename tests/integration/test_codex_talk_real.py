@@ -10,13 +10,15 @@ import asyncio
 import shutil
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from relay.core.capabilities import Cap, Level
 from relay.core.config import load_config
-from relay.core.events import AgentEvent, SessionStarted
+from relay.core.events import AgentEvent, LimitHit, SessionStarted, ToolCall, TurnCompleted
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from relay.runtimes.base import INTERRUPTED_REASON, RunRequest
@@ -194,3 +196,108 @@ async def test_a_message_queued_during_a_slow_turn_arrives_after_it_once(
     assert "a:First part done." in later
     assert later.index("a:First part done.") < later.index("u:Also add the extra bit")
     assert requests[1]["headers"].get("session-id") == requests[0]["headers"].get("session-id")
+
+
+# ----------------------------------------------------------- over app-server (opted in)
+
+
+def app_env(tmp_path: Path, mock: Any, real_codex: Path) -> dict[str, str]:
+    return {**codex_env(tmp_path, mock), "RELAY_CODEX_BIN": str(real_codex),
+            "RELAY_CODEX_PROTOCOL": "app-server"}
+
+
+def answers(*texts: str | None) -> Callable[[], Awaitable[str | None]]:
+    """A ``next_input`` that hands out ``texts`` in order, then None."""
+    left = list(texts)
+
+    async def ask() -> str | None:
+        return left.pop(0) if left else None
+
+    return ask
+
+
+async def test_app_server_steer_reaches_the_running_turn(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"items": [{"type": "function_call", "name": "exec_command",
+                          "arguments": {"cmd": "sleep 2; echo slept"}}]},
+              {"text": "Done, with the steer."}]
+    with mock_openai.serve(script) as mock:
+        adapter = codex(app_env(tmp_path, mock, real_codex))
+        events: list[AgentEvent] = []
+        async for event in adapter.run(RunRequest(prompt="Run the slow command", cwd=repo)):
+            events.append(event)
+            if isinstance(event, ToolCall):  # mid-turn: the command is running
+                assert adapter.capabilities.level(Cap.STEER) == Level.YES
+                await adapter.steer("Also say STEERED")
+        requests = mock.response_requests()
+    assert ended(events).outcome == "completed", events[-3:]
+    assert len(requests) == 2  # one turn: the steer went into its second model request
+    assert said(requests[1]) == ["u:Run the slow command", "u:Also say STEERED"]
+    kinds = [i.get("type") or i.get("role") for i in requests[1]["body"]["input"]]
+    assert kinds.index("function_call_output") < len(kinds) - 1
+    assert ended(events).result_text == "Done, with the steer."
+    assert only(events, TurnCompleted)[0].usage.input_tokens == 2400  # both requests
+
+
+async def test_app_server_keeps_the_process_for_the_next_message(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "First."}, {"text": "Second."}]
+    with mock_openai.serve(script) as mock:
+        adapter = codex(app_env(tmp_path, mock, real_codex))
+        events = await collect(adapter, RunRequest(prompt="One", cwd=repo,
+                                                   next_input=answers("Two")))
+        requests = mock.response_requests()
+    assert ended(events).outcome == "completed"
+    assert len(only(events, SessionStarted)) == 1  # one process, one thread, two turns
+    assert said(requests[1]) == ["u:One", "a:First.", "u:Two"]
+    assert [t.usage.input_tokens for t in only(events, TurnCompleted)] == [1200, 1200]
+
+
+async def test_app_server_interrupt_then_the_queued_message_goes_in_the_same_process(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "never delivered", "delay_s": 60}, {"text": "Going on."}]
+    with mock_openai.serve(script) as mock:
+        adapter = codex(app_env(tmp_path, mock, real_codex))
+        events: list[AgentEvent] = []
+        async for event in adapter.run(RunRequest(prompt="Start long", cwd=repo,
+                                                  next_input=answers("Change of plan"))):
+            events.append(event)
+            if isinstance(event, SessionStarted):
+                asyncio.get_running_loop().create_task(interrupt_once_asked(adapter, mock))
+        requests = mock.response_requests()
+    assert ended(events).outcome == "completed"
+    assert ended(events).result_text == "Going on."
+    assert said(requests[-1]) == ["u:Start long", "u:Change of plan"]
+
+
+async def test_app_server_interrupt_with_nothing_queued_ends_interrupted_and_resumes(
+        real_codex: Path, tmp_path: Path, repo: Path) -> None:
+    script = [{"text": "never delivered", "delay_s": 60}, {"text": "Back."}]
+    with mock_openai.serve(script) as mock:
+        env = app_env(tmp_path, mock, real_codex)
+        adapter = codex(env)
+        events: list[AgentEvent] = []
+        async for event in adapter.run(RunRequest(prompt="Start long", cwd=repo)):
+            events.append(event)
+            if isinstance(event, SessionStarted):
+                asyncio.get_running_loop().create_task(interrupt_once_asked(adapter, mock))
+        end = ended(events)
+        assert (end.outcome, end.reason) == ("interrupted", INTERRUPTED_REASON)
+        resumed = await collect(codex(env), RunRequest(prompt="Continue", cwd=repo,
+                                                       resume_id=adapter.thread_id))
+        requests = mock.response_requests()
+    assert ended(resumed).outcome == "completed"
+    assert said(requests[-1]) == ["u:Start long", "u:Continue"]
+
+
+async def test_app_server_failure_reads_like_exec(real_codex: Path, tmp_path: Path,
+                                                  repo: Path) -> None:
+    script = [{"error": {"status": 429, "body": {"error": {
+        "type": "usage_limit_reached", "plan_type": "pro", "resets_at": "@now+10800"}}}}]
+    with mock_openai.serve(script) as mock:
+        events = await collect(codex(app_env(tmp_path, mock, real_codex)),
+                               RunRequest(prompt="x", cwd=repo))
+    end = ended(events)
+    assert end.outcome == "failed"
+    assert (end.reason or "").startswith("You’ve hit your usage limit")
+    assert only(events, LimitHit)

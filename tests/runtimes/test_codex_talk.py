@@ -15,6 +15,12 @@ from relay.core.errors import ContractError, UnsupportedCapabilityError
 from relay.core.events import AgentEvent, SessionStarted
 from relay.runtimes.base import INTERRUPTED_REASON, RunRequest
 from relay.runtimes.codex import CodexAdapter, find_rollout
+from relay.runtimes.codex_app import (
+    app_server_capabilities,
+    exec_item,
+    exec_usage,
+    uses_app_server,
+)
 from tests.runtimes.run_helpers import collect, ended, invocations, only
 
 F_THREAD = "01a22bee-46dd-78e3-889b-43b6b667eb33"  # thread id recorded in f_resume_by_id
@@ -112,3 +118,28 @@ async def test_steer_is_refused_with_the_capability(git_repo: Path) -> None:
     with pytest.raises(UnsupportedCapabilityError) as caught:
         await CodexAdapter().steer("now")
     assert "steer" in caught.value.message
+
+
+def test_app_server_is_opt_in_and_widens_steer_and_interrupt() -> None:
+    assert not uses_app_server({})
+    assert uses_app_server({"RELAY_CODEX_PROTOCOL": "App-Server"})
+    caps = app_server_capabilities(Capabilities.for_runtime("codex"))
+    assert (caps.level(Cap.STEER), caps.level(Cap.INTERRUPT)) == (Level.YES, Level.YES)
+    assert caps.level(Cap.FORK) == Level.PARTIAL
+
+
+def test_app_server_items_read_as_exec_items() -> None:
+    command = exec_item({"type": "commandExecution", "id": "c1", "command": "ls",
+                         "aggregatedOutput": "a\n", "exitCode": 0, "status": "completed"})
+    assert command == {"id": "c1", "type": "command_execution", "status": "completed",
+                       "command": "ls", "aggregated_output": "a\n", "exit_code": 0}
+    change = exec_item({"type": "fileChange", "id": "f1", "status": "inProgress",
+                        "changes": [{"path": "a.txt", "kind": {"type": "add"}, "diff": ""}]})
+    assert change == {"id": "f1", "type": "file_change", "status": "in_progress",
+                      "changes": [{"path": "a.txt", "kind": "add"}]}
+    reasoning = exec_item({"type": "reasoning", "id": "r", "summary": ["a", "b"]})
+    assert reasoning is not None
+    assert reasoning["text"] == "a\nb"
+    assert exec_item({"type": "userMessage", "id": "u"}) is None
+    assert exec_usage({"inputTokens": 5, "cachedInputTokens": 1, "outputTokens": 2,
+                       "reasoningOutputTokens": 0})["input_tokens"] == 5

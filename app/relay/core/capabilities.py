@@ -82,8 +82,9 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
         # `exec fork` copies the whole thread, it cannot cut at a turn (partial); `exec` takes
-        # no input mid-turn (`app-server`'s turn/steer could: docs/codex-talk.md); SIGINT
-        # aborts the turn (its partial work is lost), `exec resume` continues
+        # no input mid-turn; SIGINT aborts the turn (its partial work is lost), `exec resume`
+        # continues. Opted in (RELAY_CODEX_PROTOCOL=app-server) a run goes over `codex
+        # app-server` and has STEER and INTERRUPT yes (runtimes/codex_app.APP_SERVER_LEVELS)
         # (tests/runtimes/test_codex_talk.py, tests/integration/test_codex_talk_real.py)
         _C.FORK: P, _C.STEER: N, _C.INTERRUPT: P,
     },

@@ -55,7 +55,13 @@ from relay.core.jsonvalue import as_dict
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode, find_executable
 from relay.runtimes.acp_map import AcpEventMapper
-from relay.runtimes.acp_rpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, RpcError
+from relay.runtimes.acp_rpc import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    JsonRpcConnection,
+    RpcError,
+    drain,
+)
 from relay.runtimes.base import (
     INTERRUPT_GRACE,
     INTERRUPTED_REASON,
@@ -140,16 +146,10 @@ class AcpAdapter(CliAdapter):
         driver = asyncio.create_task(self._drive(request, conn, reader))
         self._between_turns.clear()
         try:
-            while (event := await self._queue.get()) is not None:
+            async for event in drain(self._queue, (driver, reader), proc):
                 yield event
         finally:
             self._between_turns.set()
-            for task in (driver, reader):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            if proc.pid is not None:
-                await proc.stop(grace=1.0)
 
     def _emit(self, *events: AgentEvent) -> None:
         for event in events:
