@@ -301,3 +301,34 @@ async def test_app_server_failure_reads_like_exec(real_codex: Path, tmp_path: Pa
     assert end.outcome == "failed"
     assert (end.reason or "").startswith("You’ve hit your usage limit")
     assert only(events, LimitHit)
+
+
+async def test_engine_interrupt_and_send_over_app_server_goes_on_in_process(
+        real_codex: Path, tmp_path: Path, git_repo: Path, relay_home: Path, vault_env: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine level: "interrupt and send" on a Codex run over app-server stops the turn and
+    the message is the next turn of the same process (how="turn"); the session completes."""
+    script = [{"text": "never delivered", "delay_s": 60}, {"text": "Changed course."}]
+    with mock_openai.serve(script) as mock:
+        for key, value in app_env(tmp_path, mock, real_codex).items():
+            monkeypatch.setenv(key, value)
+        engine = await Engine.open(load_config())
+        try:
+            sid = await engine.start_session(SessionSpec(repo=git_repo, task="Start the long job",
+                                                         runtime="codex", model="gpt-5.5"))
+            deadline = time.monotonic() + 60
+            while not mock.response_requests():
+                assert time.monotonic() < deadline, "codex never asked the model"
+                await asyncio.sleep(0.05)
+            abilities = await engine.talk.abilities(sid)
+            sent = await engine.talk.say(sid, "Do the short one instead", mode="interrupt")
+            row = await engine.wait_session(sid)
+            message = await engine.inbox.get(sid, sent.id)
+        finally:
+            await engine.close()
+        requests = mock.response_requests()
+    assert abilities.steer == "yes"
+    assert row.state == "completed", row.reason
+    assert (message.state, message.how) == ("delivered", "turn")
+    assert len(requests) == 2
+    assert said(requests[1])[-1] == "u:Do the short one instead"

@@ -111,6 +111,7 @@ class Talking:
             letters = await self.inbox.claim(self.session_id)
             if not letters:
                 return None
+            self.interrupted = False  # an interrupted turn goes on in-process with them
             await self.inbox.delivered(letters, "turn", run_id())
             return render(letters)
 
