@@ -50,7 +50,9 @@ _ACP_ROW: dict[Cap, Level] = {
     _C.RESUME: P, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: Y,
     _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: N, _C.PERMISSION_POLICY: P,
     _C.MODEL_CHOICE: P, _C.TRANSCRIPTS: U,
-    # session/cancel ends the prompt turn; the session stays loaded
+    # interrupt = session/cancel: the prompt turn ends `cancelled`, its unfinished work is
+    # lost, the session stays (session/load goes on); ACP has no message into a running
+    # turn (tests/runtimes/test_acp_talk.py)
     _C.STEER: N, _C.INTERRUPT: P,
 }
 _HTTP_ROW: dict[Cap, Level] = {
@@ -58,7 +60,10 @@ _HTTP_ROW: dict[Cap, Level] = {
     _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: P,
     _C.SAFE_PAUSE: Y, _C.LIMIT_EVENTS: Y, _C.PERMISSION_POLICY: Y,
     _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: P,
-    _C.STEER: N, _C.INTERRUPT: P,
+    # Relay's own loop: a steered message is in the very next model request (yes); an
+    # interrupt abandons the request in flight (its partial answer is lost: partial) and
+    # keeps the saved conversation (tests/runtimes/http/test_http_talk.py)
+    _C.STEER: Y, _C.INTERRUPT: P,
 }
 _TABLE: dict[str, dict[Cap, Level]] = {
     "claude": {
@@ -77,12 +82,15 @@ _TABLE: dict[str, dict[Cap, Level]] = {
     "codex": {
         # Blocked tool calls produce no item event; usage is cumulative on resume.
         _C.STREAM_EVENTS: Y, _C.TOOL_EVENTS: P, _C.USAGE_TOKENS: Y, _C.COST: N,
-        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
+        _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
-        _C.STEER: N, _C.INTERRUPT: P,
+        # `exec fork` copies the whole thread, it cannot cut at a turn (partial); `exec` takes
+        # no input mid-turn; SIGINT aborts the turn (its partial work is lost), `exec resume`
+        # continues. Opted in (RELAY_CODEX_PROTOCOL=app-server) a run goes over `codex
+        # app-server` and has STEER and INTERRUPT yes (runtimes/codex_app.APP_SERVER_LEVELS)
+        # (tests/runtimes/test_codex_talk.py, tests/integration/test_codex_talk_real.py)
+        _C.FORK: P, _C.STEER: N, _C.INTERRUPT: P,
     },
     "gemini": {
         # Usage per run (thoughts and tool-use prompt tokens not separable), never a cost;
@@ -92,8 +100,8 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
+        # one process per turn: no input mid-turn; an interrupt stops the process (that
+        # turn's work is lost), the next message resumes (tests/runtimes/test_cli_interrupts.py)
         _C.STEER: N, _C.INTERRUPT: P,
     },
     "pi": {
@@ -104,8 +112,8 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: N, _C.FORK: N, _C.SEND_INPUT: N,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: P,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # one process per turn: no input mid-turn; an interrupt ends the process and
-        # the next message resumes the conversation
+        # one process per turn: no input mid-turn; an interrupt stops the process (that
+        # turn's work is lost), the next message resumes (tests/runtimes/test_cli_interrupts.py)
         _C.STEER: N, _C.INTERRUPT: P,
     },
     # The HTTP runtimes (relay.runtimes.http): Relay's own agent loop reports every tool

@@ -21,7 +21,10 @@ every other method (``fs/*``, ``terminal/*``, ``_vendor/…``) is answered with 
 (method not found); unknown ``_``-prefixed methods and notifications are logged.
 :meth:`AcpAdapter.stop` sends ``session/cancel``, answers every open permission request
 with the ``cancelled`` outcome (an :class:`InputWithdrawn` each) and keeps reading
-until the turn unwinds; only then is the process stopped. ACP reports no usage or
+until the turn unwinds; only then is the process stopped. :meth:`AcpAdapter.interrupt` is
+the same cancel without the stop: the turn ends ``cancelled``, the run ``interrupted``, the
+session stays loadable (INTERRUPT partial: the turn's unfinished work is lost; STEER no —
+ACP has no message into a running prompt turn). ACP reports no usage or
 cost, so ``TurnCompleted.usage`` is all ``None``.
 """
 
@@ -52,8 +55,20 @@ from relay.core.jsonvalue import as_dict
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode, find_executable
 from relay.runtimes.acp_map import AcpEventMapper
-from relay.runtimes.acp_rpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, RpcError
-from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
+from relay.runtimes.acp_rpc import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    JsonRpcConnection,
+    RpcError,
+    drain,
+)
+from relay.runtimes.base import (
+    INTERRUPT_GRACE,
+    INTERRUPTED_REASON,
+    CliAdapter,
+    RunRequest,
+    StreamParser,
+)
 from relay.runtimes.guarded import Guarded, as_question, check_call
 
 log = logging.getLogger(__name__)
@@ -131,16 +146,10 @@ class AcpAdapter(CliAdapter):
         driver = asyncio.create_task(self._drive(request, conn, reader))
         self._between_turns.clear()
         try:
-            while (event := await self._queue.get()) is not None:
+            async for event in drain(self._queue, (driver, reader), proc):
                 yield event
         finally:
             self._between_turns.set()
-            for task in (driver, reader):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            if proc.pid is not None:
-                await proc.stop(grace=1.0)
 
     def _emit(self, *events: AgentEvent) -> None:
         for event in events:
@@ -170,6 +179,10 @@ class AcpAdapter(CliAdapter):
         if self._stop_requested and ended.outcome != "completed":
             ended = ended.model_copy(update={"outcome": "cancelled",
                                              "reason": "stopped by Relay"})
+        elif self._interrupt_requested and ended.outcome != "completed":
+            # also an agent that ignored the cancel and was stopped: the session stays
+            ended = ended.model_copy(update={"outcome": "interrupted",
+                                             "reason": INTERRUPTED_REASON})
         await conn.close_stdin()
         if self._process is not None:
             with contextlib.suppress(TimeoutError):  # an ACP agent exits when stdin ends
@@ -261,8 +274,8 @@ class AcpAdapter(CliAdapter):
             return SessionEnded(runtime=self.name, outcome="completed", result_text=text)
         if reason == "cancelled":
             outcome = "cancelled" if self._stop_requested else "interrupted"
-            return SessionEnded(runtime=self.name, outcome=outcome,
-                                reason="the turn was cancelled", result_text=text)
+            why = INTERRUPTED_REASON if self._interrupt_requested else "the turn was cancelled"
+            return SessionEnded(runtime=self.name, outcome=outcome, reason=why, result_text=text)
         why = _STOP_FAILURES.get(str(reason), f"unknown stop reason {reason!r}")
         self._emit(AgentError(runtime=self.name, category="max_turns" if reason and
                               str(reason).startswith("max_") else "unknown", message=why))
@@ -398,6 +411,23 @@ class AcpAdapter(CliAdapter):
     async def stop(self, grace: float = 5.0) -> None:
         """Cancel the turn (answering open requests ``cancelled``), then end the process."""
         self._stop_requested = True
+        await self._cancel_turn(grace)
+        if self._process is not None:
+            await self._process.stop(grace=grace)
+
+    async def interrupt(self) -> None:
+        """End the prompt turn the ACP way: ``session/cancel`` (open permission requests
+        answered ``cancelled``); the agent answers the prompt with stop reason
+        ``cancelled`` and the run ends ``interrupted``. The session stays: the next message
+        loads it (``session/load``) and goes on. An agent that ignores the cancel is
+        stopped after :data:`~relay.runtimes.base.INTERRUPT_GRACE` seconds."""
+        self.capabilities.require(Cap.INTERRUPT)
+        self._interrupt_requested = True
+        await self._cancel_turn(INTERRUPT_GRACE)
+        if not self._turn_over.is_set() and self._process is not None:
+            await self._process.stop(grace=1.0)
+
+    async def _cancel_turn(self, grace: float) -> None:
         conn = self._conn
         if conn is not None and self._in_turn and not conn.closed and self._session_id:
             with contextlib.suppress(ConnectionClosed):
@@ -406,5 +436,3 @@ class AcpAdapter(CliAdapter):
                 await self._resolve(request_id, None, "the turn was cancelled")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._turn_over.wait(), grace)
-        if self._process is not None:
-            await self._process.stop(grace=grace)

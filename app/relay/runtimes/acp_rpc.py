@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
 
 from relay.core import jsonvalue
 from relay.core.errors import AgentProcessError
+from relay.core.events import AgentEvent
 from relay.core.procs import AgentProcess
 
 #: JSON-RPC error codes Relay sends.
@@ -54,8 +55,11 @@ class JsonRpcConnection:
     """One JSON-RPC peer over an :class:`AgentProcess` started with a stdin pipe."""
 
     def __init__(self, process: AgentProcess, *, on_request: RequestHandler,
-                 on_notification: NotificationHandler, on_malformed: MalformedHandler) -> None:
+                 on_notification: NotificationHandler, on_malformed: MalformedHandler,
+                 strict: bool = True) -> None:
         self._process = process
+        #: incoming messages must carry ``"jsonrpc": "2.0"`` (``codex app-server`` omits it)
+        self._strict = strict
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_malformed = on_malformed
@@ -140,7 +144,7 @@ class JsonRpcConnection:
         except ValueError:
             self._on_malformed(stripped)
             return
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if not isinstance(message, dict) or (self._strict and message.get("jsonrpc") != "2.0"):
             self._on_malformed(stripped)
             return
         method = message.get("method")
@@ -194,3 +198,20 @@ class JsonRpcConnection:
     async def _safe(sending: Awaitable[None]) -> None:
         with contextlib.suppress(ConnectionClosed):
             await sending
+
+
+async def drain(queue: asyncio.Queue[AgentEvent | None], tasks: Sequence[asyncio.Task[None]],
+                process: AgentProcess) -> AsyncIterator[AgentEvent]:
+    """A JSON-RPC run's events: what ``queue`` gets until ``None``; then (also when the
+    consumer stops early) the reader and driver ``tasks`` are cancelled and the process
+    stopped."""
+    try:
+        while (item := await queue.get()) is not None:
+            yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if process.pid is not None:
+            await process.stop(grace=1.0)

@@ -172,6 +172,18 @@ class RuntimeAdapter(ABC):
 
 #: a run's lines that are not JSON reported one by one; the rest are counted, not stored
 MALFORMED_REPORTED = 20
+#: why a run that :meth:`RuntimeAdapter.interrupt` ended is ``interrupted`` (resumable)
+INTERRUPTED_REASON = "the turn was interrupted; send a message to continue"
+#: how long an interrupted agent gets to end its turn before it is killed
+INTERRUPT_GRACE = 5.0
+
+
+def as_interrupted(event: AgentEvent, interrupted: bool) -> AgentEvent:
+    """The run's SessionEnded as ``interrupted`` when Relay interrupted the turn (a stop
+    that came from :meth:`RuntimeAdapter.interrupt`, not from ``stop``); else unchanged."""
+    if interrupted and isinstance(event, SessionEnded) and event.outcome == "cancelled":
+        return event.model_copy(update={"outcome": "interrupted", "reason": INTERRUPTED_REASON})
+    return event
 
 
 class StreamParser(ABC):
@@ -272,6 +284,7 @@ class CliAdapter(RuntimeAdapter):
         super().__init__(env)
         self._process: AgentProcess | None = None
         self._stop_requested = False
+        self._interrupt_requested = False
         self._between_turns = asyncio.Event()
         self._between_turns.set()
 
@@ -319,7 +332,7 @@ class CliAdapter(RuntimeAdapter):
             if stalled is not None:
                 yield AgentError(runtime=self.name, category="stalled", message=str(stalled))
             for event in parser.finish(result):
-                yield event
+                yield as_interrupted(event, self._interrupt_requested)
         finally:
             self._between_turns.set()
             if proc.pid is not None:
@@ -348,6 +361,14 @@ class CliAdapter(RuntimeAdapter):
         self._stop_requested = True
         if self._process is not None:
             await self._process.stop(grace=grace, sig=self.stop_signal)
+
+    async def interrupt(self) -> None:
+        """End the turn by stopping the process with :attr:`stop_signal` (one process per
+        turn: the turn's unfinished work is lost, the conversation is not); the run ends
+        ``interrupted`` and the next message resumes the agent's session."""
+        self.capabilities.require(Cap.INTERRUPT)
+        self._interrupt_requested = True
+        await self.stop(grace=INTERRUPT_GRACE)
 
     async def wait_safe_point(self) -> None:
         await super().wait_safe_point()

@@ -10,7 +10,20 @@ What the adapter relies on (codex-cli 0.171.0, ``tests/fixtures/codex``):
   anything, so an open pipe blocks it forever;
 * SIGINT is the graceful stop: codex aborts the turn, records ``turn_aborted`` in
   its rollout and exits 1, which keeps the thread cleanly resumable. SIGTERM kills
-  it without a trace;
+  it without a trace. :meth:`~relay.runtimes.base.CliAdapter.interrupt` is that SIGINT:
+  the run ends ``interrupted`` and ``exec resume`` continues the thread — verified on
+  the real 0.171.0: the resumed request carries the earlier turns *and* the interrupted
+  turn's prompt (tests/integration/test_codex_talk_real.py);
+* a fork (``RunRequest.fork``) runs ``codex exec fork --json … -- PARENT_ID PROMPT``: a
+  new thread (its own id in ``thread.started``) holding a copy of the parent's whole
+  conversation; like ``exec resume`` it has no ``--sandbox``/``-C``. ``exec`` cannot cut
+  the copy at a turn (only the experimental app-server's ``thread/fork`` takes a
+  ``lastTurnId``, see docs/codex-talk.md), so :meth:`fork_anchor` is None and FORK is
+  partial: a fork before the last turn gets Relay's brief;
+* steering mid-turn needs ``codex app-server`` (``turn/steer``), which ``exec`` does not
+  speak: STEER is no in the table. ``RELAY_CODEX_PROTOCOL=app-server`` opts in to running
+  the same runtime over app-server instead (:mod:`relay.runtimes.codex_app`: STEER and
+  INTERRUPT yes for that run, the process kept between turns);
 * the user's environment (``CODEX_HOME``, API keys, ``TZ``…) passes through
   untouched; Relay never writes codex's ``config.toml``;
 * the continuation brief (``RunRequest.brief_file``) of a **new** thread goes in as
@@ -34,7 +47,7 @@ import os
 import re
 import signal
 import tomllib
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -43,10 +56,11 @@ from relay.core import jsonvalue
 from relay.core.agent_homes import CodexHome, codex_home
 from relay.core.capabilities import Cap
 from relay.core.errors import ContractError
-from relay.core.events import Usage
+from relay.core.events import AgentEvent, Usage
 from relay.core.models import PermissionPolicy
-from relay.core.procs import StdinMode
+from relay.core.procs import AgentProcess, StdinMode
 from relay.runtimes.base import CliAdapter, RunRequest
+from relay.runtimes.codex_app import AppServerRun, app_server_capabilities, uses_app_server
 from relay.runtimes.codex_stream import CodexStreamParser, codex_usage
 
 INSTALL_HINT = "Install Codex: npm install -g @openai/codex"
@@ -85,6 +99,8 @@ class CodexAdapter(CliAdapter):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
         self._parser: CodexStreamParser | None = None
+        #: the run, when it goes over ``codex app-server`` (opted in)
+        self._app: AppServerRun | None = None
 
     # -- contract ---------------------------------------------------------
 
@@ -93,20 +109,28 @@ class CodexAdapter(CliAdapter):
         if request.agent_session_id is not None:
             # Codex chooses its own thread ids; pretending otherwise would lose the session.
             self.capabilities.require(Cap.CHOOSE_SESSION_ID)
+        if request.fork:
+            self.capabilities.require(Cap.FORK)
+            if request.resume_id is None or request.resume_at is not None:
+                raise ContractError(
+                    "Codex forks a whole thread: a fork needs the parent's thread id and no "
+                    "point to cut at.",
+                    "Fork at the parent's last turn, or start the fork from Relay's brief.")
         self.executable()
-        self._brief_args(request)  # a missing or oversized brief fails before the start
+        self.brief_args(request)  # a missing or oversized brief fails before the start
 
     def build_argv(self, request: RunRequest) -> list[str]:
         exe = self.executable()
         model = ["-m", request.model] if request.model else []
         if request.resume_id is not None:
-            return [exe, "exec", "resume", "--json", "--skip-git-repo-check", *model,
+            verb = "fork" if request.fork else "resume"
+            return [exe, "exec", verb, "--json", "--skip-git-repo-check", *model,
                     *resume_sandbox_args(request.permission), "--", request.resume_id,
                     request.prompt]
         # --skip-git-repo-check: Relay picks the directory itself (normally a git
         # worktree); codex's "trusted directory" guard is meant for interactive use.
         return [exe, "exec", "--json", *new_sandbox_args(request.permission),
-                "--skip-git-repo-check", *model, *self._brief_args(request),
+                "--skip-git-repo-check", *model, *self.brief_args(request),
                 "-C", str(request.cwd), "--", request.prompt]
 
     @classmethod
@@ -118,7 +142,7 @@ class CodexAdapter(CliAdapter):
         """
         return None if resuming else f"-c {BRIEF_CONFIG_KEY}"
 
-    def _brief_args(self, request: RunRequest) -> list[str]:
+    def brief_args(self, request: RunRequest) -> list[str]:
         """``-c developer_instructions=<TOML string>`` for a new thread with a brief.
 
         Raises:
@@ -152,6 +176,46 @@ class CodexAdapter(CliAdapter):
             previous_total=previous, model=request.model, cwd=str(request.cwd),
             permission_mode=permission_label(request.permission), tz=process_timezone(env))
         return self._parser
+
+    # -- over app-server (opt-in) -------------------------------------------
+
+    async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        if not uses_app_server(self.build_env(request)):
+            async for event in super().run(request):
+                yield event
+            return
+        self.preflight(request)
+        self.capabilities = app_server_capabilities(self.capabilities)
+        self._app = AppServerRun(self, request, self.make_parser(request))
+        async for event in self._app.events():
+            yield event
+
+    def attach(self, process: AgentProcess) -> None:
+        """The app-server process this adapter stops (and reports the pid of)."""
+        self._process = process
+
+    @staticmethod
+    def sandbox_mode(request: RunRequest) -> str:
+        return permission_label(request.permission)
+
+    async def steer(self, text: str) -> None:
+        if self._app is None:
+            await super().steer(text)  # exec: the capability says no
+            return
+        self.capabilities.require(Cap.STEER)
+        await self._app.steer(text)
+
+    async def interrupt(self) -> None:
+        if self._app is None:
+            await super().interrupt()
+            return
+        self.capabilities.require(Cap.INTERRUPT)
+        await self._app.interrupt()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self._app is not None:
+            await self._app.stop()
+        await super().stop(grace)
 
     # -- after a run ------------------------------------------------------
 

@@ -136,7 +136,11 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "user":
-            out.append({"role": "user", "content": [{"type": "text", "text": m.text}]})
+            text = {"type": "text", "text": m.text}
+            if out and out[-1]["role"] == "user":  # a steered message after tool results
+                out[-1]["content"].append(text)
+            else:
+                out.append({"role": "user", "content": [text]})
         elif m.role == "assistant":
             content: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
             content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input}

@@ -8,7 +8,15 @@ one streamed model call (:class:`~relay.runtimes.http.provider.Provider`), its
 without calling a tool, or ``options["max_turns"]`` (default 40) is reached; then exactly
 one ``SessionEnded``. The conversation is saved after every turn (``--resume`` continues
 it). ``stop()`` is honoured between turns; mid-answer it closes the stream and kills any
-running command. Between turns is the safe point.
+running command (the calls still to run are refused, so every call has its result). Between
+turns is the safe point.
+
+Talking to it (issue 22): Relay runs the loop, so :meth:`HttpAdapter.steer` is exact (STEER
+yes) — the message joins the conversation as a user message just before the next model
+request (after the tool results of the current one; an answer that would have ended the run
+is followed by one more request that sees it). :meth:`HttpAdapter.interrupt` is a stop that
+ends the run ``interrupted``: the request in flight is abandoned and its partial answer lost
+(INTERRUPT partial), the conversation up to there is saved and the next message resumes it.
 
 Keys: the provider's variable (``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``) is read from the
 request's ``extra_env`` (a registered ``api_key`` account puts it there from the vault),
@@ -27,6 +35,7 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from relay.core.capabilities import Cap
 from relay.core.config import default_home
 from relay.core.errors import AccountError, ConversationError, RelayError
 from relay.core.events import (
@@ -46,7 +55,7 @@ from relay.core.events import (
 )
 from relay.core.models import PermissionPolicy
 from relay.core.signals import failure_events
-from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
+from relay.runtimes.base import INTERRUPTED_REASON, RunRequest, RuntimeAdapter, RuntimeInfo
 from relay.runtimes.guarded import check_call
 from relay.runtimes.http import conversation as convs
 from relay.runtimes.http import structured
@@ -89,6 +98,10 @@ class HttpAdapter(RuntimeAdapter):
         self._request: RunRequest | None = None
         #: the guard's open questions: their answer (an option id; None: rejected)
         self._asked: dict[str, asyncio.Future[str | None]] = {}
+        #: messages steered in, for the next model request (:meth:`steer`)
+        self._steered: list[str] = []
+        self._running = False
+        self._interrupted = False
 
     # -- contract ------------------------------------------------------------------------
 
@@ -139,6 +152,22 @@ class HttpAdapter(RuntimeAdapter):
             with contextlib.suppress(Exception):
                 await call.response.aclose()
 
+    async def steer(self, text: str) -> None:
+        """Give the model ``text`` as a user message before its next request (this turn's
+        tool results first); a run that was about to end makes one more request."""
+        self.capabilities.require(Cap.STEER)
+        if not self._running or self._stopping.is_set():
+            raise RelayError(f"No {self.name} turn is running to steer.",
+                             "Send the message as a follow-up instead.")
+        self._steered.append(text)
+
+    async def interrupt(self) -> None:
+        """Abandon the model request in flight (and any running command); the run ends
+        ``interrupted`` with the conversation saved up to there."""
+        self.capabilities.require(Cap.INTERRUPT)
+        self._interrupted = True
+        await self.stop()
+
     async def wait_safe_point(self) -> None:
         await super().wait_safe_point()
         await self._between_turns.wait()
@@ -160,6 +189,19 @@ class HttpAdapter(RuntimeAdapter):
     def cost(self, tokens: Tokens, model: str | None, pricing: Pricing) -> float | None:
         price = pricing.price(model)
         return None if price is None else round(price.cost_usd(tokens), 6)
+
+    def _stopped(self) -> SessionEnded:
+        """The end of a run Relay stopped: ``interrupted`` if it was an interrupt."""
+        if self._interrupted:
+            return self._ended("interrupted", INTERRUPTED_REASON)
+        return self._ended("cancelled", "stopped by Relay")
+
+    def _take_steered(self, conv: Conversation) -> bool:
+        """Move the steered messages into the conversation; whether there were any."""
+        taken, self._steered = self._steered, []
+        for text in taken:
+            conv.add(Message(role="user", text=text))
+        return bool(taken)
 
     def _ended(self, outcome: Outcome, reason: str | None = None,
                result: str | None = None) -> SessionEnded:
@@ -188,8 +230,12 @@ class HttpAdapter(RuntimeAdapter):
                               key=self.key(request), retry=self.retry_policy(request),
                               quota=QuotaTracker(self.name), stopping=self._stopping)
             self._ctx = ctx
-            async for event in self._conversation(ctx, request, home):
-                yield event
+            self._running = True
+            try:
+                async for event in self._conversation(ctx, request, home):
+                    yield event
+            finally:
+                self._running = False
 
     def retry_policy(self, request: RunRequest) -> RetryPolicy:
         opts = request.options
@@ -227,8 +273,9 @@ class HttpAdapter(RuntimeAdapter):
             provider = self.provider(request)
             for turn in range(1, max_turns + 1):
                 if self._stopping.is_set():
-                    yield self._ended("cancelled", "stopped by Relay")
+                    yield self._stopped()
                     return
+                self._take_steered(ctx.conv)
                 self._between_turns.clear()
                 reply = Reply()
                 async for item in provider.turn(ctx):
@@ -247,7 +294,7 @@ class HttpAdapter(RuntimeAdapter):
                                     model=reply.model or ctx.model, num_turns=turn,
                                     result_text=None if reply.tool_calls else reply.text)
                 self._between_turns.set()
-                if reply.tool_calls:
+                if reply.tool_calls or (self._steered and not self._stopping.is_set()):
                     continue
                 found = structured.problems(reply.text, schema) if schema else []
                 if found and not repaired and not self._stopping.is_set():
@@ -267,12 +314,15 @@ class HttpAdapter(RuntimeAdapter):
             for event in self._failure(exc):
                 yield event
         except MalformedStream as exc:
+            if self._stopping.is_set():  # the stream Relay closed mid-answer
+                yield self._stopped()
+                return
             yield AgentError(runtime=self.name, category="malformed",
                              message=f"{self.name} sent a malformed stream: {exc}")
             yield self._ended("failed", "malformed stream")
         except (httpx.HTTPError, RuntimeError) as exc:
             if self._stopping.is_set():
-                yield self._ended("cancelled", "stopped by Relay")
+                yield self._stopped()
             else:
                 yield AgentError(runtime=self.name, category="network",
                                  message=f"{self.name}: the answer broke off: {exc}")
@@ -291,11 +341,12 @@ class HttpAdapter(RuntimeAdapter):
     async def _tool(self, toolbox: Toolbox, ctx: TurnContext, call_id: str, name: str,
                     args: dict[str, object]) -> AsyncGenerator[AgentEvent, None]:
         yield ToolCall(runtime=self.name, call_id=call_id, name=name, input=args)
-        refused: str | None = None
+        refused: str | None = "Relay stopped the turn before it ran" \
+            if self._stopping.is_set() else None
         request = self._request
-        guarded = check_call(request.guard if request else None, runtime=self.name,
-                             where="http", tool=name, tool_input=args, cwd=str(toolbox.root),
-                             call_id=call_id, agent_session_id=ctx.conv.id)
+        guarded = None if refused is not None else check_call(
+            request.guard if request else None, runtime=self.name, where="http", tool=name,
+            tool_input=args, cwd=str(toolbox.root), call_id=call_id, agent_session_id=ctx.conv.id)
         if guarded is not None:
             for event in guarded.events:
                 yield event
@@ -355,7 +406,7 @@ class HttpAdapter(RuntimeAdapter):
 
     def _failure(self, exc: ApiFailure) -> list[AgentEvent]:
         if self._stopping.is_set():
-            return [self._ended("cancelled", "stopped by Relay")]
+            return [self._stopped()]
         return [*failure_events(exc.signal, exc.message, runtime=self.name),
                 self._ended("failed", exc.message)]
 

@@ -21,6 +21,7 @@ raises :class:`MalformedStream`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -113,13 +114,30 @@ class ApiCall:
                 continue
             raise ApiFailure(signal, "stopped by Relay while waiting to retry")
 
+    async def _send_unless_stopped(self, request: httpx.Request) -> httpx.Response:
+        """Send; a stop (or an interrupt) while the server has not answered yet abandons
+        the request at once (raises :class:`ApiFailure`) instead of waiting for it."""
+        sending = asyncio.ensure_future(self.client.send(request, stream=True))
+        stopped = asyncio.ensure_future(self.stopping.wait())
+        try:
+            await asyncio.wait({sending, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if not sending.done():
+            sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sending
+            raise ApiFailure(Signal(kind="network", provider=self.runtime),
+                             "stopped by Relay before the answer came")
+        return sending.result()
+
     async def _attempt(self) -> tuple[Signal, str] | None:
         import httpx
 
         self._readings: list[AgentEvent] = []
         request = self.client.build_request("POST", self.url, json=self.body, headers=self.headers)
         try:
-            response = await self.client.send(request, stream=True)
+            response = await self._send_unless_stopped(request)
         except httpx.TimeoutException as exc:
             return self._signal(f"{self.runtime}: the request timed out ({type(exc).__name__})",
                                 None, None, kind="timeout")
