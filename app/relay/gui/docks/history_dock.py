@@ -33,6 +33,7 @@ from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
 from relay.history.model import FinishSummary
+from relay.history.present import fork_lines
 
 EMPTY_TEXT = "Select a session to see what each agent did."
 
@@ -73,6 +74,11 @@ class HistoryDock(QDockWidget):
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.audit = PlainLabel()
         self.audit.setObjectName("historyAudit")
+        self.lineage = PlainLabel()
+        self.lineage.setObjectName("historyLineage")
+        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
+        self.lineage.setWordWrap(True)
+        self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rewind_button = self._button("Rewind here", "historyRewind",
                                           lambda: self.vm.rewind(False))
         self.continue_button = self._button("Continue from here", "historyContinue",
@@ -138,6 +144,7 @@ class HistoryDock(QDockWidget):
         box = QVBoxLayout(body)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.title)
+        box.addWidget(self.lineage)
         box.addLayout(actions)
         box.addWidget(self.message)
         box.addWidget(self.error)
@@ -157,6 +164,9 @@ class HistoryDock(QDockWidget):
         self.pages.setCurrentIndex(1 if vm.session_id else 0)
         self.title.setText(header_text(line) if line else
                            f"Reading session {vm.session_id}…" if vm.session_id else "")
+        lineage = "\n".join(fork_lines(line)) if line else ""
+        self.lineage.setText(lineage[:1].upper() + lineage[1:])
+        self.lineage.setVisible(bool(lineage))
         text, tone = audit_text(line) if line else ("", "")
         self.audit.setText(text)
         self.audit.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.MUTED)};")
