@@ -72,7 +72,7 @@ def test_ctrl_enter_queues_and_the_row_goes_on_delivery(
     assert "message" not in {shell.stream_vm.index(r, 0).data(Vm.KindRole)
                              for r in range(shell.stream_vm.rowCount())}
 
-    arun(fake.deliver(row.message_id))
+    arun(fake.deliver_message(row.message_id))
 
     qtbot.waitUntil(lambda: not panel.rows, timeout=5000)
     vm = shell.stream_vm

@@ -293,7 +293,8 @@ class RelayShell(QObject):
     def _wire_composer(self) -> None:
         """The composer talks to the stream's session; Esc interrupts; forks are shown."""
         vm = self.composer_vm
-        self.stream_vm.modelReset.connect(lambda: vm.follow(self.stream_vm.session_id))
+        self.stream_vm.modelReset.connect(lambda: vm.follow(None))
+        self.stream_vm.loaded.connect(vm.follow)  # a session that exists
         self.stream_dock.view.interruptRequested.connect(vm.interrupt)
         self.stream_dock.forkRequested.connect(
             lambda sid, event: self.composer.ask_fork(sid, at_event=event))
