@@ -56,6 +56,7 @@ def test_a_message_sent_while_busy_waits_under_the_stream_then_goes(
     assert _user_turns(shell) == []
 
     qtbot.waitUntil(lambda: not panel.rows, timeout=30_000)  # delivered at the turn's end
+    assert panel.status.text().startswith("you (")  # what became of it
     qtbot.waitUntil(lambda: any("then add a changelog" in t for t in _user_turns(shell)),
                     timeout=5000)
     row = arun(engine.wait_session(session_id), timeout=60)

@@ -148,7 +148,7 @@ class QueuedRow(QFrame):
                                 f"{clip(' '.join(message.text.split()), 200)}")
         self.label.setObjectName("queuedText")
         self.label.setToolTip(message.text[:2000])
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.label.setWordWrap(True)
         self.edit_button = QPushButton("Edit")
         self.edit_button.setObjectName("queuedEdit")
         self.cancel_button = QPushButton("Cancel")
@@ -179,6 +179,11 @@ class ComposerPanel(QFrame):
         self.chips = QHBoxLayout()
         self.chips.setSpacing(4)
         self.chip_buttons: list[QToolButton] = []
+        self._chip_label = QLabel("Attached:")
+        self._chip_label.setStyleSheet(f"color: {theme.MUTED};")
+        self._chip_label.hide()
+        self.chips.addWidget(self._chip_label)
+        self.chips.addStretch(1)
         self.text = ComposerEdit()
         self.text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.text.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 14)
@@ -246,19 +251,18 @@ class ComposerPanel(QFrame):
             self.chips.removeWidget(chip)
             chip.deleteLater()
         self.chip_buttons = []
+        self._chip_label.setVisible(bool(self.vm.attachments))
         for path in self.vm.attachments:
             chip = QToolButton()
             chip.setObjectName("attachmentChip")
             chip.setProperty("path", path)
             chip.setStyleSheet(CHIP_CSS)
-            chip.setText(f"📎 {Path(path).name}  ✕")
+            chip.setText(f"{Path(path).name}  ✕")
             chip.setToolTip(f"{path}\n(the agent reads it; click to remove)")
             chip.clicked.connect(lambda _=False, p=path: self.vm.remove_attachment(p))
-            self.chips.addWidget(chip)
+            self.chips.insertWidget(self.chips.count() - 1, chip)  # before the stretch
             show_now(chip)
             self.chip_buttons.append(chip)
-        if self.chip_buttons:
-            self.chips.addStretch(1)
 
     def refresh_queue(self) -> None:
         for row in self.rows:

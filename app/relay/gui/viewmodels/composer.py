@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from relay.core.events import EventRecord, MessageChanged, MessageKind, MessageMode
 from relay.core.models import ForkResult, SessionMessage, TalkAbilities
-from relay.core.present import clip
+from relay.core.present import clip, message_line
 from relay.gui.bridge import EngineBridge
 
 CONTEXT = "composer"
@@ -133,6 +133,8 @@ class ComposerViewModel(QObject):
         self.attachments: list[str] = []
         self.status = ""
         self._history: dict[str, list[str]] = {}
+        #: messages sent from here still waiting (their delivery is said in the status line)
+        self._mine: set[str] = set()
         #: messages that left the queue while the queue was being read
         self._gone: set[str] = set()
         self._generation = 0
@@ -197,7 +199,7 @@ class ComposerViewModel(QObject):
         if session_id == self.session_id or self._stopped:
             return
         self.session_id, self.abilities, self.queued = session_id, None, {}
-        self.attachments, self.status, self._gone = [], "", set()
+        self.attachments, self.status, self._gone, self._mine = [], "", set(), set()
         self._generation += 1
         self._timer.stop()
         self.changed.emit()
@@ -251,6 +253,9 @@ class ComposerViewModel(QObject):
                 else:
                     self.queued.pop(event.message_id, None)
                     self._gone.add(event.message_id)
+                    if event.message_id in self._mine:
+                        self._mine.discard(event.message_id)
+                        self._say(message_line(event))
             stale |= event.kind in ABILITY_KINDS
         if touched:
             self.queueChanged.emit()
@@ -293,6 +298,7 @@ class ComposerViewModel(QObject):
             return
         if message.state in PENDING_STATES and message.id not in self._gone:
             self.queued.setdefault(message.id, Queued.of(message))
+            self._mine.add(message.id)
             self.queueChanged.emit()
         self.attachments = []
         self.sent.emit()
