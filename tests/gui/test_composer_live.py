@@ -1,13 +1,15 @@
 """The composer on the real engine with a running demo session (slow steps, so a turn is
 running while the test talks to it): a message sent while busy is queued under the stream
 and goes at the turn's end — the row disappears and the stream shows the user's turn —
-steer reaches the running turn, and Esc interrupts it (the session waits, not failed)."""
+steer reaches the running turn, and Esc interrupts it (the session waits, not failed); a
+runtime without steer (the fake gemini) says why and offers the rest."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
@@ -101,3 +103,25 @@ def test_esc_interrupts_the_turn_and_the_session_waits(
     qtbot.waitUntil(lambda: vm.abilities is not None and not vm.abilities.busy, timeout=10_000)
     assert shell.composer.send_button.isEnabled()  # the next message continues it
     assert not shell.composer.steer_button.isEnabled()
+
+
+def test_a_runtime_without_steer_says_why_on_the_real_engine(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, fakes_on_path: Path, arun: Runner,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RELAY_FAKE_GEMINI_SCENARIO", "b_tools_yolo")
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-a-secret")
+    shell.show()
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000):
+        shell.start_session(SessionSpec(repo=git_repo, task="Run the tools", runtime="gemini"))
+    vm = shell.composer_vm
+    qtbot.waitUntil(lambda: shell.stream_vm.session is not None
+                    and shell.stream_vm.session.state == "completed", timeout=20_000)
+    qtbot.waitUntil(lambda: vm.abilities is not None and not vm.abilities.busy, timeout=10_000)
+    assert vm.abilities is not None
+    assert vm.abilities.steer == "no"
+    panel = shell.composer
+    assert not panel.steer_button.isEnabled()
+    tip = panel.steer_button.toolTip()
+    assert tip.startswith("gemini cannot take a message mid-turn.")
+    assert tip.count("Queue it (it goes when this turn ends), or interrupt and send.") == 1
+    assert panel.send_button.isEnabled()  # a follow-up continues it

@@ -24,14 +24,13 @@ from relay.core.events import EventRecord, MessageChanged, MessageKind, MessageM
 from relay.core.models import ForkResult, SessionMessage, TalkAbilities
 from relay.core.present import clip, message_line
 from relay.gui.bridge import EngineBridge
+from relay.sessions.talking import STEER_HINT
 
 CONTEXT = "composer"
 #: record kinds after which what the composer may offer is read again
 ABILITY_KINDS = frozenset({"session_started", "session_ended", "state_changed"})
 #: message states that keep a row under the stream
 PENDING_STATES = frozenset({"queued", "sending"})
-#: what the steer button's tooltip adds where a runtime cannot take input mid-turn
-STEER_OFFER = "Queue it (it goes when this turn ends), or interrupt and send."
 #: how many sent texts ↑ walks, per session
 HISTORY_LIMIT = 50
 
@@ -171,7 +170,7 @@ class ComposerViewModel(QObject):
             return Offer(False, "Steer now: send it into the running turn")
         if a.steer not in ("yes", "partial"):
             why = a.why_not.get("steer") or f"{a.runtime} cannot take a message mid-turn."
-            return Offer(False, f"{why} {STEER_OFFER}")
+            return Offer(False, why if STEER_HINT in why else f"{why} {STEER_HINT}")
         if not a.busy:
             return Offer(False, "No turn is running: Send continues the session.")
         return Offer(True, "Send it into the running turn now"
