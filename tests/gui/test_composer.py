@@ -283,3 +283,16 @@ def test_attachments_go_with_the_message(
     assert fake.named("say")[0]["attachments"] == [str(shot)]
     assert fake.named("say")[0]["session_id"] == session_id
     qtbot.waitUntil(lambda: not panel.chip_buttons, timeout=5000)
+
+
+def test_esc_on_a_session_without_a_running_turn_asks_nothing(
+        shell: RelayShell, engine: Engine, arun: Runner, qtbot: QtBot, git_repo: Path,
+        fake: FakeTalk) -> None:
+    fake.able = abilities("any", busy=False)
+    _shown(shell, engine, arun, qtbot, git_repo, fake)
+    view = shell.stream_dock.view
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    assert shell.composer.status.text() == "No turn is running: nothing to interrupt."
+    assert fake.named("interrupt") == []
+    assert not shell.composer.error.isVisible()

@@ -340,11 +340,15 @@ class ComposerViewModel(QObject):
         session_id = self.session_id
         if session_id is None:
             return
+        if self.abilities is not None and not self.abilities.busy:
+            self._say("No turn is running: nothing to interrupt.")
+            return
         self._say("Interrupting the turn…")
         self.bridge.tasks.start(self.bridge.source.talk.interrupt(session_id), context=CONTEXT,
                                 on_done=lambda answer: self._interrupted(session_id, answer))
 
     def _interrupted(self, session_id: str, answer: str) -> None:
+        answer = answer[:1].upper() + answer[1:]
         self.notice.emit(answer)
         if session_id == self.session_id:
             self._say(answer)
