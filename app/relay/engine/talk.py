@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from relay.core.events import MessageMode
 from relay.core.models import ForkResult, SessionMessage, TalkAbilities
+from relay.engine.fork import fork_session
 
 if TYPE_CHECKING:
     from relay.engine.engine import Engine
@@ -61,7 +62,8 @@ class Talk:
         """A new session in a new worktree at the snapshot of ``at_event`` (a stream row)
         or ``at_commit`` (default: the session's last snapshot), carrying the conversation
         up to there where the runtime can, else the signed brief (relay.engine.fork)."""
-        raise NotImplementedError
+        return await fork_session(self.engine, session_id, at_event=at_event,
+                                  at_commit=at_commit, prompt=prompt)
 
     async def abilities(self, session_id: str) -> TalkAbilities:
         """What the composer offers for this session now."""
