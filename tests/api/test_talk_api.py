@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from relay.api.client_talk import TalkClient
-from relay.core.errors import RelayError, SessionNotFoundError
+from relay.core.capabilities import Cap, Capabilities
+from relay.core.errors import RelayError, SessionNotFoundError, UnsupportedCapabilityError
 from relay.core.events import NeedsInput
 from relay.core.models import SessionSpec
 from relay.engine.talk import Talk
@@ -194,3 +195,44 @@ async def test_refusals_are_the_same_error_class_and_json_over_http(served: Serv
         assert r.status_code == 404
         assert r.json()["error"]["code"] == "session_not_found"
         assert "Traceback" not in r.text
+
+
+@pytest.fixture
+def codex_mid_turn(fakes_on_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake codex replays a capture that stops mid-turn and waits to be stopped."""
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "e7_sigterm_midturn")
+
+
+async def busy_codex(served: Served, repo: Path) -> str:
+    """A codex session whose turn is running (its runtime cannot take a message mid-turn)."""
+    assert Capabilities.for_runtime("codex").level(Cap.STEER).value == "no"  # relied on here
+    sid = await served.client.start_session(SessionSpec(repo=repo, task="hello",
+                                                        runtime="codex"))
+    deadline = asyncio.get_running_loop().time() + 60
+    while not (await served.client.talk.abilities(sid)).busy:
+        assert asyncio.get_running_loop().time() < deadline, "the codex turn never started"
+        await asyncio.sleep(0.05)
+    return sid
+
+
+async def test_steering_a_runtime_that_cannot_is_refused_with_the_ways_that_work(
+        codex_mid_turn: None, served: Served, git_repo: Path) -> None:
+    sid = await busy_codex(served, git_repo)
+    able = await served.client.talk.abilities(sid)
+    assert (able.runtime, able.busy, able.steer) == ("codex", True, "no")
+    assert able.why_not["steer"]
+    with pytest.raises(UnsupportedCapabilityError) as refused:
+        await served.client.talk.say(sid, "look at the tests too", mode="now")
+    assert "Queue it" in (refused.value.hint or "")
+    assert await served.client.talk.messages(sid) == []  # nothing was sent
+    async with httpx.AsyncClient(base_url=served.host.url, trust_env=False, timeout=30,
+                                 headers={"Authorization": f"Bearer {served.token}"}) as http:
+        r = await http.post(f"/api/v1/sessions/{sid}/messages",
+                            json={"text": "now", "mode": "now"})
+    assert r.status_code == 409
+    assert r.json()["error"]["code"] == "unsupported_capability"
+    queued = await served.client.talk.say(sid, "look at the tests too")  # queueing works
+    assert queued.state == "queued"
+    await served.client.talk.cancel(sid, queued.id)
+    await served.client.cancel_session(sid)
+    assert (await served.client.wait_session(sid)).finished

@@ -4,6 +4,7 @@ columns, a refusal is a clear error with a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -142,3 +143,34 @@ def piped_say(relay_home: Path, sid: str, text: str) -> subprocess.CompletedProc
     return subprocess.run([*CLI, "say", sid, "-", "--json"], input=text, capture_output=True,
                           text=True, timeout=120, check=False,
                           env={**os.environ, "RELAY_HOME": str(relay_home)})
+
+
+@pytest.fixture
+def codex_mid_turn(fakes_on_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's fake codex stops mid-turn and waits (set before the host starts)."""
+    monkeypatch.setenv("RELAY_FAKE_CODEX_SCENARIO", "e7_sigterm_midturn")
+
+
+async def test_say_now_to_a_runtime_that_cannot_steer_says_what_works(
+        codex_mid_turn: None, host_proc: subprocess.Popen[str], relay_home: Path,
+        git_repo: Path) -> None:
+    client = RelayClient.for_home(relay_home)
+    assert client is not None
+    async with client:
+        sid = await client.start_session(SessionSpec(repo=git_repo, task="hello",
+                                                     runtime="codex"))
+        deadline = asyncio.get_running_loop().time() + 60
+        while not (await client.talk.abilities(sid)).busy:
+            assert asyncio.get_running_loop().time() < deadline, "the turn never started"
+            await asyncio.sleep(0.05)
+        refused = cli(relay_home, "say", sid, "look at the tests", "--now")
+        assert await client.talk.messages(sid) == []  # nothing was sent
+        await client.cancel_session(sid)
+        await client.wait_session(sid)
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    fits(refused.stderr)
+    lines = refused.stderr.splitlines()
+    assert lines[0] == "error: codex does not support steer (capability level: no)."
+    assert f"    relay-cli say {sid} 'look at the tests'" in lines
+    assert f"    relay-cli say {sid} 'look at the tests' --interrupt" in lines
