@@ -101,6 +101,7 @@ class Engine:
         self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
         #: follow-ups, the queue, steer, interrupt and forks (relay.engine.talk)
         self.talk = Talk(self)
+        self.board.to_relay_session = self.talk.board_comment  # its comments reach the inbox
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet), guard_for=self.board.session_guard,
                                  inbox=self.inbox)
