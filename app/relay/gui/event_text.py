@@ -64,6 +64,8 @@ def is_error(event: AgentEvent) -> bool:
             return event.state in ("failed", "interrupted")
         case "handoff_step":
             return event.state == "failed"
+        case "message":
+            return event.state == "failed"
     return False
 
 

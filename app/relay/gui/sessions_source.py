@@ -1,26 +1,42 @@
 """Where the window's sessions come from: the engine it hosts, or the host it is a client of.
 
-The sessions list, the stream, the Handoff panel and the question panel need a few of the
-engine's methods; :class:`SessionsSource` names them. The :class:`~relay.engine.engine.Engine`
-has them as they are (the window hosts); :class:`ClientSource` gives them over a
-:class:`~relay.api.client.RelayClient` (the window is a client of a host that runs elsewhere:
-another window, ``relay-cli serve``, ``--connect URL``) and adds the live feed, the host's
-whole event stream from now on. No Qt here.
+The sessions list, the stream, the Handoff panel, the question panel and the composer need a
+few of the engine's methods; :class:`SessionsSource` names them (the composer's are
+:class:`TalkCalls`, ``engine.talk`` here and ``client.talk`` over the API: the same names).
+The :class:`~relay.engine.engine.Engine` has them as they are (the window hosts);
+:class:`ClientSource` gives them over a :class:`~relay.api.client.RelayClient` (the window is
+a client of a host that runs elsewhere: another window, ``relay-cli serve``, ``--connect URL``)
+and adds the live feed, the host's whole event stream from now on. No Qt here.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Protocol
 
 from relay.api.client import RelayClient
-from relay.core.events import EventRecord, NeedsInput
-from relay.core.models import SessionRow, SessionSpec
+from relay.core.events import EventRecord, MessageMode, NeedsInput
+from relay.core.models import ForkResult, SessionMessage, SessionRow, SessionSpec, TalkAbilities
 from relay.sessions.handoff import HandoffRecord
 
 #: how many events one page of a session's history asks for
 PAGE = 5000
+
+
+class TalkCalls(Protocol):
+    """What the composer says to a session's agent (:class:`relay.engine.talk.Talk`)."""
+
+    async def say(self, session_id: str, text: str, *, mode: MessageMode = "queue",
+                  source: str = "api", attachments: Sequence[str] = ()) -> SessionMessage: ...
+    async def messages(self, session_id: str, *, pending: bool = False
+                       ) -> list[SessionMessage]: ...
+    async def edit(self, session_id: str, message_id: str, text: str) -> SessionMessage: ...
+    async def cancel(self, session_id: str, message_id: str) -> SessionMessage: ...
+    async def interrupt(self, session_id: str) -> str: ...
+    async def fork(self, session_id: str, *, at_event: int | None = None,
+                   at_commit: str | None = None, prompt: str | None = None) -> ForkResult: ...
+    async def abilities(self, session_id: str) -> TalkAbilities: ...
 
 
 class SessionsSource(Protocol):
@@ -38,6 +54,11 @@ class SessionsSource(Protocol):
     async def cancel_session(self, session_id: str) -> None: ...
     async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str: ...
     def is_running_here(self, session_id: str) -> bool: ...
+
+    @property
+    def talk(self) -> TalkCalls:
+        """Follow-ups, the queue, steer, interrupt and forks (``engine.talk``)."""
+        ...
 
 
 class ClientSource:
@@ -87,6 +108,11 @@ class ClientSource:
 
     async def request_handoff(self, session_id: str, to_entry: str | None = None) -> str:
         return await self.client.request_handoff(session_id, to_entry)
+
+    @property
+    def talk(self) -> TalkCalls:
+        """The host's ``engine.talk`` over its API (``client.talk``, the same names)."""
+        return self.client.talk
 
     def is_running_here(self, session_id: str) -> bool:
         """The host runs every active session (a stop it cannot do, it refuses)."""

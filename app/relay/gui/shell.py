@@ -34,6 +34,7 @@ from relay.gui.autostart import Autostart
 from relay.gui.board_backend import BoardBackend, HostBoardBackend, HostIntegrationsBackend
 from relay.gui.bridge import EngineBridge
 from relay.gui.closing import HIDDEN_TEXT, HIDDEN_TITLE, QuitChoice, ask_quit, quit_question
+from relay.gui.composer import ComposerPanel
 from relay.gui.detect_backend import DetectBackend, HostDetectBackend
 from relay.gui.docks.board_dock import BoardDock
 from relay.gui.docks.designer_dock import DesignerDock
@@ -58,6 +59,7 @@ from relay.gui.resources import app_icon
 from relay.gui.sessions_source import ClientSource
 from relay.gui.tray import RelayTray
 from relay.gui.viewmodels.board import BoardViewModel
+from relay.gui.viewmodels.composer import ComposerViewModel
 from relay.gui.viewmodels.contract import ContractViewModel
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.detect import DetectViewModel, open_url
@@ -141,6 +143,9 @@ class RelayShell(QObject):
         self.stream_dock = StreamDock(self.stream_vm)
         self.question_panel = QuestionPanel(self.questions_vm)
         self.stream_dock.add_panel(self.question_panel)
+        self.composer_vm = ComposerViewModel(self.bridge, self)
+        self.composer = ComposerPanel(self.composer_vm)
+        self.stream_dock.add_footer(self.composer)
         self.handoff_dock = HandoffDock(self.handoffs_vm, self.contract_vm, self.messages)
         self.wallet_dock = WalletDock(self.wallet_vm)
         self.detect_dock = DetectDock(self.detect_vm)
@@ -257,6 +262,7 @@ class RelayShell(QObject):
         self.sessions_dock.sessionSelected.connect(self.stream_vm.load)
         self.sessions_dock.newSessionRequested.connect(self.open_new_session_dialog)
         self.stream_dock.stopRequested.connect(self.stream_vm.stop)
+        self._wire_composer()
         self.stream_vm.headerChanged.connect(
             lambda: w.stop_action.setEnabled(self.stream_vm.can_stop))
         self.handoffs_vm.changed.connect(
@@ -284,6 +290,19 @@ class RelayShell(QObject):
         t.quitRequested.connect(self.request_quit)
         self._wire_features()
 
+    def _wire_composer(self) -> None:
+        """The composer talks to the stream's session; Esc interrupts; forks are shown."""
+        vm = self.composer_vm
+        self.stream_vm.modelReset.connect(lambda: vm.follow(None))
+        self.stream_vm.loaded.connect(vm.follow)  # a session that exists
+        self.stream_dock.view.interruptRequested.connect(vm.interrupt)
+        self.stream_dock.forkRequested.connect(
+            lambda sid, event: self.composer.ask_fork(sid, at_event=event))
+        self.history_dock.forkRequested.connect(
+            lambda sid, sha: self.composer.ask_fork(sid, at_commit=sha, context="history"))
+        vm.forked.connect(self.show_continued)
+        vm.notice.connect(self.messages.notice)
+
     def _wire_features(self) -> None:
         """The feature docks follow the window."""
         self.wallet_vm.accountsChanged.connect(self._check_watermarks)
@@ -309,7 +328,8 @@ class RelayShell(QObject):
             "handoff": self.handoff_dock.show_error, "wallet": self.wallet_dock.show_error,
             "detect": self.detect_dock.show_error, "pipelines": self.designer_dock.show_error,
             "history": self.history_dock.show_error, "knowledge": self.knowledge_dock.show_error,
-            "board": self.board_dock.show_error, "integrations": self._integrations_error}
+            "board": self.board_dock.show_error, "integrations": self._integrations_error,
+            "composer": self.composer.show_error}
         for source, show in panels.items():
             self.messages.register(source, show)
 
@@ -404,6 +424,7 @@ class RelayShell(QObject):
         self.detect_vm.stop()
         self.designer_vm.stop()
         self.history_vm.stop()
+        self.composer_vm.stop()
         if self.prompter is not None:
             self.prompter.close()  # threads waiting for a passphrase give up
         await self.bridge.aclose()

@@ -43,12 +43,13 @@ ROW_STYLES: dict[str, tuple[str, str]] = {
     "warning": ("#fff8c5", WARNING),
     "limit_hit": ("#fff1c2", "#7d4e00"),
     "error": ("#ffebe9", ERROR),
+    "message": ("#ddf4ff", "#0550ae"),
 }
 
 #: styles whose summary is dimmed, and those whose summary takes the badge colour.
 DIMMED_STYLES = frozenset({"reasoning", "turn_completed", "state_changed", "session_started",
                            "input_withdrawn"})
-COLOURED_TEXT_STYLES = frozenset({"tool_error", "error", "limit_hit", "ended_bad",
+COLOURED_TEXT_STYLES = frozenset({"message", "tool_error", "error", "limit_hit", "ended_bad",
                                   "permission_denied", "tool_call", "warning", "notice"})
 
 #: full-row banner background for limit hits and fatal errors.

@@ -65,10 +65,7 @@ def timeline_lines(line: Timeline) -> list[str]:
     out = [f"Session {line.session_id} · {line.state} · branch {line.branch or '(in place)'}"
            + (f" from {line.base_branch}" if line.base_branch else "")
            + (f" @ {line.base_sha[:10]}" if line.base_sha else "")]
-    if line.fork_of is not None:
-        out.append(f"forked from {line.fork_of.session_id} {fork_point(line.fork_of)}")
-    out.extend(f"forked as {child.session_id} {fork_point(child.origin)} · {child.state}"
-               for child in line.forks)
+    out.extend(fork_lines(line))
     if line.audit_ok is False:
         out.append(f"AUDIT LOG BROKEN: {line.audit_problem} — `relay-cli audit verify`")
     elif line.audit_ok:
@@ -80,6 +77,16 @@ def timeline_lines(line: Timeline) -> list[str]:
     if line.uncommitted:
         out.append(f"{line.uncommitted} file(s) changed in the worktree and not committed yet")
     out.extend(_entry_line(e) for e in line.entries)
+    return out
+
+
+def fork_lines(line: Timeline) -> list[str]:
+    """The session's parent and its forks, one line each (the CLI's timeline, the window's
+    History)."""
+    out = [f"forked from {line.fork_of.session_id} {fork_point(line.fork_of)}"
+           ] if line.fork_of is not None else []
+    out.extend(f"forked as {child.session_id} {fork_point(child.origin)} · {child.state}"
+               for child in line.forks)
     return out
 
 

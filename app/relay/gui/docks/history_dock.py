@@ -6,16 +6,18 @@ handoffs. Picking a node shows its diff in a :class:`DiffView`. "Rewind here" an
 "Continue from here" work on the picked commit (a stint's last commit, the
 session's tip); "Comment…" on a diff line asks for the comment
 (:class:`CommentDialog`); "Finish…" shows what the session changed
-(:class:`FinishDialog`). The widgets only show and forward: the view-model acts.
+(:class:`FinishDialog`). A commit's context menu offers "Fork session at this commit…"
+(:attr:`HistoryDock.forkRequested`). The widgets only show and forward: the view-model acts.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt
+from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
     QHBoxLayout,
+    QMenu,
     QPushButton,
     QSplitter,
     QTreeView,
@@ -31,12 +33,19 @@ from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
 from relay.history.model import FinishSummary
+from relay.history.present import fork_lines
 
 EMPTY_TEXT = "Select a session to see what each agent did."
 
 
 class HistoryDock(QDockWidget):
-    """See the module documentation."""
+    """See the module documentation.
+
+    Signals:
+        forkRequested(str, str): "Fork session at this commit…" — the session and the sha.
+    """
+
+    forkRequested = Signal(str, str)
 
     def __init__(self, vm: HistoryViewModel, parent: QWidget | None = None) -> None:
         super().__init__("History", parent)
@@ -65,6 +74,11 @@ class HistoryDock(QDockWidget):
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.audit = PlainLabel()
         self.audit.setObjectName("historyAudit")
+        self.lineage = PlainLabel()
+        self.lineage.setObjectName("historyLineage")
+        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
+        self.lineage.setWordWrap(True)
+        self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rewind_button = self._button("Rewind here", "historyRewind",
                                           lambda: self.vm.rewind(False))
         self.continue_button = self._button("Continue from here", "historyContinue",
@@ -84,6 +98,9 @@ class HistoryDock(QDockWidget):
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setMinimumWidth(220)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(
+            lambda pos: self.node_menu(pos).popup(self.tree.viewport().mapToGlobal(pos)))
         self.detail = PlainLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
@@ -127,6 +144,7 @@ class HistoryDock(QDockWidget):
         box = QVBoxLayout(body)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.title)
+        box.addWidget(self.lineage)
         box.addLayout(actions)
         box.addWidget(self.message)
         box.addWidget(self.error)
@@ -146,6 +164,9 @@ class HistoryDock(QDockWidget):
         self.pages.setCurrentIndex(1 if vm.session_id else 0)
         self.title.setText(header_text(line) if line else
                            f"Reading session {vm.session_id}…" if vm.session_id else "")
+        lineage = "\n".join(fork_lines(line)) if line else ""
+        self.lineage.setText(lineage[:1].upper() + lineage[1:])
+        self.lineage.setVisible(bool(lineage))
         text, tone = audit_text(line) if line else ("", "")
         self.audit.setText(text)
         self.audit.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.MUTED)};")
@@ -185,6 +206,24 @@ class HistoryDock(QDockWidget):
         hits = model.match(model.index(0, 0), HistoryViewModel.KeyRole, key, 1,
                            Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
         return hits[0] if hits else None
+
+    def node_menu(self, pos: QPoint) -> QMenu:
+        """The context menu of the timeline node at ``pos`` (the tree's viewport)."""
+        menu = QMenu(self)
+        menu.setObjectName("historyNodeMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        index = self.tree.indexAt(pos)
+        node = self.vm.node(str(index.data(HistoryViewModel.KeyRole))) if index.isValid() \
+            else None
+        sha, session_id = (node.rewind_sha if node else None), self.vm.session_id
+        fork = menu.addAction("Fork session at this commit…")
+        fork.setObjectName("forkAtCommit")
+        fork.setToolTip(f"A new session in a new worktree at {short(sha)}; this one stays "
+                        "as it is" if sha else "Pick a commit (or a stint)")
+        fork.setEnabled(sha is not None and session_id is not None)
+        if sha is not None and session_id is not None:
+            fork.triggered.connect(lambda: self.forkRequested.emit(session_id, sha))
+        return menu
 
     def _on_timeline(self) -> None:
         self.error.hide()

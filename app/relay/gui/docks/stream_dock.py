@@ -4,17 +4,20 @@ A header (task, runtime, model, permission policy, state, usage and cost), a
 SIMULATION banner for scripted demo sessions, the countdown of a session waiting
 for a limit's reset (ticking once a second), a Stop button, the event list
 (:class:`~relay.gui.docks.stream_view.StreamView`: tool results nested under
-their call, foldable; it follows the bottom) and a detail pane for the selected row.
+their call, foldable; it follows the bottom; Esc asks to interrupt the turn), a detail pane
+for the selected row and, under them, the composer (:meth:`StreamDock.add_footer`). A row's
+context menu offers "Fork from here…" (:attr:`StreamDock.forkRequested`).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
     QGridLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -57,6 +60,8 @@ class StreamDock(QDockWidget):
     """Binds a :class:`StreamViewModel` to a :class:`StreamView` and its header."""
 
     stopRequested = Signal()
+    #: "Fork from here…" on a row: the session and the row's event id
+    forkRequested = Signal(str, int)
 
     def __init__(self, vm: StreamViewModel, parent: QWidget | None = None) -> None:
         super().__init__("Live stream", parent)
@@ -101,6 +106,9 @@ class StreamDock(QDockWidget):
     def _make_view(self) -> StreamView:
         view = StreamView(self.vm)
         view.selectionModel().selectionChanged.connect(self._on_selection)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(
+            lambda pos: self.row_menu(pos).popup(view.viewport().mapToGlobal(pos)))
         return view
 
     def _content(self) -> QWidget:
@@ -134,6 +142,27 @@ class StreamDock(QDockWidget):
     def add_panel(self, panel: QWidget) -> None:
         """A panel about the shown session (e.g. its open question), under the header."""
         self._layout.insertWidget(self._layout.indexOf(self.error), panel)
+
+    def add_footer(self, panel: QWidget) -> None:
+        """A panel under the stream (the composer)."""
+        self._layout.addWidget(panel)
+
+    def row_menu(self, pos: QPoint) -> QMenu:
+        """The context menu of the row at ``pos`` (the view's viewport coordinates)."""
+        menu = QMenu(self)
+        menu.setObjectName("streamRowMenu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        index = self.view.indexAt(pos)
+        record_id = index.data(StreamViewModel.RecordIdRole) if index.isValid() else None
+        session_id = self.vm.session_id
+        fork = menu.addAction("Fork from here…")
+        fork.setObjectName("forkFromHere")
+        fork.setToolTip("A new session in a new worktree at this point, carrying the "
+                        "conversation up to here where the runtime can")
+        fork.setEnabled(record_id is not None and session_id is not None)
+        if record_id is not None and session_id is not None:
+            fork.triggered.connect(lambda: self.forkRequested.emit(session_id, int(record_id)))
+        return menu
 
     # -- binding ------------------------------------------------------------------------
 

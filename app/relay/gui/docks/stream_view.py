@@ -9,12 +9,13 @@ model about each one — the stream's bottleneck under a burst.)
 Folding is the view-model's intent: a click on a row's fold mark or a
 double-click toggles it; ← folds (or goes from a result to its call), →
 unfolds, Space or Enter toggles. While scrolled to the bottom the view follows
-new rows; scrolled up, it stays put.
+new rows; scrolled up, it stays put. Esc asks to interrupt the session's turn
+(:attr:`StreamView.interruptRequested`; the shell's composer does it).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QTableView, QWidget
 
@@ -27,7 +28,13 @@ _TOGGLE_KEYS = frozenset({Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter}
 
 
 class StreamView(QTableView):
-    """Shows a :class:`StreamViewModel`; see the module documentation."""
+    """Shows a :class:`StreamViewModel`; see the module documentation.
+
+    Signals:
+        interruptRequested(): Esc — stop the shown session's current turn.
+    """
+
+    interruptRequested = Signal()
 
     def __init__(self, vm: StreamViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -93,6 +100,10 @@ class StreamView(QTableView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = Qt.Key(event.key())
+        if key == Qt.Key.Key_Escape and not event.modifiers():
+            self.interruptRequested.emit()
+            event.accept()
+            return
         current = self.currentIndex()
         if current.isValid() and (key in _FOLD_KEYS or key in _TOGGLE_KEYS):
             row = current.row()

@@ -4,7 +4,9 @@ Records are appended in id order. A :class:`ToolResult` becomes a child of its
 :class:`ToolCall`; events a subagent emitted under a call (``parent_call_id``)
 are nested there too. Everything else is top level. Records already seen (id
 not above the last one) are dropped, so history and live records can overlap
-without duplicates.
+without duplicates. A message to the agent is in the stream once it was delivered (the
+user's turn) or failed; its queued, edited and cancelled states are the composer's rows
+(:func:`in_stream`).
 
 The view shows a flat list: :attr:`StreamTree.rows` holds the shown nodes in
 display order (depth first: a call, then its children). A node's ``path`` (the
@@ -23,6 +25,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from relay.core.events import AgentEvent, EventRecord
+
+#: the states of a message to the agent that the stream shows (the rest is the queue's)
+STREAM_MESSAGE_STATES = frozenset({"delivered", "failed"})
+
+
+def in_stream(event: AgentEvent) -> bool:
+    """Whether the stream shows ``event`` (a message only once delivered or failed)."""
+    return event.kind != "message" or event.state in STREAM_MESSAGE_STATES
+
 
 #: above every record id: ``path + (_PAST,)`` sorts after a node's whole subtree.
 _PAST = 1 << 63
@@ -130,6 +141,8 @@ class StreamTree:
             if record.session_id != session_id or record.id <= self.last_id:
                 continue
             self.last_id = record.id
+            if not in_stream(record.event):
+                continue
             parent = self._parent_for(record.event)
             node = StreamNode(record, parent, (*parent.path, record.id))
             if (not parent.children and parent.record is not None
