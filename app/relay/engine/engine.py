@@ -32,7 +32,6 @@ from relay.core.events import (
     Notice,
     SessionEnded,
     StateChanged,
-    Usage,
 )
 from relay.core.home import secure_home
 from relay.core.models import RunRow, SessionRow, SessionSpec, chain_of, check_task, entry_runtime
@@ -53,9 +52,9 @@ from relay.sessions.handoff import HandoffRecord
 from relay.sessions.inbox import Inbox, Letter
 from relay.sessions.orphans import stop_orphan_agents
 from relay.sessions.repo_check import check_repository
-from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
+from relay.sessions.run_types import Recovery, Services, WaitRecovery
 from relay.sessions.runner import SessionRunner, new_id
-from relay.sessions.talking import brief_prompt, can_resume
+from relay.sessions.talking import continuation
 from relay.sessions.worktree import Workspace
 from relay.wallet.service import Wallet, WalletGuard
 
@@ -101,6 +100,7 @@ class Engine:
         self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
         #: follow-ups, the queue, steer, interrupt and forks (relay.engine.talk)
         self.talk = Talk(self)
+        self.board.to_relay_session = self.talk.board_comment  # its comments reach the inbox
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet), guard_for=self.board.session_guard,
                                  inbox=self.inbox)
@@ -333,29 +333,12 @@ class Engine:
             raise SessionNotFoundError(f"Session {row.id} never got a folder to work in.",
                                        "Start a new session instead.")
         spec = await self.store.sessions.spec(row.id)
-        previous = Usage()
-        runs = await self.store.sessions.runs(row.id)
-        for run in runs:
-            if run.agent_session_id == row.agent_session_id:
-                previous = previous + run.usage
-        last = next((r for r in reversed(runs) if r.agent_session_id == row.agent_session_id),
-                    None)
-        runtime = last.runtime if last else spec.runtime
-        workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
-        resume = row.agent_session_id if row.agent_session_id and can_resume(runtime) else None
-        if resume is None:  # Relay's brief carries the session instead
-            prompt = await brief_prompt(self.store, row.id, spec.task, workspace, prompt)
-        cont = Continuation(prompt=prompt, agent_session_id=resume, runtime=runtime,
-                            # what the user asked for applies to the first entry's runtime;
-                            # runs.model holds what the agent reported, not what to pass back
-                            model=spec.model if runtime == entry_runtime(chain_of(spec)[0])
-                            else None,
-                            workspace=workspace, previous_total=previous if resume else Usage())
+        cont = await continuation(self.store, row, spec, prompt)
         await self._own(row.id)
         runner = SessionRunner(row.id, spec, self.config, self.writer, self.services,
                                continuation=cont)
         if carrying:
-            runner.talk.carry(carrying, "resume" if resume else "brief")
+            runner.talk.carry(carrying, "resume" if cont.agent_session_id else "brief")
         self._launch(runner)
         return row.id
 

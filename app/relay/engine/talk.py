@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from relay.board.model import Comment
 from relay.core.capabilities import Cap, Capabilities
-from relay.core.errors import RelayError
+from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import MessageMode, utcnow
 from relay.core.models import ForkResult, SessionMessage, SessionRow, TalkAbilities
 from relay.core.redact import scrub
@@ -106,8 +107,8 @@ class Talk:
                     raise
                 log.warning("messages to %s not sent: %s", row.id, exc.message)
                 return False
-            await self._settled(row.id)
-            return True
+        await self._settled(row.id)
+        return True
 
     async def _settled(self, session_id: str) -> None:
         """Until the run carrying the messages has started (they are delivered) or the
@@ -128,6 +129,20 @@ class Talk:
                 await self.deliver(session_id)
             except RelayError as exc:
                 log.warning("messages to %s not sent: %s", session_id, exc.message)
+
+    async def board_comment(self, session_id: str, comment: Comment) -> None:
+        """The owner's comment on the board task linked to a session Relay runs: queued in
+        its inbox (kind ``board``), delivered like any message (a finished session's at
+        once); the board records it as delivered to the session, so no hook repeats it."""
+        try:
+            row = await self.engine.store.sessions.get(session_id)
+        except SessionNotFoundError:
+            return
+        await self.inbox.add(row.id, comment.body, kind="board", source="board",
+                             meta={"task": comment.task, "comment_id": comment.id})
+        async with self.engine.board.lock:
+            await self.engine.board.deliver([comment], row.id, "inbox")
+        await self.deliver(row.id)
 
     async def messages(self, session_id: str, *, pending: bool = False) -> list[SessionMessage]:
         """The session's messages, oldest first (``pending``: only queued/sending)."""

@@ -339,7 +339,7 @@ def _edit_notes(req: RunRequest, sid: str) -> list[AgentEvent]:
 
 def _resume_note(req: RunRequest, sid: str) -> list[AgentEvent]:
     said = "" if "Continuation contract" in req.prompt else \
-        f" You said: “{clip(' '.join(req.prompt.split()), 200)}”"
+        f" You said: “{clip(' '.join(req.prompt.split()), 1200)}”"
     return [AssistantText(text=f"(simulated) Resuming where the previous run stopped.{said}"),
             TurnCompleted(usage=_usage(2100, 40, 0), model=DEMO_MODEL)]
 

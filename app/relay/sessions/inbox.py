@@ -113,8 +113,9 @@ def render(letters: Sequence[Letter]) -> str:
             if out:
                 out.append("")
             if m.kind == "board":
-                out.append(f"A comment on your board task {meta.get('task', '')}:".replace(
-                    " :", ":"))
+                task = meta.get("task")
+                out.append(f"A comment on your board task {task}:" if task else
+                           "A comment on your board task:")
                 out += [f"    {part}" for part in m.text.splitlines() or [""]]
             else:
                 out.append(m.text)

@@ -19,15 +19,15 @@ from pathlib import Path
 
 from relay.core.capabilities import Cap
 from relay.core.errors import RelayError, UnsupportedCapabilityError
-from relay.core.events import DeliveredHow
-from relay.core.models import entry_runtime
+from relay.core.events import DeliveredHow, Usage
+from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.store.db import Store
 from relay.runtimes.base import RuntimeAdapter
 from relay.runtimes.registry import adapter_class
 from relay.sessions.briefing import build_contract
 from relay.sessions.contract import render_markdown
 from relay.sessions.inbox import Inbox, Letter, render
-from relay.sessions.run_types import Step
+from relay.sessions.run_types import Continuation, Step
 from relay.sessions.worktree import Workspace, git_boundary, open_repo
 
 #: why an interrupted session with nothing queued stops
@@ -66,6 +66,32 @@ async def brief_prompt(store: Store, session_id: str, task: str, ws: Workspace,
         brief = f"You are continuing this task:\n\n{task}\n"
     return (f"{brief.rstrip()}\n\n---\nThe work so far is in this folder. The user now says:"
             f"\n\n{message}")
+
+
+async def continuation(store: Store, row: SessionRow, spec: SessionSpec,
+                       prompt: str) -> Continuation:
+    """A finished session's next run: its agent's own conversation resumed with ``prompt``
+    where the runtime can, else a new conversation told Relay's brief of the session and
+    ``prompt``; in the session's folder."""
+    assert row.workdir is not None
+    previous = Usage()
+    runs = await store.sessions.runs(row.id)
+    for run in runs:
+        if run.agent_session_id == row.agent_session_id:
+            previous = previous + run.usage
+    last = next((r for r in reversed(runs) if r.agent_session_id == row.agent_session_id),
+                None)
+    runtime = last.runtime if last else spec.runtime
+    workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
+    resume = row.agent_session_id if row.agent_session_id and can_resume(runtime) else None
+    if resume is None:  # Relay's brief carries the session instead
+        prompt = await brief_prompt(store, row.id, spec.task, workspace, prompt)
+    return Continuation(prompt=prompt, agent_session_id=resume, runtime=runtime,
+                        # what the user asked for applies to the first entry's runtime;
+                        # runs.model holds what the agent reported, not what to pass back
+                        model=spec.model if runtime == entry_runtime(chain_of(spec)[0])
+                        else None,
+                        workspace=workspace, previous_total=previous if resume else Usage())
 
 
 @dataclass
@@ -112,6 +138,7 @@ class Talking:
             if not letters:
                 return None
             await self.inbox.delivered(letters, "turn", run_id())
+            self.interrupted = False  # (an interrupted turn's queued messages went on)
             return render(letters)
 
         return ask
