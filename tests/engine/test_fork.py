@@ -4,25 +4,16 @@ original is untouched, bad points are refused."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from relay.core.config import load_config
 from relay.core.errors import RelayError
 from relay.core.events import EventRecord
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from relay.history.present import timeline_lines
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 async def four_turns(engine: Engine, repo: Path) -> str:
@@ -55,10 +46,12 @@ async def test_a_fork_at_turn_two_of_four_starts_at_that_snapshot(engine: Engine
     ends = await turn_ends(engine, parent)
     runs = await engine.runs(parent)
     line = await engine.history.timeline(parent)
-    assert len(ends) == 4 and len(runs) == 4
+    assert len(ends) == 4
+    assert len(runs) == 4
     commit_of = {c.run_id: c.sha for c in line.commits}
     row = await engine.get_session(parent)
-    assert row.workdir and row.branch
+    assert row.workdir
+    assert row.branch
     before = (branch_tip(git_repo, row.branch), files(Path(row.workdir)),
               len(await engine.session_events(parent)), await engine.runs(parent), row.state)
 
@@ -69,19 +62,22 @@ async def test_a_fork_at_turn_two_of_four_starts_at_that_snapshot(engine: Engine
     assert result.branch == f"relay/{result.session_id}"
     fork = await engine.wait_session(result.session_id)
     assert fork.state == "completed", fork.reason
-    assert fork.branch == result.branch and fork.workdir != row.workdir
+    assert fork.branch == result.branch
+    assert fork.workdir != row.workdir
     base_sha, _ = await engine.store.sessions.base_of(fork.id)
     assert base_sha == result.sha  # its own branch, from the turn-2 snapshot
     spec = await engine.session_spec(fork.id)
     assert spec.fork_of is not None
     assert (spec.fork_of.session_id, spec.fork_of.at_event, spec.fork_of.turns,
             spec.fork_of.how) == (parent, ends[1].id, 2, "brief")
-    assert "write the notes" in spec.task and result.sha[:10] in spec.task
+    assert "write the notes" in spec.task
+    assert result.sha[:10] in spec.task
     # the first run was told Relay's signed brief of the parent up to there
     briefs = list((relay_home / "forks" / fork.id).glob("*/brief.md"))
     assert len(briefs) == 1
     brief = briefs[0].read_text()
-    assert result.sha in brief and "fork of the earlier session" in brief
+    assert result.sha in brief
+    assert "fork of the earlier session" in brief
     # the original is untouched
     row_after = await engine.get_session(parent)
     assert (branch_tip(git_repo, row.branch), files(Path(row.workdir)),
@@ -117,7 +113,8 @@ async def test_a_fork_at_a_commit_and_by_default(engine: Engine, git_repo: Path)
     assert (at_commit.sha, at_commit.turns) == (third.sha, 3)
     assert (latest.sha, latest.turns) == (commits[-1].sha, 4)
     origin = (await engine.session_spec(at_commit.session_id)).fork_of
-    assert origin is not None and origin.at_commit == third.sha[:10]
+    assert origin is not None
+    assert origin.at_commit == third.sha[:10]
     for forked in (at_commit, latest):
         assert (await engine.wait_session(forked.session_id)).state == "completed"
     children = await engine.history.forks(parent)

@@ -288,8 +288,10 @@ def run_cli(
     env: Mapping[str, str],
     cwd: Path,
     timeout: float = DEFAULT_TIMEOUT_S,
+    stdin: str | None = None,
 ) -> CliRun:
-    """Run one CLI invocation: argument array, stdin ``/dev/null``, bounded time."""
+    """Run one CLI invocation: argument array, stdin ``/dev/null`` (or the text ``stdin``,
+    then EOF: Claude's stream-json input lines), bounded time."""
     args = [os.fspath(a) for a in argv]
     start = time.monotonic()
     try:
@@ -297,7 +299,8 @@ def run_cli(
             args,
             env=dict(env),
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
             text=True,
             timeout=timeout,

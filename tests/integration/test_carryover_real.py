@@ -19,6 +19,7 @@ import pytest
 
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
+from relay.runtimes.claude_input import user_line
 from relay.runtimes.codex import CodexAdapter, find_rollout
 from relay.sessions.carryover import carry_conversation
 from tests.fakes import mock_anthropic, mock_openai
@@ -76,7 +77,8 @@ def test_claude_conversation_resumes_under_another_account(real_claude: Path, gi
         # The real CLI under B does not know the session before the carry …
         resume = ClaudeAdapter(env_b).build_argv(RunRequest(
             prompt="What was the word?", cwd=git_repo, resume_id=session, brief_file=brief))
-        refused = run_cli(resume, env=env_b, cwd=git_repo)
+        prompt = user_line("What was the word?").decode()  # the adapter's first stdin line
+        refused = run_cli(resume, env=env_b, cwd=git_repo, stdin=prompt)
         assert refused.returncode == 1, refused.describe()
         assert f"No conversation found with session ID: {session}" in refused.stderr
 
@@ -85,7 +87,7 @@ def test_claude_conversation_resumes_under_another_account(real_claude: Path, gi
         assert carried.target == claude_transcript(env_b, git_repo, session)
 
         # … and resumes it after the carry, as account B, with the brief appended.
-        second = run_cli(resume, env=env_b, cwd=git_repo)
+        second = run_cli(resume, env=env_b, cwd=git_repo, stdin=prompt)
         requests = mock.message_requests()
 
     assert second.returncode == 0, second.describe()
@@ -177,7 +179,8 @@ def test_codex_thread_resumes_under_another_account(real_codex: Path, git_repo: 
 
         resume = CodexAdapter(env_b).build_argv(RunRequest(
             prompt="What was the word?", cwd=git_repo, resume_id=thread))
-        refused = run_cli(resume, env=env_b, cwd=git_repo)
+        prompt = user_line("What was the word?").decode()  # the adapter's first stdin line
+        refused = run_cli(resume, env=env_b, cwd=git_repo, stdin=prompt)
         assert refused.returncode == 1, refused.describe()
         assert f"no rollout found for thread id {thread}" in refused.stderr
 
@@ -185,7 +188,7 @@ def test_codex_thread_resumes_under_another_account(real_codex: Path, git_repo: 
         assert carried.possible, carried.reason
         assert carried.copied == (Path(env_b["CODEX_HOME"]) / source.relative_to(env_a["CODEX_HOME"]),)
 
-        second = run_cli(resume, env=env_b, cwd=git_repo)
+        second = run_cli(resume, env=env_b, cwd=git_repo, stdin=prompt)
         requests = mock.response_requests()
 
     assert second.returncode == 0, second.describe()

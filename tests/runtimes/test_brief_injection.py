@@ -26,6 +26,7 @@ from relay.core.errors import ContractError
 from relay.core.events import SessionEnded
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import BRIEF_FLAG, ClaudeAdapter
+from relay.runtimes.claude_input import user_line
 from relay.runtimes.codex import (
     BRIEF_CONFIG_KEY,
     MAX_BRIEF_ARG,
@@ -87,7 +88,7 @@ def test_claude_new_session_appends_the_brief_file(fakes_on_path: Path, brief: P
     assert option(argv, BRIEF_FLAG) == str(brief)
     assert argv.count(BRIEF_FLAG) == 1
     assert "--append-system-prompt" not in argv            # exclusive with the file flag
-    assert option(argv, "-p") == "Continue the task."      # the prompt is left as it is
+    assert "Continue the task." not in argv                # the prompt goes to stdin as it is
     assert option(argv, "--session-id") is not None
 
 
@@ -292,7 +293,8 @@ def test_real_claude_puts_the_brief_in_the_system_prompt(real_claude: Path, brie
         env = claude_env(tmp_path, mock, extra={"RELAY_CLAUDE_BIN": str(real_claude)})
         argv = ClaudeAdapter(env).build_argv(RunRequest(prompt="Continue the task.", cwd=git_repo,
                                                         brief_file=brief))
-        run = run_cli(argv, env=env, cwd=git_repo)
+        run = run_cli(argv, env=env, cwd=git_repo,
+                      stdin=user_line("Continue the task.").decode())  # the adapter's stdin
         requests = mock.message_requests()
 
     assert run.returncode == 0, run.describe()

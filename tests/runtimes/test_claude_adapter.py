@@ -90,8 +90,8 @@ async def test_text_answer(fake: pytest.MonkeyPatch, fake_log: Path, git_repo: P
     assert (turn.usage.input_tokens, turn.usage.output_tokens) == (1200, 17)
     assert (ended(events).outcome, ended(events).exit_code) == ("completed", 0)
     (call,) = logged(fake_log)
-    assert call["argv"][1:] == ["-p", "Say hello", "--output-format", "stream-json",
-                                "--verbose", "--permission-mode", "acceptEdits",
+    assert call["argv"][1:] == ["-p", "--input-format", "stream-json", "--output-format",
+                                "stream-json", "--verbose", "--permission-mode", "acceptEdits",
                                 "--allowedTools", "Bash", "--session-id", session]
     assert call["argv"][0] == str(fakes_on_path / "claude")
     assert call["cwd"] == repo_real
@@ -100,12 +100,16 @@ async def test_text_answer(fake: pytest.MonkeyPatch, fake_log: Path, git_repo: P
     assert f'"sessionId":"{session}"' in transcript.read_text()
 
 
-async def test_stdin_is_dev_null(fake: pytest.MonkeyPatch, fake_log: Path,
-                                 git_repo: Path) -> None:
-    await collect(ClaudeAdapter(), RunRequest(prompt="Say hello", cwd=git_repo))
+async def test_the_prompt_is_the_first_stdin_line(fake: pytest.MonkeyPatch, fake_log: Path,
+                                                  git_repo: Path, tmp_path: Path) -> None:
+    fake.setenv("RELAY_FAKE_STDIN_LOG", str(tmp_path / "stdin.jsonl"))
+    await collect(ClaudeAdapter(), RunRequest(prompt="--help me", cwd=git_repo))
     (call,) = logged(fake_log)
     assert call["stdin_isatty"] is False
-    assert call["stdin"] == "eof"  # /dev/null: the CLI's stdin read ends at once
+    assert call["stdin"] == "not-read"  # stream-json input: no 3-second text probe
+    (line,) = logged(tmp_path / "stdin.jsonl")
+    assert line["line"] == {"type": "user", "message": {"role": "user",
+                                                         "content": "--help me"}}
 
 
 async def test_write_tool_creates_the_file(fake: pytest.MonkeyPatch, git_repo: Path,
@@ -291,15 +295,22 @@ def test_argv_with_model_and_chosen_session(fakes_on_path: Path, tmp_path: Path)
     argv = adapter.build_argv(RunRequest(prompt="p", cwd=tmp_path, model="sonnet",
                                          agent_session_id="abc"))
     assert argv[0] == str(fakes_on_path / "claude")
-    assert argv[1:] == ["-p", "p", "--output-format", "stream-json", "--verbose",
-                        "--permission-mode", "acceptEdits", "--allowedTools", "Bash",
-                        "--model", "sonnet", "--session-id", "abc"]
+    assert argv[1:] == ["-p", "--input-format", "stream-json", "--output-format",
+                        "stream-json", "--verbose", "--permission-mode", "acceptEdits",
+                        "--allowedTools", "Bash", "--model", "sonnet", "--session-id", "abc"]
+    assert "p" not in argv  # the prompt goes to stdin
 
 
-def test_prompt_starting_with_a_dash_stays_the_prompt(fakes_on_path: Path,
-                                                      tmp_path: Path) -> None:
-    argv = ClaudeAdapter().build_argv(RunRequest(prompt="--help me", cwd=tmp_path))
-    assert argv[2] == " --help me"
+def test_fork_argv(fakes_on_path: Path, tmp_path: Path) -> None:
+    adapter = ClaudeAdapter()
+    argv = adapter.build_argv(RunRequest(prompt="p", cwd=tmp_path, resume_id="S", fork=True,
+                                         resume_at="U"))
+    assert argv[-5:] == ["--resume", "S", "--fork-session", "--resume-session-at", "U"]
+    assert "--session-id" not in argv
+    assert adapter.session_id is None
+    whole = ClaudeAdapter().build_argv(RunRequest(prompt="p", cwd=tmp_path, resume_id="S",
+                                                  fork=True))
+    assert whole[-3:] == ["--resume", "S", "--fork-session"]
 
 
 def test_env_passes_through_untouched(tmp_path: Path) -> None:

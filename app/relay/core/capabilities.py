@@ -66,8 +66,12 @@ _TABLE: dict[str, dict[Cap, Level]] = {
         _C.RESUME: Y, _C.CHOOSE_SESSION_ID: Y, _C.FORK: Y, _C.SEND_INPUT: P,
         _C.SAFE_PAUSE: P, _C.LIMIT_EVENTS: P, _C.PERMISSION_POLICY: Y,
         _C.MODEL_CHOICE: Y, _C.TRANSCRIPTS: Y,
-        # --input-format stream-json keeps stdin open: a user message mid-session, an
-        # interrupt control request (tests/integration/test_claude_talk_real.py)
+        # --input-format stream-json, stdin open (2.1.197, docs/claude-talk.md): a user line
+        # mid-turn reaches the model in the turn's next API request (during tool use: inside
+        # the turn, as "The user sent a new message while you were working"; a turn making no
+        # further request takes it as the next turn, right after its result); the interrupt
+        # control request ends the turn, the process stays; fork cuts at a transcript uuid
+        # (--resume-session-at). tests/integration/test_claude_talk_real.py
         _C.STEER: Y, _C.INTERRUPT: Y,
     },
     "codex": {

@@ -99,7 +99,7 @@ async def turn_marks(store: Store, session_id: str) -> list[TurnMark]:
 
 async def last_event(store: Store, session_id: str, until_ms: int | None = None) -> int:
     """The id of the session's last stream row (made by ``until_ms``); 0 when none."""
-    sql, params = "SELECT MAX(id) FROM events WHERE session_id=?", [session_id]
+    sql, params = "SELECT MAX(id) FROM events WHERE session_id=?", list[object]([session_id])
     if until_ms is not None:
         sql += " AND ts_ms <= ?"
         params.append(until_ms)

@@ -27,7 +27,7 @@ from relay.core.store.db import Store
 from relay.history import git_history as gh
 from relay.history import merge, records
 from relay.history.diffmodel import FileDiff, totals
-from relay.history.model import ForkChild, FinishResult, FinishSummary, RewindResult, Timeline
+from relay.history.model import FinishResult, FinishSummary, ForkChild, RewindResult, Timeline
 from relay.history.review import Review
 from relay.history.runs import RunSource, RunTimeline, run_timeline
 from relay.history.timeline import build

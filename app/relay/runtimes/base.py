@@ -301,13 +301,17 @@ class CliAdapter(RuntimeAdapter):
         self._between_turns.clear()
         stalled: AgentStalledError | None = None
         try:
+            await self.started(proc, request)
             try:
                 async for line in proc.lines():
-                    for event in parser.feed_text(line.text):
+                    events = parser.feed_text(line.text)
+                    for event in events:
                         self._note_turn_boundary(event)
                         if isinstance(event, SessionStarted):
                             self.handshake(event)
                         yield event
+                    if events:
+                        await self.after_events(proc, request, events)
             except AgentStalledError as exc:
                 stalled = exc
                 await proc.stop(grace=2.0, sig=self.stop_signal)
@@ -320,6 +324,15 @@ class CliAdapter(RuntimeAdapter):
             self._between_turns.set()
             if proc.pid is not None:
                 await proc.stop(grace=1.0, sig=self.stop_signal)
+
+    async def started(self, proc: AgentProcess, request: RunRequest) -> None:
+        """Called once the process runs (a stdin-fed runtime writes its prompt here)."""
+
+    async def after_events(self, proc: AgentProcess, request: RunRequest,
+                           events: list[AgentEvent]) -> None:
+        """Called after the events of one output line were consumed (a runtime that keeps
+        its process asks ``request.next_input`` here at a turn end). Time spent here is
+        not silence of the agent: the inactivity timer runs only while reading."""
 
     def _note_turn_boundary(self, event: AgentEvent) -> None:
         if event.kind in ("turn_completed", "session_ended"):

@@ -1,11 +1,18 @@
-"""The Claude Code CLI (``claude -p --output-format stream-json --verbose``).
+"""The Claude Code CLI (``claude -p --input-format stream-json --output-format stream-json``).
 
 Facts this adapter relies on (Claude Code 2.1.197, see
 ``tests/fixtures/claude/NOTES.md``):
 
 * ``stream-json`` output with ``-p`` requires ``--verbose``;
-* stdin must be ``/dev/null``: with an open, silent pipe the CLI waits 3 s and
-  appends whatever arrives to the prompt;
+* every run takes its input as ``--input-format stream-json`` (``docs/claude-talk.md``,
+  :mod:`relay.runtimes.claude_input`): the prompt is the first stdin line and stdin stays
+  open; at each ``result`` the adapter asks ``request.next_input()`` for the user's next
+  message (None, or no callback: stdin is closed, the CLI exits 0, the run ends);
+  :meth:`ClaudeAdapter.steer` writes a user line at once, :meth:`ClaudeAdapter.interrupt`
+  the interrupt control request. (The 3-second "no stdin data" wait of a prompt argument
+  with an open pipe does not exist in this mode: nothing is read as text.)
+* ``--resume S --fork-session [--resume-session-at U]`` forks a conversation, cut after
+  the transcript entry ``U`` (:meth:`ClaudeAdapter.fork_anchor`);
 * ``--session-id`` (a fresh UUID) names a new session and its transcript,
   ``--resume <id>`` continues one under the same id;
 * ``--permission-mode bypassPermissions`` is refused as root unless
@@ -34,17 +41,21 @@ Facts this adapter relies on (Claude Code 2.1.197, see
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import uuid
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from relay.core.capabilities import Cap
-from relay.core.errors import ContractError, PolicyRefusedError, RelayError
+from relay.core.errors import AgentProcessError, ContractError, PolicyRefusedError, RelayError
 from relay.core.events import AgentEvent
 from relay.core.models import PermissionPolicy
+from relay.core.procs import AgentProcess, StdinMode
+from relay.runtimes import claude_input
 from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
 from relay.runtimes.claude_permission import PermissionBroker, wants_bridge, with_questions
 from relay.runtimes.claude_stream import ClaudeStreamParser
@@ -69,6 +80,7 @@ class ClaudeAdapter(CliAdapter):
     name: ClassVar[str] = "claude"
     binary: ClassVar[str] = "claude"
     install_hint: ClassVar[str] = INSTALL_HINT
+    stdin_mode: ClassVar[str] = StdinMode.PIPE
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
@@ -76,6 +88,10 @@ class ClaudeAdapter(CliAdapter):
         #: Claude's permission prompts, while a run asks through the bridge
         self._broker: PermissionBroker | None = None
         self._bridge_flags: list[str] = []
+        self._parser: ClaudeStreamParser | None = None
+        self._stdin_open = False
+        #: waiting for ``request.next_input()``: the agent's silence is expected
+        self._awaiting_input = False
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         """The run's events; where Claude would deny a tool call by itself, it asks Relay
@@ -90,11 +106,83 @@ class ClaudeAdapter(CliAdapter):
             # silence while Claude waits for an answer is no stall: with_questions judges
             inner = super().run(dataclasses.replace(request, inactivity_timeout=None))
             async for event in with_questions(inner, broker, request.inactivity_timeout,
-                                              self._stop_stalled):
+                                              self._stop_stalled,
+                                              waiting=lambda: self._awaiting_input):
                 yield event
         finally:
             self._bridge_flags = []
             await broker.close()
+
+    # -- talking: stream-json input (docs/claude-talk.md) ---------------------
+
+    async def started(self, proc: AgentProcess, request: RunRequest) -> None:
+        """The prompt is the first stdin line; stdin stays open for more."""
+        self._stdin_open = True
+        await self._write(proc, claude_input.user_line(request.prompt))
+
+    async def after_events(self, proc: AgentProcess, request: RunRequest,
+                           events: list[AgentEvent]) -> None:
+        """At a turn's ``result``: the user's next message, or EOF (the CLI then exits)."""
+        if not self._stdin_open or not any(e.kind == "turn_completed" for e in events):
+            return
+        text: str | None = None
+        if request.next_input is not None and not self._stop_requested:
+            self._awaiting_input = True
+            try:
+                text = await request.next_input()
+            finally:
+                self._awaiting_input = False
+        if text is None or self._stop_requested:
+            await self._close_stdin(proc)
+        else:
+            await self._write(proc, claude_input.user_line(text))
+
+    async def steer(self, text: str) -> None:
+        """A user message now: Claude takes it at the turn's next API request (inside the
+        turn during tool use, else as the next turn right after this one's result)."""
+        self.capabilities.require(Cap.STEER)
+        proc = self._running()
+        await self._write(proc, claude_input.user_line(text))
+
+    async def interrupt(self) -> None:
+        """Stop the current turn: the interrupt control request (the process stays and
+        ``next_input`` decides what follows); once stdin is closed, SIGINT."""
+        self.capabilities.require(Cap.INTERRUPT)
+        proc = self._running(stdin=False)
+        if self._parser is not None:
+            self._parser.interrupting()
+        if self._stdin_open:
+            await self._write(proc, claude_input.interrupt_line())
+        elif proc.pid is not None:
+            os.killpg(proc.pid, signal.SIGINT)
+
+    @classmethod
+    def fork_anchor(cls, agent_session_id: str, turns: int, cwd: Path,
+                    env: Mapping[str, str]) -> str | None:
+        """The transcript uuid after the first ``turns`` user turns (``--resume-session-at``)."""
+        return claude_input.fork_anchor(agent_session_id, turns, cwd, env)
+
+    def _running(self, *, stdin: bool = True) -> AgentProcess:
+        proc = self._process
+        if proc is None or proc.pid is None or self._stop_requested or (
+                stdin and not self._stdin_open):
+            raise RelayError("Claude Code is not running a turn here, so nothing was sent.",
+                             "Send the message as a follow-up instead (it resumes the "
+                             "conversation).")
+        return proc
+
+    async def _write(self, proc: AgentProcess, data: bytes) -> None:
+        try:
+            await proc.write_stdin(data)
+        except (AgentProcessError, OSError) as exc:  # it exited meanwhile
+            self._stdin_open = False
+            raise RelayError(f"Claude Code no longer takes input: {exc}",
+                             "Send the message as a follow-up instead.") from exc
+
+    async def _close_stdin(self, proc: AgentProcess) -> None:
+        self._stdin_open = False
+        with contextlib.suppress(AgentProcessError, OSError):  # it exited already
+            await proc.write_stdin(b"", close=True)
 
     async def _stop_stalled(self) -> None:
         if self._process is not None:
@@ -116,12 +204,15 @@ class ClaudeAdapter(CliAdapter):
         await super().stop(grace)
 
     def preflight(self, request: RunRequest) -> None:
-        """Refuse what the CLI would refuse, before spawning it.
+        """Refuse what the CLI would refuse, before spawning it (and give a fork in a new
+        worktree its parent's transcript, :func:`claude_input.bring_transcript`).
 
         Raises:
             ContractError: ``brief_file`` is set but is not a readable file.
             PolicyRefusedError: full permissions as root without ``IS_SANDBOX=1``.
         """
+        if request.resume_id and request.fork:  # where --resume looks for the parent
+            claude_input.bring_transcript(request.resume_id, request.cwd, self.build_env(request))
         brief = brief_path(request)
         if brief is not None and not brief.is_file():
             raise ContractError(
@@ -139,15 +230,21 @@ class ClaudeAdapter(CliAdapter):
         )
 
     def build_argv(self, request: RunRequest) -> list[str]:
-        """``claude -p <prompt> --output-format stream-json --verbose …``."""
-        argv = [self.executable(), "-p", _positional(request.prompt),
+        """``claude -p --input-format stream-json --output-format stream-json --verbose …``
+        (the prompt goes to stdin: :meth:`started`)."""
+        argv = [self.executable(), "-p", "--input-format", "stream-json",
                 "--output-format", "stream-json", "--verbose",
                 "--permission-mode", PERMISSION_MODES[request.permission]]
         if request.permission is PermissionPolicy.WORKSPACE:
             argv += WORKSPACE_TOOLS
         if request.model:
             argv += ["--model", request.model]
-        if request.resume_id:
+        if request.resume_id and request.fork:
+            self.session_id = None  # the copy's new id comes with the init line
+            argv += ["--resume", request.resume_id, "--fork-session"]
+            if request.resume_at:
+                argv += ["--resume-session-at", request.resume_at]
+        elif request.resume_id:
             self.session_id = request.resume_id
             argv += ["--resume", request.resume_id]
         else:
@@ -169,7 +266,8 @@ class ClaudeAdapter(CliAdapter):
 
     def make_parser(self, request: RunRequest) -> StreamParser:
         """A fresh :class:`ClaudeStreamParser`."""
-        return ClaudeStreamParser()
+        self._parser = ClaudeStreamParser()
+        return self._parser
 
 
 def brief_path(request: RunRequest) -> Path | None:
@@ -177,12 +275,6 @@ def brief_path(request: RunRequest) -> Path | None:
     if request.brief_file is None:
         return None
     return Path(request.cwd) / request.brief_file
-
-
-def _positional(prompt: str) -> str:
-    # The CLI's option parser would read a leading "-" as an option; a leading
-    # space keeps the prompt a positional argument and means nothing to the model.
-    return " " + prompt if prompt.startswith("-") else prompt
 
 
 def _running_as_root() -> bool:

@@ -300,12 +300,14 @@ _END = object()
 async def with_questions(inner: AsyncGenerator[AgentEvent, None], broker: PermissionBroker,
                          inactivity_timeout: float | None,
                          on_stall: Callable[[], Awaitable[None]] | None = None,
+                         waiting: Callable[[], bool] = lambda: False,
                          ) -> AsyncGenerator[AgentEvent, None]:
     """``inner``'s events with the broker's questions merged in; open calls are denied and
     withdrawn before the closing ``SessionEnded``.
 
     ``inner`` must run its process without an inactivity timeout; this keeps it, except
-    while a question is open: on silence ``on_stall()`` stops the agent, an
+    while a question is open or ``waiting()`` (for the user's next message): on silence
+    ``on_stall()`` stops the agent, an
     ``AgentError(category="stalled")`` is yielded and the end is reported as a failure.
     """
     merged: asyncio.Queue[object] = asyncio.Queue()
@@ -331,7 +333,7 @@ async def with_questions(inner: AsyncGenerator[AgentEvent, None], broker: Permis
                 item = (merged.get_nowait() if not merged.empty()
                         else await asyncio.wait_for(merged.get(), inactivity_timeout))
             except TimeoutError:
-                if broker.open_calls or stalled:
+                if broker.open_calls or stalled or waiting():
                     continue  # Claude waits for the user: its silence is expected
                 stalled = True
                 yield AgentError(runtime=broker.runtime, category="stalled",

@@ -11,7 +11,11 @@ that shapes this parser:
   process — with stream-json input there is one result per turn, so cost is
   reported as the difference to the previous result;
 * a run killed while waiting for the API prints no ``result`` at all (SIGINT
-  even exits 0), so completion needs both a successful result and exit 0.
+  even exits 0), so completion needs both a successful result and exit 0;
+* with stream-json input each user message gives its own ``init`` … ``result``; an
+  interrupted turn (the interrupt control request) ends with a ``result``
+  ``error_during_execution``, ``terminal_reason: "aborted_…"``: no failure — the turn was
+  stopped; when it is the process's last turn the run ends ``interrupted``.
 
 Key order is not stable between CLI versions; everything is looked up by key.
 """
@@ -82,6 +86,13 @@ class ClaudeStreamParser(StreamParser):
         self._rejected: Signal | None = None
         self._limit_reported = False
         self._synthetic: tuple[str | None, str] | None = None
+        #: an interrupt was asked for; the next result is its end, not a failure
+        self._interrupting = False
+        self._interrupted = False
+
+    def interrupting(self) -> None:
+        """The adapter asked Claude to stop the current turn."""
+        self._interrupting = True
 
     # -- dispatch -----------------------------------------------------------
 
@@ -244,10 +255,13 @@ class ClaudeStreamParser(StreamParser):
             num_turns=as_int(obj.get("num_turns")), result_text=self._result_text))
         subtype = as_str(obj.get("subtype")) or ""
         failed = obj.get("is_error") is True or subtype.startswith("error")
+        aborted = (as_str(obj.get("terminal_reason")) or "").startswith("aborted")
+        self._interrupted = failed and (aborted or self._interrupting)
+        self._interrupting = False
         # The last result decides: a stream-json session goes on after a failed turn.
         self._last_ok = not failed
         self._failure = None
-        if failed:
+        if failed and not self._interrupted:
             events.extend(self._result_failure(obj, subtype))
         return events
 
@@ -332,6 +346,10 @@ class ClaudeStreamParser(StreamParser):
             as_signal = dataclasses.replace(result, exit_code=None, signal=_SIGNAL_EXITS[code])
             ended = ended_from_exit(RUNTIME, as_signal, saw_success=False, failure=None)
             return ended.model_copy(update={"exit_code": code})
+        if self._interrupted and not result.stopped and not result.stalled:
+            # (the CLI exits 1 after an interrupted last turn: still no failure)
+            return SessionEnded(runtime=RUNTIME, outcome="interrupted",
+                                reason="the turn was interrupted", exit_code=code)
         return ended_from_exit(RUNTIME, result, saw_success=self._last_ok, failure=failure,
                                result_text=self._result_text)
 

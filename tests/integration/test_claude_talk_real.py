@@ -1,0 +1,204 @@
+"""Talking to the real Claude Code 2.1.197 while it works (stream-json input) against the
+loopback mock: follow-ups, a message queued during a slow turn, two queued as one, steer
+mid-turn, interrupt, a fork cut at turn 2 of 4 (docs/claude-talk.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted, ToolCall, TurnCompleted
+from relay.runtimes.base import RunRequest
+from relay.runtimes.claude import ClaudeAdapter
+from tests.conftest import make_repo
+from tests.fakes.mock_anthropic import MockAnthropic, serve
+from tests.integration.helpers import (
+    claude_env,
+    real_claude_fixture,  # noqa: F401  (fixture "real_claude")
+)
+
+pytestmark = pytest.mark.integration
+ANSWER = {"text": "ok", "match": {"has_tools": True}}
+
+
+def adapter_for(real_claude: Path, tmp_path: Path, mock: MockAnthropic) -> ClaudeAdapter:
+    return ClaudeAdapter(env={**claude_env(tmp_path, mock), "RELAY_CLAUDE_BIN": str(real_claude)})
+
+
+def conversation(request: dict[str, Any]) -> str:
+    """Everything the model was sent in one request, as one string."""
+    return json.dumps(request["body"]["messages"])
+
+
+async def run(adapter: ClaudeAdapter, request: RunRequest,
+              on_event: Callable[[AgentEvent], Awaitable[None]] | None = None,
+              ) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+
+    async def drive() -> None:
+        async for event in adapter.run(request):
+            events.append(event)
+            if on_event is not None:
+                await on_event(event)
+    await asyncio.wait_for(drive(), 90)
+    return events
+
+
+def inputs(*texts: str) -> Callable[[], Awaitable[str | None]]:
+    queue = list(texts)
+
+    async def next_input() -> str | None:
+        return queue.pop(0) if queue else None
+    return next_input
+
+
+async def asked(mock: MockAnthropic) -> None:
+    """Return once Claude's first request reached the mock (polled, with a deadline)."""
+    deadline = time.monotonic() + 20
+    while not mock.message_requests():
+        assert time.monotonic() < deadline, "Claude never asked the mock"
+        await asyncio.sleep(0.05)
+
+
+def turns(events: list[AgentEvent]) -> list[TurnCompleted]:
+    return [e for e in events if isinstance(e, TurnCompleted)]
+
+
+def end(events: list[AgentEvent]) -> SessionEnded:
+    last = events[-1]
+    assert isinstance(last, SessionEnded)
+    return last
+
+
+async def test_a_follow_up_continues_the_conversation(real_claude: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with serve({"turns": [], "default": ANSWER}) as mock:
+        events = await run(adapter_for(real_claude, tmp_path, mock), RunRequest(
+            prompt="Remember PINEAPPLE.", cwd=repo, next_input=inputs("Which word?")))
+        requests = mock.message_requests()
+    assert len(turns(events)) == 2
+    assert end(events).outcome == "completed"
+    assert "PINEAPPLE" in conversation(requests[-1])
+    assert "Which word?" in conversation(requests[-1])
+    assert len({e.agent_session_id for e in events if isinstance(e, SessionStarted)}) == 1
+
+
+async def test_queued_during_a_slow_turn_arrives_after_it_once_two_as_one(
+        real_claude: Path, tmp_path: Path) -> None:
+    """The runner's inbox hands the queued messages over at the turn end, joined."""
+    repo = make_repo(tmp_path / "repo")
+    queued: list[str] = []
+
+    async def queue_while_busy(event: AgentEvent) -> None:
+        if isinstance(event, SessionStarted):  # the first turn waits 3 s on the mock
+            queued.extend(["also check the README", "and the licence"])
+
+    async def next_input() -> str | None:
+        text = "\n\n".join(queued) or None
+        queued.clear()
+        return text
+    script = {"turns": [{**ANSWER, "delay_s": 3}], "default": ANSWER}
+    with serve(script) as mock:
+        events = await run(adapter_for(real_claude, tmp_path, mock), RunRequest(
+            prompt="Read the code.", cwd=repo, next_input=next_input), queue_while_busy)
+        requests = mock.message_requests()
+    assert len(requests) == 2
+    assert len(turns(events)) == 2
+    assert "README" not in conversation(requests[0])
+    last_user = [m for m in requests[1]["body"]["messages"] if m["role"] == "user"][-1]
+    assert "also check the README" in json.dumps(last_user)
+    assert "licence" in json.dumps(last_user)
+    assert conversation(requests[1]).count("also check the README") == 1
+
+
+async def test_steer_reaches_claude_mid_turn(real_claude: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 2; echo hi"}},
+                         "match": {"has_tools": True}}], "default": ANSWER}
+    with serve(script) as mock:
+        adapter = adapter_for(real_claude, tmp_path, mock)
+
+        async def steer_at_the_tool(event: AgentEvent) -> None:
+            if isinstance(event, ToolCall):  # the Bash call takes 2 s
+                await adapter.steer("STEER: use the other file")
+        events = await run(adapter, RunRequest(prompt="Run it.", cwd=repo,
+                                               next_input=inputs()), steer_at_the_tool)
+        requests = mock.message_requests()
+    # one turn, one result: the message went into that turn's next request
+    assert len(turns(events)) == 1
+    assert len(requests) == 2
+    assert "STEER: use the other file" in conversation(requests[1])
+    assert "tool_result" in conversation(requests[1])
+
+
+async def test_interrupt_ends_the_turn_and_the_session_continues(
+        real_claude: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [{**ANSWER, "delay_s": 30}], "default": ANSWER}
+    with serve(script) as mock:
+        adapter = adapter_for(real_claude, tmp_path, mock)
+
+        async def interrupt_when_asked(event: AgentEvent) -> None:
+            if isinstance(event, SessionStarted):
+                await asked(mock)
+                await adapter.interrupt()
+        started = time.monotonic()
+        events = await run(adapter, RunRequest(prompt="Think slowly.", cwd=repo,
+                                               next_input=inputs("Carry on, briefly.")),
+                           interrupt_when_asked)
+        requests = mock.message_requests()
+    assert time.monotonic() - started < 25  # the 30 s turn did not run out
+    assert len(turns(events)) == 2
+    assert not [e for e in events if isinstance(e, AgentError)]
+    assert end(events).outcome == "completed"
+    assert "[Request interrupted by user]" in conversation(requests[-1])
+    assert "Carry on, briefly." in conversation(requests[-1])
+
+
+async def test_interrupt_as_the_last_turn_ends_the_run_interrupted(
+        real_claude: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with serve({"turns": [{**ANSWER, "delay_s": 30}], "default": ANSWER}) as mock:
+        adapter = adapter_for(real_claude, tmp_path, mock)
+
+        async def interrupt_when_asked(event: AgentEvent) -> None:
+            if isinstance(event, SessionStarted):
+                await asked(mock)
+                await adapter.interrupt()
+        events = await run(adapter, RunRequest(prompt="Think slowly.", cwd=repo,
+                                               next_input=inputs()), interrupt_when_asked)
+    assert (end(events).outcome, end(events).reason) == ("interrupted", "the turn was interrupted")
+
+
+@pytest.mark.parametrize("new_worktree", [False, True])
+async def test_a_fork_at_turn_2_of_4_has_turns_1_and_2(real_claude: Path, tmp_path: Path,
+                                                      new_worktree: bool) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with serve({"turns": [], "default": ANSWER}) as mock:
+        adapter = adapter_for(real_claude, tmp_path, mock)
+        events = await run(adapter, RunRequest(
+            prompt="turn 1 question", cwd=repo,
+            next_input=inputs("turn 2 question", "turn 3 question", "turn 4 question")))
+        parent = next(e.agent_session_id for e in events if isinstance(e, SessionStarted))
+        assert parent
+        assert len(turns(events)) == 4
+        anchor = ClaudeAdapter.fork_anchor(parent, 2, repo, adapter.env)
+        assert anchor is not None
+        cwd = make_repo(tmp_path / "fork") if new_worktree else repo
+        fork = await run(adapter_for(real_claude, tmp_path, mock), RunRequest(
+            prompt="forked question", cwd=cwd, resume_id=parent, fork=True, resume_at=anchor))
+        sent = conversation(mock.message_requests()[-1])
+    child = next(e.agent_session_id for e in fork if isinstance(e, SessionStarted))
+    assert end(fork).outcome == "completed"
+    assert child != parent
+    assert "turn 1 question" in sent
+    assert "turn 2 question" in sent
+    assert "turn 3 question" not in sent
+    assert "turn 4 question" not in sent
+    assert "forked question" in sent
