@@ -249,3 +249,26 @@ async def test_a_runtime_that_keeps_its_process_gets_queued_messages_at_the_turn
     assert "Next turn: One more thing: add a date." in await said(engine, sid, runs[0].id)
     verified = [r for r in await engine.session_events(sid) if isinstance(r.event, VerifyResult)]
     assert len(verified) == 1  # after the last turn
+
+
+async def test_a_stopped_session_keeps_its_queue_and_is_not_started_again(
+        engine: Engine, git_repo: Path) -> None:
+    sid = await engine.start_session(SessionSpec(repo=git_repo, task="notes", runtime="demo"))
+    await busy(engine, sid)
+    queued = await engine.talk.say(sid, "Also list the files.")
+    await engine.cancel_session(sid)
+    row = await engine.wait_session(sid)
+    assert row.state == "cancelled"
+    assert len(await engine.runs(sid)) == 1  # the queue did not start a new run
+    assert [(m.id, m.state) for m in await engine.talk.messages(sid, pending=True)] == [
+        (queued.id, "queued")]
+    notes = [r.event.message for r in await engine.session_events(sid)
+             if r.event.kind == "notice" and "not sent" in r.event.message]
+    assert notes == ["The session was stopped, so 1 queued message was not sent. Send a "
+                     "message to continue with them, or cancel them."]
+    # the user's next message carries the kept one: one follow-up run with both
+    await engine.talk.say(sid, "And say hello.")
+    row = await engine.wait_session(sid)
+    runs = await engine.runs(sid)
+    assert (row.state, len(runs)) == ("completed", 2)
+    assert "Also list the files. And say hello." in await said(engine, sid, runs[1].id)

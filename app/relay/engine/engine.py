@@ -358,7 +358,7 @@ class Engine:
         try:
             await self._run(runner)
             try:  # messages queued after the run's last delivery point: its next run
-                await self.talk.deliver(sid)
+                await self.talk.deliver(sid, after_run=True)
             except RelayError as exc:
                 log.warning("messages to %s not sent: %s", sid, exc.message)
         finally:  # (a delivered message registered the session's next task already)

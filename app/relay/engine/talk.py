@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from relay.board.model import Comment
 from relay.core.capabilities import Cap, Capabilities
 from relay.core.errors import RelayError, SessionNotFoundError
-from relay.core.events import MessageMode, utcnow
+from relay.core.events import MessageMode, Notice, utcnow
 from relay.core.models import ForkResult, SessionMessage, SessionRow, TalkAbilities
 from relay.core.redact import scrub
 from relay.engine.fork import fork_session
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from relay.engine.engine import Engine
 
 log = logging.getLogger(__name__)
+
+
+#: final states after which queued messages do not start the session again by themselves
+_KEPT_AFTER = {"cancelled": "was stopped", "failed": "failed"}
 
 
 class Talk:
@@ -88,13 +92,26 @@ class Talk:
         await self.deliver(row.id, raising=True)
         return await self.inbox.get(row.id, message.id)
 
-    async def deliver(self, session_id: str, *, raising: bool = False) -> bool:
+    async def deliver(self, session_id: str, *, raising: bool = False,
+                      after_run: bool = False) -> bool:
         """A finished session's queued messages as its next run (one prompt); whether a run
         started. A message that cannot go is marked failed (``raising``: and the error
-        raised)."""
+        raised). ``after_run``: the run just ended — a session the user stopped, or one that
+        failed, is not started again by what was queued (the messages stay queued, and say
+        so once); the user's next message carries them."""
         async with self._delivering:
             row = await self.engine.store.sessions.get(session_id)
             if not row.finished or self.engine.is_running_here(row.id):
+                return False
+            if after_run and row.state in _KEPT_AFTER:
+                waiting = await self.inbox.messages(row.id, pending=True)
+                if waiting:
+                    count = f"{len(waiting)} queued message{'s' * (len(waiting) != 1)}"
+                    await self.engine.post_notice(row.id, Notice(
+                        category="warning", message=(
+                            f"The session {_KEPT_AFTER[row.state]}, so {count} "
+                            f"{'were' if len(waiting) != 1 else 'was'} not sent. Send a "
+                            "message to continue with them, or cancel them.")))
                 return False
             letters = await self.inbox.claim(row.id)
             if not letters:
