@@ -1,0 +1,132 @@
+"""relay-cli tui against a real host (an engine on the test's data folder served on a
+loopback port, the demo runtime), driven by Textual's own pilot at 80×24.
+
+Nothing waits by the clock: each step polls a condition on the screen with a deadline
+(:func:`until`), under the pilot's pause (which lets the app process its messages)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, RichLog
+
+from relay.cli.tui.app import RelayTui, SessionsScreen
+from relay.cli.tui.session import SessionScreen
+from relay.core.config import load_config
+from relay.core.models import SessionSpec
+from tests.api import conftest as api_conftest
+from tests.api.conftest import Served
+
+served = api_conftest.served  # the API tests' host in this process
+
+SIZE = (80, 24)
+DEADLINE_S = 30.0
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], object], what: str,
+                within: float = DEADLINE_S) -> None:
+    """Let the app run until ``condition()`` holds; fail saying ``what`` after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def state_cell(app: RelayTui, session_id: str) -> str:
+    table = app.sessions.query_one(DataTable)
+    if session_id not in table.rows:
+        return ""
+    return str(table.get_cell(session_id, "state"))
+
+
+def stream_text(app: RelayTui) -> str:
+    screen = app.screen
+    if not isinstance(screen, SessionScreen):
+        return ""
+    return "\n".join(line.text for line in screen.query_one("#stream", RichLog).lines)
+
+
+async def asking_session(served: Served, repo: Path) -> str:
+    """A demo session that stops to ask permission before it writes (until answered)."""
+    served.engine.config = load_config(demo_step_delay=0.01)
+    return await served.client.start_session(SessionSpec(
+        repo=str(repo), task="Add a short notes file", runtime="demo", demo_ask=True,
+        approvals="ask"))
+
+
+async def test_the_list_shows_a_session_and_its_state_changes_live(served: Served,
+                                                                   git_repo: Path) -> None:
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.screen, SessionsScreen)
+        assert app.sessions.query_one(DataTable).row_count == 0
+        sid = await asking_session(served, git_repo)  # started after the TUI opened
+        await until(pilot, lambda: state_cell(app, sid) == "needs_input",
+                    "the new session to show up asking")
+        (question,) = await served.client.open_questions(sid)
+        await served.client.answer_input(sid, question.request_id, "allow")
+        await until(pilot, lambda: state_cell(app, sid) == "completed",
+                    "the list to show the session completed")
+        assert "Add a short notes file" in str(app.sessions.query_one(DataTable)
+                                               .get_cell(sid, "task"))
+
+
+async def test_opening_a_session_shows_its_stream_and_its_question_is_answered(
+        served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: state_cell(app, sid) == "needs_input", "the question")
+        await pilot.press("enter")
+        await until(pilot, lambda: "needs input: (simulated) Allow write_file" in
+                    stream_text(app), "the stream to show the stored question")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert screen.query_one("#asks").display  # the question line under the stream
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: type(app.screen).__name__ == "AnswerQuestion",
+                    "the answer dialog")
+        await pilot.press("1")  # Allow once
+        await until(pilot, lambda: "state → completed" in stream_text(app),
+                    "the session to go on and complete, live in its stream")
+        assert "write_file(" in stream_text(app)
+        assert (git_repo.parent / "repo").exists()
+        assert not screen.query_one("#asks").display
+        row = await served.client.get_session(sid)
+        assert row.state == "completed"
+        await pilot.press("ctrl+b")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen), "back to the list")
+
+
+async def test_stop_ends_the_session_cancelled(served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: state_cell(app, sid) == "needs_input", "the session")
+        await pilot.press("enter")
+        await until(pilot, lambda: "needs input" in stream_text(app), "its stream")
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the confirmation")
+        await pilot.press("y")
+        await until(pilot, lambda: "state → cancelled" in stream_text(app),
+                    "the stream to say it was cancelled")
+        await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the list too")
+        assert (await served.client.get_session(sid)).state == "cancelled"
+
+
+async def test_a_cancelled_confirmation_does_nothing(served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: state_cell(app, sid) == "needs_input", "the session")
+        await pilot.press("s")  # stop, from the list
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the confirmation")
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen), "the list again")
+        assert (await served.client.get_session(sid)).state == "needs_input"
+        await served.client.cancel_session(sid)
+        await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the stop elsewhere")
