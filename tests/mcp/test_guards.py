@@ -49,6 +49,10 @@ HINTS = {
     "board_decision": BOARD_WRITES,
     "board_ack_comments": BOARD_WRITES,
     "board_link": BOARD_WRITES,
+    "say_to_session": RUNS_AGENTS,  # a follow-up sets the agent working again
+    "session_messages": READS,
+    "interrupt_session": STOPS,  # the turn is cut short (the session stays)
+    "fork_session": RUNS_AGENTS,  # a new session's agent works in its new worktree
 }
 
 

@@ -38,6 +38,7 @@ from relay.api.routes import (
     knowledge,
     pipelines,
     sessions,
+    talk,
     vault,
     wallet,
 )
@@ -68,7 +69,7 @@ def build_app(engine: Engine, token: str, *, kind: str = "serve",
                           "window and relay-cli do.")
     api.state.host = ctx
     for routes in (sessions, events, wallet, accounts, detect, pipelines, history, knowledge,
-                   audit, vault, board, hooks, integrations):
+                   audit, vault, board, hooks, integrations, talk):
         api.include_router(routes.router)
     install_web_board(api, token)
 

@@ -1,7 +1,7 @@
 """The client's feature services: ``client.wallet``, ``client.accounts``, ``client.detector``,
 ``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
-``client.audit``, ``client.breakers``, ``client.board``, ``client.integrations`` — the engine's
-services of the same names over the host's API.
+``client.audit``, ``client.breakers``, ``client.board``, ``client.integrations``,
+``client.talk`` — the engine's services of the same names over the host's API.
 
 Each method carries the engine service's name and arguments and returns the same models
 (the services' dataclasses and pydantic models, rebuilt from the JSON), so a front end
@@ -46,6 +46,7 @@ from relay.wallet.usage_report import UsageTable
 
 if TYPE_CHECKING:
     from relay.api.client_board import BoardClient, IntegrationsClient
+    from relay.api.client_talk import TalkClient
 
 M = TypeVar("M")
 
@@ -444,6 +445,12 @@ class FeatureClients:
     @functools.cached_property
     def integrations(self) -> IntegrationsClient:
         from relay.api.client_board import IntegrationsClient as Built
+
+        return Built(self._caller())
+
+    @functools.cached_property
+    def talk(self) -> TalkClient:
+        from relay.api.client_talk import TalkClient as Built
 
         return Built(self._caller())
 

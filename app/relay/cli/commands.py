@@ -261,6 +261,12 @@ def submit_new(spec: SessionSpec) -> Submit:
 def submit_continue(session_id: str, prompt: str) -> Submit:
     async def submit(client: RelayClient) -> tuple[str, int]:
         row = await client.get_session(session_id)
+        if not row.finished:  # a running session is talked to, not resumed
+            from relay.core.errors import RelayError
+
+            raise RelayError(f"Session {row.id} is still {row.state}: --resume continues a "
+                             "finished one.",
+                             f"Send it a message instead: {cli(f'say {row.id} TEXT')}")
         after = await client.last_event_id(row.id)
         return await client.continue_session(row.id, prompt), after
     return submit

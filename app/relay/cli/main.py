@@ -186,6 +186,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import questions
 
             return await questions.answer(config, args, console)
+        case "say" | "messages" | "interrupt" | "fork":
+            from relay.cli import talk_cmd
+
+            return await talk_cmd.dispatch(config, args, console)
         case "setup":
             from relay.cli import setup_cmd
 

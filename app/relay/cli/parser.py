@@ -65,6 +65,13 @@ COMMANDS: dict[str, str] = {
            "(docs/mcp.md)",
     "permission-bridge": "(internal) the MCP server Claude Code asks for permissions",
     "answer": "answer a question a running agent asks (without REQUEST: list the open ones)",
+    "say": "send a message to a session's agent: a follow-up when it has finished, queued "
+           "for its next turn while it runs",
+    "messages": "a session's queued messages (--all: every one); cancel or edit a queued one",
+    "interrupt": "stop a session's running turn and keep the conversation (queued messages "
+                 "go next)",
+    "fork": "a new session at a point of this one, in a new worktree (the original is "
+            "untouched)",
     "setup": "set up Claude Code's hooks and Relay's MCP server (--check: what is in place)",
     "hook": "(internal) the hook client Claude Code runs for each hook event",
 }
@@ -312,6 +319,11 @@ def _answer(sub: LazySubParsers) -> None:
     questions.register(sub)
 
 
+def _talk(sub: LazySubParsers) -> None:
+    from relay.cli import talk_cmd
+    talk_cmd.register(sub)
+
+
 def _setup(sub: LazySubParsers) -> None:
     from relay.cli import setup_cmd
     setup_cmd.register(sub)
@@ -345,7 +357,8 @@ _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "retrieve": _knowledge, "knowledge": _knowledge, "board": _board, "pipeline": _pipeline,
     "history": _history, "diff": _history, "rewind": _history, "review": _history,
     "finish": _history, "mcp": _mcp, "serve": _serve, "status": _status, "token": _token,
-    "permission-bridge": _permission, "answer": _answer, "setup": _setup,
+    "permission-bridge": _permission, "answer": _answer, "say": _talk, "messages": _talk,
+    "interrupt": _talk, "fork": _talk, "setup": _setup,
     "hook": _hook_arguments, "tui": _tui,
 }
 

@@ -32,6 +32,7 @@ from relay.mcp.machine_tools import MachineTools
 from relay.mcp.pipeline_tools import PipelineTools
 from relay.mcp.question_tools import QuestionTools
 from relay.mcp.session_tools import SessionTools
+from relay.mcp.talk_tools import TalkTools
 
 INSTRUCTIONS = """\
 Relay runs AI coding agents (Claude Code, Codex, a scripted demo) in their own git worktrees,
@@ -49,6 +50,11 @@ sends the agent a comment on a line; relay_rewind makes a new branch at a snapsh
 is lost); relay_retrieve searches the project's code and what agents decided before. The
 'demo' runtime is a SIMULATION, not a real agent.
 
+Talk to a session's agent with say_to_session: a finished session continues with the
+message; a running one gets it when its turn ends (never interrupting it), or mid-turn with
+mode "now" where the runtime can. session_messages lists what is queued; interrupt_session
+stops a turn and keeps the session; fork_session starts a new session from a point of one.
+
 Relay's board shows the owner every task: keep yours there. Find it with board_tasks or
 create it with board_task_create, link your session with board_link (your session id is
 given to you when your session starts), move it with board_set_stage, report with
@@ -63,6 +69,6 @@ def build_server(engine: Engine) -> MCPServer:
                                   instructions=INSTRUCTIONS, log_level="WARNING")
     for tools in (SessionTools(engine), MachineTools(engine), PipelineTools(engine),
                   HistoryTools(engine), KnowledgeTools(engine), QuestionTools(engine),
-                  BoardTools(engine)):
+                  BoardTools(engine), TalkTools(engine)):
         tools.register(server)
     return server

@@ -10,9 +10,10 @@ fragments a live event touches (``/board/f/...``; the stream itself carries no H
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Request
@@ -25,12 +26,14 @@ from relay.api.routes.events import SSE_HEADERS, _cursor
 from relay.api.stream import event_frames
 from relay.api.web.auth import CSRF_FIELD, CSRF_HEADER, BoardAuth, same_origin
 from relay.api.web.render import STATIC, STATIC_TYPES, render
-from relay.board.model import STAGES, project_of
-from relay.core.errors import ProjectNotFoundError, RelayError
-from relay.core.events import BOARD_SESSION
+from relay.board.model import STAGES, Card, project_of
+from relay.core.errors import ProjectNotFoundError, RelayError, SessionNotFoundError
+from relay.core.events import BOARD_SESSION, MessageMode
 
 #: the longest comment the board takes (the agent reads it as context)
 MAX_COMMENT = 20_000
+#: how many delivered (or cancelled) messages a composer shows under the queue
+RECENT = 5
 #: how to sign in, on every signed-out page
 SIGN_IN_COMMAND = "relay-cli board --open"
 
@@ -170,7 +173,11 @@ async def task_page(request: Request, key: str) -> Response:
     common = await _common(request)
     detail = await _board(request).task(key)
     project = next((p for p in common["projects"] if p.slug == detail.card.task.project), None)
-    return render("task.html", **common, detail=detail, project=project)
+    talks = []
+    for sid in _relay_sessions(detail.card):
+        with contextlib.suppress(SessionNotFoundError):  # a link to a session deleted since
+            talks.append(await _talk(request, sid))
+    return render("task.html", **common, detail=detail, project=project, talks=talks)
 
 
 @router.get("/board/f/columns")
@@ -223,6 +230,71 @@ async def post_stage(request: Request, key: str) -> Response:
                        f"{stage!r} is not a stage.", hint="One of: " + ", ".join(STAGES) + ".")
     await _board(request).set_stage(key, stage, actor="owner")
     return await _task_answer(request, key)
+
+
+# -- talking to a linked Relay session (engine.talk) ----------------------------------------
+
+def _relay_sessions(card: Card) -> list[str]:
+    """The Relay sessions linked to the task (a hooked Claude session is not Relay's to run)."""
+    return [link.session_ref for link in card.sessions if link.kind == "relay"]
+
+
+async def _talk(request: Request, session_id: str) -> dict[str, Any]:
+    """A linked session's composer: what it can do now, its queued and latest messages."""
+    talk = host(request).engine.talk
+    messages = await talk.messages(session_id)
+    return {"sid": session_id, "abilities": await talk.abilities(session_id),
+            "queued": [m for m in messages if m.state in ("queued", "sending")],
+            "recent": [m for m in messages if m.state not in ("queued", "sending")][-RECENT:]}
+
+
+async def _linked(request: Request, key: str, session_id: str) -> str:
+    """``session_id`` when it is a Relay session linked to the task ``key``."""
+    if session_id not in _relay_sessions((await _board(request).task(key)).card):
+        raise SessionNotFoundError(f"Session {session_id!r} is not a Relay session linked to "
+                                   f"{key}.", "The task's page lists its sessions.")
+    return session_id
+
+
+async def _talk_answer(request: Request, key: str, session_id: str) -> Response:
+    """After a write: the session's queue fragment to htmx, a redirect to the page without."""
+    if not _hx(request) and request.method == "POST":
+        return RedirectResponse(f"/board/t/{quote(key)}", status_code=303)
+    return render("_talk.html", key=key, talk=await _talk(request, session_id),
+                  csrf=board_auth(request).csrf_token())
+
+
+@router.get("/board/f/talk/{key}/{session_id}")
+async def talk_fragment(request: Request, key: str, session_id: str) -> Response:
+    """The session's queue and state (the page polls it: a message from another client
+    shows up, a queued one goes when it is delivered)."""
+    return await _talk_answer(request, key, await _linked(request, key, session_id))
+
+
+@router.post("/board/t/{key}/talk/{session_id}")
+async def post_talk(request: Request, key: str, session_id: str) -> Response:
+    """Send the composer's message: Send (queue), Steer now (now), Interrupt & send."""
+    fields = await form(request)
+    text, mode = fields.get("text", "").strip(), fields.get("mode", "queue")
+    if not text:
+        return message(request, 400, "Nothing to send", "The message is empty.")
+    if len(text) > MAX_COMMENT:
+        return message(request, 413, "Too long",
+                       f"A message is at most {MAX_COMMENT} characters.")
+    if mode not in get_args(MessageMode):
+        return message(request, 400, "No such way to send", f"{mode!r} is not one.",
+                       hint="Send, Steer now or Interrupt & send.")
+    sid = await _linked(request, key, session_id)
+    await host(request).engine.talk.say(sid, text, mode=mode, source="board")
+    return await _talk_answer(request, key, sid)
+
+
+@router.post("/board/t/{key}/talk/{session_id}/cancel/{message_id}")
+async def cancel_message(request: Request, key: str, session_id: str,
+                         message_id: str) -> Response:
+    sid = await _linked(request, key, session_id)
+    await host(request).engine.talk.cancel(sid, message_id)
+    return await _talk_answer(request, key, sid)
 
 
 @router.get("/board/events")
