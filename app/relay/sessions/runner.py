@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ from relay.sessions.run_types import (
     entry_index,
     retry_step,
 )
+from relay.sessions.talking import INTERRUPTED, Talking
 from relay.sessions.verifier import run_checks
 from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
@@ -119,8 +121,11 @@ class SessionRunner:
     #: why the wallet stopped this session (a budget is spent), once it has
     _stopped: str | None = field(default=None, init=False)
     gate: InputGate = field(init=False)  # the agent's open questions (needs input)
+    talk: Talking = field(init=False)  # steer, interrupt, the queue's delivery points
 
     def __post_init__(self) -> None:
+        self.talk = Talking(self.session_id, self.services.inbox, self.writer.store,
+                            self.spec.task)
         self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
         self.gate = InputGate(self.spec.approvals, lambda ev: self._emit(ev, self._run_id), self._state)
 
@@ -176,6 +181,7 @@ class SessionRunner:
             self.phase = "finished"
             if self._pauser is not None:
                 self._pauser.cancel()
+        await self.talk.not_carried(f"the session {end.state} before a run carried it")
         await self._state(end.state, end.reason, refused=await self._refused())
         return end.state
 
@@ -185,6 +191,20 @@ class SessionRunner:
         self._wake.set()
         if self.adapter is not None:
             await self.adapter.stop(grace=self.config.stop_grace)
+
+    @property
+    def run_id(self) -> str | None:
+        """The agent run under way (or the last one)."""
+        return self._run_id
+
+    async def steer(self, text: str) -> None:
+        """Give the agent ``text`` mid-turn (the runtime's steer capability)."""
+        await self.talk.steer(self.adapter if self.phase == "running" else None, text)
+
+    async def interrupt(self) -> None:
+        """Stop the current turn, not the session: queued messages go next, else the
+        session ends ``interrupted`` and the next message continues it."""
+        await self.talk.interrupt(self.adapter if self.phase == "running" else None)
 
     # -- hand off now ---------------------------------------------------------------
 
@@ -327,6 +347,9 @@ class SessionRunner:
 
     async def _decide(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
         """The handler of the attempt's outcome: the next step, or how the session ended."""
+        if self.talk.interrupted and not self._cancel.is_set() and self._stopped is None:
+            nxt = await self.talk.follow_up(attempt.step, attempt.outcome.agent_session_id, ws)
+            return nxt or Ended("interrupted", INTERRUPTED)
         match self._outcome_of(attempt.outcome, ws):
             case "stopped":
                 return await self._on_stopped()
@@ -368,6 +391,9 @@ class SessionRunner:
             await self._emit(Notice(message="The agent finished before it could be paused; "
                                             "no handoff."))
             await self._drop_pause("the agent finished first")
+        nxt = await self.talk.follow_up(attempt.step, attempt.outcome.agent_session_id, ws)
+        if nxt is not None:  # queued messages: the next run; verified after the last
+            return nxt
         failed = await self._verify(ws)
         if failed is None:
             return Ended("completed", attempt.outcome.reason)
@@ -516,6 +542,7 @@ class SessionRunner:
 
     async def _run_agent(self, ws: Workspace, step: Step) -> Outcome:
         if self._cancel.is_set():  # stopped while the workspace (or a handoff) was prepared
+            await self.talk.not_carried("the session was cancelled")
             await self._fail_handoff(step, "cancelled by the user")
             return Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
@@ -525,6 +552,7 @@ class SessionRunner:
             adapter = make_adapter(runtime)
             adapter.preflight(request)
         except RelayError as exc:
+            await self.talk.not_carried(f"{step.entry} cannot start: {exc.message}")
             await self._fail_handoff(step, f"{step.entry} cannot start: {exc.message}")
             raise
         self.adapter = adapter
@@ -532,6 +560,9 @@ class SessionRunner:
         self._run_id, self._agent_sid = run_id, None
         await self.writer.write(WriteOp(self.session_id, statements=[SessionsRepo.insert_run(
             run_id, self.session_id, runtime, step.entry, step.model)]))
+        await self.talk.run_started(run_id)
+        request = dataclasses.replace(request, next_input=self.talk.next_input(
+            lambda: self._run_id))
         await self._state("running")
         short = shortfall(runtime, request.permission)
         if short is not None:  # said before the agent works, not found later in the docs
