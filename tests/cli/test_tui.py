@@ -11,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, RichLog
+from textual.widgets import DataTable, OptionList, RichLog, Static
 
 from relay.cli.tui.app import RelayTui, SessionsScreen
+from relay.cli.tui.composer import Composer, mode_line, offered
 from relay.cli.tui.session import SessionScreen
 from relay.core.config import load_config
 from relay.core.models import SessionSpec
@@ -130,3 +131,107 @@ async def test_a_cancelled_confirmation_does_nothing(served: Served, git_repo: P
         assert (await served.client.get_session(sid)).state == "needs_input"
         await served.client.cancel_session(sid)
         await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the stop elsewhere")
+
+
+def composer_of(app: RelayTui) -> Composer:
+    screen = app.screen
+    assert isinstance(screen, SessionScreen)
+    return screen.query_one(Composer)
+
+
+def queued_rows(app: RelayTui) -> list[str]:
+    screen = app.screen
+    if not isinstance(screen, SessionScreen):
+        return []
+    queued = screen.query_one("#queued", OptionList)
+    return [str(queued.get_option_at_index(i).prompt) for i in range(queued.option_count)]
+
+
+async def open_session(pilot: Pilot[None], app: RelayTui, sid: str, state: str) -> None:
+    await until(pilot, lambda: state_cell(app, sid) == state, f"the session {state}")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, SessionScreen) and
+                app.screen.abilities is not None, "its screen and what it offers")
+
+
+async def test_the_composer_sends_a_follow_up_and_it_appears_in_the_stream(
+        served: Served, git_repo: Path) -> None:
+    served.engine.config = load_config(demo_step_delay=0.01)
+    sid = await served.client.start_session(SessionSpec(repo=str(git_repo), task="notes",
+                                                        runtime="demo"))
+    await served.client.wait_session(sid)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_session(pilot, app, sid, "completed")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert "follow-up" in str(screen.query_one("#mode", Static).render())
+        await pilot.press(*"now add a test", "enter", *"please")
+        assert composer_of(app).text == "now add a test\nplease"  # Enter is a new line
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "you (as a follow-up): now add a test please" in
+                    stream_text(app), "the message in the stream, delivered")
+        assert composer_of(app).text == ""
+        await until(pilot, lambda: state_cell(app, sid) == "completed" and
+                    stream_text(app).count("state → completed") == 2,
+                    "the follow-up to run and complete")
+        messages = await served.client.talk.messages(sid)
+        assert [(m.text, m.source, m.state) for m in messages] == [
+            ("now add a test\nplease", "tui", "delivered")]
+        await pilot.press("up")  # the history: the message sent
+        assert composer_of(app).text == "now add a test\nplease"
+
+
+async def test_a_message_queued_while_the_agent_waits_can_be_cancelled(
+        served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_session(pilot, app, sid, "needs_input")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert screen.abilities is not None
+        assert screen.abilities.busy
+        assert "^S: Queue" in str(screen.query_one("#mode", Static).render())
+        await pilot.press(*"also update the README", "ctrl+s")
+        await until(pilot, lambda: any("also update the README" in r
+                                       for r in queued_rows(app)), "the queued row")
+        assert "you (queued): also update the README" in stream_text(app)
+        (pending,) = await served.client.talk.messages(sid, pending=True)
+        assert pending.state == "queued"
+        await pilot.press("tab")  # to the queued list
+        assert screen.query_one("#queued", OptionList).has_focus
+        await pilot.press("delete")
+        await until(pilot, lambda: queued_rows(app) == [], "the queued row to go")
+        assert "you (cancelled): also update the README" in stream_text(app)
+        assert await served.client.talk.messages(sid, pending=True) == []
+        await served.client.cancel_session(sid)
+        await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the session to stop")
+
+
+async def test_modes_follow_what_the_runtime_can_and_esc_interrupts(
+        served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_session(pilot, app, sid, "needs_input")
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert screen.abilities is not None
+        assert offered(screen.abilities) == ["queue", "now", "interrupt"]  # the demo: Y/Y
+        no_steer = screen.abilities.model_copy(update={"steer": "no", "why_not": {
+            "steer": "codex exec takes no input mid-turn"}})
+        assert offered(no_steer) == ["queue", "interrupt"]
+        assert "no steering: codex exec takes no input mid-turn" in mode_line(no_steer, "queue")
+        await pilot.press("ctrl+t")
+        assert screen.mode == "now"
+        await pilot.press("ctrl+t", "ctrl+t")
+        assert screen.mode == "queue"
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the confirmation")
+        await pilot.press("y")
+        await until(pilot, lambda: state_cell(app, sid) in ("interrupted", "cancelled",
+                                                            "completed"),
+                    "the turn to stop")
+        row = await served.client.get_session(sid)
+        assert row.state == "interrupted", row

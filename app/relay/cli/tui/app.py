@@ -36,9 +36,10 @@ class SessionsScreen(Screen[None]):
     DEFAULT_CSS = """
     SessionsScreen #where { height: 1; background: $boost; padding: 0 1; }
     SessionsScreen DataTable { height: 1fr; }
+    SessionsScreen #empty { height: auto; padding: 1 2; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open"),
+        Binding("enter", "open", "Open", priority=True),
         Binding("s", "stop", "Stop"),
         Binding("h", "handoff", "Hand off"),
         Binding("q", "app.quit_tui", "Quit"),
@@ -46,6 +47,9 @@ class SessionsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="where", markup=False)
+        yield Static("No sessions yet. Start one elsewhere — `relay-cli run \"task\" --repo "
+                     ".`, `relay-cli demo` or the window — and it shows up here.",
+                     id="empty", markup=False)
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
@@ -58,6 +62,7 @@ class SessionsScreen(Screen[None]):
         self.query_one("#where", Static).update(app.where)
         for row in app.feed.rows.values():
             table.add_row(*cells(row), key=row.id)
+        self.query_one("#empty", Static).display = not table.row_count
         table.focus()
 
     def show(self, row: SessionRow) -> None:
@@ -67,6 +72,7 @@ class SessionsScreen(Screen[None]):
             for (key, _t, _w), value in zip(COLUMNS, cells(row), strict=True):
                 table.update_cell(row.id, key, value)
             return
+        self.query_one("#empty", Static).display = False
         # a session started since: the list is newest first
         app = self.app
         assert isinstance(app, RelayTui)

@@ -41,9 +41,9 @@ def mode_line(abilities: TalkAbilities | None, mode: MessageMode) -> str:
     if not abilities.busy:
         return "Ctrl+S sends a follow-up (continues the conversation)"
     modes = offered(abilities)
-    line = f"Ctrl+S: {LABELS[mode]}"
+    line = f"^S: {LABELS[mode]}"
     if len(modes) > 1:
-        line += " · Ctrl+T: " + " / ".join(LABELS[m] for m in modes if m != mode)
+        line += " · ^T: " + " / ".join(LABELS[m] for m in modes if m != mode)
     if "now" not in modes:
         line += f" · no steering: {abilities.why_not.get('steer', abilities.runtime)}"
     return line

@@ -15,20 +15,24 @@ from relay.core.events import NeedsInput
 #: an answer: (option id, free text) — one of them set
 Answer = tuple[str | None, str | None]
 
-DIALOG_CSS = """
-ModalScreen { align: center middle; }
-ModalScreen > Vertical { width: 72; max-width: 100%; height: auto; max-height: 100%;
-    border: round $accent; background: $surface; padding: 0 1; }
-ModalScreen Label { width: 100%; margin-bottom: 1; }
-ModalScreen Horizontal { height: auto; width: 100%; }
-ModalScreen Button { margin-right: 1; min-width: 8; }
-"""
+
+
+def dialog_css(name: str) -> str:
+    """A dialog's CSS: a box centred over the screen (scoped to the dialog's class)."""
+    return f"""
+    {name} {{ align: center middle; background: $background 60%; }}
+    {name} > Vertical {{ width: 72; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $surface; padding: 0 1; }}
+    {name} Label {{ width: 100%; margin-bottom: 1; }}
+    {name} Horizontal {{ height: auto; width: 100%; }}
+    {name} Button {{ margin-right: 1; min-width: 8; }}
+    """
 
 
 class Confirm(ModalScreen[bool]):
     """``question`` with Yes / No (y / n; Esc: no)."""
 
-    DEFAULT_CSS = DIALOG_CSS
+    DEFAULT_CSS = dialog_css("Confirm")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("y", "answer(True)", "Yes"),
                                              Binding("n,escape", "answer(False)", "No")]
 
@@ -57,7 +61,7 @@ class AnswerQuestion(ModalScreen[Answer | None]):
     """The agent's question: a button per option (or 1-9), or a line of free text when it
     has none. Esc leaves it open (another client may answer it)."""
 
-    DEFAULT_CSS = DIALOG_CSS
+    DEFAULT_CSS = dialog_css("AnswerQuestion")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "later", "Later")]
 
     def __init__(self, question: NeedsInput) -> None:
@@ -73,7 +77,7 @@ class AnswerQuestion(ModalScreen[Answer | None]):
                         yield Button(f"{n}. {option.label}", id=f"option-{n}")
             else:
                 yield Input(placeholder="your answer (Enter sends)", id="text")
-            yield Label("Esc: answer later", classes="dim")
+            yield Label("1-9 or Enter picks · Esc: answer later")
 
     def on_mount(self) -> None:
         if self.question.options:

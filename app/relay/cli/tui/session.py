@@ -39,6 +39,8 @@ QUIET = frozenset({"quota_update"})
 STYLES = {"assistant_text": "", "tool_call": "cyan", "tool_result": "dim", "error": "red",
           "needs_input": "bold yellow", "state_changed": "magenta", "message": "green",
           "session_ended": "bold", "limit_hit": "yellow", "handoff_step": "yellow"}
+#: rows whose line does not say what they are by itself
+PREFIXES = {"tool_call": "tool ", "tool_result": "  → ", "quota_update": "", "notice": "note: "}
 #: records that may change what the composer offers (busy or not, the runtime)
 _ABILITY_KINDS = frozenset({"state_changed", "session_started", "session_ended",
                             "turn_completed", "handoff_step"})
@@ -48,8 +50,14 @@ def row_text(record: EventRecord) -> Text:
     """A stream row: the event's one line, styled by its kind."""
     event = record.event
     line = message_line(event) if isinstance(event, MessageChanged) else summary(event)
-    prefix = "" if event.kind in ("assistant_text", "message") else f"{event.kind}: "
-    return Text(prefix + line, style=STYLES.get(event.kind, ""))
+    return Text(PREFIXES.get(event.kind, "") + line, style=STYLES.get(event.kind, ""))
+
+
+class QueuedList(OptionList):
+    """The queued messages (Tab reaches it; Del or x cancels the highlighted one)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("delete,x", "screen.cancel_message", "Cancel message")]
 
 
 class SessionScreen(Screen[None]):
@@ -61,7 +69,8 @@ class SessionScreen(Screen[None]):
     SessionScreen #queued { height: auto; max-height: 4; border: none; padding: 0 1; }
     SessionScreen #asks { height: auto; max-height: 2; color: $warning; padding: 0 1; }
     SessionScreen #mode { height: 1; color: $text-muted; padding: 0 1; }
-    SessionScreen Composer { height: 4; border: none; }
+    SessionScreen Composer, SessionScreen Composer:focus { height: 3; border: none;
+        background: $boost; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s,ctrl+enter", "send", "Send", priority=True),
@@ -71,7 +80,8 @@ class SessionScreen(Screen[None]):
         Binding("ctrl+o", "handoff", "Hand off", priority=True),
         Binding("ctrl+g", "stop", "Stop", priority=True),
         Binding("ctrl+b", "back", "Back", priority=True),
-        Binding("delete,ctrl+d", "cancel_message", "Cancel msg", show=False),
+        Binding("pageup", "scroll(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll(1)", show=False, priority=True),
     ]
 
     def __init__(self, row: SessionRow) -> None:
@@ -92,11 +102,14 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="head", markup=False)
-        yield RichLog(id="stream", wrap=True, markup=False, auto_scroll=True)
-        yield OptionList(id="queued")
+        stream = RichLog(id="stream", wrap=True, markup=False, auto_scroll=True)
+        stream.can_focus = False  # Tab goes between the composer and the queued list
+        yield stream
+        yield QueuedList(id="queued")
         yield Static(id="asks", markup=False)
         yield Static(id="mode", markup=False)
-        yield Composer(id="composer")
+        yield Composer(id="composer", placeholder="Message the agent (Enter: new line, "
+                       "Ctrl+S: send, ↑: the last one sent)")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -152,6 +165,9 @@ class SessionScreen(Screen[None]):
             queued.add_option(Option(Text(message_line(message), no_wrap=True,
                                           overflow="ellipsis"), id=mid))
         queued.display = bool(self.conversation.pending)
+        if queued.option_count:
+            queued.highlighted = 0
+        self._head()
         asks = self.query_one("#asks", Static)
         question = next(iter(self.conversation.questions.values()), None)
         asks.update(f"? {question.prompt} — Ctrl+R answers" if question else "")
@@ -177,7 +193,10 @@ class SessionScreen(Screen[None]):
         self.query_one("#head", Static).update(
             f"{row.id} · {row.runtime}{' (simulation)' if row.simulated else ''} · "
             f"{row.state}{busy} · {row.task}")
-        self.query_one("#mode", Static).update(mode_line(self.abilities, self.mode))
+        line = mode_line(self.abilities, self.mode)
+        if self.conversation.pending:
+            line += " · Tab: queue"
+        self.query_one("#mode", Static).update(line)
 
     def row_changed(self, row: SessionRow) -> None:
         """The app's feed saw the session's row change."""
@@ -229,6 +248,10 @@ class SessionScreen(Screen[None]):
             return "Stopping the session."
         self._confirm("Stop this session? It ends cancelled (the worktree stays).", "Stop",
                       stop)
+
+    def action_scroll(self, pages: int) -> None:
+        stream = self.query_one("#stream", RichLog)
+        stream.scroll_relative(y=pages * max(1, stream.size.height - 1), animate=False)
 
     def action_back(self) -> None:
         self.app.pop_screen()
