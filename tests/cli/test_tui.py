@@ -235,3 +235,41 @@ async def test_modes_follow_what_the_runtime_can_and_esc_interrupts(
                     "the turn to stop")
         row = await served.client.get_session(sid)
         assert row.state == "interrupted", row
+
+
+async def test_hand_off_now_from_the_session(served: Served, git_repo: Path) -> None:
+    served.engine.config = load_config(demo_step_delay=0.01)
+    sid = await served.client.start_session(SessionSpec(
+        repo=str(git_repo), task="Add a short notes file", runtime="demo",
+        chain=["demo:primary", "demo:backup"], demo_ask=True, approvals="ask"))
+    app = RelayTui(served.client)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_session(pilot, app, sid, "needs_input")
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the confirmation")
+        await pilot.press("y")
+        await until(pilot, lambda: "handoff " in stream_text(app),
+                    "the handoff's steps in the stream")
+        (question,) = await served.client.open_questions(sid)
+        await served.client.answer_input(sid, question.request_id, "allow")  # its safe point
+        await until(pilot, lambda: state_cell(app, sid) == "completed", "the session to end")
+        (handoff,) = await served.client.handoffs(sid)
+        assert (handoff.from_entry, handoff.to_entry) == ("demo:primary", "demo:backup")
+
+
+async def test_quitting_a_tui_that_hosts_asks_first_while_sessions_run(
+        served: Served, git_repo: Path) -> None:
+    sid = await asking_session(served, git_repo)
+    app = RelayTui(served.client, hosting=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "hosting here" in str(app.sessions.query_one("#where", Static).render())
+        await until(pilot, lambda: state_cell(app, sid) == "needs_input", "the session")
+        await pilot.press("q")
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the question")
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen), "the list again")
+        assert app.is_running
+        await served.client.cancel_session(sid)
+        await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the session stopped")
+        await pilot.press("q")  # nothing runs: no question
+        await until(pilot, lambda: not app.is_running, "the TUI to quit")
