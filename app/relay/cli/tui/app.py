@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import ClassVar
 
 from textual import work
@@ -169,16 +170,21 @@ class RelayTui(App[None]):
         if not up:
             self.notify("Lost the host's stream; reconnecting…", severity="warning")
 
-    async def call(self, pending: object) -> None:
-        """Await one API call (a coroutine); say what it answered or why it was refused."""
+    def failed(self, exc: RelayError) -> None:
+        """Say why the host refused (its message, and its hint when it has one)."""
+        self.notify(exc.message + (f"\n→ {exc.hint}" if exc.hint else ""), severity="error",
+                    timeout=8)
+
+    async def call(self, pending: Awaitable[object]) -> bool:
+        """Await one API call; say what it answered, or why it was refused (False)."""
         try:
-            said = await pending  # type: ignore[misc]
+            said = await pending
         except RelayError as exc:
-            self.notify(exc.message + (f"\n→ {exc.hint}" if exc.hint else ""),
-                        severity="error", timeout=8)
-            return
+            self.failed(exc)
+            return False
         if isinstance(said, str) and said:
             self.notify(said, timeout=4)
+        return True
 
     @work(group="quit")
     async def action_quit_tui(self) -> None:

@@ -25,6 +25,7 @@ from relay.core.events import (
     NeedsInput,
     SessionEnded,
     StateChanged,
+    is_board_record,
 )
 from relay.core.models import SessionRow
 from relay.core.states import FINAL_STATES
@@ -47,7 +48,7 @@ class Feed:
         #: the id of the last record seen on the stream
         self.cursor = 0
         self._listeners: dict[str, list[Listener]] = {}
-        self._fetching: set[str] = set()
+        self._fetching: dict[str, asyncio.Task[None]] = {}  # held: a task is not collected
 
     async def load(self) -> list[SessionRow]:
         """The sessions now (newest first); the stream is followed from this point."""
@@ -81,14 +82,17 @@ class Feed:
         sid = record.session_id
         row = self.rows.get(sid)
         if row is None:
-            if sid and sid not in self._fetching:  # a session started since: its row
-                self._fetching.add(sid)
-                task = asyncio.create_task(self._fetch(sid))
-                task.add_done_callback(lambda _t: self._fetching.discard(sid))
+            # a session started since (not the board's records): fetch its row
+            if sid and sid not in self._fetching and not is_board_record(record):
+                task = self._fetching[sid] = asyncio.create_task(self._fetch(sid))
+                task.add_done_callback(lambda _t: self._fetching.pop(sid, None))
             return
         event = record.event
         if isinstance(event, StateChanged) and event.state != row.state:
-            self._changed(row.model_copy(update={"state": event.state, "reason": event.reason}))
+            update: dict[str, object] = {"state": event.state, "reason": event.reason}
+            if event.refused_calls is not None:
+                update["refused_calls"] = event.refused_calls
+            self._changed(row.model_copy(update=update))
 
     async def _fetch(self, session_id: str) -> None:
         with contextlib.suppress(RelayError):  # gone meanwhile: nothing to show

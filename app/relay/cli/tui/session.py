@@ -219,7 +219,7 @@ class SessionScreen(Screen[None]):
         try:
             message = await self.tui.client.talk.say(self.row.id, text, mode=mode, source="tui")
         except RelayError as exc:
-            self._failed(exc)
+            self.tui.failed(exc)
             return
         self.query_one(Composer).remember(text)
         self.notify(f"{LABELS[mode] if mode != 'queue' else 'Sent'}: {message.state}",
@@ -261,7 +261,7 @@ class SessionScreen(Screen[None]):
         try:
             questions = await self.tui.client.open_questions(self.row.id)
         except RelayError as exc:
-            self._failed(exc)
+            self.tui.failed(exc)
             return
         if not questions:
             self.notify("The agent asks nothing now.")
@@ -294,16 +294,6 @@ class SessionScreen(Screen[None]):
             await self._call(act)
 
     async def _call(self, act: Callable[[], Awaitable[Any]]) -> None:
-        """Run one API call; say what it answered, or why it was refused."""
-        try:
-            said = await act()
-        except RelayError as exc:
-            self._failed(exc)
-            return
-        if isinstance(said, str) and said:
-            self.notify(said, timeout=4)
-        self._refresh_abilities()
-
-    def _failed(self, exc: RelayError) -> None:
-        self.notify(exc.message + (f"\n→ {exc.hint}" if exc.hint else ""), severity="error",
-                    timeout=8)
+        """Run one API call (the app says what it answered); then what the composer offers."""
+        if await self.tui.call(act()):
+            self._refresh_abilities()
