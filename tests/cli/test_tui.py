@@ -6,6 +6,8 @@ Nothing waits by the clock: each step polls a condition on the screen with a dea
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -265,7 +267,7 @@ async def test_quitting_a_tui_that_hosts_asks_first_while_sessions_run(
     async with app.run_test(size=SIZE) as pilot:
         assert "hosting here" in str(app.sessions.query_one("#where", Static).render())
         await until(pilot, lambda: state_cell(app, sid) == "needs_input", "the session")
-        await pilot.press("q")
+        await pilot.press("ctrl+q")  # Textual's quit key asks too
         await until(pilot, lambda: type(app.screen).__name__ == "Confirm", "the question")
         await pilot.press("n")
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen), "the list again")
@@ -274,3 +276,12 @@ async def test_quitting_a_tui_that_hosts_asks_first_while_sessions_run(
         await until(pilot, lambda: state_cell(app, sid) == "cancelled", "the session stopped")
         await pilot.press("q")  # nothing runs: no question
         await until(pilot, lambda: not app.is_running, "the TUI to quit")
+
+
+def test_without_a_terminal_it_says_so_and_hosts_nothing(relay_home: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "relay.cli.main", "tui"], capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "relay-cli tui needs a terminal" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (relay_home / "host.json").exists()

@@ -131,6 +131,9 @@ class RelayTui(App[None]):
 
     TITLE = "Relay"
     ENABLE_COMMAND_PALETTE = False
+    # Textual's own quit key asks first too when quitting ends the sessions this TUI hosts
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit_tui", "Quit", show=False, priority=True)]
 
     def __init__(self, client: RelayClient, *, hosting: bool = False) -> None:
         super().__init__()

@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from relay.core.config import Config
+from relay.core.errors import RelayError
 
 if TYPE_CHECKING:
     from relay.cli.tui.app import RelayTui
@@ -67,6 +69,11 @@ def _logging_to(app: RelayTui) -> Iterator[None]:
 async def tui(config: Config, args: argparse.Namespace, console: Console) -> int:
     from relay.api.attach import attach
     from relay.cli.tui.app import RelayTui
+
+    if not (sys.stdin.isatty() and sys.__stderr__ is not None and sys.__stderr__.isatty()):
+        raise RelayError("relay-cli tui needs a terminal (it draws on stderr, reads stdin).",
+                         "Run it in a terminal (over SSH: ssh -t). Scripts: relay-cli sessions, "
+                         "show --follow, say, answer, stop.")
 
     async with attach(config, connect=args.connect, token=args.token, kind="tui",
                       recover=True) as attached:
