@@ -24,6 +24,7 @@ from relay.api.app import build_app
 from relay.core.models import SessionSpec
 from relay.pipelines import files
 from tests.api.conftest import Served
+from tests.api.test_talk_api import asking
 from tests.conftest import make_repo
 from tests.pipelines.helpers import graph
 from tests.secrets.scan import hits
@@ -83,6 +84,9 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
     source = await client.pipelines.repo_source(git_repo)
     assert source is not None
     known = make_repo(tmp_path / "k", {"leak.py": "def leak():\n    return 1\n"})
+    # two demo sessions that wait for an answer (busy): one to queue messages for (through
+    # the API and the board), one to interrupt
+    (busy, _), (to_interrupt, _) = await asking(served, git_repo), await asking(served, git_repo)
     body_pipeline = pipeline.model_dump(mode="json", by_alias=True)
 
     # (method, route path, concrete path, body, query)
@@ -112,6 +116,22 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          {"prompt": "and wave"}, {}),
         ("POST", "/api/v1/sessions/{session_id}/stop", f"/api/v1/sessions/{sid}/stop", None, {}),
         ("GET", "/api/v1/events", "/api/v1/events", None, {"after": 0, "limit": 5000}),
+        # talking to a session (issue 22): a queued message carrying the key, edited, read,
+        # cancelled; a turn interrupted; a fork whose task carries it
+        ("POST", "/api/v1/sessions/{session_id}/messages", f"/api/v1/sessions/{busy}/messages",
+         {"text": f"use {KEY}"}, {}),
+        ("PATCH", "/api/v1/sessions/{session_id}/messages/{message_id}",
+         f"/api/v1/sessions/{busy}/messages/MESSAGE", {"text": f"rather {KEY}"}, {}),
+        ("GET", "/api/v1/sessions/{session_id}/messages", f"/api/v1/sessions/{busy}/messages",
+         None, {}),
+        ("GET", "/api/v1/sessions/{session_id}/talk", f"/api/v1/sessions/{busy}/talk", None,
+         {}),
+        ("DELETE", "/api/v1/sessions/{session_id}/messages/{message_id}",
+         f"/api/v1/sessions/{busy}/messages/MESSAGE", None, {}),
+        ("POST", "/api/v1/sessions/{session_id}/interrupt",
+         f"/api/v1/sessions/{to_interrupt}/interrupt", None, {}),
+        ("POST", "/api/v1/sessions/{session_id}/fork", f"/api/v1/sessions/{sid}/fork",
+         {"prompt": f"again with {KEY}"}, {}),
         # the wallet and the accounts
         ("GET", "/api/v1/accounts", "/api/v1/accounts", None, {}),
         ("GET", "/api/v1/accounts/{provider}/{label}", "/api/v1/accounts/claude/leak", None, {}),
@@ -227,6 +247,8 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
          "/api/v1/board/tasks/TASK/comments/ack", {"ids": None, "session": "leak-session"}, {}),
         ("POST", "/api/v1/board/tasks/{key}/links", "/api/v1/board/tasks/TASK/links",
          {"session_ref": "leak-session"}, {}),
+        ("POST", "/api/v1/board/tasks/{key}/links", "/api/v1/board/tasks/TASK/links",
+         {"session_ref": busy}, {}),  # the board's composer talks to it (below)
         ("POST", "/api/v1/hooks/claude", "/api/v1/hooks/claude",
          {"session_id": "leak-session", "hook_event_name": "PreToolUse", "cwd": str(git_repo),
           "tool_name": "Bash", "tool_input": {"command": f"curl -H 'x-api-key: {KEY}' x"}},
@@ -269,6 +291,11 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
         ("GET", "/board/static/{name}", "/board/static/app.js", {}),
         ("POST", "/board/t/{key}/comments", "/board/t/TASK/comments", {"body": f"{KEY}?"}),
         ("POST", "/board/t/{key}/stage", "/board/t/TASK/stage", {"stage": "review"}),
+        ("POST", "/board/t/{key}/talk/{session_id}", f"/board/t/TASK/talk/{busy}",
+         {"text": f"{KEY}!", "mode": "queue"}),
+        ("GET", "/board/f/talk/{key}/{session_id}", f"/board/f/talk/TASK/{busy}", {}),
+        ("POST", "/board/t/{key}/talk/{session_id}/cancel/{message_id}",
+         f"/board/t/TASK/talk/{busy}/cancel/MESSAGE", {"_": "cancel"}),
     ]
     routes = app_routes(served)
     called = {(method, route) for method, route, *_ in [*calls, *board]}
@@ -278,13 +305,18 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
 
     answers: list[tuple[str, httpx.Response]] = []
     run_id, detected, task, slug = "", "nothing-detected", "NO-TASK", "no-project"
+    message = "no-message"
     async with httpx.AsyncClient(base_url=served.host.url, trust_env=False, timeout=60,
                                  headers={"Authorization": f"Bearer {served.token}"}) as http:
         for method, route, path, body, query in calls:
             path = (path.replace("RUNID", run_id).replace("DETECTED", detected)
                     .replace("RUN", f"/api/v1/pipelines/runs/{run_id}")
-                    .replace("TASK", task).replace("SLUG", slug))
+                    .replace("TASK", task).replace("SLUG", slug)
+                    .replace("MESSAGE", message))
             response = await http.request(method, path, json=body, params=query)
+            if route == "/api/v1/sessions/{session_id}/messages" and method == "POST":
+                assert response.status_code == 201, response.text
+                message = response.json()["id"]
             answers.append((f"{method} {route}", response))
             if route == "/api/v1/pipelines/runs" and method == "POST":
                 assert response.status_code == 201, response.text
@@ -303,12 +335,14 @@ async def test_no_route_answers_the_planted_key(served: Served, tmp_path: Path,
         answers += [("POST /api/v1/board/login-link", link), ("GET /board/login", signed)]
         csrf = (await web.get("/board")).text.split('name="csrf-token" content="')[1][:64]
         for method, route, path, form in board[2:]:
-            path = path.replace("TASK", task).replace("SLUG", slug)
+            path = path.replace("TASK", task).replace("SLUG", slug).replace("MESSAGE", message)
             response = await web.request(method, path, data={**form, "csrf": csrf} if form
                                          else None, headers={"Origin": served.host.url
                                                              .rstrip("/"), "HX-Request": "true"})
             assert response.status_code == 200, (route, response.text[:300])
             answers.append((f"{method} {route}", response))
+            if route == "/board/t/{key}/talk/{session_id}":  # the message the board queued
+                message = response.text.split('id="message-', 1)[1].split('"', 1)[0]
     served_ok = {name for name, r in answers if r.status_code < 400}
     assert "POST /api/v1/accounts" in served_ok  # the key was planted
     assert "POST /api/v1/accounts/{provider}/{label}/check" in served_ok

@@ -32,6 +32,7 @@ STATUS: tuple[tuple[type[e.RelayError], int], ...] = (
     (e.HandoffRefusedError, 409),
     (e.HandoffTransitionError, 409),
     (e.UnsupportedCapabilityError, 409),
+    (e.MessageRefusedError, 409),
     (e.PipelineUntrustedError, 403),
     (e.PipelineInvalidError, 422),
     (e.TaskTooLargeError, 413),

@@ -122,20 +122,21 @@ async def _say(attached: Attached, session_id: str, text: str, args: argparse.Na
     if args.json:
         _json(sent.model_dump(mode="json"))
     else:
-        for line in said_lines(sent):
+        for line in said_lines(sent, hint=not attached.hosting):
             console.print(line, markup=False, highlight=False)
     return await _follow_here(attached, session_id, after, args, console)
 
 
-def said_lines(sent: SessionMessage) -> list[str]:
-    """What happened to a message just sent, and what can be done about it."""
+def said_lines(sent: SessionMessage, *, hint: bool = True) -> list[str]:
+    """What happened to a message just sent, and what can be done about it (``hint``: the
+    command that follows what it started)."""
     sid = sent.session_id
     if sent.state == "delivered" and sent.how == "steer":
         return [f"Steered into session {sid}'s running turn."]
     if sent.state == "delivered":
         how = "its agent's own conversation" if sent.how == "resume" else "Relay's brief"
         return [f"Session {sid} goes on with your message: a new run", f"continuing {how}.",
-                f"  → follow: {cli(f'show {sid} --follow')}"]
+                *([f"  → follow: {cli(f'show {sid} --follow')}"] if hint else [])]
     if sent.state in ("cancelled", "failed"):
         return [f"Message {sent.id} was not delivered ({sent.state})"
                 + (f": {sent.error}" if sent.error else ".")]
@@ -200,26 +201,25 @@ async def _fork(attached: Attached, session_id: str, args: argparse.Namespace,
     if args.json:
         _json(forked.model_dump(mode="json"))
     else:
-        for line in fork_lines(forked):
+        for line in fork_lines(forked, hint=not attached.hosting):
             console.print(line, markup=False, highlight=False)
     return await _follow_here(attached, forked.session_id, 0, args, console)
 
 
-def fork_lines(forked: ForkResult) -> list[str]:
+def fork_lines(forked: ForkResult, *, hint: bool = True) -> list[str]:
     carried = ("the conversation" + (f" up to turn {forked.turns}" if forked.turns else "")
                if forked.how == "conversation" else "Relay's signed brief")
     at = f" at {forked.sha[:12]}" if forked.sha else ""
     return [f"Forked session {forked.parent_id} as {forked.session_id}{at},",
             f"carrying {carried}" + (f" (branch {forked.branch})." if forked.branch else "."),
-            f"  → follow: {cli(f'show {forked.session_id} --follow')}"]
+            *([f"  → follow: {cli(f'show {forked.session_id} --follow')}"] if hint else [])]
 
 
 async def _follow_here(attached: Attached, session_id: str, after: int,
                        args: argparse.Namespace, console: Console) -> int:
-    """When this command hosts and the session now runs here, follow it to its end (it
-    would end with this process); else return at once (the host runs it)."""
-    engine = attached.engine
-    if engine is None or not engine.is_running_here(session_id):
+    """When this command hosts, follow the session to its end (what it started would end
+    with this process); else return at once (the host runs it)."""
+    if not attached.hosting:
         return 0
     from relay.cli.hosted import follow_session
     from relay.cli.render import StreamPrinter, session_footer

@@ -21,7 +21,10 @@ try:
 except ImportError:  # chromium() fails the test with what to install
     pass
 
+from relay.api.client import RelayClient
+from relay.core.events import NeedsInput
 from relay.core.hostfile import read_host, read_token
+from relay.core.models import SessionSpec
 from tests.api.test_mcp_http import mcp_session
 from tests.api.web.browser import chromium, console, executables, shoot, viewport
 from tests.api.web.conftest import SCRIPT
@@ -43,6 +46,32 @@ def hook(url: str, token: str, event: dict[str, Any]) -> None:
     r = httpx.post(f"{url}/api/v1/hooks/claude", json=event, trust_env=False,
                    headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200, r.text
+
+
+def busy_demo(relay_home: Path, repo: Path) -> str:
+    """A demo session in the host that waits for an answer (busy until then)."""
+    async def starting() -> str:
+        client = RelayClient.for_home(relay_home)
+        assert client is not None
+        async with client:
+            sid = await client.start_session(SessionSpec(repo=repo, task="notes",
+                                                         runtime="demo", demo_ask=True,
+                                                         approvals="ask"))
+            async for record in client.follow(sid):
+                if isinstance(record.event, NeedsInput):
+                    return sid
+        raise AssertionError("the demo ended without asking")
+    return asyncio.run(starting())
+
+
+def say(relay_home: Path, sid: str, text: str) -> None:
+    """A message from another client (relay-cli, the window…) through the host's API."""
+    async def saying() -> None:
+        client = RelayClient.for_home(relay_home)
+        assert client is not None
+        async with client:
+            await client.talk.say(sid, text, source="cli")
+    asyncio.run(saying())
 
 
 def wait(web: Chrome) -> WebDriverWait[Chrome]:
@@ -135,6 +164,21 @@ def test_the_board_in_a_real_browser(host_proc: subprocess.Popen[str], relay_hom
                         .get_attribute("value") == "")
         comments = mcp(url, token, "board_comments", key=key)["comments"]
         assert [c["body"] for c in comments] == ["Please add a phone screenshot <b>too</b>"]
+        # a Relay session linked to the task: its composer queues a message for its turn's
+        # end, and one another client sends shows up (the queue is polled)
+        sid = busy_demo(relay_home, git_repo)
+        mcp(url, token, "board_link", key=key, session_id=sid)
+        web.get(f"{url}/board/t/{key}")
+        composer = wait(web).until(ec.presence_of_element_located((By.ID, f"talk-text-{sid}")))
+        composer.send_keys("Also add a changelog")
+        web.find_element(By.CSS_SELECTOR, f"#talk-{sid} button[value=queue]").click()
+        queue = (By.ID, f"talk-queue-{sid}")
+        wait(web).until(ec.text_to_be_present_in_element(queue, "Also add a changelog"))
+        wait(web).until(lambda w: w.find_element(By.ID, f"talk-text-{sid}")
+                        .get_attribute("value") == "")
+        say(relay_home, sid, "sent from the terminal")
+        wait(web).until(ec.text_to_be_present_in_element(queue, "sent from the terminal"))
+        shoot(web, "desktop-composer")
         # the stage form moves it as the owner; the agent's next move shows on the task page
         mcp(url, token, "board_set_stage", key=key, stage="live")
         wait(web).until(ec.text_to_be_present_in_element(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Coroutine
-from typing import Any, get_args
+from typing import Any, cast, get_args
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, Request
@@ -285,7 +285,8 @@ async def post_talk(request: Request, key: str, session_id: str) -> Response:
         return message(request, 400, "No such way to send", f"{mode!r} is not one.",
                        hint="Send, Steer now or Interrupt & send.")
     sid = await _linked(request, key, session_id)
-    await host(request).engine.talk.say(sid, text, mode=mode, source="board")
+    await host(request).engine.talk.say(sid, text, mode=cast(MessageMode, mode),
+                                        source="board")
     return await _talk_answer(request, key, sid)
 
 
