@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -153,3 +154,21 @@ def test_keyring_metadata_and_backends_are_frozen() -> None:
     assert "copy_metadata('keyring')" in text  # keyring finds backends through entry points
     assert "collect_submodules('keyring.backends')" in text
     assert "collect_submodules('relay.runtimes')" in text  # the registry imports adapters by name
+
+
+def test_the_tui_and_textual_freeze() -> None:
+    """relay-cli tui: Textual loads its widgets by name and reads its version from metadata;
+    its CSS and the TUI's are Python strings — a .tcss file would need a DATAS entry."""
+    text = ast.unparse(spec_tree())
+    assert "collect_submodules('textual.widgets')" in text
+    assert "copy_metadata('textual')" in text
+    shipped = {source for source, _ in spec_datas()}
+    tui = REPO / "app" / "relay" / "cli" / "tui"
+    assert (tui / "app.py").is_file()
+    loose = {p for p in tui.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
+    assert loose - shipped == set()
+    found = importlib.util.find_spec("textual")
+    assert found is not None
+    assert found.origin is not None
+    textual_css = [p.name for p in Path(found.origin).parent.rglob("*.tcss")]
+    assert textual_css == [], "textual ships CSS files now: add them to the spec's DATAS"

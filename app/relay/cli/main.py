@@ -194,6 +194,10 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import setup_cmd
 
             return await setup_cmd.setup(config, args, console)
+        case "tui":
+            from relay.cli.tui import command as tui_cmd
+
+            return await tui_cmd.tui(config, args, console)
         case "hook":  # `relay-cli --home DIR hook claude`: the fast path in main() took the rest
             from relay.cli.hook_client import main as hook
 

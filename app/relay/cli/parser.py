@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "show": "replay a session from the store",
     "stop": "stop a running session (it ends cancelled)",
     "sessions": "list sessions",
+    "tui": "a full-screen terminal client: sessions, live streams, talk to the agent",
     "demo": "a complete demo session in a temporary repository",
     "recover": "carry on handoffs a stopped Relay left unfinished",
     "doctor": "what is installed and what is missing",
@@ -328,6 +329,11 @@ def _setup(sub: LazySubParsers) -> None:
     setup_cmd.register(sub)
 
 
+def _tui(sub: LazySubParsers) -> None:
+    from relay.cli.tui import command
+    command.register(sub)
+
+
 def _hook_arguments(sub: LazySubParsers) -> None:
     """``hook claude [--data-dir DIR] [--headers]``: relay.cli.hook_client (the console
     script and the frozen entry run it before parsing anything; this is for --help and
@@ -353,7 +359,7 @@ _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "finish": _history, "mcp": _mcp, "serve": _serve, "status": _status, "token": _token,
     "permission-bridge": _permission, "answer": _answer, "say": _talk, "messages": _talk,
     "interrupt": _talk, "fork": _talk, "setup": _setup,
-    "hook": _hook_arguments,
+    "hook": _hook_arguments, "tui": _tui,
 }
 
 

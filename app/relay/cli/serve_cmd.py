@@ -88,7 +88,8 @@ async def serve(config: Config, args: argparse.Namespace, console: Console) -> i
 
 
 #: how ``status`` and ``serve`` name a host, by host.json's ``kind``
-HOST_KINDS = {"window": "the window", "serve": "headless", "run": "a relay-cli run"}
+HOST_KINDS = {"window": "the window", "serve": "headless", "run": "a relay-cli run",
+              "tui": "a relay-cli tui"}
 
 
 def host_kind(kind: str) -> str:
