@@ -227,13 +227,16 @@ async def test_a_relay_run_claude_session_is_linked_and_gets_its_sessions_commen
         repo_sql.run_agent_session(run_id, SID, None)]))
     task = await engine.board.create_task(str(repo), "Relay-run", session=session_id)
     await engine.board.comment(task.key, "For the Relay session")
+    # a session Relay runs gets its task's comments in its inbox, delivered at a turn's end
+    queued = await engine.talk.messages(session_id, pending=True)
+    assert [(m.kind, m.text) for m in queued] == [("board", "For the Relay session")]
     answer = await engine.board.hook(start(repo))
     assert engine.board.live_states().get(SID).relay_session_id == session_id  # type: ignore[union-attr]
     changes = await live_events(engine)
     assert changes[-1].relay_session_id == session_id
     assert "For the Relay session" not in json.dumps(answer)
     answer = await engine.board.hook(prompt(repo))
-    assert "For the Relay session" in answer["hookSpecificOutput"]["additionalContext"]
+    assert "For the Relay session" not in json.dumps(answer)  # not a second time by a hook
     card = (await engine.board.task(task.key)).card
     assert card.sessions[0].live is not None
     assert card.sessions[0].live.state == "working"

@@ -223,13 +223,18 @@ async def test_continue_session_resumes_in_the_same_worktree(engine: Engine, git
     assert again.usage.input_tokens == sum(r.usage.input_tokens or 0 for r in runs)
 
 
-async def test_continue_refuses_a_running_or_unstarted_session(engine: Engine, git_repo: Path,
-                                                               tmp_path: Path) -> None:
+async def test_continue_without_a_conversation_starts_from_relays_brief(
+        engine: Engine, git_repo: Path, tmp_path: Path) -> None:
     failed = await engine.run_session(SessionSpec(repo=git_repo, task="t",  # never got an agent
                                                   setup_command=["false"]))
     assert failed.state == "failed"
-    with pytest.raises(SessionNotFoundError, match="never started"):
-        await engine.continue_session(failed.id, "more")
+    assert failed.agent_session_id is None
+    await engine.continue_session(failed.id, "more")  # nothing to resume: a run with the brief
+    with pytest.raises(SessionNotFoundError, match="still"):
+        await engine.continue_session(failed.id, "again")  # it runs now
+    row = await engine.wait_session(failed.id)
+    assert row.state == "completed", row.reason
+    assert len(await engine.runs(failed.id)) == 1
 
 
 async def test_stop_before_the_agent_started_really_stops(engine: Engine, git_repo: Path) -> None:

@@ -281,7 +281,10 @@ class HookHandler:
     async def _open_comments(self, session: HookedSession) -> list[Comment]:
         refs = [session.agent_session_id, session.relay_session_id or ""]
         tasks = await self.board.db.linked_tasks(refs)
-        return await self.board.db.comments(tasks, unacked=True) if tasks else []
+        found = await self.board.db.comments(tasks, unacked=True) if tasks else []
+        # what went to a Relay-run session's inbox reaches its agent there, not here
+        relay = session.relay_session_id
+        return [c for c in found if not relay or c.delivered_to != relay]
 
     async def _stop(self, session: HookedSession) -> dict[str, Any]:
         comments = await self._open_comments(session)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -120,6 +120,10 @@ class BoardService:
         self._lock = asyncio.Lock()
         self.live = LiveTable()
         self.hooks = HookHandler(self)
+        #: an owner's comment on a task linked to a session Relay runs goes to that
+        #: session's inbox through this (the engine's ``talk.board_comment``); the hooks
+        #: bring it to sessions Relay does not run
+        self.to_relay_session: Callable[[str, Comment], Awaitable[None]] | None = None
 
     async def open(self) -> None:
         """Load the hooked sessions' last states (so :meth:`live_states` is in memory); those
@@ -389,7 +393,12 @@ class BoardService:
             await self._write([self.db.insert_comment(task_id, comment)], "comment", "created",
                               task.project, task.key, {"id": comment.id,
                                                        "author_kind": author_kind}, author)
-            return comment
+            links = (await self.db.links([task_id])).get(task_id, [])
+        if author_kind == "owner" and self.to_relay_session is not None:
+            for ref, kind in links:
+                if kind == "relay":
+                    await self.to_relay_session(ref, comment)
+        return comment
 
     async def comments(self, key: str, *, unread: bool = False) -> list[Comment]:
         """The task's comments, oldest first; ``unread``: the owner's not acknowledged."""

@@ -122,6 +122,15 @@ class SessionNotFoundError(RelayError):
     """No session has the given id."""
 
 
+class MessageNotFoundError(SessionNotFoundError):
+    """A session has no message with the given id (relay.sessions.inbox)."""
+
+
+class MessageRefusedError(RelayError):
+    """A message cannot be sent, edited or cancelled now (it is on its way, or was
+    delivered; an attachment is not a file the agent may read)."""
+
+
 class UnknownRuntimeError(RelayError):
     """No runtime has the given name."""
 

@@ -23,7 +23,6 @@ from relay.core.accounts import AccountBook
 from relay.core.audit import AuditLog, DbAnchor
 from relay.core.audit_trail import AuditTrail
 from relay.core.bus import EventBus
-from relay.core.capabilities import Cap
 from relay.core.config import Config, load_config
 from relay.core.errors import HandoffRefusedError, RelayError, SessionNotFoundError, StoreError
 from relay.core.events import (
@@ -51,10 +50,12 @@ from relay.runtimes.registry import adapter_class, available_runtimes
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import FaultHook, HandoffCoordinator, no_faults
 from relay.sessions.handoff import HandoffRecord
+from relay.sessions.inbox import Inbox, Letter
 from relay.sessions.orphans import stop_orphan_agents
 from relay.sessions.repo_check import check_repository
 from relay.sessions.run_types import Continuation, Recovery, Services, WaitRecovery
 from relay.sessions.runner import SessionRunner, new_id
+from relay.sessions.talking import brief_prompt, can_resume
 from relay.sessions.worktree import Workspace
 from relay.wallet.service import Wallet, WalletGuard
 
@@ -92,14 +93,18 @@ class Engine:
         self.wallet = Wallet(config, store, writer, self.accounts)
         self._detector: Detector | None = None
         self._pipelines: Pipelines | None = None
-        #: review comments on diffs, sent to a session's agent when it is free
-        self.review = Review(store, writer, self.continue_session, self.is_running_here)
+        #: every session's messages to its agent: queued, steered, delivered
+        self.inbox = Inbox(store, writer)
+        #: review comments on diffs: queued in the inbox, sent when the agent is free
+        self.review = Review(store, writer, self.inbox, lambda sid: self.talk.deliver(sid))
         self._history: History | None = None
         self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
         #: follow-ups, the queue, steer, interrupt and forks (relay.engine.talk)
         self.talk = Talk(self)
+        self.board.to_relay_session = self.talk.board_comment  # its comments reach the inbox
         self.services = Services(self.coordinator, self.breakers, self.accounts,
-                                 guard=WalletGuard(self.wallet), guard_for=self.board.session_guard)
+                                 guard=WalletGuard(self.wallet), guard_for=self.board.session_guard,
+                                 inbox=self.inbox)
         self.recovered: list[str] = []
         #: unfinished pipeline runs a recovering engine took up
         self.recovered_runs: list[str] = []
@@ -161,7 +166,7 @@ class Engine:
                 await engine.audit.catch_up_after_crash(store.sessions, _owned_elsewhere)
             await engine._recover_orphans(recover)
             if recover:  # a long-lived engine also takes up pipeline runs other engines abandon
-                await engine.review.deliver_all()
+                await engine.talk.deliver_all()  # what finished sessions have queued
                 engine._watch = asyncio.create_task(engine._watch_pipelines(),
                                                     name="relay-pipelines")
         except BaseException:
@@ -309,19 +314,24 @@ class Engine:
         self.knowledge.scan_soon(repo)  # in the background: never delays or fails the session
         return session_id
 
-    async def continue_session(self, session_id: str, prompt: str) -> str:
-        """Resume a finished session's agent conversation with a new prompt (a new run).
+    async def continue_session(self, session_id: str, prompt: str, *,
+                               carrying: list[Letter] | None = None) -> str:
+        """Continue a finished session with a new prompt (a new run of the same session).
 
-        The agent resumes its own session (``--resume`` / ``exec resume``) in the same
-        worktree. Raises a RelayError when there is nothing to resume.
+        The agent resumes its own conversation (``--resume`` / ``exec resume``) in the same
+        worktree; where there is none to resume (no agent session, a runtime without
+        resume) the new run's prompt is Relay's brief of the session and ``prompt``.
+        ``carrying``: inbox messages the run delivers (marked so when it starts). Raises a
+        RelayError when there is nothing to continue in.
         """
         check_task(prompt, "The prompt")
         row = await self.store.sessions.get(session_id)
         if self.is_running_here(row.id) or not row.finished:
             raise SessionNotFoundError(f"Session {row.id} is still {row.state}.",
-                                       "Wait for it to finish (or stop it) before continuing it.")
-        if not row.agent_session_id or not row.workdir:
-            raise SessionNotFoundError(f"Session {row.id} never started an agent session to resume.",
+                                       "Send it a message instead: `relay-cli say "
+                                       f"{row.id} TEXT` (it goes when the turn ends).")
+        if not row.workdir:
+            raise SessionNotFoundError(f"Session {row.id} never got a folder to work in.",
                                        "Start a new session instead.")
         spec = await self.store.sessions.spec(row.id)
         previous = Usage()
@@ -332,17 +342,22 @@ class Engine:
         last = next((r for r in reversed(runs) if r.agent_session_id == row.agent_session_id),
                     None)
         runtime = last.runtime if last else spec.runtime
-        adapter_class(runtime)(None).capabilities.require(Cap.RESUME)
-        cont = Continuation(prompt=prompt, agent_session_id=row.agent_session_id, runtime=runtime,
+        workspace = Workspace(Path(row.workdir), row.branch, row.branch is not None)
+        resume = row.agent_session_id if row.agent_session_id and can_resume(runtime) else None
+        if resume is None:  # Relay's brief carries the session instead
+            prompt = await brief_prompt(self.store, row.id, spec.task, workspace, prompt)
+        cont = Continuation(prompt=prompt, agent_session_id=resume, runtime=runtime,
                             # what the user asked for applies to the first entry's runtime;
                             # runs.model holds what the agent reported, not what to pass back
                             model=spec.model if runtime == entry_runtime(chain_of(spec)[0])
                             else None,
-                            workspace=Workspace(Path(row.workdir), row.branch, row.branch is not None),
-                            previous_total=previous)
+                            workspace=workspace, previous_total=previous if resume else Usage())
         await self._own(row.id)
-        self._launch(SessionRunner(row.id, spec, self.config, self.writer, self.services,
-                                   continuation=cont))
+        runner = SessionRunner(row.id, spec, self.config, self.writer, self.services,
+                               continuation=cont)
+        if carrying:
+            runner.talk.carry(carrying, "resume" if resume else "brief")
+        self._launch(runner)
         return row.id
 
     async def _own(self, session_id: str) -> None:
@@ -360,11 +375,11 @@ class Engine:
         sid = runner.session_id
         try:
             await self._run(runner)
-            try:  # review comments that waited for this run are its next instruction
-                await self.review.deliver(sid)
+            try:  # messages queued after the run's last delivery point: its next run
+                await self.talk.deliver(sid)
             except RelayError as exc:
-                log.warning("review comments of %s not sent: %s", sid, exc.message)
-        finally:  # (a delivered comment registered the session's next task already)
+                log.warning("messages to %s not sent: %s", sid, exc.message)
+        finally:  # (a delivered message registered the session's next task already)
             if self._tasks.get(sid) is asyncio.current_task():
                 del self._tasks[sid]
 

@@ -42,6 +42,7 @@ from relay.core.events import (
     Usage,
     utcnow,
 )
+from relay.core.present import clip
 from relay.runtimes.base import RunRequest, RuntimeAdapter, RuntimeInfo
 
 DEMO_MODEL = "relay-demo-scripted"
@@ -71,6 +72,36 @@ class DemoAdapter(RuntimeAdapter):
         self._between_turns.set()
         #: questions waiting for answer_input: request id → the option picked
         self._asked: dict[str, asyncio.Future[str | None]] = {}
+        #: messages steered in mid-turn, not yet acknowledged in the stream
+        self._steered: list[str] = []
+        self._running = False
+        #: the turn was interrupted (stop ends it as "interrupted", the conversation stays)
+        self._interrupted = False
+
+    async def steer(self, text: str) -> None:
+        """The message shows in the simulated stream before the next step."""
+        if not self._running:
+            raise RelayError("The demo agent has no turn running.", "Send the message queued.")
+        self._steered.append(text)
+
+    async def interrupt(self) -> None:
+        """Ends the current turn at once; the conversation resumes with the next message."""
+        if not self._running:
+            raise RelayError("The demo agent has no turn running.", "Send a message instead.")
+        self._interrupted = True
+        self._stop.set()
+
+    def _ended(self) -> AgentEvent:
+        """How the run ends when stopped: interrupted (resumable) or cancelled."""
+        if self._interrupted:
+            return self._ev(SessionEnded(outcome="interrupted",
+                                         reason="(simulated) the turn was interrupted"))
+        return self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+
+    def _acknowledged(self) -> list[AgentEvent]:
+        said, self._steered = self._steered, []
+        return [self._ev(AssistantText(text=f"(simulated) Noted mid-turn: “{clip(text, 200)}”"
+                                            " — taking it into account.")) for text in said]
 
     async def answer_input(self, request_id: str, option_id: str | None = None, *,
                            text: str | None = None) -> None:
@@ -114,6 +145,15 @@ class DemoAdapter(RuntimeAdapter):
         return event.model_copy(update={"runtime": self.name, "simulated": True})
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        self._running = True
+        try:
+            async with contextlib.aclosing(self._run(request)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self._running = False
+
+    async def _run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         delay = float(str(request.options.get("step_delay", 0.3)))
         limit_after = request.options.get("limit_after")
         sid = request.resume_id or request.agent_session_id or str(uuid.uuid4())
@@ -138,7 +178,7 @@ class DemoAdapter(RuntimeAdapter):
                 yield self._ev(_permission(sid))
                 answer = await self._ask(waiting)
                 if self._stop.is_set():
-                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    yield self._ended()
                     return
                 if answer != "allow":
                     for event in _refused(sid):
@@ -146,8 +186,10 @@ class DemoAdapter(RuntimeAdapter):
                     return
             for event in step(request, sid):
                 if self._stop.is_set():
-                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    yield self._ended()
                     return
+                for said in self._acknowledged():
+                    yield said
                 yield self._ev(event)
                 await _pause(delay, self._stop)
             self._between_turns.set()
@@ -156,7 +198,7 @@ class DemoAdapter(RuntimeAdapter):
                                                   "Relay stops me."))
                 await _pause(HOLD_MAX_S, self._stop)
                 if self._stop.is_set():
-                    yield self._ev(SessionEnded(outcome="cancelled", reason="stopped by Relay"))
+                    yield self._ended()
                     return
             reset_after = float(str(request.options.get("reset_after", 5 * 3600)))
             reading = _reading(request.options.get("quota"), turn, reset_after)
@@ -296,7 +338,9 @@ def _edit_notes(req: RunRequest, sid: str) -> list[AgentEvent]:
 
 
 def _resume_note(req: RunRequest, sid: str) -> list[AgentEvent]:
-    return [AssistantText(text="(simulated) Resuming where the previous run stopped."),
+    said = "" if "Continuation contract" in req.prompt else \
+        f" You said: “{clip(' '.join(req.prompt.split()), 1200)}”"
+    return [AssistantText(text=f"(simulated) Resuming where the previous run stopped.{said}"),
             TurnCompleted(usage=_usage(2100, 40, 0), model=DEMO_MODEL)]
 
 

@@ -22,6 +22,7 @@ from relay.runtimes.registry import adapter_class
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import HandoffCoordinator
 from relay.sessions.handoff import HandoffRecord
+from relay.sessions.inbox import Inbox
 from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
 
@@ -31,7 +32,8 @@ class Continuation:
     """What a follow-up run of an existing session needs."""
 
     prompt: str
-    agent_session_id: str
+    #: the agent conversation to resume; None: a new run with Relay's brief in its prompt
+    agent_session_id: str | None
     runtime: str
     workspace: Workspace
     #: the model that agent session ran with (None: the runtime's default)
@@ -86,6 +88,9 @@ class Services:
     #: the guard on a session's tool calls (:mod:`relay.core.guard`): the engine gives one
     #: per session from the project's environments; None: nothing is guarded
     guard_for: GuardFor | None = None
+    #: the sessions' inbox (:mod:`relay.sessions.inbox`): queued messages go at a turn's
+    #: end; None: nothing is delivered (a runner without an engine)
+    inbox: Inbox | None = None
 
 
 class TurnGuard(Protocol):

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from relay.core.config import Config
-from relay.core.errors import HandoffRefusedError, RelayError, StoreError
+from relay.core.errors import RelayError, StoreError
 from relay.core.events import (
     AgentError,
     AgentEvent,
@@ -50,13 +51,11 @@ from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions.approvals import InputGate
-from relay.sessions.coordinator import Brief, HandoffCoordinator, HandoffRequest
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.guarding import NONE_OPEN, GuardWatch, choose_entry
-from relay.sessions.handoff import HandoffRecord
+from relay.sessions.handing_off import Handoffs
 from relay.sessions.orphans import process_start_time
-from relay.sessions.pause import PauseRequest, SafePoints, pause_agent
-from relay.sessions.receiver import prepare_receiver
+from relay.sessions.pause import PauseRequest, SafePoints
 from relay.sessions.run_request import build_request, prepare_workspace, snapshot_run
 from relay.sessions.run_types import (
     Attempt,
@@ -72,6 +71,7 @@ from relay.sessions.run_types import (
     entry_index,
     retry_step,
 )
+from relay.sessions.talking import INTERRUPTED, Talking
 from relay.sessions.verifier import run_checks
 from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
@@ -79,11 +79,6 @@ from relay.wallet.model import GuardVerdict
 _FINAL: dict[str, SessionState] = {"completed": "completed", "failed": "failed",
                                    "cancelled": "cancelled", "interrupted": "interrupted"}
 CANCELLED_WAITING = "cancelled by the user while waiting"
-#: how a refused "hand off now" names what the session is doing
-_DOING: dict[Phase, str] = {"preparing": "preparing", "deciding": "between two runs",
-                            "verifying": "verifying", "handing_off": "handing off",
-                            "finished": "not running"}
-
 
 def new_id() -> str:
     """A short, sortable-enough session / run id."""
@@ -91,7 +86,7 @@ def new_id() -> str:
 
 
 @dataclass
-class SessionRunner:
+class SessionRunner(Handoffs):
     """Drives one session (or one follow-up run of it) to a final state."""
 
     session_id: str
@@ -119,14 +114,13 @@ class SessionRunner:
     #: why the wallet stopped this session (a budget is spent), once it has
     _stopped: str | None = field(default=None, init=False)
     gate: InputGate = field(init=False)  # the agent's open questions (needs input)
+    talk: Talking = field(init=False)  # steer, interrupt, the queue's delivery points
 
     def __post_init__(self) -> None:
+        self.talk = Talking(self.session_id, self.services.inbox, self.writer.store,
+                            self.spec.task)
         self.simulated = any(adapter_class(entry_runtime(e)).simulated for e in chain_of(self.spec))
         self.gate = InputGate(self.spec.approvals, lambda ev: self._emit(ev, self._run_id), self._state)
-
-    @property
-    def coordinator(self) -> HandoffCoordinator:
-        return self.services.coordinator
 
     def _label(self, event: AgentEvent) -> AgentEvent:
         """Stamp runtime and the simulation flag on Relay's own events too (the writer
@@ -176,6 +170,7 @@ class SessionRunner:
             self.phase = "finished"
             if self._pauser is not None:
                 self._pauser.cancel()
+        await self.talk.not_carried(f"the session {end.state} before a run carried it")
         await self._state(end.state, end.reason, refused=await self._refused())
         return end.state
 
@@ -186,62 +181,19 @@ class SessionRunner:
         if self.adapter is not None:
             await self.adapter.stop(grace=self.config.stop_grace)
 
-    # -- hand off now ---------------------------------------------------------------
+    @property
+    def run_id(self) -> str | None:
+        """The agent run under way (or the last one)."""
+        return self._run_id
 
-    def request_handoff(self, to_entry: str | None = None,
-                        reason: str = "requested by the user") -> str:
-        """Pause the agent at its next safe point and hand the task to ``to_entry``.
+    async def steer(self, text: str) -> None:
+        """Give the agent ``text`` mid-turn (the runtime's steer capability)."""
+        await self.talk.steer(self.adapter if self.phase == "running" else None, text)
 
-        ``to_entry`` defaults to the chain's next entry; an entry not in the chain
-        is inserted after the current one. Returns what will happen.
-
-        Raises:
-            HandoffRefusedError: nowhere to go, not handed off-able, or already under way.
-        """
-        if self._ws is None or self.phase not in ("running", "waiting"):
-            raise HandoffRefusedError(
-                f"Session {self.session_id} is {_DOING.get(self.phase, self.phase)}"
-                " right now, so it cannot be handed off.",
-                "Try again once its agent is working." if self.phase != "handing_off"
-                else "A handoff is already under way; watch it with `relay-cli show`.")
-        if self._pause is not None:
-            raise HandoffRefusedError("A handoff of this session was already requested.",
-                                      f"It goes to {self._pause.to_entry} at the next safe point.")
-        if not self._ws.is_worktree:
-            raise HandoffRefusedError("In-place sessions (--no-worktree) cannot be handed off.",
-                                      "Start the task in a worktree to be able to hand it off.")
-        current = self._chain[self._index]
-        target = to_entry or (self._chain[self._index + 1]
-                              if self._index + 1 < len(self._chain) else None)
-        if target is None:
-            raise HandoffRefusedError(f"{current} is the last entry of this session's chain.",
-                                      "Name where to hand off to: --to provider[:account].")
-        adapter_class(entry_runtime(target))  # an unknown runtime fails here, not later
-        if target == current:
-            raise HandoffRefusedError(f"The session already runs on {current}.",
-                                      "Name another provider or account.")
-        self._pause = PauseRequest(target, reason, agent_running=self.phase == "running")
-        self._safe.arm()
-        self._pauser = asyncio.create_task(self._pause_agent(self._pause),
-                                           name=f"relay-pause-{self.session_id}")
-        if self.phase == "waiting":
-            self._wake.set()
-            return f"handing off to {target} now (the session was waiting)"
-        return (f"pausing at the next safe point (at most {self.config.pause_timeout:g} s), "
-                f"then handing off to {target}")
-
-    async def _pause_agent(self, pause: PauseRequest) -> None:
-        coordinator, ws, run_id = self.coordinator, self._ws, self._run_id
-        assert ws is not None
-        current = self._chain[self._index]
-
-        async def stop() -> None:
-            if self.adapter is not None:
-                await self.adapter.stop(grace=self.config.stop_grace)
-
-        await pause_agent(pause, self._safe, begin=lambda: coordinator.begin(self._handoff_request(
-            ws, run_id, current, pause.to_entry, pause.reason)),
-            stop=stop, within=self.config.pause_timeout)
+    async def interrupt(self) -> None:
+        """Stop the current turn, not the session: queued messages go next, else the
+        session ends ``interrupted`` and the next message continues it."""
+        await self.talk.interrupt(self.adapter if self.phase == "running" else None)
 
     # -- the chain ------------------------------------------------------------------
 
@@ -305,14 +257,6 @@ class SessionRunner:
             return step
         return await self._run_from(recovery.workspace, chain, self._index, step)
 
-    def _handoff_request(self, ws: Workspace, from_run_id: str | None, from_entry: str,
-                         to_entry: str, reason: str | None,
-                         paused: str | None = None) -> HandoffRequest:
-        return HandoffRequest(session_id=self.session_id, task=self.spec.task, workspace=ws,
-                              from_run_id=from_run_id, from_entry=from_entry, to_entry=to_entry,
-                              reason=reason, simulated=self.simulated, paused=paused,
-                              acceptance=self.spec.verify)
-
     async def _run_from(self, ws: Workspace, chain: list[str], start: int, step: Step) -> Ended:
         """Run ``step``, then what its outcome's handler says, until one says how it ended."""
         self._ws, self._chain, self._index = ws, chain, start
@@ -327,6 +271,9 @@ class SessionRunner:
 
     async def _decide(self, ws: Workspace, attempt: Attempt) -> Step | Ended:
         """The handler of the attempt's outcome: the next step, or how the session ended."""
+        if self.talk.interrupted and not self._cancel.is_set() and self._stopped is None:
+            nxt = await self.talk.follow_up(attempt.step, attempt.outcome.agent_session_id, ws)
+            return nxt or Ended("interrupted", INTERRUPTED)
         match self._outcome_of(attempt.outcome, ws):
             case "stopped":
                 return await self._on_stopped()
@@ -368,6 +315,9 @@ class SessionRunner:
             await self._emit(Notice(message="The agent finished before it could be paused; "
                                             "no handoff."))
             await self._drop_pause("the agent finished first")
+        nxt = await self.talk.follow_up(attempt.step, attempt.outcome.agent_session_id, ws)
+        if nxt is not None:  # queued messages: the next run; verified after the last
+            return nxt
         failed = await self._verify(ws)
         if failed is None:
             return Ended("completed", attempt.outcome.reason)
@@ -430,62 +380,6 @@ class SessionRunner:
             self._stopped = None  # nowhere to go is the caller's to say, not a stop
         return index
 
-    async def _prepare_handoff(self, ws: Workspace, outcome: Outcome, from_entry: str,
-                               index: int, reason: str) -> Step:
-        self.phase = "handing_off"
-        record, brief = await self.coordinator.prepare(self._handoff_request(
-            ws, outcome.run_id, from_entry, self._chain[index], reason))
-        self._index = index
-        return await self._receiver(ws, record, brief, outcome.agent_session_id)
-
-    async def _receiver(self, ws: Workspace, record: HandoffRecord, brief: Brief,
-                        agent_session_id: str | None) -> Step:
-        """The receiving entry's first step: its brief, and its carried conversation."""
-        to_entry = record.to_entry or self._chain[self._index]
-        receiver = await prepare_receiver(
-            brief, from_entry=record.from_entry or "", to_entry=to_entry,
-            agent_session_id=agent_session_id, cwd=ws.path,
-            accounts=self.services.accounts)
-        if receiver.note:
-            await self._emit(Notice(category="fallback", message=receiver.note))
-        return Step(entry=to_entry, prompt=receiver.prompt, resume_id=receiver.resume_id,
-                    handoff=record, brief_file=receiver.brief_file)
-
-    async def _hand_off_now(self, ws: Workspace) -> Step:
-        """The agent has stopped (or was not running): carry the requested handoff out."""
-        assert self._pause is not None
-        pause, self._pause = self._pause, None
-        self.phase = "handing_off"
-        await self._settle(pause)
-        if pause.to_entry not in self._chain[self._index + 1:]:
-            self._chain.insert(self._index + 1, pause.to_entry)
-        index = self._chain.index(pause.to_entry, self._index + 1)
-        from_entry = self._chain[self._index]
-        req = self._handoff_request(ws, self._run_id, from_entry, pause.to_entry, pause.reason,
-                                    paused=pause.how or "the agent was not running")
-        record = pause.record or await self.coordinator.begin(req)
-        record, brief = await self.coordinator.resume(record, req)
-        self._index = index
-        return await self._receiver(ws, record, brief, self._agent_sid)
-
-    async def _drop_pause(self, why: str) -> None:
-        pause, self._pause = self._pause, None
-        if pause is None:
-            return
-        await self._settle(pause)
-        if pause.record is not None:
-            await self.coordinator.failed(pause.record, why)
-
-    async def _settle(self, pause: PauseRequest) -> None:
-        """The agent run is over: wait until the handoff is journaled, end the pauser."""
-        await pause.begun.wait()
-        task, self._pauser = self._pauser, None
-        if task is not None and not task.done():
-            task.cancel()
-        if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
     async def _wait(self, decision: Decision, entry: str) -> bool:
         """Wait for a retry or a reset; False when cancelled or handed off meanwhile."""
         assert decision.until is not None
@@ -516,6 +410,7 @@ class SessionRunner:
 
     async def _run_agent(self, ws: Workspace, step: Step) -> Outcome:
         if self._cancel.is_set():  # stopped while the workspace (or a handoff) was prepared
+            await self.talk.not_carried("the session was cancelled")
             await self._fail_handoff(step, "cancelled by the user")
             return Outcome("cancelled", "cancelled by the user before the agent started")
         runtime = entry_runtime(step.entry)
@@ -525,6 +420,7 @@ class SessionRunner:
             adapter = make_adapter(runtime)
             adapter.preflight(request)
         except RelayError as exc:
+            await self.talk.not_carried(f"{step.entry} cannot start: {exc.message}")
             await self._fail_handoff(step, f"{step.entry} cannot start: {exc.message}")
             raise
         self.adapter = adapter
@@ -532,12 +428,15 @@ class SessionRunner:
         self._run_id, self._agent_sid = run_id, None
         await self.writer.write(WriteOp(self.session_id, statements=[SessionsRepo.insert_run(
             run_id, self.session_id, runtime, step.entry, step.model)]))
+        await self.talk.run_started(run_id)
+        request = dataclasses.replace(request, next_input=self.talk.next_input(
+            lambda: self._run_id))
+        self.phase = "running"  # (before it is said: a message then finds the turn)
+        self._safe.new_run()
         await self._state("running")
         short = shortfall(runtime, request.permission)
         if short is not None:  # said before the agent works, not found later in the docs
             await self._emit(Notice(category="warning", message=short), run_id)
-        self.phase = "running"
-        self._safe.new_run()
         if step.handoff is not None:
             step.handoff = await self.coordinator.dispatched(step.handoff, run_id)
         ended, limit, agent_sid = await self._stream(adapter, request, run_id, step)
@@ -612,16 +511,6 @@ class SessionRunner:
         await self._fail_handoff(step, f"{step.entry} ended before working: "
                                        f"{ended.reason or ended.outcome}")
         return ended, limit, agent_sid
-
-    async def _hand_off_early(self, reason: str, run_id: str) -> None:
-        """The account nears its limit: hand off at the next safe point, before it blocks."""
-        if self._pause is not None or self.phase != "running":
-            return
-        try:
-            self.request_handoff(None, reason=reason)
-        except HandoffRefusedError as exc:
-            await self._emit(Notice(category="warning", message=(
-                f"No pre-emptive handoff: {exc.message}")), run_id)
 
     def _watch(self, run_id: str, entry: str) -> GuardWatch:
         """The wallet's watch over this run."""

@@ -328,6 +328,36 @@ MIGRATIONS: dict[int, str] = {
         UNIQUE (project_id, name)
     );
     """,
+    # talking to a session (issue 22): the session's inbox — messages queued for its agent,
+    # delivered at a turn boundary, steered in, or sent as a follow-up (relay.sessions.inbox)
+    12: """
+    CREATE TABLE session_messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL,
+        how TEXT,
+        attachments TEXT NOT NULL DEFAULT '[]',
+        meta TEXT NOT NULL DEFAULT '{}',
+        claim TEXT,
+        claimed_ms INTEGER,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        delivered_ms INTEGER,
+        run_id TEXT,
+        error TEXT
+    );
+    CREATE INDEX session_messages_session ON session_messages(session_id, state);
+    INSERT INTO session_messages (id, session_id, kind, body, mode, source, state, meta,
+        created_ms, updated_ms)
+    SELECT id, session_id, 'review', body, 'queue', 'review', 'queued',
+        json_object('comment_id', id, 'sha', sha, 'path', path, 'line', line, 'side', side,
+                    'excerpt', excerpt), created_ms, created_ms
+    FROM review_comments WHERE state IN ('queued', 'sending');
+    """,
 }
 
 LATEST = max(MIGRATIONS)
