@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from relay.core.config import load_config
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted, ToolCall, TurnCompleted
+from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from tests.conftest import make_repo
@@ -58,11 +61,11 @@ def inputs(*texts: str) -> Callable[[], Awaitable[str | None]]:
     return next_input
 
 
-async def asked(mock: MockAnthropic) -> None:
-    """Return once Claude's first request reached the mock (polled, with a deadline)."""
-    deadline = time.monotonic() + 20
-    while not mock.message_requests():
-        assert time.monotonic() < deadline, "Claude never asked the mock"
+async def asked(mock: MockAnthropic, n: int = 1) -> None:
+    """Return once Claude's ``n``-th request reached the mock (polled, with a deadline)."""
+    deadline = time.monotonic() + 30
+    while len(mock.message_requests()) < n:
+        assert time.monotonic() < deadline, f"the mock never saw {n} requests"
         await asyncio.sleep(0.05)
 
 
@@ -202,3 +205,58 @@ async def test_a_fork_at_turn_2_of_4_has_turns_1_and_2(real_claude: Path, tmp_pa
     assert "turn 3 question" not in sent
     assert "turn 4 question" not in sent
     assert "forked question" in sent
+
+
+# -- through the engine (h-inbox's runner and inbox) -------------------------------------
+
+
+@pytest.fixture
+async def engine(relay_home: Path) -> AsyncIterator[Engine]:
+    eng = await Engine.open(load_config())
+    yield eng
+    await eng.close()
+
+
+def point_engine_at(real_claude: Path, tmp_path: Path, mock: MockAnthropic,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in claude_env(tmp_path, mock).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RELAY_CLAUDE_BIN", str(real_claude))
+
+
+async def test_through_the_engine_queued_go_as_one_turn_and_steer_reaches_the_turn(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One Claude process: two messages queued during a slow first turn go as the second
+    turn (how="turn", once, together); a steer during that turn's tool call reaches it."""
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [
+        {**ANSWER, "text": "first turn done", "delay_s": 4},
+        {"tool_use": {"name": "Bash", "input": {"command": "sleep 3; echo hi"}},
+         "match": {"has_tools": True}},
+    ], "default": ANSWER}
+    with serve(script) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        sid = await engine.start_session(SessionSpec(repo=repo, task="Read the code.",
+                                                     runtime="claude", worktree=False))
+        await asked(mock)
+        assert (await engine.talk.abilities(sid)).busy
+        first = await engine.talk.say(sid, "QUEUED: also check the README")
+        second = await engine.talk.say(sid, "QUEUED: and the licence")
+        assert (first.state, second.state) == ("queued", "queued")
+        await asked(mock, 2)  # the queued turn's tool call runs for 3 s
+        steered = await engine.talk.say(sid, "STEER: skip the tests", mode="now")
+        row = await asyncio.wait_for(engine.wait_session(sid), 90)
+        requests = mock.message_requests()
+    assert row.state == "completed", row.reason
+    assert steered.how == "steer"
+    assert len(requests) == 3  # turn 1; turn 2 (queued) asks for Bash; its tool result
+    assert "QUEUED" not in conversation(requests[0])
+    last_user = [m for m in requests[1]["body"]["messages"] if m["role"] == "user"][-1]
+    assert "also check the README" in json.dumps(last_user)
+    assert "and the licence" in json.dumps(last_user)
+    assert conversation(requests[2]).count("also check the README") == 1
+    assert "STEER: skip the tests" in conversation(requests[2])
+    delivered = {m.id: m for m in await engine.talk.messages(sid)}
+    assert {delivered[first.id].how, delivered[second.id].how} == {"turn"}
+    assert delivered[first.id].run_id == delivered[second.id].run_id == steered.run_id
