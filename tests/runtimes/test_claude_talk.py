@@ -178,3 +178,29 @@ async def test_interrupt_between_turns_sends_nothing(stdin_log: Path, git_repo: 
                                                next_input=interrupt_then_done))
     assert ended(events).outcome == "completed"
     assert [line["line"]["type"] for line in lines_of(stdin_log)] == ["user"]
+
+
+def test_an_interrupted_prompt_stays_with_the_turn_before(tmp_path: Path) -> None:
+    """Shaped like 2.1.197's transcript after an interrupt (docs/claude-talk.md (b))."""
+    def user(uuid: str, parent: str | None, content: object) -> dict[str, object]:
+        return {"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": False,
+                "promptSource": "sdk", "message": {"role": "user", "content": content}}
+    entries = [
+        user("u1", None, "one"),
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1"},
+        user("u2", "a1", "two, interrupted"),
+        user("m2", "u2", [{"type": "text", "text": "[Request interrupted by user]"}]),
+        user("u3", "m2", "three"),
+        {"type": "user", "uuid": "t3", "parentUuid": "u3", "toolUseResult": {},
+         "message": {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}},
+        {"type": "assistant", "uuid": "a3", "parentUuid": "t3"},
+        user("u4", "a3", "four"),
+    ]
+    cwd = tmp_path / "repo"
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config")}
+    path = ClaudeHome(tmp_path / "config").transcript(cwd, "S")
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    assert ClaudeAdapter.fork_anchor("S", 1, cwd, env) == "m2"  # turn 1 + the interrupted one
+    assert ClaudeAdapter.fork_anchor("S", 2, cwd, env) == "a3"
+    assert ClaudeAdapter.fork_anchor("S", 3, cwd, env) is None
