@@ -260,3 +260,35 @@ async def test_through_the_engine_queued_go_as_one_turn_and_steer_reaches_the_tu
     delivered = {m.id: m for m in await engine.talk.messages(sid)}
     assert {delivered[first.id].how, delivered[second.id].how} == {"turn"}
     assert delivered[first.id].run_id == delivered[second.id].run_id == steered.run_id
+
+
+async def test_through_the_engine_interrupt_and_send(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Interrupt & send" stops a 30 s turn; the message goes next in the same process; a
+    bare interrupt of the next slow turn leaves the session interrupted, not failed."""
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [{**ANSWER, "delay_s": 30}, ANSWER, {**ANSWER, "delay_s": 30}],
+              "default": ANSWER}
+    with serve(script) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        started = time.monotonic()
+        sid = await engine.start_session(SessionSpec(repo=repo, task="Think slowly.",
+                                                     runtime="claude", worktree=False))
+        await asked(mock)
+        sent = await engine.talk.say(sid, "INSTEAD: answer briefly", mode="interrupt")
+        await asked(mock, 2)
+        row = await asyncio.wait_for(engine.wait_session(sid), 60)
+        requests = mock.message_requests()
+        assert row.state == "completed", row.reason
+        assert time.monotonic() - started < 25  # the 30 s turn was cut short
+        assert "[Request interrupted by user]" in conversation(requests[1])
+        assert "INSTEAD: answer briefly" in conversation(requests[1])
+        (message,) = await engine.talk.messages(sid)
+        assert (message.id, message.how) == (sent.id, "turn")
+
+        await engine.talk.say(sid, "Now think slowly again.")  # a follow-up: a new run
+        await asked(mock, 3)
+        await engine.talk.interrupt(sid)
+        row = await asyncio.wait_for(engine.wait_session(sid), 60)
+    assert row.state == "interrupted", row.reason

@@ -112,6 +112,7 @@ class Talking:
             if not letters:
                 return None
             await self.inbox.delivered(letters, "turn", run_id())
+            self.interrupted = False  # an interrupted turn is followed by this one
             return render(letters)
 
         return ask
