@@ -22,6 +22,7 @@ from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import MessageMode, utcnow
 from relay.core.models import ForkResult, SessionMessage, SessionRow, TalkAbilities
 from relay.core.redact import scrub
+from relay.engine.fork import fork_session
 from relay.runtimes.registry import adapter_class
 from relay.sessions.inbox import Inbox, Letter, check_attachments, render
 from relay.sessions.talking import STEER_HINT
@@ -181,13 +182,8 @@ class Talk:
         """A new session in a new worktree at the snapshot of ``at_event`` (a stream row)
         or ``at_commit`` (default: the session's last snapshot), carrying the conversation
         up to there where the runtime can, else the signed brief (relay.engine.fork)."""
-        try:  # h-fork's module (issue 22); imported here: it builds on the engine
-            from relay.engine.fork import fork_session  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            raise NotImplementedError("forks are not built yet") from None
-        result: ForkResult = await fork_session(self.engine, session_id, at_event=at_event,
-                                                at_commit=at_commit, prompt=prompt)
-        return result
+        return await fork_session(self.engine, session_id, at_event=at_event,
+                                  at_commit=at_commit, prompt=prompt)
 
     async def abilities(self, session_id: str) -> TalkAbilities:
         """What the composer offers for this session now."""

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from relay.core.models import ForkOrigin
+
 EntryKind = Literal["run", "handoff", "verify", "state", "commit", "review", "pipeline"]
 CommitKind = Literal["snapshot", "run_end", "agent", "base"]
 CommentState = Literal["queued", "sent", "failed"]
@@ -62,6 +64,16 @@ class TimelineEntry:
 
 
 @dataclass(frozen=True)
+class ForkChild:
+    """A session forked from another: its id, state and task, and where it branched."""
+
+    session_id: str
+    state: str
+    task: str
+    origin: ForkOrigin
+
+
+@dataclass(frozen=True)
 class Timeline:
     session_id: str
     task: str
@@ -78,6 +90,10 @@ class Timeline:
     audit_problem: str | None = None
     #: files changed in the worktree and not committed yet
     uncommitted: int = 0
+    #: the session this one was forked from, and where (None: not a fork)
+    fork_of: ForkOrigin | None = None
+    #: the sessions forked from this one, oldest first
+    forks: list[ForkChild] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

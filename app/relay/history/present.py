@@ -7,6 +7,9 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel
+
+from relay.core.models import ForkOrigin
 from relay.history.diffmodel import FileDiff, totals
 from relay.history.model import ReviewComment, Timeline, TimelineEntry
 from relay.history.runs import RunTimeline
@@ -20,6 +23,8 @@ def jsonable(value: Any) -> Any:
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -60,6 +65,10 @@ def timeline_lines(line: Timeline) -> list[str]:
     out = [f"Session {line.session_id} · {line.state} · branch {line.branch or '(in place)'}"
            + (f" from {line.base_branch}" if line.base_branch else "")
            + (f" @ {line.base_sha[:10]}" if line.base_sha else "")]
+    if line.fork_of is not None:
+        out.append(f"forked from {line.fork_of.session_id} {fork_point(line.fork_of)}")
+    out.extend(f"forked as {child.session_id} {fork_point(child.origin)} · {child.state}"
+               for child in line.forks)
     if line.audit_ok is False:
         out.append(f"AUDIT LOG BROKEN: {line.audit_problem} — `relay-cli audit verify`")
     elif line.audit_ok:
@@ -72,6 +81,12 @@ def timeline_lines(line: Timeline) -> list[str]:
         out.append(f"{line.uncommitted} file(s) changed in the worktree and not committed yet")
     out.extend(_entry_line(e) for e in line.entries)
     return out
+
+
+def fork_point(origin: ForkOrigin) -> str:
+    """Where a fork branched and what it carries: "at 1a2b3c4d5e (turn 2, conversation)"."""
+    turn = f"turn {origin.turns}, " if origin.turns is not None else ""
+    return f"at {(origin.sha or '?')[:10]} ({turn}{origin.how})"
 
 
 def _entry_line(e: TimelineEntry) -> str:

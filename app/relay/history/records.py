@@ -11,9 +11,11 @@ from typing import Any
 from relay.core import audit
 from relay.core.audit_trail import AUDITED_KINDS
 from relay.core.errors import AuditError
-from relay.core.events import AgentEvent
+from relay.core.events import AgentEvent, SessionEnded, TurnCompleted
+from relay.core.models import ForkOrigin
 from relay.core.store.db import Store, from_ms
 from relay.core.store.sql import stored_event
+from relay.history.model import ForkChild
 
 #: the event kinds that tell a session's story: the ones the audit log records
 STORY_KINDS = tuple(sorted(AUDITED_KINDS))
@@ -59,6 +61,51 @@ async def story(store: Store, session_id: str) -> list[StoryEvent]:
 async def runs(store: Store, session_id: str) -> list[RunInfo]:
     return [RunInfo(r.id, r.attempt, r.runtime, r.entry or r.runtime, r.started_at, r.ended_at,
                     r.outcome) for r in await store.sessions.runs(session_id)]
+
+
+async def forks(store: Store, session_id: str) -> list[ForkChild]:
+    """The sessions whose spec says they were forked from ``session_id``, oldest first."""
+    async with store.conn.execute(
+            "SELECT id, state, task, json_extract(spec_json, '$.fork_of') FROM sessions"
+            " WHERE json_extract(spec_json, '$.fork_of.session_id') = ? ORDER BY created_ms",
+            (session_id,)) as cur:
+        rows = await cur.fetchall()
+    return [ForkChild(r[0], r[1], r[2], ForkOrigin.model_validate_json(r[3])) for r in rows]
+
+
+@dataclass(frozen=True)
+class TurnMark:
+    """Where a run's work stood in the stream: a user turn's end, or the run's end."""
+
+    id: int
+    run_id: str | None
+    #: ``turn``: a user turn of the agent conversation ended (a turn_completed carrying the
+    #: turn's result text — the agent's inner steps carry none); ``end``: the run ended
+    kind: str
+
+
+async def turn_marks(store: Store, session_id: str) -> list[TurnMark]:
+    """The session's user-turn ends and run ends, in stream order."""
+    out = []
+    for record in await store.events_after(0, session_id=session_id, limit=10_000_000,
+                                           kinds=("turn_completed", "session_ended")):
+        event = record.event
+        if isinstance(event, TurnCompleted) and event.result_text is not None:
+            out.append(TurnMark(record.id, record.run_id, "turn"))
+        elif isinstance(event, SessionEnded):
+            out.append(TurnMark(record.id, record.run_id, "end"))
+    return out
+
+
+async def last_event(store: Store, session_id: str, until_ms: int | None = None) -> int:
+    """The id of the session's last stream row (made by ``until_ms``); 0 when none."""
+    sql, params = "SELECT MAX(id) FROM events WHERE session_id=?", list[object]([session_id])
+    if until_ms is not None:
+        sql += " AND ts_ms <= ?"
+        params.append(until_ms)
+    async with store.conn.execute(sql, params) as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 @dataclass(frozen=True)

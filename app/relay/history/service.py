@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
@@ -26,7 +27,7 @@ from relay.core.store.db import Store
 from relay.history import git_history as gh
 from relay.history import merge, records
 from relay.history.diffmodel import FileDiff, totals
-from relay.history.model import FinishResult, FinishSummary, RewindResult, Timeline
+from relay.history.model import FinishResult, FinishSummary, ForkChild, RewindResult, Timeline
 from relay.history.review import Review
 from relay.history.runs import RunSource, RunTimeline, run_timeline
 from relay.history.timeline import build
@@ -50,6 +51,7 @@ class History:
 
     async def timeline(self, session_id: str) -> Timeline:
         row = await self.store.sessions.get(session_id)
+        spec = await self.store.sessions.spec(row.id)
         base = await self._base(row)
         runs = await records.runs(self.store, row.id)
         story = await records.story(self.store, row.id)
@@ -59,7 +61,13 @@ class History:
         dirty = (await asyncio.to_thread(gh.uncommitted, Path(row.workdir))
                  if row.branch and row.workdir else 0)
         comments = await self.review.comments(row.id)
-        return build(row, base, runs, story, audit_view, commits, comments, dirty)
+        return dataclasses.replace(
+            build(row, base, runs, story, audit_view, commits, comments, dirty),
+            fork_of=spec.fork_of, forks=await self.forks(row.id))
+
+    async def forks(self, session_id: str) -> list[ForkChild]:
+        """The sessions forked from this one (relay.engine.fork), oldest first."""
+        return await records.forks(self.store, (await self.store.sessions.get(session_id)).id)
 
     async def run_timeline(self, run_id: str) -> RunTimeline:
         """A pipeline run's lease log joined with the timelines of its steps' sessions."""
@@ -119,13 +127,16 @@ class History:
                                              f"relay/rewind-{info.sha[:10]}")
         if not continue_:
             return RewindResult(branch=name, sha=full, session_id=None)
-        spec = await self._continuation_spec(repo, full, origin, prompt, info.subject)
+        note = f"Relay rewound the repository to commit {full[:10]} ({info.subject})."
+        spec = await self.continuation_spec(repo, full, origin, prompt, note)
         new_id = await self._start(spec)
         return RewindResult(branch=name, sha=full, session_id=new_id)
 
-    async def _continuation_spec(self, repo: Path, sha: str, origin: str | None,
-                                 prompt: str | None, subject: str) -> SessionSpec:
-        note = f"Relay rewound the repository to commit {sha[:10]} ({subject})."
+    async def continuation_spec(self, repo: Path, sha: str, origin: str | None,
+                                prompt: str | None, note: str) -> SessionSpec:
+        """A new session's spec that goes on from commit ``sha``: the ``origin`` session's
+        (its task and chain; a rewind, a fork) with ``note`` saying where it starts, and
+        ``prompt`` when given."""
         if origin is None:
             if not prompt:
                 raise RelayError(f"Commit {sha[:10]} is not a Relay snapshot, so there is no "

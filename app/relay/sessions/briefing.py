@@ -67,11 +67,13 @@ def session_base(repo: pygit2.Repository, snap: pygit2.Commit) -> pygit2.Commit:
 
 
 @git_boundary
-def changed_paths(worktree: Path, snapshot_sha: str) -> list[str]:
-    """Files that differ between the session's starting commit and the snapshot."""
+def changed_paths(worktree: Path, snapshot_sha: str, base_sha: str | None = None) -> list[str]:
+    """Files that differ between the session's starting commit (``base_sha`` when given)
+    and the snapshot."""
     repo = pygit2.Repository(str(worktree))
     snap = repo.revparse_single(snapshot_sha).peel(pygit2.Commit)
-    base = session_base(repo, snap)
+    base = (repo.revparse_single(base_sha).peel(pygit2.Commit) if base_sha
+            else session_base(repo, snap))
     if base.id == snap.id:
         return []
     diff = repo.diff(base, snap)
@@ -205,6 +207,8 @@ _REASONS = {
     "overloaded": " after the previous agent's provider was overloaded",
     "verify_failed": " after the previous agent's work failed its acceptance checks",
     "requested by the user": " (the user handed it over from the previous agent)",
+    "fork": (" in a fork of the earlier session, from this snapshot (what the earlier "
+             "session did after it is not here)"),
 }
 
 
@@ -270,12 +274,13 @@ def instructions_in_force(worktree: Path, events: Sequence[AgentEvent]) -> list[
 def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord], worktree: Path,
                    branch: str | None, snapshot_sha: str, reason: str | None,
                    acceptance: Sequence[Sequence[str]] = (),
-                   facts: KnownFacts | None = None) -> ContractV2:
+                   facts: KnownFacts | None = None, base_sha: str | None = None) -> ContractV2:
     """A v2 contract for the next agent (unsigned).
 
     ``acceptance`` is the task's verify commands (argument arrays); a failing last
     verifier result for one of them comes first in the next action. ``facts`` adds the
-    knowledge graph's decisions and constraints for the session.
+    knowledge graph's decisions and constraints for the session; ``base_sha``: where the
+    session's work started, when ``worktree`` is not the session's own (a fork's).
     """
     facts = facts or KnownFacts()
     events = [r.event for r in records]
@@ -286,7 +291,7 @@ def build_contract(*, session_id: str, task: str, records: Sequence[EventRecord]
     failing = [r for r in checked if not r.passed]
     passed = [f"The acceptance check {_quoted(shlex.join(r.command))} passed when Relay last ran it."
               for r in checked if r.passed]
-    paths = changed_paths(worktree, snapshot_sha)
+    paths = changed_paths(worktree, snapshot_sha, base_sha)
     return ContractV2(
         contract_id=new_contract_id(), session_id=session_id, task_goal=task,
         next_action=next_action(reason=reason, failing=failing, in_flight=in_flight,

@@ -83,6 +83,15 @@ def no_faults(state: str) -> None:
     """The fault hook of real use: nothing happens."""
 
 
+async def verified_brief(folder: Path, key: bytes) -> Brief:
+    """The contract in ``folder`` read back and verified (never inject an unverified one),
+    rendered for the next agent and kept beside it as ``brief.md``."""
+    verified = await asyncio.to_thread(read_envelope, folder, key)
+    brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
+    await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
+    return brief
+
+
 class HandoffCoordinator:
     """Takes a session from one chain entry to the next."""
 
@@ -175,10 +184,7 @@ class HandoffCoordinator:
             await asyncio.to_thread(write_envelope, folder, contract, key, scrub=scrub_obj)
             record = await self._advance(record, "envelope_built", contract_dir=str(folder),
                                          detail=detail)
-        verified = await asyncio.to_thread(read_envelope, folder, key)  # never inject unverified
-        brief = Brief(render_markdown(verified), folder / BRIEF_FILE)
-        await asyncio.to_thread(write_atomic, brief.path, brief.markdown.encode())
-        return record, brief
+        return record, await verified_brief(folder, key)
 
     async def _known_facts(self, session_id: str) -> KnownFacts:
         if self.facts_source is None:
@@ -193,9 +199,12 @@ class HandoffCoordinator:
             return KnownFacts()
 
     async def _key_for(self, req: HandoffRequest, folder: Path, *, create: bool) -> bytes:
-        """A simulation's handoff: its own throwaway demo key (the user's vault is never
-        asked); any other: the vault's signing key."""
-        if req.simulated:
+        return await self.contract_key(folder, simulated=req.simulated, create=create)
+
+    async def contract_key(self, folder: Path, *, simulated: bool, create: bool = True) -> bytes:
+        """The key a contract in ``folder`` is signed with: a simulation's is its own
+        throwaway demo key (the user's vault is never asked); any other the vault's."""
+        if simulated:
             return await asyncio.to_thread(demo_key, folder, create=create)
         return await self._signing_key()
 

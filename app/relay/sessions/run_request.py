@@ -59,8 +59,12 @@ async def build_request(spec: SessionSpec, config: Config, continuation: Continu
         await emit(Notice(message=(
             f"{step.entry} is not a registered account, so it runs with the CLI's own "
             "login. Register it with `relay-cli accounts add`.")))
+    fork = spec.fork_of  # a fork's first run resumes a copy of its parent's conversation
+    forking = (continuation is None and fork is not None and fork.how == "conversation"
+               and step.resume_id is not None and step.resume_id == fork.agent_session_id)
     request = RunRequest(prompt=step.prompt, cwd=ws.path, model=step.model,
                          permission=spec.permission, resume_id=step.resume_id,
+                         fork=forking, resume_at=fork.resume_at if forking and fork else None,
                          inactivity_timeout=config.inactivity_timeout, options=options,
                          extra_env=env, drop_env=drop, brief_file=step.brief_file,
                          guard=await session_guard(spec, services, ws, emit))

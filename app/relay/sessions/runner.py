@@ -50,6 +50,7 @@ from relay.core.store.writer import EventWriter, WriteOp
 from relay.runtimes.base import RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
 from relay.runtimes.registry import adapter_class, make_adapter
+from relay.sessions import forking
 from relay.sessions.approvals import InputGate
 from relay.sessions.decision import Decision, Rules, decide
 from relay.sessions.guarding import NONE_OPEN, GuardWatch, choose_entry
@@ -214,6 +215,10 @@ class SessionRunner(Handoffs):
         step.entry = chain[index]
         if index:
             step.model = None  # the model asked for belongs to the first entry
+        if cont is None and self.spec.fork_of is not None:  # a fork carries its parent on
+            step = await forking.first_step(self.spec, step, ws, self.session_id,
+                                            self.coordinator, simulated=self.simulated,
+                                            emit=self._emit)
         return await self._run_from(ws, chain, index, step)
 
     async def _first_open_entry(self, chain: list[str], start: int = 0) -> int | None:
