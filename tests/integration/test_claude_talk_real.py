@@ -292,3 +292,34 @@ async def test_through_the_engine_interrupt_and_send(
         await engine.talk.interrupt(sid)
         row = await asyncio.wait_for(engine.wait_session(sid), 60)
     assert row.state == "interrupted", row.reason
+
+
+async def test_through_the_engine_a_fork_at_turn_2_of_4(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """h-fork's Talk.fork on the real CLI: the fork (its own worktree and branch) resumes a
+    copy of the conversation cut after turn 2 (fork_anchor on the parent's transcript)."""
+    repo = make_repo(tmp_path / "repo")
+    with serve({"turns": [], "default": ANSWER}) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        row = await engine.run_session(SessionSpec(repo=repo, task="turn 1 question",
+                                                   runtime="claude"))
+        assert row.state == "completed", row.reason
+        for n in (2, 3, 4):
+            await engine.continue_session(row.id, f"turn {n} question")
+            row = await asyncio.wait_for(engine.wait_session(row.id), 60)
+            assert row.state == "completed", row.reason
+        ends = [r for r in await engine.session_events(row.id)
+                if r.event.kind == "turn_completed" and r.event.result_text is not None]
+        assert len(ends) == 4
+        result = await engine.talk.fork(row.id, at_event=ends[1].id, prompt="forked question")
+        fork = await asyncio.wait_for(engine.wait_session(result.session_id), 60)
+        sent = conversation(mock.message_requests()[-1])
+    assert (result.how, result.turns) == ("conversation", 2)
+    assert fork.state == "completed", fork.reason
+    assert fork.workdir != row.workdir
+    assert "turn 1 question" in sent
+    assert "turn 2 question" in sent
+    assert "turn 3 question" not in sent
+    assert "turn 4 question" not in sent
+    assert "forked question" in sent
