@@ -44,11 +44,11 @@ async def test_a_comment_reaches_the_fake_agent_as_its_next_input(
     final = await engine.wait_session(row.id)
 
     calls = [json.loads(x) for x in log.read_text().splitlines()]
-    claude_calls = [c["argv"] for c in calls if Path(c["argv"][0]).name == "claude"]
+    claude_calls = [c for c in calls if Path(c["argv"][0]).name == "claude"]
     assert len(claude_calls) == 2
-    second = claude_calls[1]
+    second = claude_calls[1]["argv"]
     assert second[second.index("--resume") + 1] == row.agent_session_id  # the same conversation
-    prompt = " ".join(second)
+    prompt = claude_calls[1]["prompt"]  # stream-json input: the first stdin line
     assert "Please name this file in the README too." in prompt
     assert f"{path} line {first_added.new_no}" in prompt
     assert final.state == "completed"

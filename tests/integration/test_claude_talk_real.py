@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from relay.core.config import load_config
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted, ToolCall, TurnCompleted
+from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.runtimes.base import RunRequest
 from relay.runtimes.claude import ClaudeAdapter
 from tests.conftest import make_repo
@@ -58,11 +61,11 @@ def inputs(*texts: str) -> Callable[[], Awaitable[str | None]]:
     return next_input
 
 
-async def asked(mock: MockAnthropic) -> None:
-    """Return once Claude's first request reached the mock (polled, with a deadline)."""
-    deadline = time.monotonic() + 20
-    while not mock.message_requests():
-        assert time.monotonic() < deadline, "Claude never asked the mock"
+async def asked(mock: MockAnthropic, n: int = 1) -> None:
+    """Return once Claude's ``n``-th request reached the mock (polled, with a deadline)."""
+    deadline = time.monotonic() + 30
+    while len(mock.message_requests()) < n:
+        assert time.monotonic() < deadline, f"the mock never saw {n} requests"
         await asyncio.sleep(0.05)
 
 
@@ -197,6 +200,124 @@ async def test_a_fork_at_turn_2_of_4_has_turns_1_and_2(real_claude: Path, tmp_pa
     child = next(e.agent_session_id for e in fork if isinstance(e, SessionStarted))
     assert end(fork).outcome == "completed"
     assert child != parent
+    assert "turn 1 question" in sent
+    assert "turn 2 question" in sent
+    assert "turn 3 question" not in sent
+    assert "turn 4 question" not in sent
+    assert "forked question" in sent
+
+
+# -- through the engine (h-inbox's runner and inbox) -------------------------------------
+
+
+@pytest.fixture
+async def engine(relay_home: Path) -> AsyncIterator[Engine]:
+    eng = await Engine.open(load_config())
+    yield eng
+    await eng.close()
+
+
+def point_engine_at(real_claude: Path, tmp_path: Path, mock: MockAnthropic,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in claude_env(tmp_path, mock).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RELAY_CLAUDE_BIN", str(real_claude))
+
+
+async def test_through_the_engine_queued_go_as_one_turn_and_steer_reaches_the_turn(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One Claude process: two messages queued during a slow first turn go as the second
+    turn (how="turn", once, together); a steer during that turn's tool call reaches it."""
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [
+        {**ANSWER, "text": "first turn done", "delay_s": 4},
+        {"tool_use": {"name": "Bash", "input": {"command": "sleep 3; echo hi"}},
+         "match": {"has_tools": True}},
+    ], "default": ANSWER}
+    with serve(script) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        sid = await engine.start_session(SessionSpec(repo=repo, task="Read the code.",
+                                                     runtime="claude", worktree=False))
+        await asked(mock)
+        assert (await engine.talk.abilities(sid)).busy
+        first = await engine.talk.say(sid, "QUEUED: also check the README")
+        second = await engine.talk.say(sid, "QUEUED: and the licence")
+        assert (first.state, second.state) == ("queued", "queued")
+        await asked(mock, 2)  # the queued turn's tool call runs for 3 s
+        steered = await engine.talk.say(sid, "STEER: skip the tests", mode="now")
+        row = await asyncio.wait_for(engine.wait_session(sid), 90)
+        requests = mock.message_requests()
+    assert row.state == "completed", row.reason
+    assert steered.how == "steer"
+    assert len(requests) == 3  # turn 1; turn 2 (queued) asks for Bash; its tool result
+    assert "QUEUED" not in conversation(requests[0])
+    last_user = [m for m in requests[1]["body"]["messages"] if m["role"] == "user"][-1]
+    assert "also check the README" in json.dumps(last_user)
+    assert "and the licence" in json.dumps(last_user)
+    assert conversation(requests[2]).count("also check the README") == 1
+    assert "STEER: skip the tests" in conversation(requests[2])
+    delivered = {m.id: m for m in await engine.talk.messages(sid)}
+    assert {delivered[first.id].how, delivered[second.id].how} == {"turn"}
+    assert delivered[first.id].run_id == delivered[second.id].run_id == steered.run_id
+
+
+async def test_through_the_engine_interrupt_and_send(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Interrupt & send" stops a 30 s turn; the message goes next in the same process; a
+    bare interrupt of the next slow turn leaves the session interrupted, not failed."""
+    repo = make_repo(tmp_path / "repo")
+    script = {"turns": [{**ANSWER, "delay_s": 30}, ANSWER, {**ANSWER, "delay_s": 30}],
+              "default": ANSWER}
+    with serve(script) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        started = time.monotonic()
+        sid = await engine.start_session(SessionSpec(repo=repo, task="Think slowly.",
+                                                     runtime="claude", worktree=False))
+        await asked(mock)
+        sent = await engine.talk.say(sid, "INSTEAD: answer briefly", mode="interrupt")
+        await asked(mock, 2)
+        row = await asyncio.wait_for(engine.wait_session(sid), 60)
+        requests = mock.message_requests()
+        assert row.state == "completed", row.reason
+        assert time.monotonic() - started < 25  # the 30 s turn was cut short
+        assert "[Request interrupted by user]" in conversation(requests[1])
+        assert "INSTEAD: answer briefly" in conversation(requests[1])
+        (message,) = await engine.talk.messages(sid)
+        assert (message.id, message.how) == (sent.id, "turn")
+
+        await engine.talk.say(sid, "Now think slowly again.")  # a follow-up: a new run
+        await asked(mock, 3)
+        await engine.talk.interrupt(sid)
+        row = await asyncio.wait_for(engine.wait_session(sid), 60)
+    assert row.state == "interrupted", row.reason
+
+
+async def test_through_the_engine_a_fork_at_turn_2_of_4(
+        real_claude: Path, tmp_path: Path, engine: Engine,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """h-fork's Talk.fork on the real CLI: the fork (its own worktree and branch) resumes a
+    copy of the conversation cut after turn 2 (fork_anchor on the parent's transcript)."""
+    repo = make_repo(tmp_path / "repo")
+    with serve({"turns": [], "default": ANSWER}) as mock:
+        point_engine_at(real_claude, tmp_path, mock, monkeypatch)
+        row = await engine.run_session(SessionSpec(repo=repo, task="turn 1 question",
+                                                   runtime="claude"))
+        assert row.state == "completed", row.reason
+        for n in (2, 3, 4):
+            await engine.continue_session(row.id, f"turn {n} question")
+            row = await asyncio.wait_for(engine.wait_session(row.id), 60)
+            assert row.state == "completed", row.reason
+        ends = [r for r in await engine.session_events(row.id)
+                if r.event.kind == "turn_completed" and r.event.result_text is not None]
+        assert len(ends) == 4
+        result = await engine.talk.fork(row.id, at_event=ends[1].id, prompt="forked question")
+        fork = await asyncio.wait_for(engine.wait_session(result.session_id), 60)
+        sent = conversation(mock.message_requests()[-1])
+    assert (result.how, result.turns) == ("conversation", 2)
+    assert fork.state == "completed", fork.reason
+    assert fork.workdir != row.workdir
     assert "turn 1 question" in sent
     assert "turn 2 question" in sent
     assert "turn 3 question" not in sent

@@ -147,3 +147,60 @@ def test_fork_anchor_cuts_after_n_turns(tmp_path: Path) -> None:
     assert ClaudeAdapter.fork_anchor("S", 1, cwd, env) == prompts[1]["parentUuid"]
     assert ClaudeAdapter.fork_anchor("S", 2, cwd, env) is None  # all of it
     assert ClaudeAdapter.fork_anchor("missing", 1, cwd, env) is None
+
+
+async def test_stop_while_waiting_for_the_user_ends_the_run(stdin_log: Path,
+                                                            git_repo: Path) -> None:
+    adapter = ClaudeAdapter()
+    never = asyncio.Event()
+
+    async def forever() -> str | None:
+        await never.wait()  # the user never answers
+        return "unreachable"
+
+    async def stop_at_the_result(event: AgentEvent) -> None:
+        if isinstance(event, TurnCompleted):
+            asyncio.get_running_loop().call_soon(
+                lambda: asyncio.ensure_future(adapter.stop(grace=2.0)))
+    events = await asyncio.wait_for(run_all(adapter, RunRequest(
+        prompt="first", cwd=git_repo, next_input=forever), stop_at_the_result), 20)
+    assert ended(events).outcome in ("completed", "cancelled")
+    assert len(lines_of(stdin_log)) == 1  # nothing more was written
+
+
+async def test_interrupt_between_turns_sends_nothing(stdin_log: Path, git_repo: Path) -> None:
+    adapter = ClaudeAdapter()
+
+    async def interrupt_then_done() -> str | None:
+        await adapter.interrupt()  # nothing runs while Relay waits for the user
+        return None
+    events = await run_all(adapter, RunRequest(prompt="first", cwd=git_repo,
+                                               next_input=interrupt_then_done))
+    assert ended(events).outcome == "completed"
+    assert [line["line"]["type"] for line in lines_of(stdin_log)] == ["user"]
+
+
+def test_an_interrupted_prompt_stays_with_the_turn_before(tmp_path: Path) -> None:
+    """Shaped like 2.1.197's transcript after an interrupt (docs/claude-talk.md (b))."""
+    def user(uuid: str, parent: str | None, content: object) -> dict[str, object]:
+        return {"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": False,
+                "promptSource": "sdk", "message": {"role": "user", "content": content}}
+    entries = [
+        user("u1", None, "one"),
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1"},
+        user("u2", "a1", "two, interrupted"),
+        user("m2", "u2", [{"type": "text", "text": "[Request interrupted by user]"}]),
+        user("u3", "m2", "three"),
+        {"type": "user", "uuid": "t3", "parentUuid": "u3", "toolUseResult": {},
+         "message": {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}},
+        {"type": "assistant", "uuid": "a3", "parentUuid": "t3"},
+        user("u4", "a3", "four"),
+    ]
+    cwd = tmp_path / "repo"
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config")}
+    path = ClaudeHome(tmp_path / "config").transcript(cwd, "S")
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    assert ClaudeAdapter.fork_anchor("S", 1, cwd, env) == "m2"  # turn 1 + the interrupted one
+    assert ClaudeAdapter.fork_anchor("S", 2, cwd, env) == "a3"
+    assert ClaudeAdapter.fork_anchor("S", 3, cwd, env) is None

@@ -73,7 +73,7 @@ async def test_claude_reads_claude_md_itself_and_gets_agents_md(
     appended = call["append_system_prompt"]
     assert AGENTS_RULE in appended
     assert CLAUDE_RULE not in appended
-    assert "Add a greeting" in call["argv"]
+    assert "Add a greeting" in call["prompt"]  # the first stdin line
     assert not any(AGENTS_RULE in arg for arg in call["argv"])
 
 

@@ -41,12 +41,13 @@ Facts this adapter relies on (Claude Code 2.1.197, see
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
 import signal
 import uuid
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -92,6 +93,7 @@ class ClaudeAdapter(CliAdapter):
         self._stdin_open = False
         #: waiting for ``request.next_input()``: the agent's silence is expected
         self._awaiting_input = False
+        self._stopped = asyncio.Event()
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         """The run's events; where Claude would deny a tool call by itself, it asks Relay
@@ -129,13 +131,25 @@ class ClaudeAdapter(CliAdapter):
         if request.next_input is not None and not self._stop_requested:
             self._awaiting_input = True
             try:
-                text = await request.next_input()
+                text = await self._unless_stopped(request.next_input())
             finally:
                 self._awaiting_input = False
         if text is None or self._stop_requested:
             await self._close_stdin(proc)
         else:
             await self._write(proc, claude_input.user_line(text))
+
+    async def _unless_stopped(self, asked: Awaitable[str | None]) -> str | None:
+        """``asked``'s answer, or None as soon as the run is stopped meanwhile."""
+        answer = asyncio.ensure_future(asked)
+        stopped = asyncio.ensure_future(self._stopped.wait())
+        try:
+            await asyncio.wait({answer, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not answer.done():
+                answer.cancel()
+        return answer.result() if answer.done() and not answer.cancelled() else None
 
     async def steer(self, text: str) -> None:
         """A user message now: Claude takes it at the turn's next API request (inside the
@@ -149,6 +163,8 @@ class ClaudeAdapter(CliAdapter):
         ``next_input`` decides what follows); once stdin is closed, SIGINT."""
         self.capabilities.require(Cap.INTERRUPT)
         proc = self._running(stdin=False)
+        if self._awaiting_input:
+            return  # between turns: nothing runs; next_input decides what follows
         if self._parser is not None:
             self._parser.interrupting()
         if self._stdin_open:
@@ -199,6 +215,7 @@ class ClaudeAdapter(CliAdapter):
         await self._broker.answer(request_id, option_id, text=text)
 
     async def stop(self, grace: float = 5.0) -> None:
+        self._stopped.set()  # no longer waiting for the user's next message
         if self._broker is not None:  # answered first, so Claude can unwind
             await self._broker.deny_all()
         await super().stop(grace)

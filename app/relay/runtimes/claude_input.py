@@ -17,7 +17,7 @@ Measured on the real 2.1.197 against the loopback mock (``docs/claude-talk.md``)
   conversation keeps the interrupted prompt;
 * ``--resume S --fork-session --resume-session-at U`` copies the conversation up to and
   including the transcript entry ``U``: the last entry of turn N (the ``parentUuid`` of
-  turn N+1's prompt) cuts after turn N;
+  turn N+1's prompt) cuts after turn N (:func:`fork_anchor`);
 * ``--resume S`` finds ``S`` only among the transcripts of its own cwd ("No conversation
   found" otherwise): a fork in a new worktree first gets the parent's transcript copied
   into its project folder (:func:`bring_transcript`).
@@ -74,38 +74,50 @@ def fork_anchor(agent_session_id: str, turns: int, cwd: Path,
                 env: Mapping[str, str]) -> str | None:
     """The transcript uuid that ends the first ``turns`` user turns of a session, or None
     when the session has no more turns than that (a fork then keeps all of it) or its
-    transcript cannot be read."""
+    transcript cannot be read. An interrupted prompt is no turn of its own (its result
+    carries no text, so Relay's stream does not count it either): it stays with the turn
+    before it."""
     path = _transcript(agent_session_id, cwd, env)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    prompts = 0
+    prompts: list[dict[str, Any]] = []  # the turns' opening entries, interrupted ones dropped
     for line in text.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(entry, dict) or not _is_prompt(entry):
+        if not isinstance(entry, dict):
             continue
-        prompts += 1
-        if prompts == turns + 1:
-            parent = entry.get("parentUuid")
-            return parent if isinstance(parent, str) else None
-    return None
+        if _is_prompt(entry):
+            prompts.append(entry)
+        elif prompts and _is_interruption(entry):
+            prompts.pop()
+    if len(prompts) <= turns:
+        return None
+    parent = prompts[turns].get("parentUuid")
+    return parent if isinstance(parent, str) else None
+
+
+def _is_interruption(entry: dict[str, Any]) -> bool:
+    content = (entry.get("message") or {}).get("content")
+    if entry.get("type") != "user" or entry.get("isSidechain"):
+        return False
+    if isinstance(content, list):
+        return [b.get("text") for b in content if isinstance(b, dict)] == [INTERRUPTED_MARK]
+    return content == INTERRUPTED_MARK
 
 
 def _is_prompt(entry: dict[str, Any]) -> bool:
     """A user's own message (not a tool result, an interruption mark, a subagent's)."""
-    if entry.get("type") != "user" or entry.get("isSidechain") or entry.get("isMeta"):
-        return False
-    if "toolUseResult" in entry:
+    if entry.get("type") != "user" or entry.get("isSidechain") or entry.get("isMeta") \
+            or "toolUseResult" in entry:
         return False
     content = (entry.get("message") or {}).get("content")
     if isinstance(content, list):
-        kinds = {b.get("type") for b in content if isinstance(b, dict)}
-        if kinds <= {"tool_result"}:
+        if {b.get("type") for b in content if isinstance(b, dict)} <= {"tool_result"}:
             return False
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return texts != [INTERRUPTED_MARK]
-    return isinstance(content, str) and content != INTERRUPTED_MARK
+    elif not isinstance(content, str):
+        return False
+    return not _is_interruption(entry)

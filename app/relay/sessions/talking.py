@@ -139,7 +139,6 @@ class Talking:
                 return None
             self.interrupted = False  # an interrupted turn goes on in-process with them
             await self.inbox.delivered(letters, "turn", run_id())
-            self.interrupted = False  # (an interrupted turn's queued messages went on)
             return render(letters)
 
         return ask
