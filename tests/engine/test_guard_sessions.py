@@ -5,13 +5,11 @@ commands in a real git worktree): a verdict is in the session's stream and audit
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from relay.core.config import load_config
 from relay.core.events import (
     GuardDecision,
     InputWithdrawn,
@@ -37,13 +35,6 @@ SCRIPT = {"turns": [_turn(1, "env AWS_PROFILE=prod touch prod.txt"),
                     _turn(2, "env AWS_PROFILE=staging touch staging.txt"),
                     _turn(3, "touch fine.txt"),
                     {"text": "Done.", "usage": {"input_tokens": 10, "output_tokens": 5}}]}
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 async def test_the_engine_guards_a_session_from_the_board(

@@ -8,25 +8,16 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from relay.core.config import load_config
 from relay.core.errors import UnsafeRepositoryError, WorktreeError
 from relay.core.models import SessionSpec
 from relay.core.pipeline_model import Pipeline
 from relay.engine.engine import Engine
 from tests.conftest import make_repo
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 async def nothing_was_created(engine: Engine) -> None:

@@ -21,12 +21,8 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
-from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from tests.core.test_key_leak import VAULT
@@ -37,13 +33,6 @@ GITHUB = "ghp_" + "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmno
                           for _ in range(36))
 PLANTED = [ANTHROPIC, GITHUB]
 TASK = f"Deploy with ANTHROPIC key {ANTHROPIC} and the token {GITHUB} (see notes)"
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 def relay_cli(*args: str, env: dict[str, str]) -> tuple[str, str]:

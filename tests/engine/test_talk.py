@@ -20,9 +20,8 @@ from relay.core.events import (
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from relay.runtimes import registry
-from relay.runtimes.base import RunRequest
+from relay.runtimes.base import INTERRUPTED_REASON, RunRequest
 from relay.runtimes.demo import DemoAdapter
-from relay.sessions.talking import INTERRUPTED
 from tests.engine.talk_helpers import busy, said, until_event
 
 
@@ -115,7 +114,7 @@ async def test_interrupt_ends_the_turn_and_a_message_continues(engine: Engine,
     answer = await engine.talk.interrupt(sid)
     assert "next message" in answer
     row = await engine.wait_session(sid)
-    assert (row.state, row.reason) == ("interrupted", INTERRUPTED)
+    assert (row.state, row.reason) == ("interrupted", INTERRUPTED_REASON)
     first = (await engine.runs(sid))[0]
     assert first.outcome == "interrupted"
     assert row.workdir

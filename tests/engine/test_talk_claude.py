@@ -5,23 +5,14 @@ turn, "interrupt & send" cuts a slow turn short and the message goes next in-pro
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from tests.engine.talk_helpers import busy
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 @pytest.fixture

@@ -7,12 +7,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from relay.core.config import load_config
 from relay.core.errors import UnsupportedCapabilityError
 from relay.core.events import StateChanged
 from relay.core.models import SessionSpec
@@ -31,13 +29,6 @@ if gate and "resume" not in sys.argv:
         time.sleep(0.02)
 os.execv({real!r}, [{real!r}, *sys.argv[1:]])
 """
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config(demo_step_delay=0))
-    yield eng
-    await eng.close()
 
 
 @pytest.fixture

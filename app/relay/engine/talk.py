@@ -21,10 +21,8 @@ from relay.core.capabilities import Cap, Capabilities
 from relay.core.errors import RelayError, SessionNotFoundError
 from relay.core.events import MessageMode, Notice, utcnow
 from relay.core.models import ForkResult, SessionMessage, SessionRow, TalkAbilities
-from relay.core.redact import scrub
 from relay.engine.fork import fork_session
-from relay.runtimes.registry import adapter_class
-from relay.sessions.inbox import Inbox, Letter, check_attachments, render
+from relay.sessions.inbox import Inbox, Letter, check_attachments, message_body, render
 from relay.sessions.talking import STEER_HINT
 
 if TYPE_CHECKING:
@@ -68,9 +66,7 @@ class Talk:
         if runner is None:
             return await self._follow_up(row, text, mode, source, files)
         if mode == "now" and runner.phase == "running":
-            body = scrub(text.strip())
-            if not body:
-                raise RelayError("The message is empty.", "Write what the agent should do.")
+            body = message_body(text)
             await runner.steer(render([Letter(SessionMessage(
                 id="-", session_id=row.id, text=body, attachments=files, created_at=utcnow()))]))
             return await self.inbox.add(row.id, body, mode=mode, source=source,
@@ -212,8 +208,7 @@ class Talk:
         else:
             runs = await self.engine.store.sessions.runs(row.id)
             runtime = runs[-1].runtime if runs else row.runtime
-            caps = Capabilities.for_runtime(adapter_class(runtime).name) \
-                if _known(runtime) else Capabilities(runtime, {})
+            caps = Capabilities.for_runtime(runtime)  # an unknown one: every level unknown
         busy = runner is not None and runner.phase == "running"
         can_send = runner is not None or (row.finished and bool(row.workdir))
         why: dict[str, str] = {}
@@ -235,12 +230,4 @@ class Talk:
         return TalkAbilities(session_id=row.id, runtime=runtime, busy=busy, can_send=can_send,
                              steer=steer.value, interrupt=interrupt.value,
                              fork=caps.level(Cap.FORK).value, why_not=why)
-
-
-def _known(runtime: str) -> bool:
-    try:
-        adapter_class(runtime)
-    except RelayError:
-        return False
-    return True
 

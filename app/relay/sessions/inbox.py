@@ -68,6 +68,15 @@ def _letter(row: Sequence[Any]) -> Letter:
         run_id=row[12], error=row[13]), json.loads(row[9] or "{}"))
 
 
+def message_body(text: str, hint: str = "Write what the agent should do.") -> str:
+    """A message's text as it is stored and sent: stripped, scrubbed, not empty and within
+    the task's size limit (every way a message reaches an agent checks it here first)."""
+    body = scrub(text.strip())
+    if not body:
+        raise MessageRefusedError("The message is empty.", hint)
+    return check_task(body, "The message")
+
+
 def check_attachments(paths: Sequence[str], worktree: Path | None) -> list[str]:
     """The attachments as absolute paths: each must exist, a relative one inside the
     session's worktree (an absolute path is one the user gave)."""
@@ -198,10 +207,7 @@ class Inbox:
         """Store a message ``queued`` (or already ``delivered`` — a steer, a follow-up —
         when ``delivered`` says how). ``attachments`` are checked by the caller
         (:func:`check_attachments`)."""
-        body = scrub(text.strip())
-        if not body:
-            raise MessageRefusedError("The message is empty.", "Write what the agent should do.")
-        check_task(body, "The message")
+        body = message_body(text)
         now = now_ms()
         state: MessageState = "delivered" if delivered else "queued"
         message = SessionMessage(
@@ -231,11 +237,7 @@ class Inbox:
 
     async def edit(self, session_id: str, message_id: str, text: str) -> SessionMessage:
         """A queued message's new text (refused once it is being sent)."""
-        body = scrub(text.strip())
-        if not body:
-            raise MessageRefusedError("The message is empty.",
-                                      "Cancel the message instead of emptying it.")
-        check_task(body, "The message")
+        body = message_body(text, "Cancel the message instead of emptying it.")
         async with self._lock:
             letter = await self._queued(session_id, message_id, "edited")
             changed = Letter(letter.message.model_copy(update={"text": body}), letter.meta)

@@ -47,7 +47,7 @@ from relay.core.models import SessionSpec, chain_of, entry_runtime
 from relay.core.states import SessionState
 from relay.core.store.sessions_repo import SessionsRepo
 from relay.core.store.writer import EventWriter, WriteOp
-from relay.runtimes.base import RunRequest, RuntimeAdapter
+from relay.runtimes.base import INTERRUPTED_REASON, RunRequest, RuntimeAdapter
 from relay.runtimes.permissions import shortfall
 from relay.runtimes.registry import adapter_class, make_adapter
 from relay.sessions import forking
@@ -72,7 +72,7 @@ from relay.sessions.run_types import (
     entry_index,
     retry_step,
 )
-from relay.sessions.talking import INTERRUPTED, Talking
+from relay.sessions.talking import Talking
 from relay.sessions.verifier import run_checks
 from relay.sessions.worktree import Workspace
 from relay.wallet.model import GuardVerdict
@@ -278,7 +278,7 @@ class SessionRunner(Handoffs):
         """The handler of the attempt's outcome: the next step, or how the session ended."""
         if self.talk.interrupted and not self._cancel.is_set() and self._stopped is None:
             nxt = await self.talk.follow_up(attempt.step, attempt.outcome.agent_session_id, ws)
-            return nxt or Ended("interrupted", INTERRUPTED)
+            return nxt or Ended("interrupted", INTERRUPTED_REASON)
         match self._outcome_of(attempt.outcome, ws):
             case "stopped":
                 return await self._on_stopped()

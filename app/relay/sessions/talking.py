@@ -22,7 +22,7 @@ from relay.core.errors import RelayError, UnsupportedCapabilityError
 from relay.core.events import DeliveredHow, Usage
 from relay.core.models import SessionRow, SessionSpec, chain_of, entry_runtime
 from relay.core.store.db import Store
-from relay.runtimes.base import INTERRUPTED_REASON, RuntimeAdapter
+from relay.runtimes.base import RuntimeAdapter
 from relay.runtimes.registry import adapter_class
 from relay.sessions.briefing import build_contract
 from relay.sessions.contract import render_markdown
@@ -30,8 +30,6 @@ from relay.sessions.inbox import Inbox, Letter, render
 from relay.sessions.run_types import Continuation, Step
 from relay.sessions.worktree import Workspace, git_boundary, open_repo
 
-#: why an interrupted session with nothing queued stops (the runtimes' own words)
-INTERRUPTED = INTERRUPTED_REASON
 #: what a refused steer offers instead
 STEER_HINT = "Queue it (it goes when this turn ends), or interrupt and send."
 
