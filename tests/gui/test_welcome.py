@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel, QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from relay.gui import launch
+from relay.gui.account_dialog import AccountDialog
 from relay.gui.main_window import MainWindow
 from relay.gui.shell import RelayShell
-from relay.gui.account_dialog import AccountDialog
 from relay.gui.welcome import WelcomeDialog, install_command
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
@@ -33,8 +33,10 @@ def test_the_install_command_is_read_from_each_runtimes_own_hint() -> None:
         hint = getattr(adapter_class(name), "install_hint", None)
         if hint and "npm" in hint:  # as find_executable words it when the CLI is missing
             command = install_command(f"{hint} — or set RELAY_X_BIN to its path.")
-            assert command is not None and command.startswith("npm install -g @"), name
-            assert command in hint and "—" not in command
+            assert command is not None, name
+            assert command.startswith("npm install -g @"), name
+            assert command in hint
+            assert "—" not in command
     assert install_command("Start it (`ollama serve`) or set OLLAMA_HOST.") == "ollama serve"
     assert install_command("Reinstall it.") is None
     assert install_command(None) is None
@@ -66,9 +68,11 @@ def test_every_runtime_is_listed_and_none_is_clipped(qtbot: QtBot) -> None:
     dialog.show()
     qtbot.waitExposed(dialog)
     names = [i.runtime for i in infos if i.runtime != "demo"]
-    assert sorted(dialog.rows) == sorted(names) and len(names) == 11
+    assert sorted(dialog.rows) == sorted(names)
+    assert len(names) == 11
     assert dialog.height() <= 640
     page = dialog.list_area.widget()
+    assert page is not None
     assert page.height() > dialog.list_area.viewport().height()  # it scrolls
     for name in names:
         row = dialog.rows[name]
@@ -145,14 +149,17 @@ def test_the_welcome_shows_on_a_fresh_data_folder_only(
 def test_help_welcome_reopens_it(shell: RelayShell, qtbot: QtBot) -> None:
     shell.start()
     action = shell.window.welcome_action
-    assert action in shell.window.menuBar().actions()[-1].menu().actions()  # the Help menu
+    help_menu = shell.window.menuBar().actions()[-1].menu()
+    assert isinstance(help_menu, QMenu)
+    assert action in help_menu.actions()
     action.trigger()
     first = shell.welcome
     assert first is not None
     qtbot.waitUntil(first.isVisible)
     first.close()
     action.trigger()
-    assert shell.welcome is not None and shell.welcome is not first
+    assert shell.welcome is not None
+    assert shell.welcome is not first
     qtbot.waitUntil(shell.welcome.isVisible)
     assert shell.welcome.rows  # the runtimes the window knows of
     action.trigger()  # while open: raised, not a second one

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QMainWindow, QScrollArea, QWidget
 
 from relay.gui import theme
@@ -75,8 +75,10 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             self.tabifyDockWidget(stream, dock)
         stream.raise_()
-        #: the docks' places and sizes as built: View → Reset layout goes back to them
+        #: the docks' places and sizes as built (as first shown, once it is): View → Reset
+        #: layout goes back to them
         self.default_layout = self.saveState()
+        self._shown = False
         self._menus(sessions, stream, [*lower, *beside_stream])
         #: the one way any part of the window shows an error or a passing message
         self.messages = messages if messages is not None else Messages(self)
@@ -174,6 +176,12 @@ class MainWindow(QMainWindow):
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         for action in (self.welcome_action, self.shortcuts_action, self.about_action):
             help_menu.addAction(action)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown:  # laid out at its first size
+            self._shown = True
+            self.default_layout = self.saveState()
 
     def reset_layout(self) -> None:
         """Every dock back to its place, tab and size as the window was built (shown)."""
