@@ -133,7 +133,8 @@ class AboutDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("aboutDialog")
         self.setWindowTitle("About Relay")
-        self.text = QLabel(about_html(home))
+        self.home = home
+        self.text = QLabel()
         self.text.setObjectName("aboutText")
         self.text.setWordWrap(True)
         self.text.setOpenExternalLinks(True)
@@ -143,6 +144,11 @@ class AboutDialog(QDialog):
         layout.addWidget(self.text)
         layout.addWidget(buttons)
         self.setMinimumWidth(440)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The text in the theme's colours of now (again on a theme change)."""
+        self.text.setText(about_html(self.home))
 
 
 class HelpDialogs(QObject):

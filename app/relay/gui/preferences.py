@@ -106,6 +106,8 @@ class PreferencesDialog(QDialog):
             overrides["gui_theme"] = THEME_ENV
         #: name → its editor (QLineEdit, QComboBox or QCheckBox)
         self.editors: dict[str, QWidget] = {}
+        #: the muted help lines, and those that warn (an environment override)
+        self._notes: list[tuple[QLabel, bool]] = []
         self.tabs = QTabWidget()
         self.tabs.setObjectName("preferencesTabs")
         for title, names in SECTIONS:
@@ -131,6 +133,12 @@ class PreferencesDialog(QDialog):
         layout.addWidget(where)
         layout.addWidget(self.buttons)
         self.resize(620, 520)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The help lines in the theme's colours of now (again on a theme change)."""
+        for label, warns in self._notes:
+            label.setStyleSheet(f"color: {theme.WARNING if warns else theme.MUTED};")
 
     def _page(self, names: tuple[str, ...], overrides: Mapping[str, str]) -> QScrollArea:
         page = QWidget()
@@ -138,7 +146,7 @@ class PreferencesDialog(QDialog):
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         live = all(name in LIVE for name in names)
         note = QLabel(LIVE_NOTE if live else RESTART_NOTE)
-        note.setStyleSheet(f"color: {theme.MUTED};")
+        self._notes.append((note, False))
         form.addRow(note)
         for name in names:
             editor = self._editor(name)
@@ -152,7 +160,7 @@ class PreferencesDialog(QDialog):
             helper = QLabel(help_text)
             helper.setObjectName(f"prefHelp-{name}")
             helper.setWordWrap(True)
-            helper.setStyleSheet(f"color: {theme.WARNING if name in overrides else theme.MUTED};")
+            self._notes.append((helper, name in overrides))
             form.addRow(helper)
         area = QScrollArea()
         area.setWidgetResizable(True)
