@@ -42,8 +42,11 @@ def test_the_main_window_opens_with_all_docks(shell: RelayShell, qtbot: QtBot) -
              for menu in window.menuBar().findChildren(QMenu)}
     assert menus["&File"] == ["&New session…", "Start Relay at &login", "&Quit"]
     assert menus["&Session"] == ["&Stop session", "&Hand off now"]
-    assert len(menus["&View"]) == 9
+    assert len(menus["&View"]) == 10  # a switch per dock, then Reset layout
+    assert menus["&View"][-1] == "&Reset layout"
     assert menus["&Tools"] == ["&Integrations…"]
+    assert menus["&Edit"] == ["&Preferences…"]
+    assert menus["&Help"] == ["&Welcome…", "&Keyboard shortcuts…", "&About Relay"]
     assert not window.stop_action.isEnabled()
     assert not window.handoff_action.isEnabled()
 

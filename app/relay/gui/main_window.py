@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QMainWindow, QScrollArea, QWidget
 
 from relay.gui import theme
@@ -23,7 +23,8 @@ class MainWindow(QMainWindow):
     Signals:
         newSessionRequested(), stopRequested(), handoffRequested(), quitRequested(),
         closeRequested() (the window's close button: the shell hides it or quits),
-        integrationsRequested() (Tools → Integrations…).
+        integrationsRequested() (Tools → Integrations…), preferencesRequested() (Edit →
+        Preferences…), welcomeRequested(), shortcutsRequested(), aboutRequested() (Help).
     """
 
     newSessionRequested = Signal()
@@ -32,6 +33,10 @@ class MainWindow(QMainWindow):
     quitRequested = Signal()
     closeRequested = Signal()
     integrationsRequested = Signal()
+    preferencesRequested = Signal()
+    welcomeRequested = Signal()
+    shortcutsRequested = Signal()
+    aboutRequested = Signal()
 
     def __init__(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
                  placeholders: Sequence[QDockWidget], icon: QIcon | None = None,
@@ -70,6 +75,10 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             self.tabifyDockWidget(stream, dock)
         stream.raise_()
+        #: the docks' places and sizes as built (as first shown, once it is): View → Reset
+        #: layout goes back to them
+        self.default_layout = self.saveState()
+        self._shown = False
         self._menus(sessions, stream, [*lower, *beside_stream])
         #: the one way any part of the window shows an error or a passing message
         self.messages = messages if messages is not None else Messages(self)
@@ -89,10 +98,13 @@ class MainWindow(QMainWindow):
             width, height = min(width, room.width()), min(height, room.height())
         self.resize(width, height)
 
-    def _action(self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey,
-                signal: SignalInstance) -> QAction:
+    def _action(self, text: str, shortcut: QKeySequence | QKeySequence.StandardKey | None,
+                signal: SignalInstance, name: str = "") -> QAction:
         action = QAction(text, self)
-        action.setShortcut(shortcut)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        if name:
+            action.setObjectName(name)
         action.triggered.connect(signal)
         return action
 
@@ -118,12 +130,24 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.login_action)
         file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        self.preferences_action = self._action("&Preferences…", QKeySequence("Ctrl+,"),
+                                               self.preferencesRequested, "preferencesAction")
+        self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        edit_menu.addAction(self.preferences_action)
         session_menu = bar.addMenu("&Session")
         session_menu.addAction(self.stop_action)
         session_menu.addAction(self.handoff_action)
         view_menu = bar.addMenu("&View")
         for dock in (sessions, stream, *lower):
             view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        self.reset_layout_action = QAction("&Reset layout", self)
+        self.reset_layout_action.setObjectName("resetLayoutAction")
+        self.reset_layout_action.setToolTip("Every panel back to where it was and its size "
+                                            "when Relay started")
+        self.reset_layout_action.triggered.connect(self.reset_layout)
+        view_menu.addAction(self.reset_layout_action)
         tools_menu = bar.addMenu("&Tools")
         self.integrations_action = QAction("&Integrations…", self)
         self.integrations_action.setObjectName("integrationsAction")
@@ -131,6 +155,7 @@ class MainWindow(QMainWindow):
                                             "settings, per configuration folder")
         self.integrations_action.triggered.connect(self.integrationsRequested)
         tools_menu.addAction(self.integrations_action)
+        self._help_menu()
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
@@ -138,6 +163,29 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.stop_action)
         toolbar.addAction(self.handoff_action)
+
+    def _help_menu(self) -> None:
+        help_menu = self.menuBar().addMenu("&Help")
+        self.welcome_action = self._action("&Welcome…", None, self.welcomeRequested,
+                                           "welcomeAction")
+        self.shortcuts_action = self._action("&Keyboard shortcuts…", None,
+                                             self.shortcutsRequested, "shortcutsAction")
+        self.shortcuts_action.setShortcuts([QKeySequence("F1"), QKeySequence("Ctrl+/")])
+        self.about_action = self._action("&About Relay", None, self.aboutRequested,
+                                         "aboutAction")
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        for action in (self.welcome_action, self.shortcuts_action, self.about_action):
+            help_menu.addAction(action)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown:  # laid out at its first size
+            self._shown = True
+            self.default_layout = self.saveState()
+
+    def reset_layout(self) -> None:
+        """Every dock back to its place, tab and size as the window was built (shown)."""
+        self.restoreState(self.default_layout)
 
     # -- status -------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from relay.gui.docks.question_panel import QuestionPanel
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.docks.stream_dock import StreamDock
 from relay.gui.docks.wallet_dock import WalletDock
+from relay.gui.help import HelpDialogs
 from relay.gui.history_backend import HistoryBackend, HostHistoryBackend
 from relay.gui.host_calls import Rebinds, Services
 from relay.gui.integrations_dialog import IntegrationsDialog
@@ -108,6 +109,8 @@ class RelayShell(QObject):
                  autostart: Autostart | None = None) -> None:
         super().__init__(parent)
         self._engine: Engine | None = source if isinstance(source, Engine) else None
+        #: a client window's settings (a hosting window's are its engine's)
+        self._config = config
         #: the host's API, in a window that is a client of a host elsewhere
         self.client: ClientSource | None = source if isinstance(source, ClientSource) else None
         self.prompter = prompter
@@ -173,6 +176,8 @@ class RelayShell(QObject):
         self.dialog: NewSessionDialog | None = None
         self.integrations_dialog: IntegrationsDialog | None = None
         self.welcome: WelcomeDialog | None = None
+        #: Help → Keyboard shortcuts and About, Edit → Preferences…
+        self.help = HelpDialogs(self.window, self.messages, lambda: self.settings_home, self)
         self.last_repo = ""
         #: Quit's answer: the running sessions go on headless (else they are stopped)
         self.keep_running = False
@@ -284,6 +289,10 @@ class RelayShell(QObject):
         w.closeRequested.connect(self.close_window)
         w.login_action.triggered.connect(self.set_start_at_login)
         w.integrationsRequested.connect(self.open_integrations)
+        w.welcomeRequested.connect(self.show_welcome)
+        w.shortcutsRequested.connect(self.help.open_shortcuts)
+        w.aboutRequested.connect(self.help.open_about)
+        w.preferencesRequested.connect(self.help.open_preferences)
         w.quitRequested.connect(self.request_quit)
         t.showRequested.connect(self.show)
         t.newSessionRequested.connect(self.open_new_session_dialog)
@@ -433,6 +442,7 @@ class RelayShell(QObject):
         for dialog in (self.dialog, self.integrations_dialog):
             if dialog is not None:
                 dialog.close()
+        self.help.close()
         if self.welcome is not None:
             self.welcome.close()
         if self.quit_box is not None:
@@ -534,13 +544,31 @@ class RelayShell(QObject):
             self.welcome.set_infos(infos)
 
     def show_welcome(self) -> WelcomeDialog:
-        """The first-run welcome (non-modal): the CLIs found, the demo, adding an account."""
+        """The welcome (non-modal; on a first run, and from Help → Welcome…): the CLIs found
+        and how to install the rest, the demo, adding an account."""
+        if self.welcome is not None and self.welcome.isVisible():
+            self.welcome.raise_()
+            return self.welcome
         self.welcome = WelcomeDialog(self.runtime_infos, self.window)
         self.welcome.demoRequested.connect(
             lambda: self.bridge.tasks.start(self.start_demo(limit_after=1), context="sessions"))
         self.welcome.newSessionRequested.connect(self.open_new_session_dialog)
+        self.welcome.accountRequested.connect(self.add_account)
         self.welcome.show()
         return self.welcome
+
+    def add_account(self, provider: str = "") -> None:
+        """The Wallet dock, raised, with its Add account dialog (for ``provider``) open."""
+        self.wallet_dock.show()
+        self.wallet_dock.raise_()
+        self.wallet_dock.open_account_dialog(provider=provider or None)
+
+    @property
+    def settings_home(self) -> Path | None:
+        """The data folder whose relay.toml Preferences writes (None: a remote host's)."""
+        if self._engine is not None:
+            return self._engine.config.home
+        return self._config.home if self._config is not None else None
 
     def _on_started(self, session_id: str) -> None:
         self.show_session(session_id)
