@@ -331,3 +331,33 @@ def test_scrolling_sideways_moves_the_text_not_the_halves(qtbot: QtBot) -> None:
     assert colour_pixels(left, LINE_BG["del"][0], 0) > 100  # both halves still in sight
     assert colour_pixels(right, LINE_BG["add"][0], 0) > 100
     assert colour_pixels(left, LINE_BG["add"][0], 0) == 0
+
+
+def test_scrolled_sideways_the_screen_shows_every_line_from_its_gutter(qtbot: QtBot) -> None:
+    """What is on screen after scrolling sideways step by step is what a fresh paint gives:
+    no row keeps pixels moved from where it was (the line numbers and the left half's
+    start shifted under the gutter), as Qt's scroll-by-copying would leave them."""
+    lines = [DiffLine("del", i, None, f"old_{i} = " + "abcdefghij" * 30) for i in range(1, 9)]
+    lines += [DiffLine("add", None, i, f"new_{i} = " + "klmnopqrst" * 30) for i in range(1, 9)]
+    hunk = Hunk("@@ -1,8 +1,8 @@", 1, 8, 1, 8, tuple(lines))
+    view = DiffView()
+    qtbot.addWidget(view)
+    view.resize(800, 500)
+    view.set_files([FileDiff("a.py", "a.py", "modified", False, 8, 8, (hunk,))])
+    view.set_mode("split")
+    view.show()
+    qtbot.waitExposed(view)
+    viewport = view.table.viewport()
+    bar = view.table.horizontalScrollBar()
+    for _ in range(6):
+        bar.setValue(bar.value() + 37)
+        QApplication.processEvents()
+    assert bar.value() > 0
+    origin = viewport.mapTo(view.window(), QPoint(0, 0))
+    screen = view.screen().grabWindow(view.window().winId()).toImage().copy(
+        QRect(origin, viewport.size()))
+    fresh = viewport.grab().toImage()
+    assert screen.size() == fresh.size()
+    differing = sum(screen.pixel(x, y) != fresh.pixel(x, y)
+                    for y in range(0, fresh.height(), 3) for x in range(0, fresh.width(), 3))
+    assert differing == 0
