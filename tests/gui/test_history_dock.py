@@ -13,22 +13,25 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
 from relay.core.models import SessionSpec
+from relay.gui import theme
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.history import HistoryViewModel
 
 Runner = Callable[..., Any]
 
 
-def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
-    """A demo session that hits its limit after two steps and is handed to a backup."""
+def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path, preempt: bool = False) -> str:
+    """A demo session that hits its limit after two steps and is handed to a backup
+    (``preempt``: handed off at the limit's warning, before it blocks)."""
     with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
         shell.start_session(SessionSpec(repo=repo, task="add a greeting",
                                         chain=["demo:primary", "demo:backup"],
-                                        demo_limit_after=2))
+                                        demo_limit_after=2, preempt=preempt))
     assert started.args is not None
     session_id = str(started.args[0])
     vm = shell.stream_vm
@@ -78,7 +81,7 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     vm = open_history(shell, qtbot)
     assert vm.session_id == session_id
     titles = top_titles(vm)
-    assert titles[:3] == ["Whole session", "1 · demo:primary — failed",
+    assert titles[:3] == ["Whole session", "1 · demo:primary — handed off → demo:backup",
                           "2 · demo:backup — completed"]
     first, second = vm.model.item(1), vm.model.item(2)
     kids = [first.child(r).text() for r in range(first.rowCount())]
@@ -108,6 +111,18 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     sha = next(e.sha for e in vm.timeline.entries if e.kind == "commit" and e.sha)
     pick(shell, qtbot, f"commit:{sha}")
     assert dock.diff_title.text().startswith(f"Commit {sha[:10]} — ")
+
+
+def test_a_pre_emptive_handoff_reads_as_handed_off_not_cancelled(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    run_handoff(shell, qtbot, git_repo, preempt=True)
+    vm = open_history(shell, qtbot)
+    first = vm.model.item(1)
+    assert first.text() == "1 · demo:primary — handed off (pre-emptive) → demo:backup"
+    assert first.foreground().color() != QColor(theme.ERROR)
+    kids = [first.child(r) for r in range(first.rowCount())]
+    assert not any("cancelled" in k.text() for k in kids)
+    assert not any(k.foreground().color() == QColor(theme.ERROR) for k in kids)
 
 
 def test_rewind_here_makes_a_branch_and_moves_nothing(
