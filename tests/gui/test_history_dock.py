@@ -220,6 +220,11 @@ def test_finish_shows_the_summary_and_merges(
     qtbot.waitUntil(lambda: vm.message[0].startswith("Merged"), timeout=10_000)
     main = pygit2.Repository(str(git_repo)).revparse_single("main").peel(pygit2.Commit)
     assert "RELAY_DEMO_NOTES.md" in main.tree
+    # merged: nothing more to finish, and the button says why
+    qtbot.waitUntil(lambda: not dock.finish_button.isEnabled(), timeout=10_000)
+    assert vm.timeline is not None
+    assert vm.timeline.merged
+    assert dock.finish_button.toolTip().startswith("Already merged into main")
 
 
 def test_a_comment_while_the_agent_works_is_queued_then_sent(

@@ -176,10 +176,10 @@ class HistoryDock(QDockWidget):
             button.setEnabled(sha is not None)
             button.setToolTip(f"{what} commit {short(sha)}; nothing existing moves" if sha
                               else "Pick a commit (or a stint) in the timeline first")
-        self.finish_button.setEnabled(vm.can_finish)
-        self.finish_button.setToolTip("Merge the session's branch into its base, or keep it"
-                                      if vm.can_finish else
-                                      "The session has to finish first (and have a branch)")
+        why_not = vm.why_not_finish
+        self.finish_button.setEnabled(why_not is None)
+        self.finish_button.setToolTip(why_not or
+                                      "Merge the session's branch into its base, or keep it")
         message, tone = vm.message
         self.message.setText(message)
         self.message.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.TEXT)};")

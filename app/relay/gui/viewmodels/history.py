@@ -148,8 +148,22 @@ class HistoryViewModel(QObject):
 
     @property
     def can_finish(self) -> bool:
+        return self.why_not_finish is None
+
+    @property
+    def why_not_finish(self) -> str | None:
+        """Why "Finish…" cannot be used now (None: it can)."""
         line = self._timeline
-        return line is not None and line.branch is not None and line.state in FINAL_STATES
+        if line is None:
+            return "The session is still being read"
+        if line.branch is None:
+            return "The session ran in place: its changes are already in the repository"
+        if line.state not in FINAL_STATES:
+            return "The session has to finish first"
+        if line.merged:
+            return (f"Already merged into {line.base_branch}: {line.branch} has nothing "
+                    "more to finish")
+        return None
 
     # -- following ----------------------------------------------------------------------
 
