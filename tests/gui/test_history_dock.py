@@ -182,6 +182,12 @@ def test_a_comment_on_a_line_is_sent_and_shown(
     assert dialog is not None
     assert dialog.path == "RELAY_DEMO_NOTES.md"
     assert not dialog.send.isEnabled()
+    # the session has finished: the dialog says that sending runs the agent again
+    assert dialog.cost.isVisibleTo(dialog)
+    assert "starts a new run of demo:backup" in dialog.cost.text()
+    assert "billable" in dialog.cost.text()
+    assert dialog.send.text() == "Start a new run"
+    assert dialog.queue is not None
     dialog.body.setPlainText("Say who wrote this line.")
     dialog.send.click()
     # the session had finished: the comment goes to its agent at once (a new run)
@@ -195,6 +201,37 @@ def test_a_comment_on_a_line_is_sent_and_shown(
     qtbot.waitUntil(lambda: shell.stream_vm.session is not None
                     and shell.stream_vm.session.state == "completed"
                     and not shell.bridge.is_running_here(session_id), timeout=30_000)
+
+
+def test_a_comment_on_a_finished_session_can_wait_for_its_next_run(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None, arun: Runner) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    pick(shell, qtbot, "stint:1")
+    runs_before = len(arun(shell.engine.runs(session_id)))
+    diff = shell.history_dock.diff
+    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
+                and r.new is not None and r.new.kind == "add")
+    diff.table.go_to(line)
+    diff.request_comment()
+    dialog = shell.history_dock.comment_dialog
+    assert dialog is not None
+    assert dialog.queue is not None
+    assert not dialog.queue.isEnabled()
+    dialog.body.setPlainText("Name the file in the heading.")
+    dialog.queue.click()
+    qtbot.waitUntil(lambda: any(c.state == "queued" for c in vm.comments), timeout=10_000)
+    assert "goes with the session's next run" in vm.message[0]
+    assert not shell.bridge.is_running_here(session_id)
+    assert len(arun(shell.engine.runs(session_id))) == runs_before  # nothing ran
+    # an engine opening does not start it either: it waits for the next run
+    assert session_id not in arun(shell.engine.inbox.pending_sessions())
+    # the next message continues the session, and the comment goes with it
+    arun(shell.engine.talk.say(session_id, "Go on, please."))
+    qtbot.waitUntil(lambda: arun(shell.engine.review.comments(session_id))[0].state == "sent",
+                    timeout=15_000)
+    qtbot.waitUntil(lambda: not shell.bridge.is_running_here(session_id), timeout=30_000)
+    assert len(arun(shell.engine.runs(session_id))) == runs_before + 1
 
 
 def test_finish_shows_the_summary_and_merges(

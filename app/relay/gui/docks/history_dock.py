@@ -248,9 +248,10 @@ class HistoryDock(QDockWidget):
     def open_comment_dialog(self, path: str, line: int, side: str, text: str) -> CommentDialog:
         if self.comment_dialog is not None:
             self.comment_dialog.close()
-        dialog = CommentDialog(path, line, side, text, self)
+        dialog = CommentDialog(path, line, side, text, self, finished_on=self.vm.finished_on)
         dialog.commentAccepted.connect(
-            lambda p, n, s, body: self.vm.comment(p, n, "old" if s == "old" else "new", body))
+            lambda p, n, s, body, hold: self.vm.comment(p, n, "old" if s == "old" else "new",
+                                                        body, hold=hold))
         self.comment_dialog = dialog
         dialog.open()
         return dialog

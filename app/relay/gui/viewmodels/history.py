@@ -147,6 +147,14 @@ class HistoryViewModel(QObject):
         return node.rewind_sha if node is not None else None
 
     @property
+    def finished_on(self) -> str | None:
+        """A finished session's last chain entry (a comment sent now runs it again)."""
+        line = self._timeline
+        if line is None or line.state not in FINAL_STATES:
+            return None
+        return line.stints[-1].entry if line.stints else "its agent"
+
+    @property
     def can_finish(self) -> bool:
         return self.why_not_finish is None
 
@@ -344,23 +352,26 @@ class HistoryViewModel(QObject):
         self._continued = result.session_id
         self.sessionRequested.emit(result.session_id)
 
-    def comment(self, path: str, line: int, side: Side, body: str) -> None:
-        """Send a review comment on a line of the diff shown (queued while the agent works)."""
+    def comment(self, path: str, line: int, side: Side, body: str, *, hold: bool = False) -> None:
+        """Send a review comment on a line of the diff shown (queued while the agent works;
+        ``hold``: a finished session's waits for its next run instead of starting one)."""
         session_id, timeline, source = self._session_id, self._timeline, self._source
         sha = comment_sha(source, timeline) if source and timeline else None
         if session_id is None or sha is None:
             self._say("There is no commit to attach a comment to yet.", "warning")
             return
         self._bridge.tasks.start(
-            self._backend.comment(session_id, sha, path, line, body, side), context=CONTEXT,
-            on_done=lambda made: self._commented(session_id, source, made))
+            self._backend.comment(session_id, sha, path, line, body, side, hold), context=CONTEXT,
+            on_done=lambda made: self._commented(session_id, source, made, hold))
 
     def _commented(self, session_id: str, source: DiffSource | None,
-                   made: ReviewComment) -> None:
+                   made: ReviewComment, hold: bool = False) -> None:
         if session_id != self._session_id:
             return
         where = f"{made.path}:{made.line}"
         self._say(f"Comment on {where} {made.state}" + (
+            " — it goes with the session's next run (nothing runs now)."
+            if hold and made.state == "queued" else
             " — the agent gets it when its turn ends." if made.state == "queued" else
             " to the agent as its next instruction." if made.state == "sent" else "."),
                   "warning" if made.state == "queued" else "ok" if made.state == "sent"
