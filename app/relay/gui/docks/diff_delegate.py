@@ -49,9 +49,9 @@ FILE_BG = "#eaeef2"
 HUNK_BG = "#ddf4ff"
 HUNK_FG = "#57606a"
 COMMENT_BG = "#fff8c5"
-COMMENT_STATE = {"queued": theme.WARNING, "sent": theme.OK, "failed": theme.ERROR}
+#: a comment state's colour role in the theme (read when painted)
+COMMENT_STATE = {"queued": "WARNING", "sent": "OK", "failed": "ERROR"}
 CURRENT_BG = QColor(9, 105, 218, 40)
-CURRENT_EDGE = theme.ACCENT
 SIGN = {"add": "+", "del": "−", "context": " "}
 
 
@@ -268,7 +268,7 @@ class DiffDelegate(QStyledItemDelegate):
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
-        painter.setPen(QColor(COMMENT_STATE.get(comment.state, theme.MUTED)))
+        painter.setPen(QColor(getattr(theme, COMMENT_STATE.get(comment.state, "MUTED"))))
         width = QFontMetrics(bold).horizontalAdvance(state)
         painter.drawText(QRect(x, rect.top(), width + 1, rect.height()),
                          Qt.AlignmentFlag.AlignVCenter, state)
@@ -287,7 +287,7 @@ class DiffDelegate(QStyledItemDelegate):
             area = _halves(rect)[0 if model.side == "old" else 1]
         painter.setClipping(False)
         painter.fillRect(area, CURRENT_BG)
-        painter.setPen(QColor(CURRENT_EDGE))
+        painter.setPen(QColor(theme.ACCENT))
         painter.drawRect(area.adjusted(0, 0, -1, -1))
 
 

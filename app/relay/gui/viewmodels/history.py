@@ -42,8 +42,14 @@ CONTEXT = "history"
 #: record kinds after which a session's timeline is worth reading again
 REFRESH_KINDS = frozenset({"session_started", "session_ended", "state_changed", "handoff_step",
                            "verify_result", "notice", "turn_completed"})
-TONE_COLOURS = {"ok": theme.OK, "error": theme.ERROR, "warning": theme.WARNING,
-                "muted": theme.MUTED, "accent": theme.ACCENT, "": theme.TEXT}
+#: a tone's colour role in the theme (read when shown: :func:`tone_colour`)
+TONE_ROLES = {"ok": "OK", "error": "ERROR", "warning": "WARNING", "muted": "MUTED",
+              "accent": "ACCENT", "": "TEXT"}
+
+
+def tone_colour(tone: str, default: str = "TEXT") -> str:
+    """The current palette's colour of ``tone`` (``default``'s role for an unknown tone)."""
+    return str(getattr(theme, TONE_ROLES.get(tone, default)))
 
 
 class HistoryViewModel(QObject):
@@ -270,7 +276,7 @@ class HistoryViewModel(QObject):
         item.setEditable(False)
         item.setData(node.key, self.KeyRole)
         item.setToolTip(plain_tooltip(node.detail or node.title))  # commit messages, agents' text
-        item.setForeground(QColor(TONE_COLOURS.get(node.tone, theme.TEXT)))
+        item.setForeground(QColor(tone_colour(node.tone)))
         if node.kind != "entry":
             font = QFont()
             font.setBold(True)
