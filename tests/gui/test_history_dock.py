@@ -13,22 +13,25 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
 from relay.core.config import load_config
 from relay.core.models import SessionSpec
+from relay.gui import theme
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.history import HistoryViewModel
 
 Runner = Callable[..., Any]
 
 
-def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path) -> str:
-    """A demo session that hits its limit after two steps and is handed to a backup."""
+def run_handoff(shell: RelayShell, qtbot: QtBot, repo: Path, preempt: bool = False) -> str:
+    """A demo session that hits its limit after two steps and is handed to a backup
+    (``preempt``: handed off at the limit's warning, before it blocks)."""
     with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
         shell.start_session(SessionSpec(repo=repo, task="add a greeting",
                                         chain=["demo:primary", "demo:backup"],
-                                        demo_limit_after=2))
+                                        demo_limit_after=2, preempt=preempt))
     assert started.args is not None
     session_id = str(started.args[0])
     vm = shell.stream_vm
@@ -78,7 +81,7 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     vm = open_history(shell, qtbot)
     assert vm.session_id == session_id
     titles = top_titles(vm)
-    assert titles[:3] == ["Whole session", "1 · demo:primary — failed",
+    assert titles[:3] == ["Whole session", "1 · demo:primary — handed off → demo:backup",
                           "2 · demo:backup — completed"]
     first, second = vm.model.item(1), vm.model.item(2)
     kids = [first.child(r).text() for r in range(first.rowCount())]
@@ -108,6 +111,18 @@ def test_the_dock_shows_each_agents_stint_and_what_it_changed(
     sha = next(e.sha for e in vm.timeline.entries if e.kind == "commit" and e.sha)
     pick(shell, qtbot, f"commit:{sha}")
     assert dock.diff_title.text().startswith(f"Commit {sha[:10]} — ")
+
+
+def test_a_pre_emptive_handoff_reads_as_handed_off_not_cancelled(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None) -> None:
+    run_handoff(shell, qtbot, git_repo, preempt=True)
+    vm = open_history(shell, qtbot)
+    first = vm.model.item(1)
+    assert first.text() == "1 · demo:primary — handed off (pre-emptive) → demo:backup"
+    assert first.foreground().color() != QColor(theme.ERROR)
+    kids = [first.child(r) for r in range(first.rowCount())]
+    assert not any("cancelled" in k.text() for k in kids)
+    assert not any(k.foreground().color() == QColor(theme.ERROR) for k in kids)
 
 
 def test_rewind_here_makes_a_branch_and_moves_nothing(
@@ -167,6 +182,12 @@ def test_a_comment_on_a_line_is_sent_and_shown(
     assert dialog is not None
     assert dialog.path == "RELAY_DEMO_NOTES.md"
     assert not dialog.send.isEnabled()
+    # the session has finished: the dialog says that sending runs the agent again
+    assert dialog.cost.isVisibleTo(dialog)
+    assert "starts a new run of demo:backup" in dialog.cost.text()
+    assert "billable" in dialog.cost.text()
+    assert dialog.send.text() == "Start a new run"
+    assert dialog.queue is not None
     dialog.body.setPlainText("Say who wrote this line.")
     dialog.send.click()
     # the session had finished: the comment goes to its agent at once (a new run)
@@ -180,6 +201,37 @@ def test_a_comment_on_a_line_is_sent_and_shown(
     qtbot.waitUntil(lambda: shell.stream_vm.session is not None
                     and shell.stream_vm.session.state == "completed"
                     and not shell.bridge.is_running_here(session_id), timeout=30_000)
+
+
+def test_a_comment_on_a_finished_session_can_wait_for_its_next_run(
+        shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None, arun: Runner) -> None:
+    session_id = run_handoff(shell, qtbot, git_repo)
+    vm = open_history(shell, qtbot)
+    pick(shell, qtbot, "stint:1")
+    runs_before = len(arun(shell.engine.runs(session_id)))
+    diff = shell.history_dock.diff
+    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
+                and r.new is not None and r.new.kind == "add")
+    diff.table.go_to(line)
+    diff.request_comment()
+    dialog = shell.history_dock.comment_dialog
+    assert dialog is not None
+    assert dialog.queue is not None
+    assert not dialog.queue.isEnabled()
+    dialog.body.setPlainText("Name the file in the heading.")
+    dialog.queue.click()
+    qtbot.waitUntil(lambda: any(c.state == "queued" for c in vm.comments), timeout=10_000)
+    assert "goes with the session's next run" in vm.message[0]
+    assert not shell.bridge.is_running_here(session_id)
+    assert len(arun(shell.engine.runs(session_id))) == runs_before  # nothing ran
+    # an engine opening does not start it either: it waits for the next run
+    assert session_id not in arun(shell.engine.inbox.pending_sessions())
+    # the next message continues the session, and the comment goes with it
+    arun(shell.engine.talk.say(session_id, "Go on, please."))
+    qtbot.waitUntil(lambda: arun(shell.engine.review.comments(session_id))[0].state == "sent",
+                    timeout=15_000)
+    qtbot.waitUntil(lambda: not shell.bridge.is_running_here(session_id), timeout=30_000)
+    assert len(arun(shell.engine.runs(session_id))) == runs_before + 1
 
 
 def test_finish_shows_the_summary_and_merges(
@@ -205,6 +257,11 @@ def test_finish_shows_the_summary_and_merges(
     qtbot.waitUntil(lambda: vm.message[0].startswith("Merged"), timeout=10_000)
     main = pygit2.Repository(str(git_repo)).revparse_single("main").peel(pygit2.Commit)
     assert "RELAY_DEMO_NOTES.md" in main.tree
+    # merged: nothing more to finish, and the button says why
+    qtbot.waitUntil(lambda: not dock.finish_button.isEnabled(), timeout=10_000)
+    assert vm.timeline is not None
+    assert vm.timeline.merged
+    assert dock.finish_button.toolTip().startswith("Already merged into main")
 
 
 def test_a_comment_while_the_agent_works_is_queued_then_sent(

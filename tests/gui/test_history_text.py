@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from relay.gui.history_text import (
@@ -52,10 +53,11 @@ def timeline(uncommitted: int = 0, audit_ok: bool | None = True) -> Timeline:
 
 def test_the_tree_groups_entries_by_stint() -> None:
     nodes = timeline_nodes(timeline(uncommitted=2))
-    assert [n.title for n in nodes[:3]] == ["Whole session", "1 · claude:work — failed",
+    assert [n.title for n in nodes[:3]] == ["Whole session",
+                                            "1 · claude:work — handed off → codex",
                                             "2 · codex — completed"]
     assert nodes[0].detail == "completed · 2 commits · 2 files not committed"
-    assert (nodes[1].tone, nodes[2].tone) == ("error", "ok")
+    assert (nodes[1].tone, nodes[2].tone) == ("", "ok")
     first = [c.title for c in nodes[1].children]
     assert first == ["▶ claude:work started", "● notes  [aaaaaaa]",
                      "⇄ Handoff claude:work → codex: done"]
@@ -68,6 +70,36 @@ def test_the_tree_groups_entries_by_stint() -> None:
     assert nodes[-1].title == "■ Session completed"
     assert nodes[-1].detail.endswith("\nnot in the audit log")
     assert len(nodes) == 4
+
+
+def test_a_pre_emptive_handoffs_stint_is_handed_off_not_cancelled() -> None:
+    """The wallet handed off before the limit: the runner stopped the agent (its run ends
+    "cancelled"), but nothing went wrong — neither the stint nor its run end is red."""
+    line = timeline()
+    stints = [dataclasses.replace(line.stints[0], outcome="cancelled"), line.stints[1]]
+    entries = [
+        line.entries[0],
+        TimelineEntry(at(55), "handoff", "Handoff claude:work → codex: pausing", stint=0,
+                      detail="pre-emptive: 92% of the 5-hour window used"),
+        TimelineEntry(at(58), "run", "claude:work ended: cancelled", stint=0, run_id="r1",
+                      entry="claude:work", detail="stopped for a handoff"),
+        TimelineEntry(at(60), "handoff", "Handoff claude:work → codex: done", stint=0),
+        *line.entries[4:],
+    ]
+    nodes = timeline_nodes(dataclasses.replace(line, stints=stints, entries=entries))
+    stint = nodes[1]
+    assert stint.title == "1 · claude:work — handed off (pre-emptive) → codex"
+    assert stint.tone == ""
+    ended = [c for c in stint.children if c.entry and c.entry.kind == "run"][-1]
+    assert ended.title == "▶ claude:work handed off (pre-emptive) → codex"
+    assert ended.tone == "muted"
+    assert not any(c.tone == "error" for c in stint.children)
+    # a handoff that failed leaves the stint's own outcome, in red
+    failed = [*entries[:3], TimelineEntry(at(60), "handoff",
+                                          "Handoff claude:work → codex: failed", stint=0)]
+    again = timeline_nodes(dataclasses.replace(line, stints=stints, entries=failed))[1]
+    assert again.title == "1 · claude:work — cancelled"
+    assert again.tone == "error"
 
 
 def test_a_handoffs_steps_fold_into_one_node() -> None:

@@ -356,11 +356,12 @@ class ReviewClient(Part):
     """``engine.review``: comments on diffs, sent to the session's agent when it is free."""
 
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
-                      side: Literal["old", "new"] = "new") -> ReviewComment:
+                      side: Literal["old", "new"] = "new", *,
+                      hold: bool = False) -> ReviewComment:
         return await self._ask(ReviewComment, "POST",
                                f"/history/sessions/{seg(session_id)}/comments",
                                body={"sha": sha, "path": path, "line": line, "body": body,
-                                     "side": side})
+                                     "side": side, "hold": hold})
 
     async def comments(self, session_id: str, sha: str | None = None) -> list[ReviewComment]:
         return await self._ask(list[ReviewComment], "GET",

@@ -231,6 +231,8 @@ class CommentBody(Strict):
     line: int
     body: str
     side: Literal["old", "new"] = "new"
+    #: a finished session's comment waits for its next run instead of starting one
+    hold: bool = False
 
 
 # -- knowledge ---------------------------------------------------------------------------

@@ -42,7 +42,9 @@ class HistoryBackend(Protocol):
         ...
 
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
-                      side: Side) -> ReviewComment: ...
+                      side: Side, hold: bool = False) -> ReviewComment:
+        """A review comment; ``hold``: a finished session's waits for its next run."""
+        ...
 
     async def comments(self, session_id: str, sha: str | None) -> list[ReviewComment]: ...
 
@@ -78,8 +80,9 @@ class HostHistoryBackend:
         return await self._services.history.rewind(sha, session_id=session_id, continue_=continue_)
 
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
-                      side: Side) -> ReviewComment:
-        return await self._services.review.comment(session_id, sha, path, line, body, side)
+                      side: Side, hold: bool = False) -> ReviewComment:
+        return await self._services.review.comment(session_id, sha, path, line, body, side,
+                                                   hold=hold)
 
     async def comments(self, session_id: str, sha: str | None) -> list[ReviewComment]:
         return await self._services.review.comments(session_id, sha)

@@ -1,6 +1,8 @@
 """The History dock's two dialogs (non-modal; they only ask, the view-model acts).
 
-:class:`CommentDialog` asks for a review comment on one line of the diff;
+:class:`CommentDialog` asks for a review comment on one line of the diff (on a finished
+session it says that sending starts a new agent run, billed like any, and offers to queue
+the comment for the session's next run instead);
 :class:`FinishDialog` shows what a finished session changed and offers to merge
 its branch into the base branch (refused with the reason when it cannot be) or
 to keep the branch.
@@ -30,16 +32,17 @@ from relay.history.model import FinishSummary
 
 
 class CommentDialog(QDialog):
-    """Asks for a comment on ``path:line``.
+    """Asks for a comment on ``path:line``; ``finished_on``: the session has finished and a
+    comment sent now starts a new run there (its chain entry, e.g. ``claude:work``).
 
     Signals:
-        commentAccepted(path, line, side, body).
+        commentAccepted(path, line, side, body, hold): ``hold`` — keep it for the next run.
     """
 
-    commentAccepted = Signal(str, int, str, str)
+    commentAccepted = Signal(str, int, str, str, bool)
 
     def __init__(self, path: str, line: int, side: str, text: str,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, finished_on: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("commentDialog")
         self.setWindowTitle("Review comment")
@@ -55,22 +58,52 @@ class CommentDialog(QDialog):
         self.body.setObjectName("commentBody")
         self.body.setPlaceholderText("What should the agent change here? It gets this as its "
                                      "next instruction (after its current turn, if it is busy).")
+        self.cost = PlainLabel()
+        self.cost.setObjectName("commentCost")
+        self.cost.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.send = buttons.addButton("Send to the agent", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.send.setEnabled(False)
-        self.body.textChanged.connect(
-            lambda: self.send.setEnabled(bool(self.body.toPlainText().strip())))
-        buttons.accepted.connect(self._accept)
+        self.queue: QPushButton | None = None
+        if finished_on is None:
+            self.send = buttons.addButton("Send to the agent",
+                                          QDialogButtonBox.ButtonRole.AcceptRole)
+        else:
+            self.body.setPlaceholderText("What should the agent change here?")
+            self.cost.setText(
+                f"This session has finished. Sending the comment starts a new run of "
+                f"{finished_on} on the session's branch — a billable agent run, like any "
+                "other. Or queue it: it waits in the session's inbox and goes with its next "
+                "run (the next message you send it).")
+            self.send = buttons.addButton("Start a new run",
+                                          QDialogButtonBox.ButtonRole.AcceptRole)
+            self.send.setToolTip(f"Send it now: {finished_on} runs again and is billed")
+            self.queue = buttons.addButton("Queue for the next run",
+                                           QDialogButtonBox.ButtonRole.ActionRole)
+            self.queue.setObjectName("commentQueue")
+            self.queue.setToolTip("Nothing runs now; the comment goes with the session's "
+                                  "next run")
+            self.queue.clicked.connect(lambda: self._accept(hold=True))
+        self.send.setObjectName("commentSend")
+        self.cost.setVisible(finished_on is not None)
+        self._restyle()
+        for button in (self.send, self.queue):
+            if button is not None:
+                button.setEnabled(False)
+                self.body.textChanged.connect(
+                    lambda b=button: b.setEnabled(bool(self.body.toPlainText().strip())))
+        self.send.clicked.connect(lambda: self._accept(hold=False))
         buttons.rejected.connect(self.reject)
         box = QVBoxLayout(self)
-        for widget in (where, excerpt, self.body, buttons):
+        for widget in (where, excerpt, self.cost, self.body, buttons):
             box.addWidget(widget)
-        self.resize(520, 260)
+        self.resize(560, 300 if finished_on else 260)
 
-    def _accept(self) -> None:
+    def _restyle(self) -> None:
+        self.cost.setStyleSheet(theme.NOTE_CSS["warning"])
+
+    def _accept(self, hold: bool) -> None:
         body = self.body.toPlainText().strip()
         if body:
-            self.commentAccepted.emit(self.path, self.line, self.side, body)
+            self.commentAccepted.emit(self.path, self.line, self.side, body, hold)
             self.accept()
 
 

@@ -11,6 +11,8 @@ node shows (a commit's own, its stint's, or the whole session's) and which commi
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,8 +62,12 @@ def timeline_nodes(line: Timeline) -> list[Node]:
     """The tree the dock shows; see the module documentation."""
     nodes = [_session_node(line)]
     for stint in line.stints:
-        nodes.append(_stint_node(stint, _entry_nodes(
-            [(i, e) for i, e in enumerate(line.entries) if e.stint == stint.index])))
+        own = [(i, e) for i, e in enumerate(line.entries) if e.stint == stint.index]
+        handed = handed_off(e for _, e in own)
+        children = _entry_nodes(own)
+        if handed:
+            children = tuple(_paused(node, handed) for node in children)
+        nodes.append(_stint_node(stint, children, handed))
     nodes.extend(_entry_nodes([(i, e) for i, e in enumerate(line.entries)
                                if e.stint is None or not 0 <= e.stint < len(line.stints)]))
     return nodes
@@ -102,6 +108,28 @@ def _handoff_node(steps: list[tuple[int, TimelineEntry]]) -> Node:
                 node.source, None, tone, last)
 
 
+def handed_off(entries: Iterable[TimelineEntry]) -> str | None:
+    """How a stint ended when a handoff took its task on: "handed off → codex", or "handed
+    off (pre-emptive) → codex" when the wallet handed off before the limit; None when no
+    handoff from it got done."""
+    steps = [e for e in entries if e.kind == "handoff"]
+    done = [e for e in steps if e.title.endswith(": done")]
+    if not done:
+        return None
+    early = any(e.detail.strip().startswith("pre-emptive") for e in steps)
+    to = _route(done[-1]).split(" → ", 1)[-1]
+    return f"handed off{' (pre-emptive)' if early else ''} → {to}"
+
+
+def _paused(node: Node, handed: str) -> Node:
+    """A handed-off stint's run end: the agent was stopped for the handoff, not failed."""
+    entry = node.entry
+    if entry is None or entry.kind != "run" or " ended: " not in entry.title:
+        return node
+    who = entry.title.split(" ended: ", 1)[0]
+    return dataclasses.replace(node, title=f"{_ICONS['run']} {who} {handed}", tone="muted")
+
+
 def _session_node(line: Timeline) -> Node:
     commits = len(line.commits)
     parts = [line.state, f"{commits} commit{'s' * (commits != 1)}"]
@@ -111,14 +139,15 @@ def _session_node(line: Timeline) -> Node:
                 tip_sha(line) if line.commits else None, "accent")
 
 
-def _stint_node(stint: Stint, entries: tuple[Node, ...]) -> Node:
-    outcome = stint.outcome or "running"
+def _stint_node(stint: Stint, entries: tuple[Node, ...], handed: str | None = None) -> Node:
+    outcome = handed or stint.outcome or "running"
     runs = len(stint.run_ids)
     ended = stint.ended_at.astimezone().strftime("%H:%M:%S") if stint.ended_at else "…"
     detail = (f"{stint.runtime} · {runs} run{'s' * (runs != 1)} · "
               f"{stint.started_at.astimezone().strftime('%H:%M:%S')}–{ended} · "
               f"{short(stint.start_sha)}..{short(stint.end_sha) if stint.end_sha else 'uncommitted'}")
-    tone: Tone = "error" if outcome in _FAILED_STATES else "ok" if outcome == "completed" else ""
+    tone: Tone = ("" if handed else "error" if outcome in _FAILED_STATES else
+                  "ok" if outcome == "completed" else "")
     return Node(f"stint:{stint.index}", "stint", f"{stint.index + 1} · {stint.entry} — {outcome}",
                 detail, DiffSource("stint", stint=stint.index), stint.end_sha, tone,
                 children=entries)

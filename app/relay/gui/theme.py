@@ -9,6 +9,23 @@ WARNING = "#9a6700"
 ACCENT = "#0969da"
 OK = "#1a7f37"
 
+# new role (h-docks2): the diff view's syntax colours (gui.syntax maps Pygments' tokens to them)
+SYNTAX_KEYWORD = "#cf222e"  # new role (h-docks2)
+SYNTAX_STRING = "#0a3069"  # new role (h-docks2)
+SYNTAX_COMMENT = "#6e7781"  # new role (h-docks2)
+SYNTAX_NUMBER = "#0550ae"  # new role (h-docks2)
+SYNTAX_FUNCTION = "#8250df"  # new role (h-docks2)
+SYNTAX_BUILTIN = "#0550ae"  # new role (h-docks2)
+SYNTAX_TYPE = "#953800"  # new role (h-docks2)
+SYNTAX_TAG = "#116329"  # new role (h-docks2)
+# new role (h-docks2): the same roles in the dark palette (GitHub dark's); the integrator
+# moves them into h-dark's dark palette
+DARK_SYNTAX = {  # new role (h-docks2)
+    "SYNTAX_KEYWORD": "#ff7b72", "SYNTAX_STRING": "#a5d6ff", "SYNTAX_COMMENT": "#8b949e",
+    "SYNTAX_NUMBER": "#79c0ff", "SYNTAX_FUNCTION": "#d2a8ff", "SYNTAX_BUILTIN": "#79c0ff",
+    "SYNTAX_TYPE": "#ffa657", "SYNTAX_TAG": "#7ee787",
+}
+
 SIMULATION_BG = "#fff1c2"
 SIMULATION_BORDER = "#d4a72c"
 SIMULATION_TEXT = "#7d4e00"

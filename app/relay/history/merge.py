@@ -53,6 +53,19 @@ def _dirty(repo: pygit2.Repository) -> list[str]:
 
 
 @git_boundary
+def merged(repo_path: Path, branch: str, base: str | None) -> bool:
+    """Whether ``base`` holds ``branch``'s last commit (the session was merged into it)."""
+    if not base:
+        return False
+    repo = open_repo(repo_path)
+    base_ref, ref = repo.branches.local.get(base), repo.branches.local.get(branch)
+    if base_ref is None or ref is None:
+        return False
+    base_tip, tip = base_ref.peel(pygit2.Commit).id, ref.peel(pygit2.Commit).id
+    return bool(base_tip == tip or repo.descendant_of(base_tip, tip))
+
+
+@git_boundary
 def plan(repo_path: Path, branch: str, base: str | None) -> MergePlan:
     """Check, without writing anything, whether ``branch`` can be merged into ``base``."""
     if not base:

@@ -94,6 +94,8 @@ class Timeline:
     fork_of: ForkOrigin | None = None
     #: the sessions forked from this one, oldest first
     forks: list[ForkChild] = field(default_factory=list)
+    #: the base branch holds every commit of the session's branch (it was merged)
+    merged: bool = False
 
 
 @dataclass(frozen=True)

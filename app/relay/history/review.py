@@ -4,7 +4,9 @@ A comment is stored (table ``review_comments``, scrubbed) with the commit, path,
 side it is about, so its thread stays with that commit. It reaches the agent as one kind of
 message in the session's inbox (:mod:`relay.sessions.inbox`, kind ``review``, the same id):
 queued, delivered at the next turn boundary — never in the middle of a turn — or at once as
-a follow-up when the session is finished. A comment's state follows its message's.
+a follow-up when the session is finished (a new, billed run), unless it is *held*: then it
+waits in the inbox (meta ``held``) and goes with the session's next run, whatever starts it.
+A comment's state follows its message's.
 """
 
 from __future__ import annotations
@@ -67,8 +69,9 @@ class Review:
         self._deliver = deliver
 
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
-                      side: Side = "new") -> ReviewComment:
-        """Queue a comment on ``path:line`` of commit ``sha`` and send it when the agent is free."""
+                      side: Side = "new", *, hold: bool = False) -> ReviewComment:
+        """Queue a comment on ``path:line`` of commit ``sha`` and send it when the agent is free
+        (a finished session's: at once, as a new run — or, with ``hold``, with its next run)."""
         text = scrub(body.strip())
         if not text:
             raise RelayError("The comment is empty.", "Write what the agent should change.")
@@ -84,8 +87,10 @@ class Review:
             (comment_id, row.id, full, path, line, side, text, excerpt, "queued", now_ms()))]))
         await self.inbox.add(row.id, text, kind="review", source="review", message_id=comment_id,
                              meta={"comment_id": comment_id, "sha": full, "path": path,
-                                   "line": line, "side": side, "excerpt": excerpt})
-        await self._deliver(row.id)
+                                   "line": line, "side": side, "excerpt": excerpt,
+                                   **({"held": True} if hold else {})})
+        if not hold:
+            await self._deliver(row.id)
         found = [c for c in await self.comments(row.id) if c.id == comment_id]
         return found[0]
 

@@ -61,9 +61,11 @@ class History:
         dirty = (await asyncio.to_thread(gh.uncommitted, Path(row.workdir))
                  if row.branch and row.workdir else 0)
         comments = await self.review.comments(row.id)
+        merged = bool(commits and row.branch and not dirty and await asyncio.to_thread(
+            merge.merged, Path(row.repo), row.branch, base[1]))
         return dataclasses.replace(
             build(row, base, runs, story, audit_view, commits, comments, dirty),
-            fork_of=spec.fork_of, forks=await self.forks(row.id))
+            fork_of=spec.fork_of, forks=await self.forks(row.id), merged=merged)
 
     async def forks(self, session_id: str) -> list[ForkChild]:
         """The sessions forked from this one (relay.engine.fork), oldest first."""

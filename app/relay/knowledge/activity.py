@@ -17,7 +17,14 @@ For one session (all its runs, every agent that worked on it):
   ``decision``/``constraint``; path: the first file it names, else the session id) so
   retrieval finds it;
 - ``do_not_redo`` nodes: the work the handoff contract lists as done
-  (:func:`relay.sessions.briefing.done_items`), with ``has_fact`` edges.
+  (:func:`relay.sessions.briefing.done_items`), with ``has_fact`` edges;
+- one ``activity`` chunk (node ``activity:<session>``) so retrieval finds a session by
+  what its agents did: what the continuation contract reads — the work done (files
+  written, commands run), the plan and what remains (:func:`relay.sessions.intent.plan_lists`),
+  the agents' last messages (their summary) — and every tool call (name and arguments,
+  once each, the latest :data:`MAX_ACTIVITY_CALLS`), under the task's first line. It is
+  rebuilt with the rest whenever the session is indexed: when a run ends, and when a
+  handoff builds its contract.
 
 The text is stored scrubbed (the store runs every payload and chunk through the
 scrubber; the events were scrubbed before they were stored, too).
@@ -36,12 +43,15 @@ from relay.core.events import AgentEvent, EventRecord, ToolCall, ToolResult
 from relay.core.present import args_summary, clip
 from relay.knowledge.model import Chunk, Edge, Graph, Node, short_hash
 from relay.sessions import facts
-from relay.sessions.briefing import done_items
-from relay.sessions.intent import WRITE_TOOLS, written
+from relay.sessions.briefing import done_items, last_messages
+from relay.sessions.intent import WRITE_TOOLS, plan_lists, written
 
 READ_TOOLS = frozenset({"Read", "read_file", "NotebookRead", "view", "view_file"})
 MAX_TOOL_USES = 2000
 MAX_FACTS = 100
+#: an activity chunk's tool calls (the latest, each once) and its size in characters
+MAX_ACTIVITY_CALLS = 300
+MAX_ACTIVITY_CHARS = 60_000
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 #: a word ending in one of these names a file even outside backticks
 FILE_SUFFIXES = frozenset({
@@ -99,10 +109,34 @@ class _Builder:
                 for kind, text in facts.extract(event.text):
                     self._fact(kind, text, "agent", record.id, _ms(event))
         last = _ms(events[-1]) if events else None
-        for item in done_items(events, self.worktree):
+        done = done_items(events, self.worktree)
+        for item in done:
             self._node("do_not_redo", {"text": item}, last)
         self._cap()
+        self._activity(events, done, last)
         return self.graph
+
+    def _activity(self, events: Sequence[AgentEvent], done: list[str], ms: int | None) -> None:
+        """The session's one activity chunk (see the module docstring)."""
+        info = self.info
+        plan, remaining = plan_lists(events)
+        calls = [f"{e.name} {args_summary(e.input, 200)}".strip()
+                 for e in events if isinstance(e, ToolCall)]
+        sections = [("Done", done), ("Plan", plan), ("Remaining", remaining),
+                    ("The agents said", last_messages(events)),
+                    ("Tool calls", list(dict.fromkeys(calls))[-MAX_ACTIVITY_CALLS:])]
+        lines = [line for title, items in sections if items
+                 for line in (f"{title}:", *(f"- {item}" for item in items))]
+        if not lines:
+            return
+        goal = (info.task.strip().splitlines() or [""])[0]
+        body = clip("\n".join([goal, *lines]), MAX_ACTIVITY_CHARS)
+        node_id = self._node("activity", {"text": goal, "runtime": info.runtime,
+                                          "state": info.state}, ms, key="all")
+        self.graph.chunks.append(Chunk(
+            id=node_id, path=info.session_id, lang="activity", start=None, end=None, body=body,
+            sha=short_hash(body, 40), kind="activity", title=clip(goal, 120) or info.session_id,
+            node_id=node_id, repo=info.repo, session_id=info.session_id))
 
     def _node(self, kind: str, payload: dict[str, Any], ms: int | None,
               key: str | None = None) -> str:

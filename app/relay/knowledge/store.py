@@ -230,19 +230,23 @@ class KnowledgeStore:
         return row is not None
 
     def search(self, match: str, limit: int, repo: str | None = None) -> list[Hit]:
-        """Chunks matching an FTS5 ``match`` expression, best first (``bm25``)."""
+        """Chunks matching an FTS5 ``match`` expression, best first (``bm25``), each once:
+        chunks with the same text at the same place (one decision or constraint in every
+        session that made it, a symbol indexed twice) are one hit, the best-ranked one's."""
         left, right = SNIPPET_MARKS
-        sql = ("SELECT c.path, c.startLine, c.endLine, c.lang, c.kind, c.title, bm25(chunks_fts),"
-               f" snippet(chunks_fts, 0, '{left}', '{right}', '…', {SNIPPET_TOKENS}),"
-               " c.repo, c.session_id, c.node_id"
+        where = " AND c.repo = ?" if repo is not None else ""
+        sql = ("WITH found AS (SELECT c.path, c.startLine, c.endLine, c.lang, c.kind, c.title,"
+               " bm25(chunks_fts) AS rank,"
+               f" snippet(chunks_fts, 0, '{left}', '{right}', '…', {SNIPPET_TOKENS}) AS snip,"
+               " c.repo, c.session_id, c.node_id, c.sha"
                " FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
-               " WHERE chunks_fts MATCH ?")
-        params: list[object] = [match]
-        if repo is not None:
-            sql += " AND c.repo = ?"
-            params.append(repo)
-        sql += " ORDER BY bm25(chunks_fts), c.path, c.startLine LIMIT ?"
-        params.append(limit)
+               f" WHERE chunks_fts MATCH ?{where}),"
+               " ranked AS (SELECT *, row_number() OVER (PARTITION BY kind, sha, path, repo,"
+               " startLine, endLine ORDER BY rank, session_id DESC) AS nth FROM found)"
+               " SELECT path, startLine, endLine, lang, kind, title, rank, snip, repo,"
+               " session_id, node_id FROM ranked WHERE nth = 1"
+               " ORDER BY rank, path, startLine LIMIT ?")
+        params: list[object] = [match, *([repo] if repo is not None else []), limit]
         return [Hit(path=r[0], start=r[1], end=r[2], lang=r[3], kind=r[4], title=r[5] or "",
                     score=-float(r[6]), snippet=" ".join(str(r[7]).split()), repo=r[8],
                     session_id=r[9], node_id=r[10])

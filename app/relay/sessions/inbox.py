@@ -183,10 +183,11 @@ class Inbox:
             return await cur.fetchone() is not None
 
     async def pending_sessions(self) -> list[str]:
-        """Sessions with messages waiting (queued, or a claim that went stale)."""
+        """Sessions with messages waiting (queued, or a claim that went stale); a message
+        held for the session's next run (meta ``held``) does not start one by itself."""
         async with self.store.conn.execute(
                 "SELECT DISTINCT session_id FROM session_messages WHERE state IN"
-                " ('queued','sending')") as cur:
+                " ('queued','sending') AND json_extract(meta, '$.held') IS NULL") as cur:
             return [r[0] for r in await cur.fetchall()]
 
     # -- writing ----------------------------------------------------------------------

@@ -70,9 +70,10 @@ async def finish(session_id: str, body: FinishBody, eng: EngineDep) -> FinishRes
 
 @router.post("/sessions/{session_id}/comments", status_code=201, response_model=ReviewComment)
 async def comment(session_id: str, body: CommentBody, eng: EngineDep) -> ReviewComment:
-    """A review comment on a diff line; it reaches the session's agent when it is free."""
+    """A review comment on a diff line; it reaches the session's agent when it is free
+    (a finished session's starts a new run, unless ``hold`` keeps it for the next one)."""
     return await eng.review.comment(session_id, body.sha, body.path, body.line, body.body,
-                                    body.side)
+                                    body.side, hold=body.hold)
 
 
 @router.get("/sessions/{session_id}/comments", response_model=list[ReviewComment])

@@ -3,8 +3,9 @@
 Every row has the same height (:func:`row_height`), so the view never measures
 rows; the painter is asked only for the rows in sight. Highlighting is computed
 here, on first paint of a line, through a :class:`~relay.gui.syntax.TokenCache`
-(``painted`` and ``tokens.computed`` say how much work painting did, for the
-laziness test).
+(Pygments, a hunk side at a time; ``painted`` and ``tokens.computed`` say how much
+work painting did, for the laziness test); a token's colour is its theme role's,
+read when it is painted.
 
 Unified row: ``[mark][old no][new no][±][text]``. Side-by-side row: the same per
 half, ``[mark][old no][−][text] │ [mark][new no][+][text]``; an empty half is
@@ -30,7 +31,8 @@ from PySide6.QtWidgets import (
 
 from relay.gui import theme
 from relay.gui.diff_rows import DiffLayout, DiffRow, Side, shown
-from relay.gui.syntax import Language, Token, TokenCache, language_for
+from relay.gui.syntax import Side as LexSide
+from relay.gui.syntax import Token, TokenCache
 from relay.gui.viewmodels.diff import STATUS_MARKS, DiffRowsModel
 from relay.history.diffmodel import DiffLine
 
@@ -39,9 +41,6 @@ Index = QModelIndex | QPersistentModelIndex
 PAD = 6
 MARK_W = 12
 
-#: the colour of each token kind
-TOKEN_COLOURS = {"keyword": "#cf222e", "string": "#0a3069", "comment": "#6e7781",
-                 "number": "#0550ae"}
 #: (text background, gutter background) per line kind
 LINE_BG = {"add": ("#e6ffec", "#ccffd8"), "del": ("#ffebe9", "#ffd7d5"),
            "context": ("#ffffff", "#ffffff")}
@@ -50,9 +49,9 @@ FILE_BG = "#eaeef2"
 HUNK_BG = "#ddf4ff"
 HUNK_FG = "#57606a"
 COMMENT_BG = "#fff8c5"
-COMMENT_STATE = {"queued": theme.WARNING, "sent": theme.OK, "failed": theme.ERROR}
+#: a comment state's colour role in the theme (read when painted)
+COMMENT_STATE = {"queued": "WARNING", "sent": "OK", "failed": "ERROR"}
 CURRENT_BG = QColor(9, 105, 218, 40)
-CURRENT_EDGE = theme.ACCENT
 SIGN = {"add": "+", "del": "−", "context": " "}
 
 
@@ -96,7 +95,6 @@ class DiffDelegate(QStyledItemDelegate):
         self.tokens = TokenCache()
         #: how many rows were painted (the laziness check reads it)
         self.painted = 0
-        self._languages: dict[str, Language | None] = {}
         self._columns: tuple[QFont, int, Columns] | None = None
 
     def columns(self, font: QFont, max_line_no: int) -> Columns:
@@ -105,11 +103,6 @@ class DiffDelegate(QStyledItemDelegate):
             cached = (QFont(font), max_line_no, Columns.of(font, max_line_no))
             self._columns = cached
         return cached[2]
-
-    def language(self, path: str) -> Language | None:
-        if path not in self._languages:
-            self._languages[path] = language_for(path)
-        return self._languages[path]
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         return QSize(200, row_height(option.font))
@@ -146,11 +139,14 @@ class DiffDelegate(QStyledItemDelegate):
     def _paint_line(self, painter: QPainter, rect: QRect, row: DiffRow, model: DiffRowsModel,
                     cols: Columns, scroll: int) -> None:
         layout = model.layout
-        language = self.language(layout.files[row.file].path)
+        diff = layout.files[row.file]
         if layout.mode == "unified":
             line = row.new or row.old
             assert line is not None
-            self._paint_half(painter, rect, line, (row.old, row.new), line.kind, language, cols,
+            side: LexSide = "new" if row.new is not None else "old"
+            tokens = self.tokens.tokens(diff, row.hunk, side,
+                                        line.new_no if side == "new" else line.old_no)
+            self._paint_half(painter, rect, line, (row.old, row.new), line.kind, tokens, cols,
                              bool(row.marks), "unified", scroll)
             return
         left, right = _halves(rect)
@@ -159,14 +155,16 @@ class DiffDelegate(QStyledItemDelegate):
                 painter.fillRect(half, QColor(EMPTY_HALF_BG))
                 continue
             numbers = (line, None) if side == "old" else (None, line)
-            self._paint_half(painter, half, line, numbers, line.kind, language, cols,
+            tokens = self.tokens.tokens(diff, row.hunk, "old" if side == "old" else "new",
+                                        line.old_no if side == "old" else line.new_no)
+            self._paint_half(painter, half, line, numbers, line.kind, tokens, cols,
                              side in row.marks, "split", scroll)
         painter.setPen(QColor("#d0d7de"))
         painter.drawLine(right.left(), rect.top(), right.left(), rect.bottom())
 
     def _paint_half(self, painter: QPainter, rect: QRect, line: DiffLine,
                     numbers: tuple[DiffLine | None, DiffLine | None], kind: str,
-                    language: Language | None, cols: Columns, marked: bool, mode: str,
+                    tokens: tuple[Token, ...], cols: Columns, marked: bool, mode: str,
                     scroll: int) -> None:
         text_bg, gutter_bg = LINE_BG.get(kind, LINE_BG["context"])
         gutter = cols.gutter(mode)
@@ -195,8 +193,7 @@ class DiffDelegate(QStyledItemDelegate):
         painter.drawText(x + PAD // 2, baseline, SIGN.get(kind, " "))
         text = shown(line.text)
         area = QRect(rect.left() + gutter, rect.top(), rect.width() - gutter, rect.height())
-        self._paint_code(painter, area, baseline, text, self.tokens.tokens(language, text),
-                         scroll)
+        self._paint_code(painter, area, baseline, text, tokens, scroll)
 
     def _paint_code(self, painter: QPainter, area: QRect, baseline: int, text: str,
                     tokens: tuple[Token, ...], scroll: int) -> None:
@@ -204,12 +201,12 @@ class DiffDelegate(QStyledItemDelegate):
         metrics = painter.fontMetrics()
         x, at = area.left() + PAD // 2 - scroll, 0
         plain = QColor(theme.TEXT)
-        for start, end, kind in tokens:
+        for start, end, role in tokens:
             if start > at:
                 painter.setPen(plain)
                 painter.drawText(x, baseline, text[at:start])
                 x += metrics.horizontalAdvance(text[at:start])
-            painter.setPen(QColor(TOKEN_COLOURS[kind]))
+            painter.setPen(QColor(getattr(theme, role)))
             painter.drawText(x, baseline, text[start:end])
             x += metrics.horizontalAdvance(text[start:end])
             at = end
@@ -271,7 +268,7 @@ class DiffDelegate(QStyledItemDelegate):
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
-        painter.setPen(QColor(COMMENT_STATE.get(comment.state, theme.MUTED)))
+        painter.setPen(QColor(getattr(theme, COMMENT_STATE.get(comment.state, "MUTED"))))
         width = QFontMetrics(bold).horizontalAdvance(state)
         painter.drawText(QRect(x, rect.top(), width + 1, rect.height()),
                          Qt.AlignmentFlag.AlignVCenter, state)
@@ -290,7 +287,7 @@ class DiffDelegate(QStyledItemDelegate):
             area = _halves(rect)[0 if model.side == "old" else 1]
         painter.setClipping(False)
         painter.fillRect(area, CURRENT_BG)
-        painter.setPen(QColor(CURRENT_EDGE))
+        painter.setPen(QColor(theme.ACCENT))
         painter.drawRect(area.adjusted(0, 0, -1, -1))
 
 

@@ -66,6 +66,14 @@ class DiffTable(QTableView):
 
     # -- events -------------------------------------------------------------------------
 
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        """Scrolled sideways, every row is painted again: Qt would move the pixels already
+        painted, gutters and the left half's start included, and paint only the strip that
+        came into sight — the fixed parts of a row have to be painted where they stay."""
+        super().scrollContentsBy(dx, dy)
+        if dx:
+            self.viewport().update()
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.fit_width()

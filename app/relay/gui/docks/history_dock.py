@@ -31,7 +31,7 @@ from relay.gui.docks.parts import PlainLabel, empty_or_content
 from relay.gui.history_dialogs import CommentDialog, FinishDialog
 from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
-from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
+from relay.gui.viewmodels.history import HistoryViewModel, tone_colour
 from relay.history.model import FinishSummary
 from relay.history.present import fork_lines
 
@@ -63,6 +63,12 @@ class HistoryDock(QDockWidget):
         self.diff.commentRequested.connect(self.open_comment_dialog)
         self.tree.selectionModel().selectionChanged.connect(self._on_picked)
         self.visibilityChanged.connect(vm.set_active)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The colours of the current palette (again when it changes)."""
+        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
+        self.detail.setStyleSheet(f"color: {theme.MUTED};")
         self.refresh()
 
     # -- building -----------------------------------------------------------------------
@@ -76,7 +82,6 @@ class HistoryDock(QDockWidget):
         self.audit.setObjectName("historyAudit")
         self.lineage = PlainLabel()
         self.lineage.setObjectName("historyLineage")
-        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
         self.lineage.setWordWrap(True)
         self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rewind_button = self._button("Rewind here", "historyRewind",
@@ -104,7 +109,6 @@ class HistoryDock(QDockWidget):
         self.detail = PlainLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
-        self.detail.setStyleSheet(f"color: {theme.MUTED};")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.diff_title = PlainLabel()
         self.diff_title.setObjectName("historyDiffTitle")
@@ -169,20 +173,20 @@ class HistoryDock(QDockWidget):
         self.lineage.setVisible(bool(lineage))
         text, tone = audit_text(line) if line else ("", "")
         self.audit.setText(text)
-        self.audit.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.MUTED)};")
+        self.audit.setStyleSheet(f"color: {tone_colour(tone, 'MUTED')};")
         sha = vm.rewind_sha
         for button, what in ((self.rewind_button, "Make a new branch at"),
                              (self.continue_button, "Start a new session from")):
             button.setEnabled(sha is not None)
             button.setToolTip(f"{what} commit {short(sha)}; nothing existing moves" if sha
                               else "Pick a commit (or a stint) in the timeline first")
-        self.finish_button.setEnabled(vm.can_finish)
-        self.finish_button.setToolTip("Merge the session's branch into its base, or keep it"
-                                      if vm.can_finish else
-                                      "The session has to finish first (and have a branch)")
+        why_not = vm.why_not_finish
+        self.finish_button.setEnabled(why_not is None)
+        self.finish_button.setToolTip(why_not or
+                                      "Merge the session's branch into its base, or keep it")
         message, tone = vm.message
         self.message.setText(message)
-        self.message.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.TEXT)};")
+        self.message.setStyleSheet(f"color: {tone_colour(tone)};")
         self.message.setVisible(bool(message))
         self.diff_title.setText(vm.diff_title)
         node = vm.node(vm.selected_key)
@@ -248,9 +252,10 @@ class HistoryDock(QDockWidget):
     def open_comment_dialog(self, path: str, line: int, side: str, text: str) -> CommentDialog:
         if self.comment_dialog is not None:
             self.comment_dialog.close()
-        dialog = CommentDialog(path, line, side, text, self)
+        dialog = CommentDialog(path, line, side, text, self, finished_on=self.vm.finished_on)
         dialog.commentAccepted.connect(
-            lambda p, n, s, body: self.vm.comment(p, n, "old" if s == "old" else "new", body))
+            lambda p, n, s, body, hold: self.vm.comment(p, n, "old" if s == "old" else "new",
+                                                        body, hold=hold))
         self.comment_dialog = dialog
         dialog.open()
         return dialog

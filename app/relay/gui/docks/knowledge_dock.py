@@ -3,16 +3,18 @@ decided, ruled out and did — ranked by FTS5, each hit with its file and lines.
 
 Top: the search field, "This repository only" (the repository of the session shown) and
 Rescan (the code scanner over that repository). Then the hits (title, path:lines, kind,
-score) over a preview of the selected hit's lines as the file is now. Errors show in
-place. The words and the work come from the view-model; the widgets only show.
+relevance: the rank and a bar as long as the score relative to the best hit's — see
+:class:`RelevanceDelegate`) over a preview of the selected hit's lines as the file is now.
+Errors show in place. The words and the work come from the view-model; the widgets only
+show.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (
     QCheckBox,
     QDockWidget,
@@ -22,6 +24,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -30,10 +34,47 @@ from relay.gui import theme
 from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.knowledge_backend import Preview
 from relay.gui.messages import ErrorBanner
-from relay.gui.viewmodels.knowledge import KnowledgeViewModel
+from relay.gui.viewmodels.knowledge import RELEVANCE_COLUMN, KnowledgeViewModel
 
 EMPTY_TEXT = ("Search the project's code and what the agents decided.\n"
               "Sessions index their repository when they start.")
+
+
+#: the relevance bar's widest, and its opacity over the row
+BAR_WIDTH = 64
+BAR_ALPHA = 110
+
+
+class RelevanceDelegate(QStyledItemDelegate):
+    """The Relevance cell: the rank ("#1") beside a bar of the hit's relative score."""
+
+    def sizeHint(self, option: QStyleOptionViewItem,
+                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        return QSize(size.width() + BAR_WIDTH + 8, size.height())
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        super().paint(painter, option, index)  # the selection and the rank
+        fraction = index.data(KnowledgeViewModel.RelativeRole)
+        if not isinstance(fraction, float):
+            return
+        rect: QRect = option.rect
+        left = rect.right() - BAR_WIDTH - 4
+        height = max(rect.height() // 3, 4)
+        top = rect.top() + (rect.height() - height) // 2
+        colour = QColor(theme.ACCENT)
+        painter.save()
+        painter.setPen(Qt.PenStyle.NoPen)
+        track = QColor(theme.MUTED)
+        track.setAlpha(50)
+        painter.setBrush(track)
+        painter.drawRoundedRect(QRect(left, top, BAR_WIDTH, height), 2, 2)
+        colour.setAlpha(BAR_ALPHA + int((255 - BAR_ALPHA) * fraction))
+        painter.setBrush(colour)
+        painter.drawRoundedRect(QRect(left, top, max(2, round(BAR_WIDTH * fraction)), height),
+                                2, 2)
+        painter.restore()
 
 
 class KnowledgeDock(QDockWidget):
@@ -65,6 +106,8 @@ class KnowledgeDock(QDockWidget):
         self.status.setStyleSheet(f"color: {theme.MUTED};")
         self.error = ErrorBanner("knowledgeError")
         self.table = row_table("knowledgeHits", vm, stretch=0)
+        self.relevance = RelevanceDelegate(self.table)
+        self.table.setItemDelegateForColumn(RELEVANCE_COLUMN, self.relevance)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.preview = QPlainTextEdit()
         self.preview.setObjectName("knowledgePreview")

@@ -42,8 +42,14 @@ CONTEXT = "history"
 #: record kinds after which a session's timeline is worth reading again
 REFRESH_KINDS = frozenset({"session_started", "session_ended", "state_changed", "handoff_step",
                            "verify_result", "notice", "turn_completed"})
-TONE_COLOURS = {"ok": theme.OK, "error": theme.ERROR, "warning": theme.WARNING,
-                "muted": theme.MUTED, "accent": theme.ACCENT, "": theme.TEXT}
+#: a tone's colour role in the theme (read when shown: :func:`tone_colour`)
+TONE_ROLES = {"ok": "OK", "error": "ERROR", "warning": "WARNING", "muted": "MUTED",
+              "accent": "ACCENT", "": "TEXT"}
+
+
+def tone_colour(tone: str, default: str = "TEXT") -> str:
+    """The current palette's colour of ``tone`` (``default``'s role for an unknown tone)."""
+    return str(getattr(theme, TONE_ROLES.get(tone, default)))
 
 
 class HistoryViewModel(QObject):
@@ -147,9 +153,31 @@ class HistoryViewModel(QObject):
         return node.rewind_sha if node is not None else None
 
     @property
-    def can_finish(self) -> bool:
+    def finished_on(self) -> str | None:
+        """A finished session's last chain entry (a comment sent now runs it again)."""
         line = self._timeline
-        return line is not None and line.branch is not None and line.state in FINAL_STATES
+        if line is None or line.state not in FINAL_STATES:
+            return None
+        return line.stints[-1].entry if line.stints else "its agent"
+
+    @property
+    def can_finish(self) -> bool:
+        return self.why_not_finish is None
+
+    @property
+    def why_not_finish(self) -> str | None:
+        """Why "Finish…" cannot be used now (None: it can)."""
+        line = self._timeline
+        if line is None:
+            return "The session is still being read"
+        if line.branch is None:
+            return "The session ran in place: its changes are already in the repository"
+        if line.state not in FINAL_STATES:
+            return "The session has to finish first"
+        if line.merged:
+            return (f"Already merged into {line.base_branch}: {line.branch} has nothing "
+                    "more to finish")
+        return None
 
     # -- following ----------------------------------------------------------------------
 
@@ -248,7 +276,7 @@ class HistoryViewModel(QObject):
         item.setEditable(False)
         item.setData(node.key, self.KeyRole)
         item.setToolTip(plain_tooltip(node.detail or node.title))  # commit messages, agents' text
-        item.setForeground(QColor(TONE_COLOURS.get(node.tone, theme.TEXT)))
+        item.setForeground(QColor(tone_colour(node.tone)))
         if node.kind != "entry":
             font = QFont()
             font.setBold(True)
@@ -330,23 +358,26 @@ class HistoryViewModel(QObject):
         self._continued = result.session_id
         self.sessionRequested.emit(result.session_id)
 
-    def comment(self, path: str, line: int, side: Side, body: str) -> None:
-        """Send a review comment on a line of the diff shown (queued while the agent works)."""
+    def comment(self, path: str, line: int, side: Side, body: str, *, hold: bool = False) -> None:
+        """Send a review comment on a line of the diff shown (queued while the agent works;
+        ``hold``: a finished session's waits for its next run instead of starting one)."""
         session_id, timeline, source = self._session_id, self._timeline, self._source
         sha = comment_sha(source, timeline) if source and timeline else None
         if session_id is None or sha is None:
             self._say("There is no commit to attach a comment to yet.", "warning")
             return
         self._bridge.tasks.start(
-            self._backend.comment(session_id, sha, path, line, body, side), context=CONTEXT,
-            on_done=lambda made: self._commented(session_id, source, made))
+            self._backend.comment(session_id, sha, path, line, body, side, hold), context=CONTEXT,
+            on_done=lambda made: self._commented(session_id, source, made, hold))
 
     def _commented(self, session_id: str, source: DiffSource | None,
-                   made: ReviewComment) -> None:
+                   made: ReviewComment, hold: bool = False) -> None:
         if session_id != self._session_id:
             return
         where = f"{made.path}:{made.line}"
         self._say(f"Comment on {where} {made.state}" + (
+            " — it goes with the session's next run (nothing runs now)."
+            if hold and made.state == "queued" else
             " — the agent gets it when its turn ends." if made.state == "queued" else
             " to the agent as its next instruction." if made.state == "sent" else "."),
                   "warning" if made.state == "queued" else "ok" if made.state == "sent"

@@ -20,14 +20,23 @@ from relay.gui.viewmodels.table import ColumnsModel, Index
 from relay.knowledge.model import Hit
 
 CONTEXT = "knowledge"
-KIND_COLOURS = {"decision": theme.ACCENT, "constraint": theme.WARNING,
-                "do_not_redo": theme.ERROR}
+#: a kind's colour role in the theme (read when shown)
+KIND_COLOURS = {"decision": "ACCENT", "constraint": "WARNING", "do_not_redo": "ERROR",
+                "activity": "OK"}
+RELEVANCE_COLUMN = 3
 
 
 class KnowledgeViewModel(ColumnsModel):
-    """Signals: statusChanged(str), previewChanged(object: Preview | None), busyChanged(bool)."""
+    """Signals: statusChanged(str), previewChanged(object: Preview | None), busyChanged(bool).
 
-    COLUMNS = ("Hit", "Where", "Kind", "Score")
+    The hits come best first: the Relevance column shows each one's rank ("#1") and, in
+    :attr:`RelativeRole`, its score as a fraction of the best one's (the dock draws it as a
+    bar) — bm25's raw figure ("2.75e-06") means nothing to a reader and only the tooltip
+    keeps it. A session's activity hit says which session it is.
+    """
+
+    COLUMNS = ("Hit", "Where", "Kind", "Relevance")
+    RelativeRole = int(Qt.ItemDataRole.UserRole) + 1
     statusChanged = Signal(str)
     previewChanged = Signal(object)
     busyChanged = Signal(bool)
@@ -49,14 +58,29 @@ class KnowledgeViewModel(ColumnsModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        hit, column = self.hits[index.row()], index.column()
+        row, column = index.row(), index.column()
+        hit = self.hits[row]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (hit.title, hit.where, hit.kind.replace("_", " "), f"{hit.score:.3g}")[column]
+            where = f"session {hit.session_id}" if hit.kind == "activity" else hit.where
+            return (hit.title, where, hit.kind.replace("_", " "), f"#{row + 1}")[column]
+        if role == self.RelativeRole and column == RELEVANCE_COLUMN:
+            return self.relative(row)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == RELEVANCE_COLUMN:
+                return (f"Rank {row + 1} of {len(self.hits)}: "
+                        f"{self.relative(row):.0%} of the best match's score "
+                        f"(bm25 {hit.score:.3g})")
             return hit.snippet
         if role == Qt.ItemDataRole.ForegroundRole and column == 2 and hit.kind in KIND_COLOURS:
-            return QColor(KIND_COLOURS[hit.kind])
+            return QColor(getattr(theme, KIND_COLOURS[hit.kind]))
         return None
+
+    def relative(self, row: int) -> float:
+        """Hit ``row``'s score as a fraction of the best hit's (1.0: as good as the best)."""
+        best = self.hits[0].score if self.hits else 0.0
+        if best <= 0:
+            return 1.0
+        return max(0.0, min(1.0, self.hits[row].score / best))
 
     def search(self, text: str, limit: int = 50) -> None:
         if not text.strip():
