@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from relay.gui import theme
@@ -98,22 +96,15 @@ def test_the_cache_lexes_each_hunk_side_once_per_file() -> None:
 
 def test_a_5000_line_hunk_is_lexed_a_block_at_a_time() -> None:
     """One hunk of 5,000 changed Python lines per side: a line's first paint lexes its
-    block only (a screenful of a huge hunk stays quick); all of it, both sides, measured
-    ~0.45 s for 10,000 lines on 2 cores (the bounds leave room for a loaded machine)."""
+    block only (a screenful of a huge hunk stays quick; the time it takes is measured in
+    benchmarks/, not here), and every line is highlighted once all blocks are asked for."""
     lines = [DiffLine("del", i, None, f"def f_{i}(x):  # line {i}") for i in range(1, 5001)]
     lines += [DiffLine("add", None, i, f"    return x * {i} - 'a{i}'") for i in range(1, 5001)]
     diff = FileDiff("big.py", "big.py", "modified", False, 5000, 5000, (hunk(lines),))
     cache = TokenCache()
-    highlight(lexer_for("big.py"), ["x = 1"])  # Pygments loads the lexer's module once
-    start = time.perf_counter()
     assert cache.tokens(diff, 0, "old", 2600)[0] == (0, 3, "SYNTAX_KEYWORD")
-    first = time.perf_counter() - start
     assert (cache.computed, cache.lexed_lines) == (1, BLOCK)
-    assert first < 0.3, first
-    start = time.perf_counter()
     for number in range(1, 5001):
         assert cache.tokens(diff, 0, "old", number)[0][2] == "SYNTAX_KEYWORD"
         assert cache.tokens(diff, 0, "new", number)[0][2] == "SYNTAX_KEYWORD"
-    every = time.perf_counter() - start
     assert cache.lexed_lines == 10_000
-    assert every < 5.0, every
