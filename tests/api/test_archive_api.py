@@ -21,7 +21,8 @@ async def test_an_archived_session_leaves_the_list_and_comes_back(served: Served
 
     row = await client.sessions.archive(old.id[:8])  # a unique prefix will do
 
-    assert row.id == old.id and row.archived_at is not None
+    assert row.id == old.id
+    assert row.archived_at is not None
     assert [s.id for s in await client.list_sessions()] == [kept.id]
     listed = await client.sessions.recent(archived=True)
     assert {s.id: s.archived_at is not None for s in listed} == {kept.id: False, old.id: True}

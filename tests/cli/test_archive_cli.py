@@ -26,7 +26,8 @@ def test_archive_hides_a_session_and_unarchive_brings_it_back(git_repo: Path) ->
     assert _ids("--archived") == [sid]
     assert sid not in cli("sessions").stdout  # the quick path (relay.db read directly) too
     table = cli("sessions", "--archived").stdout
-    assert sid in table and "archived" in table
+    assert sid in table
+    assert "archived" in table
 
     back = cli("unarchive", sid)
 

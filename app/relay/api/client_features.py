@@ -1,5 +1,5 @@
-"""The client's feature services: ``client.sessions``, ``client.wallet``, ``client.accounts``, ``client.detector``,
-``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
+"""The client's feature services: ``client.sessions``, ``client.wallet``, ``client.accounts``,
+``client.detector``, ``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
 ``client.audit``, ``client.breakers``, ``client.board``, ``client.integrations``,
 ``client.talk`` — the engine's services of the same names over the host's API.
 

@@ -8,6 +8,12 @@ ERROR = "#cf222e"
 WARNING = "#9a6700"
 ACCENT = "#0969da"
 OK = "#1a7f37"
+# new role (h-states): a session that needs the user's answer (the list, the tray's badge);
+# dark palette: "#f0883e"
+NEEDS_INPUT = "#bc4c00"
+# new role (h-states): a session being handed off to another account or provider;
+# dark palette: "#bc8cff"
+HANDOFF = "#8250df"
 
 SIMULATION_BG = "#fff1c2"
 SIMULATION_BORDER = "#d4a72c"

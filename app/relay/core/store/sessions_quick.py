@@ -96,8 +96,9 @@ def quick_row(r: Sequence[Any]) -> QuickRow:
 
 
 def quick_sessions(db: Path, limit: int, archived: bool = False) -> list[QuickRow] | None:
-    """The newest ``limit`` sessions (``archived`` ones too), or None when only the engine can answer (no database
-    yet, another schema, an active session whose Relay process is gone, anything unusual)."""
+    """The newest ``limit`` sessions (``archived`` ones too), or None when only the engine
+    can answer (no database yet, another schema, an active session whose Relay process is
+    gone, anything unusual)."""
     from relay.core.store.migrations import LATEST
 
     if not db.is_file():
