@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage
+from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from relay.core.models import SessionRow, SessionSpec
@@ -116,7 +117,7 @@ def test_filter_by_state_repository_and_text(shell: RelayShell, qtbot: QtBot) ->
     dock.repo_filter.setCurrentIndex(dock.repo_filter.findData("/src/lib"))
     assert visible_ids(shell) == ["b"]
     dock.repo_filter.setCurrentIndex(0)
-    qtbot.keyClicks(dock.search, "PARSER")
+    QTest.keyClicks(dock.search, "PARSER")
     assert visible_ids(shell) == ["b"]
     dock.search.setText("nightly")
     assert visible_ids(shell) == ["s1"]
@@ -146,13 +147,17 @@ def test_the_menu_works_on_a_finished_session(shell: RelayShell, qtbot: QtBot,
     actions["copySessionId"].trigger()
     assert QGuiApplication.clipboard().text() == "done1"
     opened: list[str] = []
-    dock.open_folder = lambda path: opened.append(path) or True
+
+    def opener(path: str) -> bool:
+        opened.append(path)
+        return True
+    dock.open_folder = opener
     actions["openWorktree"].trigger()
     assert opened == [str(tmp_path)]
     # a running one: stop and hand off, not archive
     running = dock.context_menu(shell.sessions_vm.row_of("run1") or 0)
     on = {a.objectName(): a.isEnabled() for a in running.actions() if a.objectName()}
-    assert on["stopSession"] and on["handoffNow"] and not on["archiveSession"]
+    assert (on["stopSession"], on["handoffNow"], on["archiveSession"]) == (True, True, False)
 
 
 def test_archive_from_the_menu_hides_it_and_show_archived_brings_it_back(
