@@ -43,8 +43,10 @@ def tooltip_text(running: int, attention: int = 0) -> str:
                    else "")
 
 
-def _first_line(session: SessionRow) -> str:
-    return session.task.splitlines()[0] if session.task.strip() else session.id
+def _item_text(session: SessionRow) -> str:
+    """'needs input — Add the notes', 'waiting · 3m 12s — …' (the countdown as of now)."""
+    first = session.task.splitlines()[0] if session.task.strip() else session.id
+    return f"{state_look(session).word} — {clip(first, 48)}"
 
 
 def badged(icon: QIcon, count: int, asks: bool, size: int = 64) -> QIcon:
@@ -91,6 +93,7 @@ class RelayTray(QSystemTrayIcon):
         self._attention_actions: list[QAction] = []
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
+        self.menu.aboutToShow.connect(self._retitle)  # a countdown reads as of now
         self._attention_end = self.menu.addSeparator()
         self._attention_end.setVisible(False)
         self.show_action = self._add("Show window", self.showRequested)
@@ -134,7 +137,7 @@ class RelayTray(QSystemTrayIcon):
         self._attention_actions = []
         for session in sessions:
             # no parent: the list below owns it, and dropping it deletes it
-            action = QAction(f"{state_look(session).word} — {clip(_first_line(session), 48)}")
+            action = QAction(_item_text(session))
             action.setIcon(state_look(session).qicon())
             action.setToolTip(session.task)
             action.triggered.connect(lambda _=False, sid=session.id: self.sessionRequested.emit(sid))
@@ -144,6 +147,10 @@ class RelayTray(QSystemTrayIcon):
         self.setIcon(badged(self._icon, len(sessions), any(
             s.state == "needs_input" for s in sessions)) if sessions else self._icon)
         self.set_running(self._running)
+
+    def _retitle(self) -> None:
+        for action, session in zip(self._attention_actions, self.attention, strict=True):
+            action.setText(_item_text(session))
 
     def notify(self, title: str, message: str, warning: bool = False) -> None:
         """Show a notification balloon (when the icon is shown) and keep it in the list."""

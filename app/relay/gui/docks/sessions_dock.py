@@ -11,8 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, QUrl, Signal, SignalInstance
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import (
+    QItemSelection,
+    QModelIndex,
+    QPoint,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+    SignalInstance,
+)
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -24,6 +33,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QPushButton,
+    QSizePolicy,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -42,6 +52,46 @@ from relay.gui.viewmodels.sessions import (
 )
 
 ALL_REPOS = "All repositories"
+#: below this width the tree leaves out Cost and Updated (the tooltip has them): the
+#: Task column gets the room
+NARROW_PX = 620
+
+
+class SessionsTree(QTreeView):
+    """The sessions' tree: State first, Task takes the room, columns fitted to its width."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.setIndentation(14)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setHighlightSections(False)
+        header.setMinimumSectionSize(40)
+
+    def fit(self) -> None:
+        """Task takes the room; narrow, State and Account shrink, Cost and Updated are left
+        out. (Call it once the model is set: the header has its sections then.)"""
+        narrow = self.width() < NARROW_PX
+        header = self.header()
+        for column, name in enumerate(COLUMNS):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if name == "Task"
+                                        else QHeaderView.ResizeMode.ResizeToContents
+                                        if name in ("Cost", "Updated")
+                                        else QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(COLUMNS.index("State"), 172 if narrow else 190)
+        header.resizeSection(COLUMNS.index("Account"), 90 if narrow else 170)
+        for name in ("Cost", "Updated"):
+            self.setColumnHidden(COLUMNS.index(name), narrow)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.isColumnHidden(COLUMNS.index("Cost")) != (self.width() < NARROW_PX):
+            QTimer.singleShot(0, self.fit)  # once the header has its new width
 
 
 class SessionsDock(QDockWidget):
@@ -86,6 +136,8 @@ class SessionsDock(QDockWidget):
         self.table = self._make_tree()
         self.count = QLabel()
         self.count.setObjectName("sessionsCount")
+        self.count.setMinimumWidth(60)  # the text may be cut short: its tooltip has it all
+        self.count.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.archived = QCheckBox("Show archived")
         self.archived.setObjectName("showArchived")
         self.archived.setToolTip("List the archived sessions too (greyed)")
@@ -125,13 +177,16 @@ class SessionsDock(QDockWidget):
         self.state_filter = QComboBox()
         self.state_filter.setObjectName("sessionsStateFilter")
         self.state_filter.addItems(list(STATE_FILTERS))
+        self.state_filter.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.state_filter.setMinimumContentsLength(9)
         self.state_filter.setToolTip("Show the sessions in these states")
         self.state_filter.currentTextChanged.connect(self._set_state)
         self.repo_filter = QComboBox()
         self.repo_filter.setObjectName("sessionsRepoFilter")
         self.repo_filter.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.repo_filter.setMinimumContentsLength(12)
+        self.repo_filter.setMinimumContentsLength(10)
         self.repo_filter.addItem(ALL_REPOS, "")
         self.repo_filter.setToolTip("Show one repository's sessions")
         self.repo_filter.currentIndexChanged.connect(self._set_repo)
@@ -142,23 +197,10 @@ class SessionsDock(QDockWidget):
         return row
 
     def _make_tree(self) -> QTreeView:
-        tree = QTreeView()
+        tree = SessionsTree()
         tree.setObjectName("sessionsTable")
         tree.setModel(self.proxy)
-        tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        tree.setUniformRowHeights(True)
-        tree.setAlternatingRowColors(True)
-        tree.setWordWrap(False)
-        tree.setIndentation(14)
-        tree.setExpandsOnDoubleClick(True)
-        header = tree.header()
-        header.setStretchLastSection(False)
-        header.setHighlightSections(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COLUMNS.index("Task"), QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(COLUMNS.index("Account"), QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(COLUMNS.index("Account"), 130)
+        tree.fit()
         tree.selectionModel().selectionChanged.connect(self._on_selection)
         tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         tree.customContextMenuRequested.connect(self._on_context_menu)
@@ -275,6 +317,7 @@ class SessionsDock(QDockWidget):
         text = f"{n} session{'s' if n != 1 else ''} · {running} running"
         self.count.setText(text + (f" · {waiting} need{'s' if waiting == 1 else ''} you"
                                    if waiting else ""))
+        self.count.setToolTip(self.count.text())
         self._fill_repos()
         self.error.hide()
         self._select_wanted()

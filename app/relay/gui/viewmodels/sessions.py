@@ -89,8 +89,8 @@ def task_label(row: SessionRow) -> str:
 
 def updated_label(when: datetime) -> str:
     local = when.astimezone()
-    return local.strftime("%H:%M:%S") if local.date() == local.now().date() \
-        else local.strftime("%Y-%m-%d %H:%M")
+    return local.strftime("%H:%M") if local.date() == local.now().date() \
+        else local.strftime("%Y-%m-%d")
 
 
 @dataclass
@@ -411,7 +411,10 @@ def _search_text(row: SessionRow) -> str:
 
 def _tooltip(row: SessionRow) -> str:
     lines = [row.task, "", f"session {row.id} · {state_look(row).word}",
-             f"repository: {row.repo}"]
+             f"repository: {row.repo}",
+             f"created {row.created_at.astimezone():%Y-%m-%d %H:%M}, updated "
+             f"{row.updated_at.astimezone():%Y-%m-%d %H:%M:%S} · cost "
+             f"{fmt_cost(row.usage.cost_usd)}"]
     if row.entries:
         lines.append(f"ran on: {' → '.join(row.entries)}")
     else:
