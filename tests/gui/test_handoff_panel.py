@@ -275,11 +275,11 @@ def test_a_waiting_session_counts_down_and_is_handed_off_from_its_context_menu(
         row = sessions.row_of(sid)
         return "" if row is None else str(sessions.index(row, 0).data())
 
-    qtbot.waitUntil(lambda: state_cell().startswith("resumes in"), timeout=10_000)
+    qtbot.waitUntil(lambda: state_cell().startswith("waiting · "), timeout=10_000)
     first = state_cell()
-    assert re.fullmatch(r"resumes in 5:00:\d\d", first), first  # 5 h + the margin
+    assert re.fullmatch(r"waiting · 5h 00m \d\ds", first), first  # 5 h + the margin
     tip = str(sessions.index(sessions.row_of(sid) or 0, 0).data(Qt.ItemDataRole.ToolTipRole))
-    assert "waiting for the limit's reset until" in tip
+    assert "quota-blocked: resumes at the limit's reset" in tip
     assert sessions.ticking
     wait = shell.stream_dock.wait
     qtbot.waitUntil(lambda: not wait.isHidden(), timeout=5000)
@@ -315,14 +315,15 @@ def test_a_waiting_session_counts_down_and_is_handed_off_from_its_context_menu(
     assert [n.title for n in shell.tray.notifications] == ["Waiting for a limit's reset",
                                                            "Handoff done"]
 
-    def nothing_to_do() -> bool:
+    def offered() -> set[str]:
         # the sessions table refreshes after the stream's own state (its refresh is queued):
-        # once its row is completed too, the menu offers nothing
+        # once its row is done too, the menu offers no stop or handoff, but the rest
         menu = shell.sessions_dock.context_menu(sessions.row_of(sid) or 0)
-        return not any(a.isEnabled() for a in menu.actions())
+        return {a.text() for a in menu.actions() if a.isEnabled() and a.text()}
 
-    qtbot.waitUntil(lambda: state_cell() == "completed", timeout=5000)
-    assert nothing_to_do()
+    qtbot.waitUntil(lambda: state_cell() == "done", timeout=5000)
+    assert not offered() & {"Stop", "Hand off now", "Hand off to…"}
+    assert {"Open stream", "Continue…", "Archive", "Copy session id"} <= offered()
 
 
 def test_hand_off_to_opens_the_target_field(shell: RelayShell, qtbot: QtBot,

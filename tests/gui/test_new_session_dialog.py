@@ -47,7 +47,9 @@ def test_the_dialog_starts_a_demo_session(shell: RelayShell, qtbot: QtBot, git_r
     assert row.workdir is not None
     assert Path(row.workdir) != git_repo
     assert (Path(row.workdir) / NOTES_FILE).is_file()
-    assert "SIMULATION" in vm.index(vm.row_of(session_id) or 0, 2).data()
+    listed = vm.index_of(session_id, 2)  # the Account column; the tooltip says SIMULATION
+    assert listed.data() == "demo"
+    assert "SIMULATION" in listed.data(Qt.ItemDataRole.ToolTipRole)
     # the new session is selected and followed in the stream
     assert shell.sessions_dock.selected_id() == session_id
     assert shell.stream_vm.session_id == session_id

@@ -43,8 +43,8 @@ def test_the_header_and_the_list_show_a_refused_call(
     sessions = shell.sessions_vm
     with qtbot.waitSignal(sessions.refreshed, timeout=5000):
         sessions.refresh()
-    assert _state_cell(sessions, refused.id) == "completed · 1 tool call refused"
-    assert _state_cell(sessions, clean.id) == "completed"
+    assert _state_cell(sessions, refused.id) == "done · 1 tool call refused"
+    assert _state_cell(sessions, clean.id) == "done"
 
 
 def test_the_final_state_change_updates_the_header_live(

@@ -176,8 +176,8 @@ class RelayClient(FeatureClients):
 
     # -- sessions ---------------------------------------------------------------------
 
-    async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
-        return await self._get("/sessions", list[SessionRow], limit=limit)
+    async def list_sessions(self, limit: int = 200, archived: bool = False) -> list[SessionRow]:
+        return await self.sessions.recent(limit, archived)
 
     async def get_session(self, session_id: str) -> SessionRow:
         return await self._get(f"/sessions/{_seg(session_id)}", SessionRow)

@@ -1,5 +1,5 @@
-"""The client's feature services: ``client.wallet``, ``client.accounts``, ``client.detector``,
-``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
+"""The client's feature services: ``client.sessions``, ``client.wallet``, ``client.accounts``,
+``client.detector``, ``client.pipelines``, ``client.history``, ``client.review``, ``client.knowledge``,
 ``client.audit``, ``client.breakers``, ``client.board``, ``client.integrations``,
 ``client.talk`` — the engine's services of the same names over the host's API.
 
@@ -22,6 +22,7 @@ from pydantic_core import to_jsonable_python
 
 from relay.api.schemas import AuditLine, AuditVerify, RepoPipelines, StatuslineRecorded
 from relay.core.accounts import UNCHANGED, Account
+from relay.core.models import SessionRow
 from relay.core.pipeline_model import Pipeline
 from relay.detect.adopt import Adopted
 from relay.detect.model import DetectedSession
@@ -95,6 +96,20 @@ class Part:
             params=params)
         result: M = _adapter(cast(Hashable, model)).validate_python(answer)
         return result
+
+
+class SessionsClient(Part):
+    """``engine.sessions``: the session list, archive and unarchive."""
+
+    async def recent(self, limit: int = 200, archived: bool = False) -> list[SessionRow]:
+        return await self._ask(list[SessionRow], "GET", "/sessions", limit=limit,
+                               archived=archived or None)
+
+    async def archive(self, session_id: str) -> SessionRow:
+        return await self._ask(SessionRow, "POST", f"/sessions/{seg(session_id)}/archive")
+
+    async def unarchive(self, session_id: str) -> SessionRow:
+        return await self._ask(SessionRow, "POST", f"/sessions/{seg(session_id)}/unarchive")
 
 
 class BudgetsClient(Part):
@@ -400,6 +415,10 @@ class AuditClient(Part):
 class FeatureClients:
     """The services a :class:`~relay.api.client.RelayClient` offers besides sessions
     and events (a mixin: ``self`` makes the calls)."""
+
+    @functools.cached_property
+    def sessions(self) -> SessionsClient:
+        return SessionsClient(self._caller())
 
     @functools.cached_property
     def wallet(self) -> WalletClient:

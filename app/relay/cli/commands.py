@@ -225,6 +225,20 @@ async def stop_session(config: Config, session_id: str, console: Console,
     return 0
 
 
+async def archive_session(config: Config, session_id: str, console: Console, archive: bool,
+                          connect: str | None = None, token: str | None = None) -> int:
+    """``relay-cli archive ID`` / ``unarchive ID``: out of the lists, or back into them."""
+    async with session_api(config, connect, token) as api:
+        row = await (api.sessions.archive if archive else api.sessions.unarchive)(session_id)
+    if archive:
+        console.print(f"Session {row.id} archived: `{cli('sessions --archived')}` lists it, "
+                      f"`{cli(f'unarchive {row.id}')}` brings it back.", highlight=False,
+                      markup=False)
+    else:
+        console.print(f"Session {row.id} is back in the list.", highlight=False)
+    return 0
+
+
 async def session_cursor(api: RelayClient | Engine, session_id: str) -> int:
     """The id to follow ``session_id`` from to see only what comes next."""
     from relay.api.client import RelayClient
@@ -236,11 +250,11 @@ async def session_cursor(api: RelayClient | Engine, session_id: str) -> int:
 
 async def list_sessions(config: Config, console: Console, limit: int,
                         as_json: bool = False, connect: str | None = None,
-                        token: str | None = None) -> None:
-    """The sessions through the host (or an engine here). ``relay-cli sessions`` reads
-    relay.db itself when it can: :mod:`relay.cli.sessions_cmd`."""
+                        token: str | None = None, archived: bool = False) -> None:
+    """The sessions (``archived`` ones too) through the host (or an engine here).
+    ``relay-cli sessions`` reads relay.db itself when it can: :mod:`relay.cli.sessions_cmd`."""
     async with session_api(config, connect, token) as api:
-        rows = await api.list_sessions(limit)
+        rows = await api.sessions.recent(limit, archived)
     if as_json:  # one line per session, newest first; nothing at all when there are none
         for row in rows:
             print(json_text(row.model_dump(mode="json"), separators=(",", ":")), flush=True)

@@ -90,8 +90,14 @@ async def _dispatch(args: argparse.Namespace, console: Console) -> int:
             from relay.cli import commands
 
             await commands.list_sessions(config, console, args.limit, args.json, args.connect,
-                                         args.token)
+                                         args.token, archived=args.archived)
             return 0
+        case "archive" | "unarchive":
+            from relay.cli import commands
+
+            return await commands.archive_session(config, args.session, console,
+                                                  args.command == "archive", args.connect,
+                                                  args.token)
         case "demo":
             from relay.cli import commands
 
@@ -213,7 +219,8 @@ def _quick(args: argparse.Namespace, console: Console) -> int | None:
         from relay.cli import sessions_cmd
         from relay.core.home import default_home
 
-        return 0 if sessions_cmd.quick(args.home or default_home(), args.limit, console) else None
+        return 0 if sessions_cmd.quick(args.home or default_home(), args.limit, console,
+                                       args.archived) else None
     if args.command == "doctor":
         from relay.cli import doctor_cmd
         from relay.core.config import load_config

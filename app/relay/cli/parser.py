@@ -29,7 +29,9 @@ COMMANDS: dict[str, str] = {
     "run": "run a task on an agent and stream it live",
     "show": "replay a session from the store",
     "stop": "stop a running session (it ends cancelled)",
-    "sessions": "list sessions",
+    "sessions": "list sessions (--archived: the archived ones too)",
+    "archive": "archive a finished session: the lists leave it out (nothing is deleted)",
+    "unarchive": "bring an archived session back into the lists",
     "tui": "a full-screen terminal client: sessions, live streams, talk to the agent",
     "demo": "a complete demo session in a temporary repository",
     "recover": "carry on handoffs a stopped Relay left unfinished",
@@ -210,6 +212,14 @@ def _sessions_arguments(sub: LazySubParsers) -> None:
     sessions.add_argument("--limit", type=positive_int, default=50)
     sessions.add_argument("--json", action="store_true",
                           help="one JSON object per session (state, usage, refused_calls, …)")
+    sessions.add_argument("--archived", action="store_true",
+                          help="the archived sessions too (marked archived)")
+
+
+def _archive_arguments(sub: LazySubParsers) -> None:
+    for name in ("archive", "unarchive"):
+        sub.add_parser(name).add_argument("session",
+                                          help="session id (a unique prefix is enough)")
 
 
 def _demo_arguments(sub: LazySubParsers) -> None:
@@ -350,6 +360,7 @@ def _hook_arguments(sub: LazySubParsers) -> None:
 #: command → what adds its arguments (a module's register adds all of that module's commands)
 _FILLERS: dict[str, Callable[[LazySubParsers], None]] = {
     "run": _run_arguments, "show": _show_arguments, "stop": _stop_arguments, "sessions": _sessions_arguments,
+    "archive": _archive_arguments, "unarchive": _archive_arguments,
     "demo": _demo_arguments, "recover": _recover_arguments, "doctor": _no_arguments,
     "audit": _audit, "contract": _contract, "handoff": _handoff, "accounts": _accounts,
     "budget": _budget, "prices": _budget, "wallet": _wallet, "usage": _wallet,

@@ -54,6 +54,8 @@ class SessionLike(Protocol):
     def refused_calls(self) -> int: ...
     @property
     def usage(self) -> UsageLike: ...
+    @property
+    def archived_at(self) -> datetime | None: ...
 
 
 def sessions_table(rows: Sequence[SessionLike]) -> FitTable:
@@ -66,7 +68,10 @@ def sessions_table(rows: Sequence[SessionLike]) -> FitTable:
         tokens = f"{r.usage.input_tokens or '—'}/{r.usage.output_tokens or '—'}" \
             if not r.usage.is_unknown else "—"
         cost = "—" if r.usage.cost_usd is None else f"${r.usage.cost_usd:.4f}"
-        table.add_row(r.id, escape(end_state(r.state, r.refused_calls, short=True)), escape(runtime),
+        state = end_state(r.state, r.refused_calls, short=True)
+        if r.archived_at is not None:
+            state += " · archived"
+        table.add_row(r.id, escape(state), escape(runtime),
                       escape(clip(r.task, 50)), tokens, cost,
                       f"{r.updated_at:%Y-%m-%d %H:%M}")
     return table
@@ -79,11 +84,12 @@ def print_sessions(console: Console, rows: Sequence[SessionLike]) -> None:
     console.print(sessions_table(rows))
 
 
-def quick(home: Path, limit: int, console: Console) -> bool:
-    """Print the table from relay.db directly; False when the engine must do it."""
+def quick(home: Path, limit: int, console: Console, archived: bool = False) -> bool:
+    """Print the table from relay.db directly (``archived`` sessions too); False when the
+    engine must do it."""
     from relay.core.home import DB_FILE
 
-    rows = quick_sessions(home / DB_FILE, limit)
+    rows = quick_sessions(home / DB_FILE, limit, archived)
     if rows is None:
         return False
     print_sessions(console, rows)

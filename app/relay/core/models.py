@@ -275,6 +275,15 @@ class SessionRow(BaseModel):
     #: tool calls the agent asked for and was refused (its permission policy, a rejected
     #: question), over all its runs: shown with the end state, never a silent success
     refused_calls: int = 0
+    #: when it was archived (left out of the lists unless asked for); None: it is not
+    archived_at: datetime | None = None
+    #: the chain entries (``provider[:account]``) its runs used, in order, repeats folded
+    entries: list[str] = Field(default_factory=list)
+    #: the entry an unfinished handoff takes it to
+    handing_to: str | None = None
+    #: the pipeline step it runs (``<run-id>/<node-id>``) and that run's name
+    pipeline_step: str | None = None
+    pipeline_name: str | None = None
 
     @property
     def finished(self) -> bool:

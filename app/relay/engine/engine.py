@@ -46,6 +46,7 @@ from relay.history.review import Review
 from relay.pipelines.ledger import unfinished_runs_exist
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.registry import adapter_class, available_runtimes
+from relay.sessions.archive import SessionList
 from relay.sessions.breaker import CircuitBreakers
 from relay.sessions.coordinator import FaultHook, HandoffCoordinator, no_faults
 from relay.sessions.handoff import HandoffRecord
@@ -100,6 +101,8 @@ class Engine:
         self.board = BoardService(store, writer)  # tasks, comments, hooked sessions' states
         #: follow-ups, the queue, steer, interrupt and forks (relay.engine.talk)
         self.talk = Talk(self)
+        #: the session list, archive and unarchive (relay.sessions.archive)
+        self.sessions = SessionList(store, writer)
         self.board.to_relay_session = self.talk.board_comment  # its comments reach the inbox
         self.services = Services(self.coordinator, self.breakers, self.accounts,
                                  guard=WalletGuard(self.wallet), guard_for=self.board.session_guard,
@@ -555,8 +558,8 @@ class Engine:
         """The sessions this engine runs now."""
         return list(self._runners)
 
-    async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
-        return await self.store.sessions.recent(limit)
+    async def list_sessions(self, limit: int = 200, archived: bool = False) -> list[SessionRow]:
+        return await self.sessions.recent(limit, archived)
 
     async def get_session(self, session_id: str) -> SessionRow:
         return await self.store.sessions.get(session_id)

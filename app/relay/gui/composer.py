@@ -313,7 +313,7 @@ class ComposerPanel(QFrame):
         if self.fork_dialog is not None:
             self.fork_dialog.close()
         where = f"this point of the stream (event {at_event})" if at_event is not None \
-            else f"commit {(at_commit or '')[:10]}"
+            else f"commit {at_commit[:10]}" if at_commit else "its latest snapshot"
         dialog = TextDialog(
             "Fork session", f"A new session in a new worktree at {where}, carrying the "
             "conversation up to there where the runtime can (else Relay's signed brief). "

@@ -2,7 +2,8 @@
 
 The sessions list, the stream, the Handoff panel, the question panel and the composer need a
 few of the engine's methods; :class:`SessionsSource` names them (the composer's are
-:class:`TalkCalls`, ``engine.talk`` here and ``client.talk`` over the API: the same names).
+:class:`TalkCalls`, ``engine.talk`` here and ``client.talk`` over the API: the same names;
+the list's archiving is :class:`SessionListCalls`, ``engine.sessions`` / ``client.sessions``).
 The :class:`~relay.engine.engine.Engine` has them as they are (the window hosts);
 :class:`ClientSource` gives them over a :class:`~relay.api.client.RelayClient` (the window is
 a client of a host that runs elsewhere: another window, ``relay-cli serve``, ``--connect URL``)
@@ -39,10 +40,20 @@ class TalkCalls(Protocol):
     async def abilities(self, session_id: str) -> TalkAbilities: ...
 
 
+class SessionListCalls(Protocol):
+    """The session list and archiving (``engine.sessions``; ``client.sessions`` over the
+    API: the same names)."""
+
+    async def recent(self, limit: int = 200, archived: bool = False) -> list[SessionRow]: ...
+    async def archive(self, session_id: str) -> SessionRow: ...
+    async def unarchive(self, session_id: str) -> SessionRow: ...
+
+
 class SessionsSource(Protocol):
     """The engine's methods the window's session panels use (the Engine has them all)."""
 
-    async def list_sessions(self, limit: int = 200) -> list[SessionRow]: ...
+    async def list_sessions(self, limit: int = 200, archived: bool = False
+                            ) -> list[SessionRow]: ...
     async def get_session(self, session_id: str) -> SessionRow: ...
     async def session_events(self, session_id: str) -> list[EventRecord]: ...
     async def session_spec(self, session_id: str) -> SessionSpec: ...
@@ -60,6 +71,11 @@ class SessionsSource(Protocol):
         """Follow-ups, the queue, steer, interrupt and forks (``engine.talk``)."""
         ...
 
+    @property
+    def sessions(self) -> SessionListCalls:
+        """The session list, archive and unarchive (``engine.sessions``)."""
+        ...
+
 
 class ClientSource:
     """:class:`SessionsSource` over a host's API; :attr:`client` does the calls."""
@@ -71,8 +87,9 @@ class ClientSource:
     def url(self) -> str:
         return self.client.url
 
-    async def list_sessions(self, limit: int = 200) -> list[SessionRow]:
-        return await self.client.list_sessions(limit)
+    async def list_sessions(self, limit: int = 200, archived: bool = False
+                            ) -> list[SessionRow]:
+        return await self.client.list_sessions(limit, archived)
 
     async def get_session(self, session_id: str) -> SessionRow:
         return await self.client.get_session(session_id)
@@ -113,6 +130,11 @@ class ClientSource:
     def talk(self) -> TalkCalls:
         """The host's ``engine.talk`` over its API (``client.talk``, the same names)."""
         return self.client.talk
+
+    @property
+    def sessions(self) -> SessionListCalls:
+        """The host's ``engine.sessions`` over its API (``client.sessions``)."""
+        return self.client.sessions
 
     def is_running_here(self, session_id: str) -> bool:
         """The host runs every active session (a stop it cannot do, it refuses)."""

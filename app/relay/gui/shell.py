@@ -184,6 +184,8 @@ class RelayShell(QObject):
         #: the question Quit shows while it is open
         self.quit_box: QMessageBox | None = None
         self._told_hidden = False
+        #: the session "Continue…" asked the composer for, until the composer follows it
+        self._focus_for: str | None = None
         self._wire()
 
     def _own(self, backend: B) -> B:
@@ -274,9 +276,7 @@ class RelayShell(QObject):
             lambda: w.handoff_action.setEnabled(self.handoffs_vm.can_hand_off))
         self.handoff_dock.handoffRequested.connect(
             lambda target: self.handoffs_vm.request_handoff(target or None))
-        self.sessions_dock.handoffRequested.connect(self.hand_off_now)
-        self.sessions_dock.handoffToRequested.connect(self.hand_off_to)
-        self.sessions_vm.runningChanged.connect(t.set_running)
+        self._wire_sessions()
         self.notifier.notify.connect(self._notify)
         # the question panel shows what the shown session's agent asks
         self.stream_vm.modelReset.connect(
@@ -298,6 +298,21 @@ class RelayShell(QObject):
         t.newSessionRequested.connect(self.open_new_session_dialog)
         t.quitRequested.connect(self.request_quit)
         self._wire_features()
+
+    def _wire_sessions(self) -> None:
+        """The sessions list's context menu, and the tray's sessions that need the user."""
+        dock, vm, t = self.sessions_dock, self.sessions_vm, self.tray
+        dock.openRequested.connect(self.show_pipeline_session)
+        dock.historyRequested.connect(self.show_history)
+        dock.continueRequested.connect(self.continue_in_composer)
+        dock.forkRequested.connect(lambda sid: self.composer.ask_fork(sid))
+        dock.stopRequested.connect(lambda sid: self.bridge.cancel_session(sid, "sessions"))
+        dock.handoffRequested.connect(self.hand_off_now)
+        dock.handoffToRequested.connect(self.hand_off_to)
+        vm.runningChanged.connect(t.set_running)
+        vm.refreshed.connect(lambda: t.set_attention(vm.attention()))
+        t.sessionRequested.connect(self.show_pipeline_session)
+        self.composer_vm.changed.connect(self._focus_composer)
 
     def _wire_composer(self) -> None:
         """The composer talks to the stream's session; Esc interrupts; forks are shown."""
@@ -517,6 +532,24 @@ class RelayShell(QObject):
         """A session "Continue from here" started: select it; History keeps showing."""
         self.sessions_vm.refresh()
         self.show_session(session_id)
+
+    def show_history(self, session_id: str) -> None:
+        """Show ``session_id`` with the History dock (its diff, its stints) in front."""
+        self.show_session(session_id)
+        self.history_dock.show()
+        self.history_dock.raise_()
+
+    def continue_in_composer(self, session_id: str) -> None:
+        """Show ``session_id`` in the stream with the composer focused to write to it."""
+        self._focus_for = session_id
+        self.show_pipeline_session(session_id)
+        self._focus_composer()
+
+    def _focus_composer(self) -> None:
+        if self._focus_for is not None and self._focus_for == self.composer_vm.session_id \
+                and self.composer.isEnabled():
+            self._focus_for = None
+            self.composer.text.setFocus()
 
     def show_detected(self, detected_id: str) -> None:
         """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""

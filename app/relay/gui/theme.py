@@ -8,6 +8,12 @@ ERROR = "#cf222e"
 WARNING = "#9a6700"
 ACCENT = "#0969da"
 OK = "#1a7f37"
+# new role (h-states): a session that needs the user's answer (the list, the tray's badge);
+# dark palette: "#f0883e"
+NEEDS_INPUT = "#bc4c00"
+# new role (h-states): a session being handed off to another account or provider;
+# dark palette: "#bc8cff"
+HANDOFF = "#8250df"
 
 # new role (h-docks2): the diff view's syntax colours (gui.syntax maps Pygments' tokens to them)
 SYNTAX_KEYWORD = "#cf222e"  # new role (h-docks2)

@@ -1,4 +1,5 @@
-"""``/api/v1/sessions``: list, show, start, stop, hand off now, continue, questions, answers."""
+"""``/api/v1/sessions``: list, show, start, stop, hand off now, continue, questions, answers,
+archive and unarchive."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], responses=ERROR
 
 @router.get("", response_model=list[SessionRow])
 async def list_sessions(eng: EngineDep,
-                        limit: Annotated[int, Query(ge=1, le=10_000)] = 200) -> list[SessionRow]:
-    """The most recent sessions, newest first."""
-    return await eng.list_sessions(limit)
+                        limit: Annotated[int, Query(ge=1, le=10_000)] = 200,
+                        archived: bool = False) -> list[SessionRow]:
+    """The most recent sessions, newest first; archived ones too with ``archived=true``."""
+    return await eng.sessions.recent(limit, archived)
 
 
 @router.post("", status_code=201, response_model=Started)
@@ -63,6 +65,18 @@ async def stop(session_id: str, eng: EngineDep) -> Done:
     """Stop a running session (it ends cancelled)."""
     await eng.cancel_session(session_id)
     return Done()
+
+
+@router.post("/{session_id}/archive", response_model=SessionRow)
+async def archive(session_id: str, eng: EngineDep) -> SessionRow:
+    """Archive a finished session: the lists leave it out unless asked for."""
+    return await eng.sessions.archive(session_id)
+
+
+@router.post("/{session_id}/unarchive", response_model=SessionRow)
+async def unarchive(session_id: str, eng: EngineDep) -> SessionRow:
+    """Bring an archived session back into the lists."""
+    return await eng.sessions.unarchive(session_id)
 
 
 @router.post("/{session_id}/handoff", response_model=Done)

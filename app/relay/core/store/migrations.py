@@ -358,6 +358,11 @@ MIGRATIONS: dict[int, str] = {
                     'excerpt', excerpt), created_ms, created_ms
     FROM review_comments WHERE state IN ('queued', 'sending');
     """,
+    # archive instead of delete (issue 23): an archived session is left out of the lists
+    # unless asked for (when, in seconds since the epoch; NULL: not archived)
+    13: """
+    ALTER TABLE sessions ADD COLUMN archived_at REAL;
+    """,
 }
 
 LATEST = max(MIGRATIONS)

@@ -33,10 +33,24 @@ SESSIONS_SELECT = (
     " s.branch, s.agent_session_id, s.reason, s.simulated, s.created_ms, s.updated_ms, "
     + ", ".join(f"(SELECT sum(r.{c}) FROM runs r WHERE r.session_id = s.id)" for c in USAGE_COLS)
     + ", s.wait_until_ms,"
-    " (SELECT coalesce(sum(r.refused_calls), 0) FROM runs r WHERE r.session_id = s.id)"
+    " (SELECT coalesce(sum(r.refused_calls), 0) FROM runs r WHERE r.session_id = s.id),"
+    " s.archived_at,"
+    # the chain entries its runs used, in order (unit-separated)
+    " (SELECT group_concat(e, char(31)) FROM (SELECT coalesce(r.entry, r.runtime) AS e"
+    " FROM runs r WHERE r.session_id = s.id ORDER BY r.attempt)),"
+    # where an unfinished handoff takes it
+    " (SELECT h.to_entry FROM handoffs h WHERE h.session_id = s.id"
+    " AND h.state NOT IN ('done', 'failed') ORDER BY h.created_ms DESC LIMIT 1),"
+    # the pipeline step it runs (<run-id>/<node-id>) and that run's name
+    " json_extract(s.spec_json, '$.pipeline_step'),"
+    " (SELECT p.name FROM pipeline_runs p WHERE p.id = substr(json_extract(s.spec_json,"
+    " '$.pipeline_step'), 1, instr(json_extract(s.spec_json, '$.pipeline_step'), '/') - 1))"
     " FROM sessions s")
-#: the newest sessions first (one parameter: how many)
-RECENT_SESSIONS = f"{SESSIONS_SELECT} ORDER BY s.updated_ms DESC LIMIT ?"
+#: the newest sessions first, archived ones left out (one parameter: how many)
+RECENT_SESSIONS = (f"{SESSIONS_SELECT} WHERE s.archived_at IS NULL"
+                   " ORDER BY s.updated_ms DESC LIMIT ?")
+#: the newest sessions first, archived ones too (one parameter: how many)
+RECENT_WITH_ARCHIVED = f"{SESSIONS_SELECT} ORDER BY s.updated_ms DESC LIMIT ?"
 #: (id, owner_pid, state) of the sessions some Relay process is (or was) running
 ACTIVE_SESSIONS = (f"SELECT id, owner_pid, state FROM sessions WHERE state IN"
                    f" ({','.join('?' * len(ACTIVE_STATES))})")
@@ -70,18 +84,21 @@ class QuickRow:
     updated_at: datetime
     refused_calls: int
     usage: QuickUsage
+    archived_at: datetime | None = None
 
 
 def quick_row(r: Sequence[Any]) -> QuickRow:
     """A :data:`SESSIONS_SELECT` row, as the table shows it."""
     return QuickRow(id=r[0], state=r[5], runtime=r[3], simulated=bool(r[11]), task=r[2],
                     updated_at=datetime.fromtimestamp(r[13] / 1000, UTC),
-                    usage=QuickUsage(*r[14:20]), refused_calls=int(r[21]))
+                    usage=QuickUsage(*r[14:20]), refused_calls=int(r[21]),
+                    archived_at=None if r[22] is None else datetime.fromtimestamp(r[22], UTC))
 
 
-def quick_sessions(db: Path, limit: int) -> list[QuickRow] | None:
-    """The newest ``limit`` sessions, or None when only the engine can answer (no database
-    yet, another schema, an active session whose Relay process is gone, anything unusual)."""
+def quick_sessions(db: Path, limit: int, archived: bool = False) -> list[QuickRow] | None:
+    """The newest ``limit`` sessions (``archived`` ones too), or None when only the engine
+    can answer (no database yet, another schema, an active session whose Relay process is
+    gone, anything unusual)."""
     from relay.core.store.migrations import LATEST
 
     if not db.is_file():
@@ -97,7 +114,8 @@ def quick_sessions(db: Path, limit: int) -> list[QuickRow] | None:
         owners = [pid for _, pid, _ in conn.execute(ACTIVE_SESSIONS, ACTIVE_STATES)]
         if owners and not all(_alive(pid) for pid in owners):
             return None
-        return [quick_row(r) for r in conn.execute(RECENT_SESSIONS, (limit,))]
+        sql = RECENT_WITH_ARCHIVED if archived else RECENT_SESSIONS
+        return [quick_row(r) for r in conn.execute(sql, (limit,))]
     except (sqlite3.Error, TypeError, ValueError):
         return None
     finally:

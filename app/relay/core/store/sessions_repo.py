@@ -20,7 +20,13 @@ from relay.core.errors import SessionNotFoundError
 from relay.core.events import EventRecord, Usage, parse_event
 from relay.core.models import STORED, RunRow, SessionRow, SessionSpec
 from relay.core.states import ACTIVE_STATES, SessionState
-from relay.core.store.sessions_quick import ACTIVE_SESSIONS, RECENT_SESSIONS, SESSIONS_SELECT, USAGE_COLS
+from relay.core.store.sessions_quick import (
+    ACTIVE_SESSIONS,
+    RECENT_SESSIONS,
+    RECENT_WITH_ARCHIVED,
+    SESSIONS_SELECT,
+    USAGE_COLS,
+)
 from relay.core.store.sql import Statement, damaged_row, from_ms, id_text_problem, now_ms, prefix_match
 
 _RUNS_SELECT = (f"SELECT id, session_id, attempt, runtime, model, started_ms, ended_ms, outcome,"
@@ -100,9 +106,11 @@ class SessionsRepo:
                 "List sessions with `relay-cli sessions`.")
         return rows[0]
 
-    async def recent(self, limit: int = 200) -> list[SessionRow]:
-        """The newest ``limit`` sessions, most recently changed first."""
-        return await self._sessions(RECENT_SESSIONS, (limit,))
+    async def recent(self, limit: int = 200, archived: bool = False) -> list[SessionRow]:
+        """The newest ``limit`` sessions, most recently changed first; archived ones only
+        with ``archived``."""
+        return await self._sessions(RECENT_WITH_ARCHIVED if archived else RECENT_SESSIONS,
+                                    (limit,))
 
     async def spec(self, session_id: str) -> SessionSpec:
         """What the user asked for when the session was created (as amended since)."""
@@ -292,6 +300,11 @@ class SessionsRepo:
                 (state, reason, wait_until_ms, session_id))
 
     @staticmethod
+    def archived(session_id: str, at: float | None) -> Statement:
+        """The session archived at ``at`` (seconds since the epoch), or back (None)."""
+        return "UPDATE sessions SET archived_at=? WHERE id=?", (at, session_id)
+
+    @staticmethod
     def agent_session(session_id: str, agent_session_id: str) -> Statement:
         return "UPDATE sessions SET agent_session_id=? WHERE id=?", (agent_session_id, session_id)
 
@@ -346,4 +359,12 @@ def _session_row(r: Sequence[Any]) -> SessionRow:
         id=r[0], repo=r[1], task=r[2], runtime=r[3], model=r[4], state=r[5], permission=r[6],
         workdir=r[7], branch=r[8], agent_session_id=r[9], reason=r[10], simulated=bool(r[11]),
         created_at=from_ms(r[12]), updated_at=from_ms(r[13]), usage=_usage(r[14:20]),
-        wait_until=from_ms(r[20]) if r[20] is not None else None, refused_calls=r[21])
+        wait_until=from_ms(r[20]) if r[20] is not None else None, refused_calls=r[21],
+        archived_at=from_ms(int(r[22] * 1000)) if r[22] is not None else None,
+        entries=_folded(r[23].split("\x1f") if r[23] else []), handing_to=r[24],
+        pipeline_step=r[25], pipeline_name=r[26])
+
+
+def _folded(entries: list[str]) -> list[str]:
+    """``entries`` with each run of repeats folded into one (a-a-b-a: a-b-a)."""
+    return [e for i, e in enumerate(entries) if i == 0 or entries[i - 1] != e]
