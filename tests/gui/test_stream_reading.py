@@ -273,6 +273,8 @@ def test_a_long_task_is_a_two_line_title_that_unfolds(shell: RelayShell, engine:
     dock = shell.stream_dock
     _demo(shell, engine, arun, qtbot, git_repo, task="short")
     short_min = dock.minimumSizeHint()
+    assert dock.title.shown_lines() == ["short"]
+    assert not dock.header.expand.isVisible()  # nothing more to show
     _demo(shell, engine, arun, qtbot, git_repo, task=LONG_TASK)
     header, title = dock.header, dock.title
     qtbot.waitUntil(lambda: title.text().startswith("Continuation contract"), timeout=2000)

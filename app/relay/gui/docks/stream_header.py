@@ -11,7 +11,7 @@ short one.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QResizeEvent, QTextLayout
 from PySide6.QtWidgets import (
     QFrame,
@@ -103,9 +103,10 @@ class ElidedTitle(QWidget):
         if event.size().width() != event.oldSize().width():
             self._relayout()
 
-    def changeEvent(self, event: object) -> None:  # a font change rewraps
-        super().changeEvent(event)  # type: ignore[arg-type]
-        self._relayout()
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # rewrap
+            self._relayout()
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
