@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,10 @@ def test_a_handoff_is_shown_live_and_the_session_completes(
                     timeout=20_000)
     rows = [vm.index(i, 0) for i in range(vm.rowCount())]
     badges = [r.data(StreamViewModel.BadgeRole) for r in rows]
+    # strict order: the receiver's first event is not shown before the handoff's last step
+    seconds = [sum(int(p) * f for p, f in zip(str(r.data(StreamViewModel.TimeRole)).split(":"),
+                                              (3600, 60, 1), strict=True)) for r in rows]
+    assert all((b - a) % 86400 < 3600 for a, b in itertools.pairwise(seconds))  # (midnight)
     # the handoff is one neutral block: no red ERROR, END failed or LIMIT row before it
     assert badges.count("HANDOFF") == 1
     assert "ERROR" not in badges

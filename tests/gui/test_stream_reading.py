@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImage, QKeySequence
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
@@ -206,6 +206,10 @@ def test_search_jumps_between_rows_holding_the_text(shell: RelayShell, engine: E
     _feed(vm, qtbot, last + 1, Notice(message="needle one"), AssistantText(text="plain"),
           Notice(message="NEEDLE two"))
     first, second = vm.rowCount() - 3, vm.rowCount() - 1
+    shell.window.activateWindow()
+    dock.view.setFocus()
+    QTest.keySequence(dock.view, QKeySequence(QKeySequence.StandardKey.Find))
+    qtbot.waitUntil(dock.search.hasFocus, timeout=2000)
     dock.search.setText("needle")
     qtbot.waitUntil(lambda: dock.found.text() == "2 rows", timeout=2000)  # after the pause
     assert dock.view.currentIndex().row() == first

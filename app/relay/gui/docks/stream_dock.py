@@ -4,8 +4,8 @@ A header (:class:`~relay.gui.docks.stream_header.StreamHeader`: the task as a ti
 most two lines, runtime, model, permission policy, state, usage and cost, Stop), a
 SIMULATION banner for scripted demo sessions (the rows do not repeat it), the countdown of
 a session waiting for a limit's reset (ticking once a second), a filter (all, messages,
-tools, errors) and a search box (Enter: the next row holding the text, Shift+Enter the one
-before), the event list (:class:`~relay.gui.docks.stream_view.StreamView`: tool results
+tools, errors) and a search box (Ctrl+F; Enter: the next row holding the text, Shift+Enter
+the one before), the event list (:class:`~relay.gui.docks.stream_view.StreamView`: tool results
 nested under their call, foldable, a handoff one block; it follows the bottom; Esc asks to
 interrupt the turn), a detail pane for the selected row, the next actions of a finished
 session (View diff · Merge… · Continue: :attr:`StreamDock.viewDiffRequested`,
@@ -17,7 +17,7 @@ here…" (:attr:`StreamDock.forkRequested`).
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -145,6 +145,12 @@ class StreamDock(QDockWidget):
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(lambda: self.find_next(True, fresh=True))
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        find = QAction("Find in the stream", self)
+        find.setObjectName("streamFind")
+        find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        find.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.triggered.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
+        self.addAction(find)
         self.found = QLabel()
         self.found.setObjectName("streamFound")
         bar = QWidget()
