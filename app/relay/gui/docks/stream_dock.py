@@ -149,7 +149,7 @@ class StreamDock(QDockWidget):
         find.setObjectName("streamFind")
         find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
         find.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        find.triggered.connect(lambda: (self.search.setFocus(), self.search.selectAll()))
+        find.triggered.connect(self.focus_search)
         self.addAction(find)
         self.found = QLabel()
         self.found.setObjectName("streamFound")
@@ -283,6 +283,11 @@ class StreamDock(QDockWidget):
         self.error.hide()
         self.detail.clear()
         self.found.clear()
+
+    def focus_search(self) -> None:
+        """The search box, its text selected to type over (Ctrl+F)."""
+        self.search.setFocus()
+        self.search.selectAll()
 
     def find_next(self, forward: bool = True, fresh: bool = False) -> bool:
         """Go to the next (or previous) row holding the search text; say how many do.
