@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,33 @@ def test_a_handoff_is_shown_live_and_the_session_completes(
                     timeout=20_000)
     rows = [vm.index(i, 0) for i in range(vm.rowCount())]
     badges = [r.data(StreamViewModel.BadgeRole) for r in rows]
-    assert badges.count("HANDOFF") == 6
-    assert badges.index("LIMIT") < badges.index("HANDOFF")
+    # strict order: the receiver's first event is not shown before the handoff's last step
+    seconds = [sum(int(p) * f for p, f in zip(str(r.data(StreamViewModel.TimeRole)).split(":"),
+                                              (3600, 60, 1), strict=True)) for r in rows]
+    assert all((b - a) % 86400 < 3600 for a, b in itertools.pairwise(seconds))  # (midnight)
+    # the handoff is one neutral block: no red ERROR, END failed or LIMIT row before it
+    assert badges.count("HANDOFF") == 1
+    assert "ERROR" not in badges
+    assert "LIMIT" not in badges
+    assert badges.count("END") == 1  # the session's own end, after the block
+    block = rows[badges.index("HANDOFF")]
+    assert badges.index("HANDOFF") < badges.index("END")
+    assert block.data(StreamViewModel.StyleRole) == "handoff"
+    assert not block.data(StreamViewModel.IsErrorRole)
+    lines = dict(block.data(StreamViewModel.BlockRole))
+    assert lines["Handoff"] == "demo → demo:backup · done"
+    assert lines["Why"].startswith("usage limit")
+    assert lines["Paused at"].startswith("commit ")
+    assert "contract signed" in lines["Contract"]
+    assert lines["Receiver"].startswith("demo:backup")
+    assert "Why: usage limit" in str(block.data(StreamViewModel.TextRole))
+    # folded; unfolded, it holds the six steps and how the paused run ended
+    assert not block.data(StreamViewModel.ExpandedRole)
+    assert vm.toggle(block.row())
+    nested = [vm.index(block.row() + 1 + i, 0)
+              for i in range(int(block.data(StreamViewModel.ChildCountRole)))]
+    kinds = [i.data(StreamViewModel.KindRole) for i in nested]
+    assert kinds.count("handoff_step") == 6
+    assert {"limit_hit", "error", "session_ended"} <= set(kinds)
+    assert all(i.data(StreamViewModel.DepthRole) == 1 for i in nested)
     assert vm.session_id == session_id

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from relay.core.events import AgentEvent, AssistantText, EventRecord, Notice, ToolCall, ToolResult
-from relay.gui.viewmodels.stream_tree import Insertion, Removal, StreamTree
+from relay.gui.viewmodels.stream_tree import Insertion, Removal, StreamTree, Touched
 
 
 def _records(first_id: int, *events: AgentEvent) -> list[EventRecord]:
@@ -12,10 +12,14 @@ def _records(first_id: int, *events: AgentEvent) -> list[EventRecord]:
 
 
 def _add(tree: StreamTree, records: list[EventRecord]) -> list[Insertion]:
-    plan = tree.add(records, "s")
-    for insertion in plan.insertions:
-        tree.apply(insertion)
-    return plan.insertions
+    """Apply the changes of a batch as the view-model does; the insertions."""
+    insertions: list[Insertion] = []
+    for change in tree.add(records, "s"):
+        if not isinstance(change, Touched):
+            tree.apply(change)
+        if isinstance(change, Insertion):
+            insertions.append(change)
+    return insertions
 
 
 def _ids(tree: StreamTree) -> list[int]:

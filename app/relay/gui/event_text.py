@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 from relay.core.events import AgentEvent
 from relay.core.present import clip, summary, usage_line
@@ -86,17 +87,41 @@ def detail(event: AgentEvent) -> str:
     return terminal_safe(_detail(event))
 
 
+_MD_PREFIX = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)+")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_MARKS = re.compile(r"\*\*|__|`+|~~|<[^>]+>")
+#: rules, table separators, HTML comments: nothing to read
+_MD_NOISE = re.compile(r"[-*_=]{3,}|\|?[\s:|-]*-[\s:|-]*\|?|<!--.*")
+
+
+def task_title(task: str, lines: int = 2) -> str:
+    """A task as a title: plain text from its first ``lines`` meaningful lines (markdown's
+    headings, quotes, list marks, links, emphasis and code fences stripped), joined by
+    " — " (control characters shown as ``\x1b``)."""
+    found: list[str] = []
+    fenced = False
+    for raw in task.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line or _MD_NOISE.fullmatch(line):
+            continue
+        line = _MD_MARKS.sub("", _MD_LINK.sub(r"\1", _MD_PREFIX.sub("", line)))
+        line = " ".join(terminal_safe(line).split())
+        if line:
+            found.append(line)
+        if len(found) == lines:
+            break
+    return " — ".join(found)
+
+
 def plain_tooltip(text: str) -> str:
     """``text`` as a tooltip that shows as written. Qt renders a tooltip that looks like
     markup as rich text, so it is handed over as escaped rich text (control characters shown
     as ``\x1b``)."""
     escaped = html.escape(terminal_safe(text), quote=False)
     return f"<p style='white-space:pre-wrap'>{escaped}</p>"
-
-
-def tooltip(event: AgentEvent, limit: int = 1500) -> str:
-    """The event's detail for a tooltip (:func:`plain_tooltip`)."""
-    return plain_tooltip(detail(event)[:limit])
 
 
 def _detail(event: AgentEvent) -> str:

@@ -269,6 +269,10 @@ class RelayShell(QObject):
         self.sessions_dock.sessionSelected.connect(self.stream_vm.load)
         self.sessions_dock.newSessionRequested.connect(self.open_new_session_dialog)
         self.stream_dock.stopRequested.connect(self.stream_vm.stop)
+        # a finished session's next actions: History's whole diff, its Finish…, the composer
+        self.stream_dock.viewDiffRequested.connect(self.show_diff)
+        self.stream_dock.mergeRequested.connect(self.ask_merge)
+        self.stream_dock.continueRequested.connect(self.composer.text.setFocus)
         self._wire_composer()
         self.stream_vm.headerChanged.connect(
             lambda: w.stop_action.setEnabled(self.stream_vm.can_stop))
@@ -536,8 +540,7 @@ class RelayShell(QObject):
     def show_history(self, session_id: str) -> None:
         """Show ``session_id`` with the History dock (its diff, its stints) in front."""
         self.show_session(session_id)
-        self.history_dock.show()
-        self.history_dock.raise_()
+        self.show_diff()
 
     def continue_in_composer(self, session_id: str) -> None:
         """Show ``session_id`` in the stream with the composer focused to write to it."""
@@ -550,6 +553,17 @@ class RelayShell(QObject):
                 and self.composer.isEnabled():
             self._focus_for = None
             self.composer.text.setFocus()
+
+    def show_diff(self) -> None:
+        """The History panel in front, on the shown session's whole diff."""
+        self.history_dock.show()
+        self.history_dock.raise_()
+        self.history_dock.select_key("session")
+
+    def ask_merge(self) -> None:
+        """History's Finish… for the shown session: what it changed, then merge or keep."""
+        self.show_diff()
+        self.history_vm.ask_finish()
 
     def show_detected(self, detected_id: str) -> None:
         """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""

@@ -67,7 +67,14 @@ ROW_STYLES: dict[str, tuple[str, str]] = {
     "limit_hit": ("#fff1c2", "#7d4e00"),
     "error": ("#ffebe9", ERROR),
     "message": ("#ddf4ff", "#0550ae"),
+    "handoff": ("#eaeef2", TEXT),  # new role (h-stream)
 }
+
+#: the stream's selected row, a row holding the search text, a handoff's block
+STREAM_SELECTED_BG = "#cfe3ff"  # new role (h-stream)
+STREAM_SEARCH_HIT_BG = "#fff8c5"  # new role (h-stream)
+HANDOFF_BG = "#f6f8fa"  # new role (h-stream)
+HANDOFF_BORDER = "#d0d7de"  # new role (h-stream)
 
 #: styles whose summary is dimmed, and those whose summary takes the badge colour.
 DIMMED_STYLES = frozenset({"reasoning", "turn_completed", "state_changed", "session_started",

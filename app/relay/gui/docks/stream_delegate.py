@@ -2,10 +2,13 @@
 
 Kinds read differently at a glance: assistant text plain, reasoning dimmed and
 italic, tool calls with name and arguments, results green or red, limit hits
-and fatal errors as full-width banners, simulated rows with a SIM mark. Nested
-events (a call's result) are indented by their depth; a row with nested events
-has a fold mark (▾ unfolded, ▸ folded) in :func:`disclosure_rect`. Every row
-has the same height (:func:`row_height`), so views need not measure rows.
+and fatal errors as full-width banners. (A simulation says so once, in the dock's
+banner, not on every row.) Nested events (a call's result) are indented by their depth;
+a row with nested events has a fold mark (▾ unfolded, ▸ folded) in :func:`disclosure_rect`.
+Every row has the same height (:func:`row_height`), so views need not measure rows — but
+a handoff's block, a neutral box of a few labelled lines (:func:`block_height`), which the
+view sizes when it is inserted. Rows that hold the search text (:attr:`StreamDelegate.needle`)
+are highlighted.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ def row_height(font: QFont) -> int:
     return QFontMetrics(font).height() + 2 * _PAD
 
 
+def block_height(font: QFont, lines: int) -> int:
+    """The height of a handoff's block of ``lines`` lines (its first line a row's)."""
+    return row_height(font) + max(lines - 1, 0) * QFontMetrics(font).lineSpacing() + _PAD
+
+
 def disclosure_rect(row_rect: QRect, depth: int) -> QRect:
     """Where a row's fold mark is drawn (and where a click folds or unfolds it)."""
     left = row_rect.left() + depth * _INDENT
@@ -52,68 +60,99 @@ class StreamDelegate(QStyledItemDelegate):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: the search text (lower case); rows that hold it are highlighted
+        self.needle = ""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        return QSize(200, row_height(option.font))  # the same for every row
+        block = index.data(Vm.BlockRole)
+        return QSize(200, block_height(option.font, len(block)) if block
+                     else row_height(option.font))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         style = str(index.data(Vm.StyleRole))
-        badge_bg, fg = theme.ROW_STYLES.get(style, ("#f6f8fa", theme.TEXT))
+        badge_bg, fg = theme.ROW_STYLES.get(style, theme.ROW_STYLES["state_changed"])
         rect: QRect = option.rect
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        block = index.data(Vm.BlockRole)
         painter.save()
-        if selected:
-            painter.fillRect(rect, QColor("#cfe3ff"))
+        if option.state & QStyle.StateFlag.State_Selected:
+            painter.fillRect(rect, QColor(theme.STREAM_SELECTED_BG))
+        elif self.needle and holds(index, self.needle):
+            painter.fillRect(rect, QColor(theme.STREAM_SEARCH_HIT_BG))
+        elif block:
+            painter.setPen(QColor(theme.HANDOFF_BORDER))
+            painter.setBrush(QColor(theme.HANDOFF_BG))
+            painter.drawRoundedRect(rect.adjusted(1, 2, -2, -2), 5, 5)
         elif index.data(Vm.BannerRole):
             painter.fillRect(rect, QColor(theme.BANNER_BG.get(str(index.data(Vm.KindRole)),
-                                                              "#ffebe9")))
-        font = QFont(option.font)
-        metrics = QFontMetrics(font)
-        # indentation and fold mark
-        mark = disclosure_rect(rect, int(index.data(Vm.DepthRole) or 0))
-        if index.data(Vm.ChildCountRole):
-            _draw_mark(painter, mark, bool(index.data(Vm.ExpandedRole)))
-        x = mark.right() + 1 + _PAD
-        # time
-        painter.setPen(QColor(theme.MUTED))
-        time_text = str(index.data(Vm.TimeRole) or "")
-        time_w = metrics.horizontalAdvance("00:00:00") + _PAD
-        painter.drawText(QRect(x, rect.top(), time_w, rect.height()),
-                         Qt.AlignmentFlag.AlignVCenter, time_text)
-        x += time_w + _PAD
-        # badge
-        badge_rect = QRect(x, rect.top() + 3, _BADGE_W, rect.height() - 6)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(badge_bg))
-        painter.drawRoundedRect(badge_rect, 4, 4)
-        small = QFont(font)
-        small.setPointSizeF(max(font.pointSizeF() - 1.5, 6.5))
-        small.setBold(True)
-        painter.setFont(small)
-        painter.setPen(QColor(fg))
-        painter.drawText(badge_rect, Qt.AlignmentFlag.AlignCenter, str(index.data(Vm.BadgeRole)))
-        x = badge_rect.right() + _PAD + 2
-        # simulated mark (right edge)
-        right = rect.right() - _PAD
-        if index.data(Vm.SimulatedRole):
-            sim_w = QFontMetrics(small).horizontalAdvance("SIM") + 8
-            sim_rect = QRect(right - sim_w, rect.top() + 4, sim_w, rect.height() - 8)
-            painter.setPen(QColor(theme.SIMULATION_BORDER))
-            painter.setBrush(QColor(theme.SIMULATION_BG))
-            painter.drawRoundedRect(sim_rect, 3, 3)
-            painter.setPen(QColor(theme.SIMULATION_TEXT))
-            painter.drawText(sim_rect, Qt.AlignmentFlag.AlignCenter, "SIM")
-            right = sim_rect.left() - _PAD
-        # summary
-        text_font = QFont(font)
+                                                              theme.BANNER_BG["error"])))
+        line = QRect(rect.left(), rect.top(), rect.width(), row_height(option.font))
+        x = self._head(painter, option, index, line, badge_bg, fg)
+        # summary (a block: its first line, then its labelled lines)
+        text_font = QFont(option.font)
         text_font.setItalic(style == "reasoning")
-        text_font.setBold(bool(index.data(Vm.BannerRole)))
+        text_font.setBold(bool(index.data(Vm.BannerRole)) or bool(block))
         painter.setFont(text_font)
         colour = theme.MUTED if style in theme.DIMMED_STYLES else (
             fg if style in theme.COLOURED_TEXT_STYLES else theme.TEXT)
         painter.setPen(QColor(colour))
-        text_rect = QRect(x, rect.top(), max(right - x, 0), rect.height())
-        text = QFontMetrics(text_font).elidedText(str(index.data(Vm.SummaryRole) or ""),
-                                                  Qt.TextElideMode.ElideRight, text_rect.width())
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter, text)
+        right = rect.right() - _PAD
+        summary = block[0][1] if block else str(index.data(Vm.SummaryRole) or "")
+        _draw_elided(painter, QRect(x, line.top(), max(right - x, 0), line.height()), summary)
+        if block:
+            self._block_lines(painter, option.font, block[1:], QRect(
+                x, line.bottom() + 1 - _PAD, max(right - x, 0), rect.bottom() - line.bottom()))
         painter.restore()
+
+    def _head(self, painter: QPainter, option: QStyleOptionViewItem, index: Index, line: QRect,
+              badge_bg: str, fg: str) -> int:
+        """Fold mark, time and badge on the row's first line; where the summary starts."""
+        metrics = QFontMetrics(option.font)
+        mark = disclosure_rect(line, int(index.data(Vm.DepthRole) or 0))
+        if index.data(Vm.ChildCountRole):
+            _draw_mark(painter, mark, bool(index.data(Vm.ExpandedRole)))
+        x = mark.right() + 1 + _PAD
+        painter.setPen(QColor(theme.MUTED))
+        time_w = metrics.horizontalAdvance("00:00:00") + _PAD
+        painter.drawText(QRect(x, line.top(), time_w, line.height()),
+                         Qt.AlignmentFlag.AlignVCenter, str(index.data(Vm.TimeRole) or ""))
+        x += time_w + _PAD
+        badge_rect = QRect(x, line.top() + 3, _BADGE_W, line.height() - 6)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(badge_bg))
+        painter.drawRoundedRect(badge_rect, 4, 4)
+        small = QFont(option.font)
+        small.setPointSizeF(max(option.font.pointSizeF() - 1.5, 6.5))
+        small.setBold(True)
+        painter.setFont(small)
+        painter.setPen(QColor(fg))
+        painter.drawText(badge_rect, Qt.AlignmentFlag.AlignCenter, str(index.data(Vm.BadgeRole)))
+        return badge_rect.right() + _PAD + 2
+
+    @staticmethod
+    def _block_lines(painter: QPainter, font: QFont, lines: list[tuple[str, str]],
+                     area: QRect) -> None:
+        """A handoff block's labelled lines (Why, Paused at, Contract, Receiver…)."""
+        bold = QFont(font)
+        bold.setBold(True)
+        label_w = max((QFontMetrics(bold).horizontalAdvance(f"{label}:") for label, _ in lines),
+                      default=0) + _PAD
+        step = QFontMetrics(font).lineSpacing()
+        for i, (label, text) in enumerate(lines):
+            row = QRect(area.left(), area.top() + i * step, area.width(), step)
+            painter.setFont(bold)
+            painter.setPen(QColor(theme.MUTED))
+            painter.drawText(row, Qt.AlignmentFlag.AlignVCenter, f"{label}:")
+            painter.setFont(font)
+            painter.setPen(QColor(theme.TEXT))
+            _draw_elided(painter, row.adjusted(label_w, 0, 0, 0), text)
+
+
+def _draw_elided(painter: QPainter, area: QRect, text: str) -> None:
+    elided = painter.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, area.width())
+    painter.drawText(area, Qt.AlignmentFlag.AlignVCenter, elided)
+
+
+def holds(index: Index, needle: str) -> bool:
+    """Whether the row's summary or detail holds ``needle`` (lower case)."""
+    return any(needle in str(index.data(role) or "").lower()
+               for role in (Vm.SummaryRole, Vm.TextRole))

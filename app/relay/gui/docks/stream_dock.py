@@ -1,24 +1,33 @@
 """StreamDock: the live agent stream of the selected session.
 
-A header (task, runtime, model, permission policy, state, usage and cost), a
-SIMULATION banner for scripted demo sessions, the countdown of a session waiting
-for a limit's reset (ticking once a second), a Stop button, the event list
-(:class:`~relay.gui.docks.stream_view.StreamView`: tool results nested under
-their call, foldable; it follows the bottom; Esc asks to interrupt the turn), a detail pane
-for the selected row and, under them, the composer (:meth:`StreamDock.add_footer`). A row's
-context menu offers "Fork from here…" (:attr:`StreamDock.forkRequested`).
+A header (:class:`~relay.gui.docks.stream_header.StreamHeader`: the task as a title of at
+most two lines, runtime, model, permission policy, state, usage and cost, Stop), a
+SIMULATION banner for scripted demo sessions (the rows do not repeat it), the countdown of
+a session waiting for a limit's reset (ticking once a second), a filter (all, messages,
+tools, errors) and a search box (Ctrl+F; Enter: the next row holding the text, Shift+Enter
+the one before), the event list (:class:`~relay.gui.docks.stream_view.StreamView`: tool results
+nested under their call, foldable, a handoff one block; it follows the bottom; Esc asks to
+interrupt the turn), a detail pane for the selected row, the next actions of a finished
+session (View diff · Merge… · Continue: :attr:`StreamDock.viewDiffRequested`,
+:attr:`~StreamDock.mergeRequested`, :attr:`~StreamDock.continueRequested`) and, under
+them, the composer (:meth:`StreamDock.add_footer`). A row's context menu offers "Fork from
+here…" (:attr:`StreamDock.forkRequested`).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QComboBox,
     QDockWidget,
     QFrame,
-    QGridLayout,
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMenu,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -26,15 +35,21 @@ from PySide6.QtWidgets import (
 
 from relay.core.events import utcnow
 from relay.core.present import SIMULATION_LABEL, end_state, fmt_cost, fmt_tokens
+from relay.core.states import FINAL_STATES
 from relay.gui import theme
-from relay.gui.docks.parts import PlainLabel, detail_view, empty_or_content
+from relay.gui.docks.parts import detail_view, empty_or_content
+from relay.gui.docks.stream_header import ElidedTitle, StreamHeader
 from relay.gui.docks.stream_view import StreamView
-from relay.gui.event_text import plain_tooltip
 from relay.gui.handoff_text import wait_line
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.stream import StreamViewModel
 
 EMPTY_TEXT = "Select a session on the left, or start one with File → New session…"
+#: the filter's choices: (label, StreamView filter)
+FILTER_CHOICES = (("All", "all"), ("Messages", "messages"), ("Tools", "tools"),
+                  ("Errors", "errors"))
+#: the search waits this long after the last key before it looks
+SEARCH_DELAY_MS = 250
 
 
 def usage_text(vm: StreamViewModel) -> str:
@@ -62,6 +77,10 @@ class StreamDock(QDockWidget):
     stopRequested = Signal()
     #: "Fork from here…" on a row: the session and the row's event id
     forkRequested = Signal(str, int)
+    #: a finished session's next actions: its whole diff, merging it, talking on
+    viewDiffRequested = Signal()
+    mergeRequested = Signal()
+    continueRequested = Signal()
 
     def __init__(self, vm: StreamViewModel, parent: QWidget | None = None) -> None:
         super().__init__("Live stream", parent)
@@ -69,25 +88,12 @@ class StreamDock(QDockWidget):
         self.vm = vm
         self.banner = QLabel(SIMULATION_LABEL)
         self.banner.setObjectName("simulationBanner")
-        self.banner.setStyleSheet(theme.SIMULATION_BANNER_CSS)
         self.banner.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.title = QLabel()
-        self.title.setObjectName("streamTitle")
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
-        self.title.setStyleSheet("font-weight: bold; font-size: 14px;")
-        self.title.setWordWrap(True)
-        self.meta = PlainLabel()
-        self.meta.setObjectName("streamMeta")
-        self.meta.setWordWrap(True)
-        self.usage = QLabel()
-        self.usage.setObjectName("streamUsage")
-        self.usage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip("Stop this session (the agent process tree is ended)")
+        self.header = StreamHeader()
+        self.title, self.meta, self.usage = self.header.title, self.header.meta, self.header.usage
+        self.stop_button = self.header.stop_button
         self.wait = QLabel()
         self.wait.setObjectName("streamWait")
-        self.wait.setStyleSheet(theme.WAIT_LABEL_CSS)
         self.wait.setWordWrap(True)
         self.wait.hide()
         self._ticker = QTimer(self)
@@ -95,13 +101,20 @@ class StreamDock(QDockWidget):
         self._ticker.timeout.connect(self._show_wait)
         self.error = ErrorBanner("streamError")
         self.view = self._make_view()
+        self.find_bar = self._make_find_bar()
+        self.end_bar = self._make_end_bar()
         self.detail = detail_view("streamDetail", "Select a row to read it in full.")
         self.pages, self.empty = empty_or_content(EMPTY_TEXT, "streamEmpty", self._content())
         self.setWidget(self.pages)
         self.stop_button.clicked.connect(self.stopRequested)
+        self._restyle()
         vm.headerChanged.connect(self.refresh_header)
         vm.modelReset.connect(self._on_reset)
         self.refresh_header()
+
+    def _restyle(self) -> None:
+        self.banner.setStyleSheet(theme.SIMULATION_BANNER_CSS + " QLabel { padding: 2px 10px; }")
+        self.wait.setStyleSheet(theme.WAIT_LABEL_CSS)
 
     def _make_view(self) -> StreamView:
         view = StreamView(self.vm)
@@ -111,30 +124,93 @@ class StreamDock(QDockWidget):
             lambda pos: self.row_menu(pos).popup(view.viewport().mapToGlobal(pos)))
         return view
 
+    def _make_find_bar(self) -> QWidget:
+        self.filter = QComboBox()
+        self.filter.setObjectName("streamFilter")
+        self.filter.setToolTip("Show every row, or only the conversation, tool calls or errors")
+        for label, name in FILTER_CHOICES:
+            self.filter.addItem(label, name)
+        self.filter.currentIndexChanged.connect(
+            lambda _i: self.view.set_filter(str(self.filter.currentData())))
+        self.search = QLineEdit()
+        self.search.setObjectName("streamSearch")
+        self.search.setPlaceholderText("Find in the stream (Enter: next, Shift+Enter: previous)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(lambda: self.find_next(True))
+        back = QShortcut(QKeySequence("Shift+Return"), self.search)
+        back.setContext(Qt.ShortcutContext.WidgetShortcut)
+        back.activated.connect(lambda: self.find_next(False))
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(lambda: self.find_next(True, fresh=True))
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        find = QAction("Find in the stream", self)
+        find.setObjectName("streamFind")
+        find.setShortcut(QKeySequence(QKeySequence.StandardKey.Find))
+        find.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.triggered.connect(self.focus_search)
+        self.addAction(find)
+        self.found = QLabel()
+        self.found.setObjectName("streamFound")
+        bar = QWidget()
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.filter)
+        row.addWidget(self.search, 1)
+        row.addWidget(self.found)
+        return bar
+
+    def _make_end_bar(self) -> QFrame:
+        bar = QFrame()
+        bar.setObjectName("streamEnd")
+        self.end_label = ElidedTitle(1)
+        self.end_label.setObjectName("streamEndLabel")
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(2, 0, 2, 0)
+        row.addWidget(self.end_label, 1)
+        self.end_buttons: dict[str, QPushButton] = {}
+        for key, text, tip, signal in (
+                ("diff", "View diff", "Everything the session changed, in the History panel",
+                 self.viewDiffRequested),
+                ("merge", "Merge…", "Merge the session's branch into its base, or keep it "
+                 "(asks first)", self.mergeRequested),
+                ("continue", "Continue", "Tell the agent what to do next (the composer below)",
+                 self.continueRequested)):
+            button = QPushButton(text)
+            button.setObjectName(f"streamEnd{key.capitalize()}")
+            button.setToolTip(tip)
+            button.clicked.connect(signal)
+            row.addWidget(button)
+            self.end_buttons[key] = button
+        bar.hide()
+        return bar
+
     def _content(self) -> QWidget:
-        header = QFrame()
-        header.setObjectName("streamHeader")
-        header.setStyleSheet(theme.HEADER_CSS)
-        grid = QGridLayout(header)
-        grid.setContentsMargins(10, 8, 10, 8)
-        grid.addWidget(self.title, 0, 0)
-        grid.addWidget(self.stop_button, 0, 1, 2, 1, Qt.AlignmentFlag.AlignTop)
-        grid.addWidget(self.meta, 1, 0)
-        grid.addWidget(self.usage, 2, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
+        self.view.setMinimumHeight(44)  # the rows get what the window can spare
+        self.detail.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+        lower = QWidget()  # a finished session's actions, right under its last row
+        box = QVBoxLayout(lower)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(2)
+        box.addWidget(self.end_bar)
+        box.addWidget(self.detail, 1)
         splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("streamSplitter")
         splitter.addWidget(self.view)
-        splitter.addWidget(self.detail)
+        splitter.addWidget(lower)
         splitter.setStretchFactor(0, 5)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([520, 110])
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(3, 3, 3, 3)
+        layout.setSpacing(3)
         layout.addWidget(self.banner)
-        layout.addWidget(header)
+        layout.addWidget(self.header)
         layout.addWidget(self.wait)
         layout.addWidget(self.error)
+        layout.addWidget(self.find_bar)
         layout.addWidget(splitter, 1)
         self._layout = layout
         return page
@@ -170,12 +246,16 @@ class StreamDock(QDockWidget):
         vm = self.vm
         self.pages.setCurrentIndex(0 if vm.session_id is None else 1)
         row = vm.session
-        self.title.setText(row.task if row else "")
-        self.title.setToolTip(plain_tooltip(row.task) if row else "")
-        self.meta.setText(meta_text(vm))
-        self.usage.setText(usage_text(vm))
+        self.header.set_task(row.task if row else "")
+        self.meta.set_line(meta_text(vm))
+        self.usage.set_line(usage_text(vm))
         self.banner.setVisible(vm.simulated)
         self.stop_button.setEnabled(vm.can_stop)
+        finished = row is not None and row.state in FINAL_STATES and not vm.loading
+        self.end_bar.setVisible(finished)
+        if finished and row is not None:
+            self.end_label.set_line(f"Session {end_state(row.state, row.refused_calls)}"
+                                   " — next:")
         waiting = row is not None and row.state == "waiting" and row.wait_until is not None
         self.wait.setVisible(waiting)
         if waiting:
@@ -202,6 +282,26 @@ class StreamDock(QDockWidget):
     def _on_reset(self) -> None:
         self.error.hide()
         self.detail.clear()
+        self.found.clear()
+
+    def focus_search(self) -> None:
+        """The search box, its text selected to type over (Ctrl+F)."""
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def find_next(self, forward: bool = True, fresh: bool = False) -> bool:
+        """Go to the next (or previous) row holding the search text; say how many do.
+        ``fresh`` (the text changed): from the top (or the bottom)."""
+        self._search_timer.stop()
+        if fresh:
+            self.view.clearSelection()
+            self.view.setCurrentIndex(self.vm.index(-1, 0))
+        text = self.search.text()
+        hit = self.view.find_text(text, forward)
+        count = self.view.matches()
+        self.found.setText("" if not text.strip() else
+                           f"{count} row{'' if count == 1 else 's'}" if hit else "not found")
+        return hit
 
     def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = selected.indexes()

@@ -11,6 +11,11 @@ double-click toggles it; ← folds (or goes from a result to its call), →
 unfolds, Space or Enter toggles. While scrolled to the bottom the view follows
 new rows; scrolled up, it stays put. Esc asks to interrupt the session's turn
 (:attr:`StreamView.interruptRequested`; the shell's composer does it).
+
+A handoff's block is taller than a row (the view sizes it when it is inserted or grows).
+The view shows all rows or only some (:meth:`StreamView.set_filter`: messages, tools or
+errors — a nested error brings its call along); :meth:`StreamView.find_text` moves to the next
+(or previous) shown row that holds a text, which the delegate highlights.
 """
 
 from __future__ import annotations
@@ -20,11 +25,25 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QTableView, QWidget
 
 from relay.gui.docks.parts import painted_rows
-from relay.gui.docks.stream_delegate import StreamDelegate, disclosure_rect, row_height
+from relay.gui.docks.stream_delegate import (
+    StreamDelegate,
+    block_height,
+    disclosure_rect,
+    holds,
+    row_height,
+)
 from relay.gui.viewmodels.stream import StreamViewModel
 
 _FOLD_KEYS = {Qt.Key.Key_Left: False, Qt.Key.Key_Right: True}
 _TOGGLE_KEYS = frozenset({Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter})
+
+#: what the filter can show, and the row kinds each takes (tools: and all nested under one)
+FILTERS: dict[str, frozenset[str]] = {
+    "all": frozenset(),
+    "messages": frozenset({"message", "assistant_text", "needs_input"}),
+    "tools": frozenset({"tool_call", "tool_result", "permission_denied", "guard_decision"}),
+    "errors": frozenset(),  # the rows that report a failure (IsErrorRole)
+}
 
 
 class StreamView(QTableView):
@@ -41,7 +60,9 @@ class StreamView(QTableView):
         self.vm = vm
         self.setObjectName("streamView")
         self.setModel(vm)
-        self.setItemDelegate(StreamDelegate(self))
+        self.delegate = StreamDelegate(self)
+        self.setItemDelegate(self.delegate)
+        self._filter = "all"
         painted_rows(self)
         self.horizontalHeader().setStretchLastSection(True)
         self._fit_row_height()
@@ -51,6 +72,9 @@ class StreamView(QTableView):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
         vm.modelReset.connect(self._on_reset)
+        vm.rowsInserted.connect(self._on_inserted)
+        vm.dataChanged.connect(lambda top, bottom, _roles=(): self._size_block(top.row())
+                               if top.row() == bottom.row() else None)
 
     def is_following(self) -> bool:
         """Whether new rows scroll into view (the view was at the bottom)."""
@@ -139,10 +163,79 @@ class StreamView(QTableView):
     def _on_reset(self) -> None:
         self._follow = True
 
+    # -- filter and search --------------------------------------------------------------
+
+    @property
+    def filter(self) -> str:
+        return self._filter
+
+    def set_filter(self, name: str) -> None:
+        """Show all rows, or only messages, tools or errors (:data:`FILTERS`)."""
+        if name not in FILTERS:
+            raise ValueError(f"unknown stream filter {name!r}")
+        self._filter = name
+        self._apply_filter(0, self.vm.rowCount() - 1)
+
+    def _wanted(self, row: int) -> bool:
+        index = self.vm.index(row, 0)
+        if self._filter == "errors":
+            return bool(index.data(StreamViewModel.IsErrorRole))
+        kind = str(index.data(StreamViewModel.KindRole))
+        return kind in FILTERS[self._filter] or (
+            self._filter == "tools" and bool(index.data(StreamViewModel.DepthRole)))
+
+    def _apply_filter(self, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            wanted = self._filter == "all" or self._wanted(row)
+            self.setRowHidden(row, not wanted)
+            up = self.vm.parent_row(row) if wanted and self._filter != "all" else None
+            while up is not None:  # a nested row's call comes along
+                self.setRowHidden(up, False)
+                up = self.vm.parent_row(up)
+
+    def find_text(self, needle: str, forward: bool = True) -> bool:
+        """Go to the next (or previous) shown row holding ``needle``, from the current one
+        round; whether there is one. The delegate highlights every row that holds it."""
+        self.delegate.needle = needle.strip().lower()
+        self.viewport().update()
+        count = self.vm.rowCount()
+        if not self.delegate.needle or not count:
+            return False
+        start = self.currentIndex().row()
+        step = 1 if forward else -1
+        start = (-1 if forward else count) if start < 0 else start
+        for offset in range(1, count + 1):
+            row = (start + step * offset) % count
+            index = self.vm.index(row, 0)
+            if not self.isRowHidden(row) and holds(index, self.delegate.needle):
+                self.setCurrentIndex(index)
+                self.scrollTo(index)
+                return True
+        return False
+
+    def matches(self) -> int:
+        """How many shown rows hold the search text."""
+        needle = self.delegate.needle
+        return sum(1 for row in range(self.vm.rowCount()) if needle and not self.isRowHidden(
+            row) and holds(self.vm.index(row, 0), needle)) if needle else 0
+
     # -- row height ---------------------------------------------------------------------
+
+    def _on_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if first == last:  # a handoff's block comes alone
+            self._size_block(first)
+        if self._filter != "all":
+            self._apply_filter(first, last)
+
+    def _size_block(self, row: int) -> None:
+        block = self.vm.index(row, 0).data(StreamViewModel.BlockRole)
+        if block:
+            self.verticalHeader().resizeSection(row, block_height(self.font(), len(block)))
 
     def _fit_row_height(self) -> None:
         self.verticalHeader().setDefaultSectionSize(row_height(self.font()))
+        for row in range(self.vm.rowCount()):
+            self._size_block(row)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

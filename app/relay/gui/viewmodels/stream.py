@@ -41,7 +41,7 @@ from relay.core.models import SessionRow
 from relay.core.states import ACTIVE_STATES
 from relay.gui.bridge import EngineBridge
 from relay.gui.viewmodels import stream_roles as roles
-from relay.gui.viewmodels.stream_tree import StreamNode, StreamTree
+from relay.gui.viewmodels.stream_tree import Insertion, Removal, StreamNode, StreamTree
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -71,6 +71,8 @@ class StreamViewModel(QAbstractListModel):
     ChildCountRole = roles.CHILD_COUNT
     #: the row has children and they are shown.
     ExpandedRole = roles.EXPANDED
+    #: a handoff's block: its lines as (label, text) (None for any other row)
+    BlockRole = roles.BLOCK
 
     headerChanged = Signal()
     loaded = Signal(str)
@@ -244,16 +246,20 @@ class StreamViewModel(QAbstractListModel):
     def _append(self, records: Sequence[EventRecord]) -> None:
         if self._session_id is None:
             return
-        plan = self._tree.add(records, self._session_id)
-        for insertion in plan.insertions:
-            self.beginInsertRows(QModelIndex(), insertion.first, insertion.last)
-            self._tree.apply(insertion)
-            self.endInsertRows()
-        for node in plan.grown:  # their fold mark appears
-            row = self._tree.row_of(node)
-            if row is not None:
-                self._row_changed(row)
-        for node in plan.added:
+        added: list[StreamNode] = []
+        for change in self._tree.add(records, self._session_id, added):
+            if isinstance(change, Insertion):
+                self.beginInsertRows(QModelIndex(), change.first, change.last)
+                self._tree.apply(change)
+                self.endInsertRows()
+            elif isinstance(change, Removal):  # rows a handoff's block takes in
+                self.beginRemoveRows(QModelIndex(), change.first, change.last)
+                self._tree.apply(change)
+                self.endRemoveRows()
+            elif (row := self._tree.row_of(change.node)) is not None:
+                index = self.index(row, 0)  # a fold mark appears, a handoff moves on
+                self.dataChanged.emit(index, index)
+        for node in added:
             self._account(node)
 
     def _account(self, node: StreamNode) -> None:

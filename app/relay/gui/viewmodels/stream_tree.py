@@ -8,21 +8,30 @@ without duplicates. A message to the agent is in the stream once it was delivere
 user's turn) or failed; its queued, edited and cancelled states are the composer's rows
 (:func:`in_stream`).
 
+A handoff is one block (a folded node, :attr:`StreamNode.handoff`): its first step takes in
+the rows that ended the run it pauses (limit, error, end, state — the trailing top-level
+rows of those kinds), and every later step, and every such ending row until the handoff is
+done or failed, goes under it. Rows keep the id (commit) order; the time a row shows never
+goes back (:attr:`StreamNode.at`): an agent's event is stamped when it is read but committed
+after Relay's own (the receiver's first event before the handoff's last step), so its own
+time could read earlier than the row above it. Replayed events keep their own times.
+
 The view shows a flat list: :attr:`StreamTree.rows` holds the shown nodes in
 display order (depth first: a call, then its children). A node's ``path`` (the
 ids from its top-level ancestor down to itself) sorts in that order, so a
 node's row is found by bisection and a call's shown descendants are the rows
 between it and the first path past its subtree. Changes are planned first
-(:class:`Insertion`, :class:`Removal`: where rows go, against the rows as they
-are at that point) and then applied, so the view-model can wrap each one in
-its begin/end notifications.
+(:class:`Insertion`, :class:`Removal`, :class:`Touched`: where rows go, against the rows
+as they are at that point) and then applied, so the view-model can wrap each one in its
+begin/end notifications.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from relay.core.events import AgentEvent, EventRecord
 
@@ -33,6 +42,20 @@ STREAM_MESSAGE_STATES = frozenset({"delivered", "failed"})
 def in_stream(event: AgentEvent) -> bool:
     """Whether the stream shows ``event`` (a message only once delivered or failed)."""
     return event.kind != "message" or event.state in STREAM_MESSAGE_STATES
+
+
+#: the rows a handoff's block takes in: how the run it paused ended (not a completed end)
+_ENDING_KINDS = frozenset({"limit_hit", "error", "session_ended", "state_changed"})
+
+
+def _ending(event: AgentEvent) -> bool:
+    return event.kind in _ENDING_KINDS and not (
+        event.kind == "session_ended" and event.outcome == "completed")
+
+
+def _absorbed(node: StreamNode) -> bool:
+    """Whether a new handoff's block takes in this top-level row."""
+    return not node.children and not node.handoff and _ending(node.event)
 
 
 #: above every record id: ``path + (_PAST,)`` sorts after a node's whole subtree.
@@ -48,6 +71,11 @@ class StreamNode:
     path: tuple[int, ...] = ()
     children: list[StreamNode] = field(default_factory=list)
     expanded: bool = True
+    #: a handoff's block: its record is the first step, its children the steps and the
+    #: ending rows of the run it paused
+    handoff: bool = False
+    #: the time the row shows (the event's, never before an earlier row's)
+    at: datetime | None = None
 
     @property
     def event(self) -> AgentEvent:
@@ -87,25 +115,23 @@ class Insertion:
 
 @dataclass
 class Removal:
-    """Rows ``first`` … ``last`` to remove: the shown subtree of ``closes``, being folded."""
+    """Rows ``first`` … ``last`` to remove: the shown subtree of ``closes``, being folded
+    (``None``: rows a handoff's block takes in)."""
 
     first: int
     last: int
-    closes: StreamNode
+    closes: StreamNode | None = None
 
 
 @dataclass
-class Plan:
-    """What one batch of records changes.
+class Touched:
+    """A shown row whose content changed (a fold mark appeared, a handoff moved on)."""
 
-    ``insertions`` apply in order; ``grown`` are rows that were shown before
-    and got their first child (their fold mark appears); ``added`` are all new
-    nodes, shown or not, in id order.
-    """
+    node: StreamNode
 
-    insertions: list[Insertion]
-    grown: list[StreamNode]
-    added: list[StreamNode]
+
+#: what :meth:`StreamTree.add` yields, each against the rows as they are at that point
+Change = Insertion | Removal | Touched
 
 
 class StreamTree:
@@ -114,9 +140,12 @@ class StreamTree:
     def __init__(self) -> None:
         self.root = StreamNode(None)
         self.rows: list[StreamNode] = []
-        self.nodes: list[StreamNode] = []  # every node, in id order
+        self.nodes: list[StreamNode] = []  # every event's node, in id order
         self.last_id = 0
         self._calls: dict[str, StreamNode] = {}
+        self._blocks: dict[str, StreamNode] = {}
+        self._open: StreamNode | None = None  # the handoff under way
+        self._clock: datetime | None = None
 
     @property
     def count(self) -> int:
@@ -129,43 +158,111 @@ class StreamTree:
 
     # -- appending ----------------------------------------------------------------------
 
-    def add(self, records: Iterable[EventRecord], session_id: str) -> Plan:
-        """Attach the new records of ``session_id``; plan their rows (not applied yet)."""
-        first_new = self.last_id
-        rows = self.rows
-        tail = rows[-1].path if rows else ()
-        blocks: dict[int, list[StreamNode]] = {}
+    def add(self, records: Iterable[EventRecord], session_id: str,
+            added: list[StreamNode] | None = None) -> Iterator[Change]:
+        """Attach the new records of ``session_id``, yielding the row changes one by one;
+        the caller applies each (:meth:`apply`) before asking for the next. New nodes, shown
+        or not, are appended to ``added`` in id order."""
+        added = [] if added is None else added
+        segment: list[StreamNode] = []
         grown: list[StreamNode] = []
-        added: list[StreamNode] = []
+        touched: list[StreamNode] = []
+        before = self.last_id  # nodes up to this id have their rows placed
         for record in records:
             if record.session_id != session_id or record.id <= self.last_id:
                 continue
             self.last_id = record.id
-            if not in_stream(record.event):
+            event = record.event
+            if not in_stream(event):
                 continue
-            parent = self._parent_for(record.event)
-            node = StreamNode(record, parent, (*parent.path, record.id))
-            if (not parent.children and parent.record is not None
-                    and parent.record.id <= first_new and parent.shown()):
+            if event.kind == "handoff_step" and event.handoff_id not in self._blocks:
+                yield from self._place(segment, grown, touched)
+                segment, grown, touched = [], [], []
+                added.append((yield from self._open_block(record)))
+                before = record.id
+                continue
+            parent = self._parent_for(event)
+            if parent.handoff:
+                if parent not in touched:
+                    touched.append(parent)
+            elif (not parent.children and parent.record is not None
+                    and parent.record.id <= before and parent.shown()):
                 grown.append(parent)
-            parent.children.append(node)
+            node = self._attach(record, parent)
             added.append(node)
-            if record.event.kind == "tool_call":
-                self._calls[record.event.call_id] = node
+            if parent is self._open and event.kind == "handoff_step" \
+                    and event.state in ("done", "failed"):
+                self._open = None
             if node.shown():
-                # where it goes among the rows shown before this batch (usually the end)
-                at = len(rows) if node.path > tail else bisect_left(rows, node.path, key=_path)
-                blocks.setdefault(at, []).append(node)
-        self.nodes.extend(added)
-        insertions: list[Insertion] = []
+                segment.append(node)
+        yield from self._place(segment, grown, touched)
+
+    def _attach(self, record: EventRecord, parent: StreamNode) -> StreamNode:
+        at = record.event.ts
+        if not record.event.replay:  # shown times never go back (see the module doc)
+            at = at if self._clock is None or at > self._clock else self._clock
+            self._clock = at
+        node = StreamNode(record, parent, (*parent.path, record.id), at=at)
+        parent.children.append(node)
+        self.nodes.append(node)
+        if record.event.kind == "tool_call":
+            self._calls[record.event.call_id] = node
+        return node
+
+    def _place(self, nodes: list[StreamNode], grown: list[StreamNode],
+               touched: list[StreamNode]) -> Iterator[Change]:
+        """Insert the rows of ``nodes`` (new, shown), in as few contiguous blocks as can be."""
+        rows = self.rows
+        tail = rows[-1].path if rows else ()
+        blocks: dict[int, list[StreamNode]] = {}
+        for node in nodes:
+            # where it goes among the rows shown before (usually the end)
+            at = len(rows) if node.path > tail else bisect_left(rows, node.path, key=_path)
+            blocks.setdefault(at, []).append(node)
         shift = 0
+        insertions: list[Insertion] = []
         for at in sorted(blocks):
-            nodes = sorted(blocks[at], key=_path)  # e.g. a late result before a new row
-            insertions.append(Insertion(at + shift, nodes))
-            shift += len(nodes)
-        return Plan(insertions, grown, added)
+            ordered = sorted(blocks[at], key=_path)  # e.g. a late result before a new row
+            insertions.append(Insertion(at + shift, ordered))
+            shift += len(ordered)
+        yield from insertions
+        for node in [*grown, *touched]:
+            yield Touched(node)
+
+    def _open_block(self, record: EventRecord) -> Generator[Change, None, StreamNode]:
+        """A handoff begins: one block row, folded, that takes in the ending rows of the
+        run it pauses (limit, error, end, state) and every step and ending that follows
+        until it is done or failed."""
+        rows, top = self.rows, self.root.children
+        taken: list[StreamNode] = []
+        while top and len(taken) < len(top) and _absorbed(top[-1 - len(taken)]):
+            taken.append(top[-1 - len(taken)])
+        taken.reverse()
+        if taken:  # top-level rows with nothing nested: the last rows
+            yield Removal(len(rows) - len(taken), len(rows) - 1)
+            del top[-len(taken):]
+        start = taken[0] if taken else None
+        block = StreamNode(record, self.root, (start.path[0] if start else record.id,),
+                           expanded=False, handoff=True,
+                           at=start.at if start else record.event.ts)
+        for node in taken:
+            node.parent, node.path = block, (*block.path, *node.path)
+            block.children.append(node)
+        step = self._attach(record, block)
+        if start is None:
+            block.at = step.at
+        top.append(block)
+        event = record.event
+        assert event.kind == "handoff_step"
+        self._blocks[event.handoff_id] = self._open = block
+        yield Insertion(len(rows), [block])
+        return step
 
     def _parent_for(self, event: AgentEvent) -> StreamNode:
+        if event.kind == "handoff_step":
+            return self._blocks[event.handoff_id]
+        if self._open is not None and _ending(event):
+            return self._open
         if event.kind == "tool_result" and event.call_id in self._calls:
             return self._calls[event.call_id]
         parent_call = getattr(event, "parent_call_id", None)
@@ -201,7 +298,8 @@ class StreamTree:
         """Carry out a planned change on :attr:`rows`."""
         if isinstance(change, Removal):
             del self.rows[change.first:change.last + 1]
-            change.closes.expanded = False
+            if change.closes is not None:
+                change.closes.expanded = False
             return
         self.rows[change.first:change.first] = change.nodes
         if change.opens is not None:
