@@ -17,6 +17,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from relay.gui import theme
 from relay.gui.docks.diff_delegate import LINE_BG, TOKEN_COLOURS
 from relay.gui.docks.diff_view import DiffView
 from relay.history.diffmodel import DiffLine, FileDiff, Hunk
@@ -228,7 +229,9 @@ def test_existing_comments_show_on_their_lines(qtbot: QtBot, view: DiffView) -> 
     assert view.rows.row(pair + 1).comment is not None
 
 
-def colour_pixels(image: QImage, colour: str, tolerance: int = 40) -> int:
+def colour_pixels(image: QImage, role: str, tolerance: int = 40) -> int:
+    """How many pixels of ``image`` have the current theme's colour ``role``."""
+    colour = getattr(theme, role)
     want = QColor(colour)
     found = 0
     for y in range(image.height()):

@@ -66,6 +66,8 @@ class Config(BaseModel):
     #: an MCP client may start sessions and pipeline runs that run commands (verify) only
     #: when this is false: nobody is there to approve them, so by default they are refused
     mcp_require_approval: bool = True
+    #: the window's colours: "system" follows the desktop's light or dark scheme
+    gui_theme: Literal["system", "light", "dark"] = "system"
 
     @property
     def db_path(self) -> Path:
@@ -109,6 +111,7 @@ _ENV_KEYS = {
     "RELAY_PIPELINE_POLL": "pipeline_poll",
     "RELAY_PIPELINE_HEARTBEAT": "pipeline_heartbeat",
     "RELAY_MCP_REQUIRE_APPROVAL": "mcp_require_approval",
+    "RELAY_THEME": "gui_theme",
 }
 
 

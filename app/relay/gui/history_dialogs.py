@@ -49,7 +49,7 @@ class CommentDialog(QDialog):
         excerpt = PlainLabel(text.strip() or "(an empty line)")
         excerpt.setObjectName("commentExcerpt")
         excerpt.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        excerpt.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(excerpt, "color: $MUTED;")
         excerpt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = QPlainTextEdit()
         self.body.setObjectName("commentBody")
@@ -108,7 +108,7 @@ class FinishDialog(QDialog):
         self.why_not = QLabel()
         self.why_not.setObjectName("finishWhyNot")
         self.why_not.setWordWrap(True)
-        self.why_not.setStyleSheet(theme.NOTE_CSS["warning"])
+        theme.style(self.why_not, "$NOTE_CSS.warning")
         if not summary.can_merge:
             reason = summary.why_not or "the branch cannot be merged"
             self.merge.setToolTip(f"Cannot merge: {reason}")

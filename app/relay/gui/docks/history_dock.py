@@ -76,7 +76,7 @@ class HistoryDock(QDockWidget):
         self.audit.setObjectName("historyAudit")
         self.lineage = PlainLabel()
         self.lineage.setObjectName("historyLineage")
-        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
+        theme.style(self.lineage, "color: $ACCENT;")
         self.lineage.setWordWrap(True)
         self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rewind_button = self._button("Rewind here", "historyRewind",
@@ -104,7 +104,7 @@ class HistoryDock(QDockWidget):
         self.detail = PlainLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
-        self.detail.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.detail, "color: $MUTED;")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.diff_title = PlainLabel()
         self.diff_title.setObjectName("historyDiffTitle")
@@ -169,7 +169,7 @@ class HistoryDock(QDockWidget):
         self.lineage.setVisible(bool(lineage))
         text, tone = audit_text(line) if line else ("", "")
         self.audit.setText(text)
-        self.audit.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.MUTED)};")
+        theme.style(self.audit, f"color: ${TONE_COLOURS.get(tone, 'MUTED')};")
         sha = vm.rewind_sha
         for button, what in ((self.rewind_button, "Make a new branch at"),
                              (self.continue_button, "Start a new session from")):
@@ -182,7 +182,7 @@ class HistoryDock(QDockWidget):
                                       "The session has to finish first (and have a branch)")
         message, tone = vm.message
         self.message.setText(message)
-        self.message.setStyleSheet(f"color: {TONE_COLOURS.get(tone, theme.TEXT)};")
+        theme.style(self.message, f"color: ${TONE_COLOURS.get(tone, 'TEXT')};")
         self.message.setVisible(bool(message))
         self.diff_title.setText(vm.diff_title)
         node = vm.node(vm.selected_key)

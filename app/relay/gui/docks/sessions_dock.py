@@ -51,7 +51,7 @@ class SessionsDock(QDockWidget):
         self.table = self._make_table()
         self.count = QLabel()
         self.count.setObjectName("sessionsCount")
-        self.count.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.count, "color: $MUTED;")
         self.new_button = QPushButton("New session…")
         self.new_button.setObjectName("newSessionButton")
         self.new_button.clicked.connect(self.newSessionRequested)

@@ -58,15 +58,15 @@ class StreamDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         style = str(index.data(Vm.StyleRole))
-        badge_bg, fg = theme.ROW_STYLES.get(style, ("#f6f8fa", theme.TEXT))
+        badge_bg, fg = theme.ROW_STYLES.get(style, (theme.SUBTLE_BG, theme.TEXT))
         rect: QRect = option.rect
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         painter.save()
         if selected:
-            painter.fillRect(rect, QColor("#cfe3ff"))
+            painter.fillRect(rect, theme.colour("SELECTION_BG"))
         elif index.data(Vm.BannerRole):
             painter.fillRect(rect, QColor(theme.BANNER_BG.get(str(index.data(Vm.KindRole)),
-                                                              "#ffebe9")))
+                                                              theme.ERROR_BG)))
         font = QFont(option.font)
         metrics = QFontMetrics(font)
         # indentation and fold mark

@@ -69,7 +69,7 @@ class StreamDock(QDockWidget):
         self.vm = vm
         self.banner = QLabel(SIMULATION_LABEL)
         self.banner.setObjectName("simulationBanner")
-        self.banner.setStyleSheet(theme.SIMULATION_BANNER_CSS)
+        theme.style(self.banner, "$SIMULATION_BANNER_CSS")
         self.banner.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.title = QLabel()
         self.title.setObjectName("streamTitle")
@@ -87,7 +87,7 @@ class StreamDock(QDockWidget):
         self.stop_button.setToolTip("Stop this session (the agent process tree is ended)")
         self.wait = QLabel()
         self.wait.setObjectName("streamWait")
-        self.wait.setStyleSheet(theme.WAIT_LABEL_CSS)
+        theme.style(self.wait, "$WAIT_LABEL_CSS")
         self.wait.setWordWrap(True)
         self.wait.hide()
         self._ticker = QTimer(self)
@@ -114,7 +114,7 @@ class StreamDock(QDockWidget):
     def _content(self) -> QWidget:
         header = QFrame()
         header.setObjectName("streamHeader")
-        header.setStyleSheet(theme.HEADER_CSS)
+        theme.style(header, "$HEADER_CSS")
         grid = QGridLayout(header)
         grid.setContentsMargins(10, 8, 10, 8)
         grid.addWidget(self.title, 0, 0)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor
 
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
@@ -20,8 +19,8 @@ from relay.gui.viewmodels.table import ColumnsModel, Index
 from relay.knowledge.model import Hit
 
 CONTEXT = "knowledge"
-KIND_COLOURS = {"decision": theme.ACCENT, "constraint": theme.WARNING,
-                "do_not_redo": theme.ERROR}
+#: a kind's colour role (relay.gui.theme)
+KIND_COLOURS = {"decision": "ACCENT", "constraint": "WARNING", "do_not_redo": "ERROR"}
 
 
 class KnowledgeViewModel(ColumnsModel):
@@ -55,7 +54,7 @@ class KnowledgeViewModel(ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return hit.snippet
         if role == Qt.ItemDataRole.ForegroundRole and column == 2 and hit.kind in KIND_COLOURS:
-            return QColor(KIND_COLOURS[hit.kind])
+            return theme.colour(KIND_COLOURS[hit.kind])
         return None
 
     def search(self, text: str, limit: int = 50) -> None:
