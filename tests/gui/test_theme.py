@@ -326,17 +326,27 @@ def test_switching_at_run_time_restyles_what_is_on_screen(shell: RelayShell, qtb
     assert theme._LIGHT["WARNING_BG"] in label.styleSheet()
 
 
-def test_system_follows_the_desktops_scheme(qapp: QApplication) -> None:
-    before = qapp.style().name()
+def test_system_follows_the_desktops_scheme(qapp: QApplication,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    before, window = qapp.style().name(), qapp.palette().color(R.Window)
     try:
         theme.apply(qapp, "dark")
-        assert theme.apply(qapp, "system") == ("dark" if theme.system_is_dark(qapp) else "light")
-        assert qapp.style().name() == before  # the desktop's style back
-        theme._system_changed(Qt.ColorScheme.Dark)  # the desktop switches: read it again
-        assert theme.current() == ("dark" if theme.system_is_dark(qapp) else "light")
+        assert theme.apply(qapp, "system") == "light"  # offscreen: no scheme, a light palette
+        assert qapp.style().name() == before  # the desktop's style and palette back
+        assert qapp.palette().color(R.Window) == window
+        # the desktop turns dark but its palette stays light: our dark palette then
+        monkeypatch.setattr(theme, "system_is_dark", lambda _app: True)
+        theme._system_changed(Qt.ColorScheme.Dark)
+        assert theme.current() == "dark"
+        assert qapp.palette().color(R.Window) == QColor(theme._DARK["WINDOW"])
+        monkeypatch.setattr(theme, "system_is_dark", lambda _app: False)
+        theme._system_changed(Qt.ColorScheme.Light)
+        assert theme.current() == "light"
+        assert qapp.palette().color(R.Window) == window
         with pytest.raises(ValueError, match="system, light or dark"):
             theme.apply(qapp, "blue")
     finally:
+        monkeypatch.undo()
         theme.apply(qapp, "system")
 
 

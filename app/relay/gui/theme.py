@@ -1,4 +1,4 @@
-"""Colours and small style sheets: one light and one dark palette under the same names.
+"""Colours: a light and a dark palette under the same names, read when painted; the choice.
 
 Read a colour when you paint or build a style sheet: ``theme.TEXT`` is the current
 palette's value (module ``__getattr__``), so never copy one into a module constant or a
@@ -308,7 +308,7 @@ def system_is_dark(app: QGuiApplication) -> bool:
 
 
 _FOLLOWING: list[QApplication] = []
-#: the desktop's own style name and palette, kept at the first apply()
+#: the desktop's style name (kept while ours is used) and whether ours is in use ("own")
 _DESKTOP: dict[str, Any] = {}
 
 
@@ -321,15 +321,18 @@ def apply(app: QApplication, choice: str) -> str:
     hints = app.styleHints()
     following = app in _FOLLOWING
     if not _DESKTOP.get("own"):
-        _DESKTOP.update(style=app.style().name(), palette=QPalette(app.palette()))
+        _DESKTOP["style"] = app.style().name()
     if choice == "system":
         if not following:
+            hints.unsetColorScheme()  # what the desktop says, not what we asked for
             hints.colorSchemeChanged.connect(_system_changed)
             _FOLLOWING.append(app)
         return _follow_system(app)
     if following:
         hints.colorSchemeChanged.disconnect(_system_changed)
         _FOLLOWING.remove(app)
+    # where the platform can (title bars, native dialogs), it draws in the same scheme
+    hints.setColorScheme(Qt.ColorScheme.Dark if choice == "dark" else Qt.ColorScheme.Light)
     _use_own(app, choice)
     return choice
 
@@ -348,7 +351,7 @@ def _follow_system(app: QApplication) -> str:
     restyle = bool(_DESKTOP.get("own"))
     if restyle:  # an explicit choice replaced them: the desktop's back
         app.setStyle(_DESKTOP["style"])
-        app.setPalette(_DESKTOP["palette"])
+        app.setPalette(QPalette())  # none of its own: the platform's, as it changes
         _DESKTOP["own"] = False
     name = "dark" if system_is_dark(app) else "light"
     window = app.palette().color(QPalette.ColorRole.Window)
