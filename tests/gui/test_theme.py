@@ -27,11 +27,13 @@ from pytestqt.qtbot import QtBot
 from relay.core.config import load_config
 from relay.core.errors import ConfigError
 from relay.core.models import SessionSpec
+from relay.engine.engine import Engine
 from relay.gui import theme
+from relay.gui.docks.board_dock import BoardDock, CardList
 from relay.gui.docks.stream_view import StreamView
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.stream import StreamViewModel as Vm
-from tests.gui.conftest import Started
+from tests.gui.conftest import Runner, Started
 
 AA = 4.5  # WCAG AA for normal text
 R = QPalette.ColorRole
@@ -228,11 +230,28 @@ def _stream(view: StreamView) -> list[str]:
     return low
 
 
+def _cards(board: BoardDock) -> list[str]:
+    """The board's cards (painted): the strongest text pixel on the card's fill."""
+    low = []
+    for column in board.findChildren(CardList):
+        model = column.model()
+        if not column.isVisible() or model is None:
+            continue
+        shot = column.viewport().grab().toImage()
+        for row in range(model.rowCount()):
+            rect = column.visualRect(model.index(row, 0)).adjusted(6, 6, -6, -6)
+            bg = _most_common(shot, rect)
+            if rect.isEmpty() or _strongest(shot, rect, bg) < AA:
+                low.append(f"card {row}: {_strongest(shot, rect, bg):.2f} on {bg.name()}")
+    return low
+
+
 @pytest.fixture
-def demo_shell(shell: RelayShell, qtbot: QtBot, git_repo: Path, vault_env: None,
-               palette: str) -> RelayShell:
+def demo_shell(shell: RelayShell, engine: Engine, arun: Runner, qtbot: QtBot, git_repo: Path,
+               vault_env: None, palette: str) -> RelayShell:
     """The window with a demo that hits its limit and hands off: stream rows of every kind,
-    wallet cards, a handoff timeline, History and a designer with a node."""
+    wallet cards, a handoff timeline, History, a board card and a designer with a node."""
+    arun(engine.board.create_task(str(git_repo), "Checkout page", stage="dev"))
     shell.start()
     window = shell.window
     window.resize(1280, 800)
@@ -272,6 +291,11 @@ def test_every_dock_reads_in_both_palettes(demo_shell: RelayShell, qtbot: QtBot,
         low += [f"{dock.windowTitle()}: {x}" for x in labels + views]
         checked += sum(1 for lb in dock.findChildren(QLabel) if lb.isVisible())
     low += _chips(demo_shell.designer_dock.runtime_list)
+    board = demo_shell.board_dock
+    board.raise_()
+    qtbot.waitUntil(lambda: any(c.isVisible() and c.model().rowCount()
+                                for c in board.findChildren(CardList)), timeout=5000)
+    low += _cards(board)
     demo_shell.stream_dock.raise_()
     qtbot.waitUntil(demo_shell.stream_dock.view.isVisible, timeout=2000)
     low += _stream(demo_shell.stream_dock.view)
