@@ -230,7 +230,9 @@ def test_existing_comments_show_on_their_lines(qtbot: QtBot, view: DiffView) -> 
     assert view.rows.row(pair + 1).comment is not None
 
 
-def colour_pixels(image: QImage, colour: str, tolerance: int = 40) -> int:
+def colour_pixels(image: QImage, role: str, tolerance: int = 40) -> int:
+    """How many pixels of ``image`` have the current theme's colour ``role``."""
+    colour = getattr(theme, role)
     want = QColor(colour)
     found = 0
     for y in range(image.height()):

@@ -78,10 +78,9 @@ class Config(BaseModel):
     mcp_require_approval: bool = Field(
         default=True, description="Refuse sessions and pipeline runs that run commands "
         "(verify) when an MCP client starts them: nobody is there to approve them.")
-    #: the window's colours; RELAY_THEME (light, dark, system) overrides it
     gui_theme: Literal["system", "light", "dark"] = Field(
-        default="system", description="The window's colours: follow the desktop, or always "
-        "light or dark.")
+        default="system", description="The window's colours: follow the desktop (system), or always "
+        "light or dark; RELAY_THEME overrides it.")
 
     @property
     def db_path(self) -> Path:
@@ -128,6 +127,7 @@ _ENV_KEYS = {
     "RELAY_PIPELINE_POLL": "pipeline_poll",
     "RELAY_PIPELINE_HEARTBEAT": "pipeline_heartbeat",
     "RELAY_MCP_REQUIRE_APPROVAL": "mcp_require_approval",
+    "RELAY_THEME": "gui_theme",
 }
 
 

@@ -80,7 +80,7 @@ class AccountDialog(QDialog):
         self.folder_help = QLabel()
         self.folder_help.setObjectName("accountFolderHelp")
         self.folder_help.setWordWrap(True)
-        self.folder_help.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.folder_help, "color: $MUTED;")
         self.auth = QComboBox()
         self.auth.setObjectName("accountAuth")
         for value, title in AUTH_CHOICES:

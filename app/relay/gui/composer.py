@@ -38,12 +38,12 @@ from relay.gui.docks.parts import PlainLabel, show_now
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.composer import ComposerViewModel, Offer, Queued, attachment_paths
 
-PANEL_CSS = ("QFrame#composer { background: #f6f8fa; border: 1px solid #d0d7de;"
+PANEL_CSS = ("QFrame#composer { background: $SUBTLE_BG; border: 1px solid $BORDER;"
              " border-radius: 6px; }")
-ROW_CSS = ("QFrame#queuedRow { background: #fff8c5; border: 1px solid #d4a72c;"
+ROW_CSS = ("QFrame#queuedRow { background: $WARNING_BG; border: 1px solid $WARNING_BORDER;"
            " border-radius: 4px; }")
-CHIP_CSS = ("QToolButton { background: #ddf4ff; border: 1px solid #54aeff; border-radius: 9px;"
-            " padding: 1px 8px; }")
+CHIP_CSS = ("QToolButton { background: $ACCENT_BG; color: $TEXT; border: 1px solid"
+            " $ACCENT_BORDER; border-radius: 9px; padding: 1px 8px; }")
 _SEND_KEYS = frozenset({Qt.Key.Key_Return, Qt.Key.Key_Enter})
 
 
@@ -139,7 +139,7 @@ class QueuedRow(QFrame):
     def __init__(self, message: Queued, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("queuedRow")
-        self.setStyleSheet(ROW_CSS)
+        theme.style(self, ROW_CSS)
         self.message_id = message.id
         what = {"review": "review comment", "board": "board comment"}.get(message.kind, "")
         origin = f" from {message.source}" if message.source not in ("window", "") else ""
@@ -169,7 +169,7 @@ class ComposerPanel(QFrame):
     def __init__(self, vm: ComposerViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composer")
-        self.setStyleSheet(PANEL_CSS)
+        theme.style(self, PANEL_CSS)
         self.vm = vm
         self.rows: list[QueuedRow] = []
         self.edit_dialog: TextDialog | None = None
@@ -180,7 +180,7 @@ class ComposerPanel(QFrame):
         self.chips.setSpacing(4)
         self.chip_buttons: list[QToolButton] = []
         self._chip_label = QLabel("Attached:")
-        self._chip_label.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self._chip_label, "color: $MUTED;")
         self._chip_label.hide()
         self.chips.addWidget(self._chip_label)
         self.chips.addStretch(1)
@@ -194,7 +194,7 @@ class ComposerPanel(QFrame):
                                                   "interrupt")
         self.status = PlainLabel()
         self.status.setObjectName("composerStatus")
-        self.status.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.status, "color: $MUTED;")
         self.status.setWordWrap(True)
         self.error = ErrorBanner("composerError")
         self._build()
@@ -256,7 +256,7 @@ class ComposerPanel(QFrame):
             chip = QToolButton()
             chip.setObjectName("attachmentChip")
             chip.setProperty("path", path)
-            chip.setStyleSheet(CHIP_CSS)
+            theme.style(chip, CHIP_CSS)
             chip.setText(f"{Path(path).name}  ✕")
             chip.setToolTip(f"{path}\n(the agent reads it; click to remove)")
             chip.clicked.connect(lambda _=False, p=path: self.vm.remove_attachment(p))

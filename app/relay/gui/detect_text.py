@@ -20,9 +20,10 @@ from relay.wallet.present import UNKNOWN
 LIST_LIMIT = 30
 _PROMPT_CHARS = 1500
 _ITEM_CHARS = 240
-_STATUS_COLOURS = {"completed": theme.OK, "in_progress": theme.ACCENT, "pending": theme.MUTED}
-_HEADING = (f"<p style='margin-top:10px; margin-bottom:2px; color:{theme.MUTED};"
-            " font-weight:bold;'>{}</p>")
+#: a plan step's colour role (relay.gui.theme) per status
+_STATUS_COLOURS = {"completed": "OK", "in_progress": "ACCENT", "pending": "MUTED"}
+_HEADING = ("<p style='margin-top:10px; margin-bottom:2px; color:{colour};"
+            " font-weight:bold;'>{text}</p>")
 
 
 def detail_html(s: DetectedSession, now_ms: int, state_colour: str) -> str:
@@ -39,7 +40,7 @@ def detail_html(s: DetectedSession, now_ms: int, state_colour: str) -> str:
 
 
 def _heading(title: str) -> str:
-    return _HEADING.format(escape(title))
+    return _HEADING.format(colour=theme.MUTED, text=escape(title))
 
 
 def _para(body: str, limit: int = _PROMPT_CHARS) -> str:
@@ -67,7 +68,7 @@ def _plan(plan: Sequence[PlanEntry]) -> str:
         return ""
     done = sum(1 for p in plan if p.status == "completed")
     rows = "".join(
-        f"<tr><td style='color:{_STATUS_COLOURS[p.status]}; padding-right:6px;'>"
+        f"<tr><td style='color:{getattr(theme, _STATUS_COLOURS[p.status])}; padding-right:6px;'>"
         f"{text.PLAN_MARKS[p.status]}</td><td>"
         + (f"<b>{escape(_clip(p.text))}</b>" if p.status == "in_progress" else
            f"<span style='color:{theme.MUTED}'>{escape(_clip(p.text))}</span>"

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay import __version__
+from relay.core.config import env_overrides
 from relay.gui import theme
 from relay.gui.messages import Messages
 from relay.gui.preferences import LIVE, PreferencesDialog
@@ -145,6 +146,7 @@ class AboutDialog(QDialog):
         layout.addWidget(buttons)
         self.setMinimumWidth(440)
         self._restyle()
+        theme.notifier().changed.connect(self._restyle)
 
     def _restyle(self) -> None:
         """The text in the theme's colours of now (again on a theme change)."""
@@ -198,10 +200,11 @@ class HelpDialogs(QObject):
 
     def _saved(self, changes: dict[str, object]) -> None:
         later = [name for name in changes if name not in LIVE]
-        if "gui_theme" in changes:
-            apply = getattr(theme, "apply", None)  # the theme module's, once it has one
-            if apply is not None:
-                apply(QApplication.instance(), str(changes["gui_theme"] or "system"))
+        app = QApplication.instance()
+        # RELAY_THEME, when set, wins over relay.toml here as at start
+        if "gui_theme" in changes and "gui_theme" not in env_overrides() \
+                and isinstance(app, QApplication):
+            theme.apply(app, str(changes["gui_theme"] or "system"))
         self.messages.notice("Preferences saved" + (
             f"; {', '.join(later)} take effect when Relay next starts." if later else "."))
 

@@ -52,7 +52,7 @@ class CommentDialog(QDialog):
         excerpt = PlainLabel(text.strip() or "(an empty line)")
         excerpt.setObjectName("commentExcerpt")
         excerpt.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        excerpt.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(excerpt, "color: $MUTED;")
         excerpt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = QPlainTextEdit()
         self.body.setObjectName("commentBody")
@@ -84,7 +84,7 @@ class CommentDialog(QDialog):
             self.queue.clicked.connect(lambda: self._accept(hold=True))
         self.send.setObjectName("commentSend")
         self.cost.setVisible(finished_on is not None)
-        self._restyle()
+        theme.style(self.cost, "$NOTE_CSS.warning")
         for button in (self.send, self.queue):
             if button is not None:
                 button.setEnabled(False)
@@ -96,9 +96,6 @@ class CommentDialog(QDialog):
         for widget in (where, excerpt, self.cost, self.body, buttons):
             box.addWidget(widget)
         self.resize(560, 300 if finished_on else 260)
-
-    def _restyle(self) -> None:
-        self.cost.setStyleSheet(theme.NOTE_CSS["warning"])
 
     def _accept(self, hold: bool) -> None:
         body = self.body.toPlainText().strip()
@@ -141,7 +138,7 @@ class FinishDialog(QDialog):
         self.why_not = QLabel()
         self.why_not.setObjectName("finishWhyNot")
         self.why_not.setWordWrap(True)
-        self.why_not.setStyleSheet(theme.NOTE_CSS["warning"])
+        theme.style(self.why_not, "$NOTE_CSS.warning")
         if not summary.can_merge:
             reason = summary.why_not or "the branch cannot be merged"
             self.merge.setToolTip(f"Cannot merge: {reason}")

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -62,7 +61,7 @@ class IntegrationsDialog(QDialog):
         self.pending: tuple[Path, bool] | None = None
         intro = QLabel(INTRO)
         intro.setWordWrap(True)
-        intro.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(intro, "QLabel { color: $MUTED; }")
         self.table = QTableWidget(0, 3)
         self.table.setObjectName("integrationsFolders")
         self.table.setHorizontalHeaderLabels(["Claude configuration folder", "For", "Relay"])
@@ -126,7 +125,7 @@ class IntegrationsDialog(QDialog):
         self.table.setRowCount(len(rows))
         for row, found in enumerate(rows):
             state = QTableWidgetItem(status(found.check))
-            state.setForeground(QColor(theme.OK if found.ok else theme.WARNING))
+            state.setForeground(theme.colour("OK" if found.ok else "WARNING"))
             for col, item in enumerate((QTableWidgetItem(str(found.target.config_dir)),
                                         QTableWidgetItem(found.target.label), state)):
                 self.table.setItem(row, col, item)

@@ -50,6 +50,7 @@ from relay.core.crash import CRASH_EXIT, CrashHandler, log_path, report_line
 from relay.core.errors import RelayError
 from relay.core.home import default_home
 from relay.core.hostfile import CONNECT_ENV, TOKEN_ENV, write_host
+from relay.gui import theme
 from relay.gui.closing import until_idle
 from relay.gui.crash_dialog import window_crash_handler
 from relay.gui.main_thread_gc import MainThreadCollector
@@ -179,6 +180,7 @@ async def amain(app: QApplication, args: argparse.Namespace,
             prompter: PassphrasePrompter | None = None
             try:
                 config = load_config(home=args.home)
+                theme.apply(app, config.gui_theme)
                 first_run = not config.db_path.exists()
                 prompter = PassphrasePrompter(config)
                 stack.callback(prompter.close)

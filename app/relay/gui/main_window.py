@@ -84,7 +84,7 @@ class MainWindow(QMainWindow):
         self.messages = messages if messages is not None else Messages(self)
         self.status = StatusBarPresenter(self.messages, self.statusBar())
         self.home_label = QLabel()
-        self.home_label.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.home_label, "color: $MUTED;")
         self.statusBar().addPermanentWidget(self.home_label)
 
     def _fit_to_screen(self, width: int, height: int) -> None:

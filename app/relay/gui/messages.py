@@ -72,7 +72,7 @@ class ErrorBanner(QLabel):
     def __init__(self, object_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(object_name)
-        self.setStyleSheet(theme.ERROR_LABEL_CSS)
+        theme.style(self, "$ERROR_LABEL_CSS")
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hide()
@@ -92,7 +92,7 @@ class StatusBarPresenter(QObject):
         self.timeout_ms = STATUS_MS
         self.error_label = QLabel()
         self.error_label.setObjectName("statusError")
-        self.error_label.setStyleSheet(f"color: {theme.ERROR};")
+        theme.style(self.error_label, "color: $ERROR;")
         bar.addWidget(self.error_label, 1)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

@@ -188,14 +188,14 @@ class NewSessionDialog(QDialog):
                                   "and the tray)")
         self.policy_help = QLabel()
         self.policy_help.setObjectName("policyHelp")
-        self.policy_help.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.policy_help, "color: $MUTED;")
         self.runtime_help = QLabel()
         self.runtime_help.setObjectName("runtimeHelp")
         self.runtime_help.setWordWrap(True)
         self.instructions = QLabel()
         self.instructions.setObjectName("instructionsHelp")
         self.instructions.setWordWrap(True)
-        self.instructions.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.instructions, "color: $MUTED;")
         self.error = ErrorBanner("dialogError")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
@@ -305,8 +305,8 @@ class NewSessionDialog(QDialog):
             self.runtime_help.setText(f"{info.problem} {info.hint or ''}".strip())
         else:
             self.runtime_help.setText(f"{info.executable}")
-        colour = theme.ERROR if info is not None and info.problem else theme.MUTED
-        self.runtime_help.setStyleSheet(f"color: {colour};")
+        role = "ERROR" if info is not None and info.problem else "MUTED"
+        theme.style(self.runtime_help, f"color: ${role};")
 
     def _show_instructions(self) -> None:
         """Which instruction files the repository has, and how the runtime gets them (the

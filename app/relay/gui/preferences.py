@@ -133,12 +133,8 @@ class PreferencesDialog(QDialog):
         layout.addWidget(where)
         layout.addWidget(self.buttons)
         self.resize(620, 520)
-        self._restyle()
-
-    def _restyle(self) -> None:
-        """The help lines in the theme's colours of now (again on a theme change)."""
         for label, warns in self._notes:
-            label.setStyleSheet(f"color: {theme.WARNING if warns else theme.MUTED};")
+            theme.style(label, "color: $WARNING;" if warns else "color: $MUTED;")
 
     def _page(self, names: tuple[str, ...], overrides: Mapping[str, str]) -> QScrollArea:
         page = QWidget()

@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QIcon, QPainter, QPixmap
+
+from relay.gui import theme
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -47,10 +49,10 @@ def _fallback_pixmap(size: int = 64) -> QPixmap:
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setBrush(QColor("#1f6feb"))
+    painter.setBrush(theme.colour("ICON_BG"))
     painter.setPen(Qt.PenStyle.NoPen)
     painter.drawRoundedRect(2, 2, size - 4, size - 4, 14, 14)
-    painter.setPen(QColor("white"))
+    painter.setPen(theme.colour("ICON_TEXT"))
     font = painter.font()
     font.setPixelSize(int(size * 0.6))
     font.setBold(True)

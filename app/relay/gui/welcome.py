@@ -127,6 +127,7 @@ class WelcomeDialog(QDialog):
         self._infos: list[RuntimeInfo] = list(infos)
         self._fit()
         self._restyle()
+        theme.notifier().changed.connect(self._restyle)
 
     def _fit(self) -> None:
         """A size that fits the screen: the list scrolls inside it."""

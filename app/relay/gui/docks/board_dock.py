@@ -165,9 +165,9 @@ class CardDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         box = _card_box(option.rect)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        painter.setPen(QPen(QColor(theme.ACCENT if selected else "#d0d7de"),
+        painter.setPen(QPen(theme.colour("ACCENT" if selected else "BORDER"),
                             2 if selected else 1))
-        painter.setBrush(QColor("#f3f9ff" if selected else "#ffffff"))
+        painter.setBrush(theme.colour("SELECTED_CARD_BG" if selected else "BASE"))
         painter.drawRoundedRect(box, 6, 6)
         if card.needs_input:  # a stripe down the left edge: seen at a glance
             painter.setPen(Qt.PenStyle.NoPen)
@@ -214,7 +214,7 @@ class CardDelegate(QStyledItemDelegate):
         if card.needs_input:
             badge = QRect(x + width - badge_w, y, badge_w, fm.height())
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor("#fff8c5"))
+            painter.setBrush(theme.colour("WARNING_BG"))
             painter.drawRoundedRect(badge, fm.height() / 2, fm.height() / 2)
             painter.setPen(QColor(theme.WARNING))
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
@@ -227,7 +227,7 @@ class CardDelegate(QStyledItemDelegate):
         label_w = fm.horizontalAdvance(label) + 6
         bar = QRect(x, y + fm.height() // 2 - 3, max(10, width - label_w), 6)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor("#eaeef2"))
+        painter.setBrush(theme.colour("NEUTRAL_BG"))
         painter.drawRoundedRect(bar, 3, 3)
         if done:
             painter.setBrush(QColor(theme.OK))
@@ -259,7 +259,7 @@ class CardList(QListView):
         self.setSpacing(2)
         self.setMinimumWidth(COLUMN_MIN_WIDTH)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setStyleSheet("QListView { background: #f6f8fa; border-radius: 6px; }")
+        theme.style(self, "QListView { background: $SUBTLE_BG; border-radius: 6px; }")
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
 
 
@@ -281,7 +281,7 @@ class CommentDialog(QDialog):
         note = QLabel("The session linked to this task reads it with its next prompt or tool "
                       "call, and acknowledges it before it stops.")
         note.setWordWrap(True)
-        note.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(note, "QLabel { color: $MUTED; }")
         self.text = QPlainTextEdit()
         self.text.setObjectName("boardCommentText")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -317,17 +317,17 @@ class BoardDock(QDockWidget):
         self.picker.activated.connect(self._pick)
         self.count = QLabel()
         self.count.setObjectName("boardCount")
-        self.count.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(self.count, "QLabel { color: $MUTED; }")
         self.unlinked = QLabel()
         self.unlinked.setObjectName("boardUnlinked")
         self.unlinked.setWordWrap(True)
-        self.unlinked.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(self.unlinked, "QLabel { color: $MUTED; }")
         self.unlinked.hide()
         self.error = ErrorBanner("boardError")
         self.empty = QLabel(LOADING_TEXT)
         self.empty.setObjectName("boardEmpty")
         self.empty.setWordWrap(True)
-        self.empty.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(self.empty, "QLabel { color: $MUTED; }")
         self.lists: dict[str, CardList] = {}
         self.heads: dict[str, QLabel] = {}
         self.setWidget(self._content())

@@ -281,7 +281,6 @@ class DesignerView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setAcceptDrops(True)
-        self.setBackgroundBrush(QColor("#fbfcfd"))
         self.setMinimumSize(240, 180)
         self._pan: QPointF | None = None
 
@@ -374,12 +373,12 @@ class DesignerView(QGraphicsView):
 
     def drawBackground(self, painter: QPainter, area: QRectF | QRect) -> None:
         """A light dot grid, so a drag shows it moves."""
-        super().drawBackground(painter, area)
         rect = QRectF(area)
+        painter.fillRect(rect, theme.colour("CANVAS_BG"))
         step = 24.0
         if self.zoom() < 0.5:
             return
-        painter.setPen(QPen(QColor("#d8dee4"), 1.5))
+        painter.setPen(QPen(theme.colour("CANVAS_GRID"), 1.5))
         x0 = rect.left() - rect.left() % step
         y0 = rect.top() - rect.top() % step
         points = []

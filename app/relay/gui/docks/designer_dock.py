@@ -45,10 +45,10 @@ READY_TEXT = "No problems: ready to save and run."
 #: commands listed under the canvas (the dialog before a run lists three times as many)
 COMMANDS_SHOWN = 6
 PALETTE_CSS = ("QListWidget { background: transparent; }"
-               " QListWidget::item { border: 1px solid #d0d7de; border-radius: 10px;"
-               " margin: 2px 3px; background: #f6f8fa; }"
-               " QListWidget::item:hover { border-color: #0969da; }"
-               " QListWidget::item:selected { background: #ddf4ff; color: #1f2328; }")
+               " QListWidget::item { border: 1px solid $BORDER; border-radius: 10px;"
+               " margin: 2px 3px; background: $SUBTLE_BG; color: $TEXT; }"
+               " QListWidget::item:hover { border-color: $ACCENT; }"
+               " QListWidget::item:selected { background: $ACCENT_BG; color: $TEXT; }")
 
 
 class RuntimePalette(QListWidget):
@@ -64,7 +64,7 @@ class RuntimePalette(QListWidget):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFrameShape(QListWidget.Shape.NoFrame)
-        self.setStyleSheet(PALETTE_CSS)
+        theme.style(self, PALETTE_CSS)
         metrics = self.fontMetrics()
         width = 0
         for runtime in runtimes:
@@ -110,6 +110,7 @@ class DesignerDock(QDockWidget):
         self.problems_title.setObjectName("designerProblemsTitle")
         self.problems = QListWidget()
         self.problems.setObjectName("designerProblems")
+        theme.style(self.problems, "QListWidget { color: $ERROR; }")  # every line a problem
         self.problems.setTextElideMode(Qt.TextElideMode.ElideRight)  # whole in the tooltip
         self.problems.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.problems.itemClicked.connect(self._problem_clicked)
@@ -117,7 +118,7 @@ class DesignerDock(QDockWidget):
         self.commands.setObjectName("designerCommands")
         self.commands.setTextFormat(Qt.TextFormat.PlainText)  # a repository's text, as text
         self.commands.setWordWrap(True)
-        self.commands.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(self.commands, "QLabel { color: $MUTED; }")
         self.panel = DesignerPanel(vm, names)
         self.dialog: QFileDialog | None = None
         self.question: QMessageBox | None = None
@@ -137,7 +138,7 @@ class DesignerDock(QDockWidget):
         palette.addWidget(QLabel("Add a step:"))
         palette.addWidget(self.runtime_list, 1)
         hint = QLabel("drag onto the canvas or double-click")
-        hint.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(hint, "QLabel { color: $MUTED; }")
         palette.addWidget(hint)
         center = QWidget()
         column = QVBoxLayout(center)
@@ -286,7 +287,7 @@ class DesignerDock(QDockWidget):
 
     def show_note(self, text: str, tone: str) -> None:
         self.note.setText(text)
-        self.note.setStyleSheet(theme.NOTE_CSS.get(tone, theme.NOTE_CSS["info"]))
+        theme.style(self.note, f"$NOTE_CSS.{tone if tone in theme.NOTE_CSS else 'info'}")
         self.note.setVisible(bool(text))
         if text and tone != "warning":
             self.error.hide()
@@ -298,7 +299,6 @@ class DesignerDock(QDockWidget):
             item = QListWidgetItem(str(problem))
             item.setToolTip(str(problem))
             item.setData(Qt.ItemDataRole.UserRole, problem.node)
-            item.setForeground(Qt.GlobalColor.darkRed)
             self.problems.addItem(item)
         self.problems.setVisible(bool(found))
         row = self.problems.sizeHintForRow(0) if found else 0
@@ -306,10 +306,10 @@ class DesignerDock(QDockWidget):
         if found:
             self.problems_title.setText(f"{len(found)} problem{'s' if len(found) != 1 else ''} "
                                         "to fix before saving or running:")
-            self.problems_title.setStyleSheet(f"QLabel {{ color: {theme.ERROR}; }}")
+            theme.style(self.problems_title, "QLabel { color: $ERROR; }")
         else:
             self.problems_title.setText(READY_TEXT if self.vm.pipeline.nodes else "")
-            self.problems_title.setStyleSheet(f"QLabel {{ color: {theme.OK}; }}")
+            theme.style(self.problems_title, "QLabel { color: $OK; }")
 
         ran = trust.commands([self.vm.pipeline])
         lines = [f"{c.node} · {c.field}: {c.line}" for c in ran[:COMMANDS_SHOWN]]

@@ -37,16 +37,14 @@ from relay.pipelines.validate import Problem
 
 PORT_RADIUS = 6.0
 BADGE_HEIGHT = 16.0
-BORDER = QColor("#8c959f")
-EDGE = QColor("#57606a")
-#: (card fill, badge text colour) per step state
+#: (card fill, badge text colour) roles (relay.gui.theme) per step state
 STEP_STYLE: dict[str, tuple[str, str]] = {
-    "waiting": ("#eaeef2", theme.MUTED),
-    "running": ("#ddf4ff", theme.ACCENT),
-    "succeeded": ("#dafbe1", theme.OK),
-    "failed": ("#ffebe9", theme.ERROR),
-    "skipped": ("#f6f8fa", theme.MUTED),
-    "cancelled": ("#f6f8fa", theme.MUTED),
+    "waiting": ("NEUTRAL_BG", "MUTED"),
+    "running": ("ACCENT_BG", "ACCENT"),
+    "succeeded": ("OK_BG", "OK"),
+    "failed": ("ERROR_BG", "ERROR"),
+    "skipped": ("SUBTLE_BG", "MUTED"),
+    "cancelled": ("SUBTLE_BG", "MUTED"),
 }
 DIM_STATES = frozenset({"skipped", "cancelled"})
 
@@ -78,7 +76,7 @@ class PortItem(QGraphicsEllipseItem):
         self.setPos(0.0 if kind == "in" else NODE_WIDTH, NODE_HEIGHT / 2)
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
-        self.highlight(False)
+        self.lit = False
         if kind == "out":
             self.setCursor(Qt.CursorShape.CrossCursor)
             self.setToolTip("Drag to another node: it will wait for this one")
@@ -86,8 +84,15 @@ class PortItem(QGraphicsEllipseItem):
             self.setToolTip("Drop an arrow here: this node waits for that one")
 
     def highlight(self, on: bool) -> None:
-        self.setBrush(QBrush(QColor(theme.ACCENT if on else "#ffffff")))
-        self.setPen(QPen(QColor(theme.ACCENT if on else BORDER), 1.5))
+        self.lit = on
+        self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setBrush(theme.colour("ACCENT" if self.lit else "BASE"))
+        painter.setPen(QPen(theme.colour("ACCENT" if self.lit else "BORDER_STRONG"), 1.5))
+        painter.drawEllipse(self.rect())
 
     def hoverEnterEvent(self, event: QGraphicsSceneHoverEvent) -> None:
         if self.kind == "out":
@@ -165,15 +170,15 @@ class NodeItem(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
         fill, badge_colour = STEP_STYLE.get(self.step.state if self.step else "",
-                                            ("#ffffff", theme.MUTED))
+                                            ("BASE", "MUTED"))
         if self.isSelected():
             painter.setPen(QPen(QColor(theme.ACCENT), 2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(rect.adjusted(-4, -4, 4, 4), 10, 10)
-        colour = QColor(theme.ERROR if self.problems else
-                        theme.ACCENT if self.isSelected() else BORDER)
+        colour = theme.colour("ERROR" if self.problems else
+                              "ACCENT" if self.isSelected() else "BORDER_STRONG")
         painter.setPen(QPen(colour, 2.5 if self.problems or self.isSelected() else 1.2))
-        painter.setBrush(QBrush(QColor(fill)))
+        painter.setBrush(QBrush(theme.colour(fill)))
         painter.drawRoundedRect(rect, 8, 8)
         self._paint_text(painter, rect, badge_colour)
 
@@ -208,8 +213,8 @@ class NodeItem(QGraphicsItem):
         """The step's state as a pill on the card's top border (the id keeps its width)."""
         width = QFontMetricsF(font).horizontalAdvance(text) + 14
         pill = QRectF(rect.width() - width - 10, -BADGE_HEIGHT / 2, width, BADGE_HEIGHT)
-        painter.setPen(QPen(QColor(colour), 1))
-        painter.setBrush(QBrush(QColor("#ffffff")))
+        painter.setPen(QPen(theme.colour(colour), 1))
+        painter.setBrush(QBrush(theme.colour("BASE")))
         painter.drawRoundedRect(pill, BADGE_HEIGHT / 2, BADGE_HEIGHT / 2)
         painter.setFont(font)
         painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
@@ -238,7 +243,7 @@ class EdgeItem(QGraphicsPathItem):
     def colour(self) -> QColor:
         if self.isSelected():
             return QColor(theme.ACCENT)
-        return QColor(theme.ERROR if self.on_cycle else EDGE)
+        return theme.colour("ERROR" if self.on_cycle else "EDGE")
 
     def set_ends(self, start: QPointF, end: QPointF) -> None:
         path = curve(start, end)

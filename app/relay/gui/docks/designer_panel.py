@@ -46,7 +46,7 @@ def _split(text: str, sep: str) -> list[str]:
 def _hint(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
-    label.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; font-size: 11px; }}")
+    theme.style(label, "QLabel { color: $MUTED; font-size: 11px; }")
     return label
 
 
@@ -67,7 +67,7 @@ class DesignerPanel(QStackedWidget):
         self.several.setObjectName("designerSeveral")
         self.several.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.several.setWordWrap(True)
-        self.several.setStyleSheet(theme.PLACEHOLDER_CSS)
+        theme.style(self.several, "$PLACEHOLDER_CSS")
         self.addWidget(self.several)
         self.setMinimumWidth(230)
         self.setMaximumWidth(380)
@@ -161,7 +161,7 @@ class DesignerPanel(QStackedWidget):
         self.node_problems = PlainLabel()  # they quote the repository's file
         self.node_problems.setObjectName("designerNodeProblems")
         self.node_problems.setWordWrap(True)
-        self.node_problems.setStyleSheet(f"QLabel {{ color: {theme.ERROR}; }}")
+        theme.style(self.node_problems, "QLabel { color: $ERROR; }")
         page = QWidget()
         form = QFormLayout(page)
         form.addRow(self._title("Step"))

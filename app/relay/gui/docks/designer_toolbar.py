@@ -27,8 +27,9 @@ from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.pipeline_run import run_label
 
 NO_RUN = "no run shown"
-RUN_COLOURS = {"running": theme.ACCENT, "cancelling": theme.WARNING, "succeeded": theme.OK,
-               "failed": theme.ERROR, "cancelled": theme.MUTED}
+#: a run's colour role (relay.gui.theme) per state
+RUN_COLOURS = {"running": "ACCENT", "cancelling": "WARNING", "succeeded": "OK",
+               "failed": "ERROR", "cancelled": "MUTED"}
 
 
 def _button(text: str, name: str, tip: str) -> QToolButton:
@@ -89,7 +90,7 @@ class DesignerToolbar(QWidget):
         self.save.clicked.connect(lambda: vm.save())
         self.unsaved = QLabel()
         self.unsaved.setObjectName("designerUnsaved")
-        self.unsaved.setStyleSheet(f"QLabel {{ color: {theme.WARNING}; }}")
+        theme.style(self.unsaved, "QLabel { color: $WARNING; }")
         self.plan = _button("Plan…", "designerPlan",
                             "Describe a goal; an agent drafts the pipeline for you to review")
         self.plan.clicked.connect(self.planRequested)
@@ -239,8 +240,8 @@ class DesignerToolbar(QWidget):
             self.runs.blockSignals(False)
         self.runs.setEnabled(bool(run.runs))
         self.status.setText(run.summary())
-        colour = RUN_COLOURS.get(shown.state, theme.TEXT) if shown is not None else theme.MUTED
-        self.status.setStyleSheet(f"QLabel {{ color: {colour}; }}")
+        role = RUN_COLOURS.get(shown.state, "TEXT") if shown is not None else "MUTED"
+        theme.style(self.status, f"QLabel {{ color: ${role}; }}")
         self.status.setToolTip(run.summary())
         reason = vm.run_problem() or (
             "This pipeline's run is still going: cancel it or wait for it to finish."

@@ -53,14 +53,6 @@ EMPTY_ALL_TEXT = "No agent sessions found on this machine."
 LOADING_TEXT = "Looking for agent sessions…"
 NO_SELECTION_TEXT = "Select a session to see what it was doing."
 
-PATH_CSS = ("QLabel { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 4px;"
-            " padding: 4px 6px; font-family: monospace; }")
-BADGE_CSS = ("QLabel {{ background: {bg}; color: {fg}; border-radius: 8px; padding: 1px 8px;"
-             " font-size: 11px; font-weight: bold; }}")
-#: a state badge's background per state colour
-BADGE_BACKGROUNDS = {theme.ACCENT: "#ddf4ff", theme.WARNING: "#fff8c5", theme.ERROR: "#ffebe9",
-                     theme.TEXT: "#eaeef2", theme.MUTED: "#f6f8fa"}
-PROBLEMS_CSS = f"QLabel {{ color: {theme.WARNING}; }}"
 
 
 class AdoptDialog(QDialog):
@@ -90,10 +82,10 @@ class AdoptDialog(QDialog):
         self.explain = QLabel()
         self.explain.setObjectName("adoptExplain")
         self.explain.setWordWrap(True)
-        self.explain.setStyleSheet(f"QLabel {{ color: {theme.MUTED}; }}")
+        theme.style(self.explain, "QLabel { color: $MUTED; }")
         self.live = QLabel("Its agent is still running: both would go on with the work.")
         self.live.setObjectName("adoptLiveWarning")
-        self.live.setStyleSheet(f"QLabel {{ color: {theme.WARNING}; }}")
+        theme.style(self.live, "QLabel { color: $WARNING; }")
         self.live.setVisible(session.process is not None and session.state == "working")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                         | QDialogButtonBox.StandardButton.Cancel)
@@ -169,7 +161,7 @@ class DetectDock(QDockWidget):
         self.rescan_button.clicked.connect(self._rescan)
         self.error = ErrorBanner("detectError")
         self.problems = _label("detectProblems")
-        self.problems.setStyleSheet(PROBLEMS_CSS)
+        theme.style(self.problems, "QLabel { color: $WARNING; }")
         self.problems.setWordWrap(True)
         self.problems.hide()
 
@@ -196,7 +188,7 @@ class DetectDock(QDockWidget):
         self.note = _label("detectNote")
         self.note.setWordWrap(True)
         self.path = _label("detectPath")
-        self.path.setStyleSheet(PATH_CSS)
+        theme.style(self.path, "$CODE_LABEL_CSS")
         self.path.setWordWrap(True)
         self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body = QTextBrowser()
@@ -214,8 +206,7 @@ class DetectDock(QDockWidget):
         actions.addStretch(1)
         box = QFrame()
         box.setObjectName("detectDetailBox")
-        box.setStyleSheet("QFrame#detectDetailBox { background: #ffffff; border: 1px solid "
-                          "#d0d7de; border-radius: 6px; }")
+        theme.style(box, "$CARD_CSS")
         layout = QVBoxLayout(box)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -361,18 +352,17 @@ class DetectDock(QDockWidget):
             self.path.hide()
             self.body.clear()
             return
-        colour = STATE_COLOURS[s.state]
+        role = STATE_COLOURS[s.state]
         self.title.setText(f"{text.runtime_name(s.runtime)} · {text.repository(s)}")
         self.title.setToolTip(s.id)
         self.badge.setText(state_label(s, self.vm.now_ms()))
         self.badge.setToolTip(HOOKED_NOTE if s.hooked else "")
-        self.badge.setStyleSheet(BADGE_CSS.format(bg=BADGE_BACKGROUNDS.get(colour, "#f6f8fa"),
-                                                  fg=colour))
+        theme.style(self.badge, f"$BADGE_CSS.{role.lower()}")  # a tone per colour role
         busy = self.vm.is_busy(s.id)
         self.adopt_button.setEnabled(not busy)
         self.adopt_button.setText("Adopting…" if busy else "Adopt on…")
         self._show_note(self.vm.note(s.id))
-        html = detail_html(s, self.vm.now_ms(), colour)
+        html = detail_html(s, self.vm.now_ms(), getattr(theme, role))
         if html != self.body.property("relayHtml"):  # keep the scroll position when unchanged
             bar = self.body.verticalScrollBar()
             keep = bar.value() if self.body.property("relaySession") == s.id else 0
@@ -386,14 +376,14 @@ class DetectDock(QDockWidget):
         self.path.setVisible(note is not None and bool(note.path))
         if note is not None:
             self.note.setText(note.text)
-            self.note.setStyleSheet(theme.NOTE_CSS[note.tone])
+            theme.style(self.note, f"$NOTE_CSS.{note.tone}")
             self.path.setText(note.path)
 
 
 def _label(name: str, *, bold: bool = False, muted: bool = False) -> QLabel:
     label = QLabel()
     label.setObjectName(name)
-    css = (["font-weight: bold;"] if bold else []) + ([f"color: {theme.MUTED};"] if muted else [])
+    css = (["font-weight: bold;"] if bold else []) + (["color: $MUTED;"] if muted else [])
     if css:
-        label.setStyleSheet(f"QLabel {{ {' '.join(css)} }}")
+        theme.style(label, f"QLabel {{ {' '.join(css)} }}")
     return label

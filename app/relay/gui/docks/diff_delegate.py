@@ -41,17 +41,11 @@ Index = QModelIndex | QPersistentModelIndex
 PAD = 6
 MARK_W = 12
 
-#: (text background, gutter background) per line kind
-LINE_BG = {"add": ("#e6ffec", "#ccffd8"), "del": ("#ffebe9", "#ffd7d5"),
-           "context": ("#ffffff", "#ffffff")}
-EMPTY_HALF_BG = "#f6f8fa"
-FILE_BG = "#eaeef2"
-HUNK_BG = "#ddf4ff"
-HUNK_FG = "#57606a"
-COMMENT_BG = "#fff8c5"
-#: a comment state's colour role in the theme (read when painted)
+# Colours are theme roles, looked up when a row is painted (light or dark).
+#: (text background, gutter background) roles per line kind
+LINE_BG = {"add": ("DIFF_ADD_BG", "DIFF_ADD_GUTTER"), "del": ("DIFF_DEL_BG", "DIFF_DEL_GUTTER"),
+           "context": ("BASE", "BASE")}
 COMMENT_STATE = {"queued": "WARNING", "sent": "OK", "failed": "ERROR"}
-CURRENT_BG = QColor(9, 105, 218, 40)
 SIGN = {"add": "+", "del": "−", "context": " "}
 
 
@@ -152,14 +146,14 @@ class DiffDelegate(QStyledItemDelegate):
         left, right = _halves(rect)
         for half, line, side in ((left, row.old, "old"), (right, row.new, "new")):
             if line is None:
-                painter.fillRect(half, QColor(EMPTY_HALF_BG))
+                painter.fillRect(half, theme.colour("SUBTLE_BG"))
                 continue
             numbers = (line, None) if side == "old" else (None, line)
             tokens = self.tokens.tokens(diff, row.hunk, "old" if side == "old" else "new",
                                         line.old_no if side == "old" else line.new_no)
             self._paint_half(painter, half, line, numbers, line.kind, tokens, cols,
                              side in row.marks, "split", scroll)
-        painter.setPen(QColor("#d0d7de"))
+        painter.setPen(theme.colour("BORDER"))
         painter.drawLine(right.left(), rect.top(), right.left(), rect.bottom())
 
     def _paint_half(self, painter: QPainter, rect: QRect, line: DiffLine,
@@ -168,9 +162,9 @@ class DiffDelegate(QStyledItemDelegate):
                     scroll: int) -> None:
         text_bg, gutter_bg = LINE_BG.get(kind, LINE_BG["context"])
         gutter = cols.gutter(mode)
-        painter.fillRect(QRect(rect.left(), rect.top(), gutter, rect.height()), QColor(gutter_bg))
+        painter.fillRect(QRect(rect.left(), rect.top(), gutter, rect.height()), theme.colour(gutter_bg))
         painter.fillRect(QRect(rect.left() + gutter, rect.top(), rect.width() - gutter,
-                               rect.height()), QColor(text_bg))
+                               rect.height()), theme.colour(text_bg))
         metrics = painter.fontMetrics()
         baseline = rect.top() + (rect.height() - metrics.height()) // 2 + metrics.ascent()
         if marked:
@@ -206,7 +200,7 @@ class DiffDelegate(QStyledItemDelegate):
                 painter.setPen(plain)
                 painter.drawText(x, baseline, text[at:start])
                 x += metrics.horizontalAdvance(text[at:start])
-            painter.setPen(QColor(getattr(theme, role)))
+            painter.setPen(theme.colour(role))
             painter.drawText(x, baseline, text[start:end])
             x += metrics.horizontalAdvance(text[start:end])
             at = end
@@ -223,10 +217,10 @@ class DiffDelegate(QStyledItemDelegate):
             self._paint_file(painter, rect, row, layout)
             return
         if row.kind == "hunk":
-            painter.fillRect(rect, QColor(HUNK_BG))
-            painter.setPen(QColor(HUNK_FG))
+            painter.fillRect(rect, theme.colour("ACCENT_BG"))
+            painter.setPen(theme.colour("HUNK_TEXT"))
         else:  # binary, empty, note
-            painter.fillRect(rect, QColor(EMPTY_HALF_BG))
+            painter.fillRect(rect, theme.colour("SUBTLE_BG"))
             painter.setPen(QColor(theme.MUTED))
             font = painter.font()
             font.setItalic(True)
@@ -238,18 +232,18 @@ class DiffDelegate(QStyledItemDelegate):
     def _paint_file(self, painter: QPainter, rect: QRect, row: DiffRow,
                     layout: DiffLayout) -> None:
         diff = layout.files[row.file]
-        painter.fillRect(rect, QColor(FILE_BG))
-        painter.setPen(QColor("#d0d7de"))
+        painter.fillRect(rect, theme.colour("NEUTRAL_BG"))
+        painter.setPen(theme.colour("BORDER"))
         painter.drawLine(rect.left(), rect.top(), rect.right(), rect.top())
-        mark, colour = STATUS_MARKS.get(diff.status, ("?", theme.MUTED))
+        mark, colour = STATUS_MARKS.get(diff.status, ("?", "MUTED"))
         font = painter.font()
         font.setBold(True)
         painter.setFont(font)
         metrics = QFontMetrics(font)
         x = rect.left() + PAD
-        for text, pen in ((mark, colour), (diff.label, theme.TEXT),
-                          (f"+{diff.additions}", theme.OK), (f"−{diff.deletions}", theme.ERROR)):
-            painter.setPen(QColor(pen))
+        for text, pen in ((mark, colour), (diff.label, "TEXT"),
+                          (f"+{diff.additions}", "OK"), (f"−{diff.deletions}", "ERROR")):
+            painter.setPen(theme.colour(pen))
             painter.drawText(QRect(x, rect.top(), metrics.horizontalAdvance(text) + 1,
                                    rect.height()), Qt.AlignmentFlag.AlignVCenter, text)
             x += metrics.horizontalAdvance(text) + 2 * PAD
@@ -258,7 +252,7 @@ class DiffDelegate(QStyledItemDelegate):
                        cols: Columns) -> None:
         comment = row.comment
         assert comment is not None
-        painter.fillRect(rect, QColor(COMMENT_BG))
+        painter.fillRect(rect, theme.colour("WARNING_BG"))
         left = rect
         if mode == "split":
             left = _halves(rect)[0 if comment.side == "old" else 1]
@@ -268,7 +262,7 @@ class DiffDelegate(QStyledItemDelegate):
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
-        painter.setPen(QColor(getattr(theme, COMMENT_STATE.get(comment.state, "MUTED"))))
+        painter.setPen(theme.colour(COMMENT_STATE.get(comment.state, "MUTED")))
         width = QFontMetrics(bold).horizontalAdvance(state)
         painter.drawText(QRect(x, rect.top(), width + 1, rect.height()),
                          Qt.AlignmentFlag.AlignVCenter, state)
@@ -286,8 +280,8 @@ class DiffDelegate(QStyledItemDelegate):
         if model.mode == "split" and row.kind == "line":
             area = _halves(rect)[0 if model.side == "old" else 1]
         painter.setClipping(False)
-        painter.fillRect(area, CURRENT_BG)
-        painter.setPen(QColor(theme.ACCENT))
+        painter.fillRect(area, theme.colour("DIFF_CURRENT_BG"))
+        painter.setPen(theme.colour("ACCENT"))
         painter.drawRect(area.adjusted(0, 0, -1, -1))
 
 

@@ -116,7 +116,7 @@ class DiffView(QWidget):
                 tools.addSpacing(item)
             elif isinstance(item, str):
                 label = PlainLabel(item)
-                label.setStyleSheet(f"color: {theme.MUTED};")
+                theme.style(label, "color: $MUTED;")
                 tools.addWidget(label)
             else:
                 button = QToolButton()

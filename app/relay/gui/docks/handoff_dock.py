@@ -110,7 +110,7 @@ class HandoffDock(QDockWidget):
         self.target.returnPressed.connect(self.request)
         self.answer = QLabel()
         self.answer.setObjectName("handoffAnswer")
-        self.answer.setStyleSheet(theme.INFO_LABEL_CSS)
+        theme.style(self.answer, "$INFO_LABEL_CSS")
         self.answer.setWordWrap(True)
         self.answer.hide()
         self.error = ErrorBanner("handoffError")
@@ -260,7 +260,8 @@ class HandoffDock(QDockWidget):
         c = self.contract
         self.signature.setText(c.message)
         self.signature.setToolTip(c.hint)
-        self.signature.setStyleSheet(theme.SIGNATURE_CSS.get(c.status, f"color: {theme.MUTED};"))
+        known = c.status in theme.SIGNATURE_CSS
+        theme.style(self.signature, f"$SIGNATURE_CSS.{c.status}" if known else "color: $MUTED;")
         self.check_again.setEnabled(c.folder is not None and not c.loading)
         if c.markdown:
             # No HTML: a contract quotes the task and the agent's words, which must show
@@ -294,5 +295,5 @@ def _muted_label(text: str, name: str) -> QLabel:
     label = QLabel(text)
     label.setObjectName(name)
     label.setWordWrap(True)
-    label.setStyleSheet(f"color: {theme.MUTED}; padding: 8px;")
+    theme.style(label, "color: $MUTED; padding: 8px;")
     return label

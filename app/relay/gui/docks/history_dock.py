@@ -31,7 +31,7 @@ from relay.gui.docks.parts import PlainLabel, empty_or_content
 from relay.gui.history_dialogs import CommentDialog, FinishDialog
 from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
-from relay.gui.viewmodels.history import HistoryViewModel, tone_colour
+from relay.gui.viewmodels.history import TONE_COLOURS, HistoryViewModel
 from relay.history.model import FinishSummary
 from relay.history.present import fork_lines
 
@@ -63,13 +63,6 @@ class HistoryDock(QDockWidget):
         self.diff.commentRequested.connect(self.open_comment_dialog)
         self.tree.selectionModel().selectionChanged.connect(self._on_picked)
         self.visibilityChanged.connect(vm.set_active)
-        self._restyle()
-
-    def _restyle(self) -> None:
-        """The colours of the current palette (again when it changes)."""
-        self.lineage.setStyleSheet(f"color: {theme.ACCENT};")
-        self.detail.setStyleSheet(f"color: {theme.MUTED};")
-        self.refresh()
 
     # -- building -----------------------------------------------------------------------
 
@@ -82,6 +75,7 @@ class HistoryDock(QDockWidget):
         self.audit.setObjectName("historyAudit")
         self.lineage = PlainLabel()
         self.lineage.setObjectName("historyLineage")
+        theme.style(self.lineage, "color: $ACCENT;")
         self.lineage.setWordWrap(True)
         self.lineage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.rewind_button = self._button("Rewind here", "historyRewind",
@@ -109,6 +103,7 @@ class HistoryDock(QDockWidget):
         self.detail = PlainLabel()
         self.detail.setObjectName("historyDetail")
         self.detail.setWordWrap(True)
+        theme.style(self.detail, "color: $MUTED;")
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.diff_title = PlainLabel()
         self.diff_title.setObjectName("historyDiffTitle")
@@ -173,7 +168,7 @@ class HistoryDock(QDockWidget):
         self.lineage.setVisible(bool(lineage))
         text, tone = audit_text(line) if line else ("", "")
         self.audit.setText(text)
-        self.audit.setStyleSheet(f"color: {tone_colour(tone, 'MUTED')};")
+        theme.style(self.audit, f"color: ${TONE_COLOURS.get(tone, 'MUTED')};")
         sha = vm.rewind_sha
         for button, what in ((self.rewind_button, "Make a new branch at"),
                              (self.continue_button, "Start a new session from")):
@@ -186,7 +181,7 @@ class HistoryDock(QDockWidget):
                                       "Merge the session's branch into its base, or keep it")
         message, tone = vm.message
         self.message.setText(message)
-        self.message.setStyleSheet(f"color: {tone_colour(tone)};")
+        theme.style(self.message, f"color: ${TONE_COLOURS.get(tone, 'TEXT')};")
         self.message.setVisible(bool(message))
         self.diff_title.setText(vm.diff_title)
         node = vm.node(vm.selected_key)

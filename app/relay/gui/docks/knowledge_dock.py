@@ -103,7 +103,7 @@ class KnowledgeDock(QDockWidget):
         bar.addWidget(self.rescan)
         self.status = QLabel()
         self.status.setObjectName("knowledgeStatus")
-        self.status.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.status, "color: $MUTED;")
         self.error = ErrorBanner("knowledgeError")
         self.table = row_table("knowledgeHits", vm, stretch=0)
         self.relevance = RelevanceDelegate(self.table)

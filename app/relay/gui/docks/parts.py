@@ -68,7 +68,7 @@ def empty_or_content(text: str, name: str, content: QWidget) -> tuple[QStackedWi
     empty.setObjectName(name)
     empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
     empty.setWordWrap(True)  # a long placeholder must not make the window wider than 1024
-    empty.setStyleSheet(theme.PLACEHOLDER_CSS)
+    theme.style(empty, "$PLACEHOLDER_CSS")
     pages = QStackedWidget()
     pages.addWidget(empty)
     pages.addWidget(content)

@@ -24,24 +24,25 @@ from relay.gui import theme
 from relay.gui.docks.parts import PlainLabel, show_now
 from relay.gui.viewmodels.questions import QuestionsViewModel
 
-PANEL_CSS = (f"QFrame#questionPanel {{ background: #fff8c5; border: 1px solid {theme.WARNING};"
+PANEL_CSS = ("QFrame#questionPanel { background: $WARNING_BG; border: 1px solid $WARNING;"
              " border-radius: 6px; }")
-_TONE = {"allow_once": theme.ACCENT, "allow_always": theme.ACCENT,
-         "reject_once": theme.ERROR, "reject_always": theme.ERROR}
+#: a button's colour role per kind of answer
+_TONE = {"allow_once": "ACCENT", "allow_always": "ACCENT",
+         "reject_once": "ERROR", "reject_always": "ERROR"}
 
 
 class QuestionPanel(QFrame):
     def __init__(self, vm: QuestionsViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("questionPanel")
-        self.setStyleSheet(PANEL_CSS)
+        theme.style(self, PANEL_CSS)
         self.vm = vm
         self.title = PlainLabel()
         self.title.setObjectName("questionTitle")
         self.title.setWordWrap(True)
         self.more = QLabel()
         self.more.setObjectName("questionMore")
-        self.more.setStyleSheet(f"color: {theme.MUTED};")
+        theme.style(self.more, "color: $MUTED;")
         self.buttons = QHBoxLayout()
         self.text = QLineEdit()
         self.text.setObjectName("questionText")
@@ -81,9 +82,9 @@ class QuestionPanel(QFrame):
     def _button(self, request_id: str, option: InputOption) -> QPushButton:
         button = QPushButton(option.label)
         button.setObjectName(f"answer-{option.id}")
-        colour = _TONE.get(option.kind)
-        if colour:
-            button.setStyleSheet(f"QPushButton {{ color: {colour}; font-weight: bold; }}")
+        role = _TONE.get(option.kind)
+        if role:
+            theme.style(button, f"QPushButton {{ color: ${role}; font-weight: bold; }}")
         button.clicked.connect(lambda: self.vm.answer(request_id, option.id))
         self.buttons.addWidget(button)
         show_now(button)

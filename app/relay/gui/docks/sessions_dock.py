@@ -136,6 +136,7 @@ class SessionsDock(QDockWidget):
         self.table = self._make_tree()
         self.count = QLabel()
         self.count.setObjectName("sessionsCount")
+        theme.style(self.count, "color: $MUTED;")
         self.count.setMinimumWidth(60)  # the text may be cut short: its tooltip has it all
         self.count.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.archived = QCheckBox("Show archived")
@@ -162,11 +163,7 @@ class SessionsDock(QDockWidget):
         vm.refreshed.connect(self._on_refreshed)
         vm.modelReset.connect(self._restore)
         vm.rowsInserted.connect(lambda *_: self._expand())
-        self._restyle()
         self._on_refreshed()
-
-    def _restyle(self) -> None:
-        self.count.setStyleSheet(f"color: {theme.MUTED};")
 
     def _filters(self) -> QHBoxLayout:
         self.search = QLineEdit()

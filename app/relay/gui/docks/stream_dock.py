@@ -107,14 +107,11 @@ class StreamDock(QDockWidget):
         self.pages, self.empty = empty_or_content(EMPTY_TEXT, "streamEmpty", self._content())
         self.setWidget(self.pages)
         self.stop_button.clicked.connect(self.stopRequested)
-        self._restyle()
+        theme.style(self.banner, "$SIMULATION_BANNER_CSS QLabel { padding: 2px 10px; }")
+        theme.style(self.wait, "$WAIT_LABEL_CSS")
         vm.headerChanged.connect(self.refresh_header)
         vm.modelReset.connect(self._on_reset)
         self.refresh_header()
-
-    def _restyle(self) -> None:
-        self.banner.setStyleSheet(theme.SIMULATION_BANNER_CSS + " QLabel { padding: 2px 10px; }")
-        self.wait.setStyleSheet(theme.WAIT_LABEL_CSS)
 
     def _make_view(self) -> StreamView:
         view = StreamView(self.vm)

@@ -160,11 +160,8 @@ class StreamHeader(QFrame):
         grid.addWidget(self.usage, 3, 0, 1, 3)
         grid.setColumnStretch(0, 1)
         self._task = ""
-        self._restyle()
+        theme.style(self, "$HEADER_CSS")
         self._on_expand(False)
-
-    def _restyle(self) -> None:
-        self.setStyleSheet(theme.HEADER_CSS)
 
     def set_task(self, task: str) -> None:
         """Show ``task``: its title, its tooltip and (unfolded) all of it."""

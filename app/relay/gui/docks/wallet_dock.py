@@ -49,22 +49,18 @@ EMPTY_TEXT = ("No accounts yet.\nAdd one to see how much of each limit is left, 
 LOADING_TEXT = "Reading the wallet…"
 _WIDEST_FIGURES = "100% used"
 
-#: (solid, light) colours of a bar per level (see relay.wallet.present.level)
+# Colours are relay.gui.theme roles, looked up when painted or styled (light or dark).
+#: (solid, light) colour roles of a bar per level (see relay.wallet.present.level)
 BAR_COLOURS = {
-    "ok": ("#0969da", "#b6e3ff"), "warn": ("#bf8700", "#f5e0a0"),
-    "over": ("#cf222e", "#ffcecb"), "unknown": ("#d0d7de", "#eaeef2"),
+    "ok": ("BAR_OK", "BAR_OK_LIGHT"), "warn": ("BAR_WARN", "BAR_WARN_LIGHT"),
+    "over": ("BAR_OVER", "BAR_OVER_LIGHT"), "unknown": ("BAR_UNKNOWN", "BAR_UNKNOWN_LIGHT"),
 }
-BUDGET_COLOURS = {"ok": theme.OK, "warn": theme.WARNING, "over": theme.ERROR}
-CARD_CSS = ("QFrame#walletCard { background: #ffffff; border: 1px solid #d0d7de;"
-            " border-radius: 6px; }")
-BADGE_CSS = ("QLabel {{ background: {bg}; color: {fg}; border-radius: 8px;"
-             " padding: 1px 7px; font-size: 11px; font-weight: bold; }}")
-ACTION_CSS = ("QToolButton { border: 1px solid #d0d7de; border-radius: 4px; padding: 2px 8px;"
-              " background: #f6f8fa; } QToolButton:hover { background: #eaeef2; }"
-              " QToolButton:disabled { color: #8c959f; }"
+BUDGET_COLOURS = {"ok": "OK", "warn": "WARNING", "over": "ERROR"}
+ACTION_CSS = ("QToolButton { color: $TEXT; border: 1px solid $BORDER; border-radius: 4px;"
+              " padding: 2px 8px; background: $BUTTON; }"
+              " QToolButton:hover { background: $NEUTRAL_BG; }"
+              " QToolButton:disabled { color: $DISABLED_TEXT; }"
               " QToolButton::menu-indicator { image: none; width: 0; }")
-COMMAND_CSS = ("QLabel { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 4px;"
-               " padding: 4px 6px; font-family: monospace; }")
 
 
 class WindowBar(QWidget):
@@ -91,12 +87,12 @@ class WindowBar(QWidget):
         self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        solid, light = (QColor(c) for c in BAR_COLOURS[self.level])
+        solid, light = (theme.colour(c) for c in BAR_COLOURS[self.level])
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        painter.setBrush(QColor("#eaeef2"))
+        painter.setBrush(theme.colour("BAR_TRACK"))
         painter.drawRoundedRect(rect, 4, 4)
         for value, colour in ((self.projected, light), (self.used, solid)):
             if value is not None and value > 0:
@@ -152,11 +148,11 @@ class AccountCard(QFrame):
         super().__init__(parent)
         self.entry = entry
         self.setObjectName("walletCard")
-        self.setStyleSheet(CARD_CSS)
+        theme.style(self, "$CARD_CSS")
         self.title = _label("walletAccountTitle", bold=True)
         self.subtitle = _label("walletAccountSubtitle", muted=True)
-        self.preferred_badge = _badge("preferred", "#dafbe1", theme.OK)
-        self.paused_badge = _badge("paused", "#fff8c5", theme.WARNING)
+        self.preferred_badge = _badge("preferred", "ok")
+        self.paused_badge = _badge("paused", "warning")
         self.test_button = _action("Test", f"Does this account answer? {COST_NOTE}")
         self.login_button = _action("Log in", "Open the CLI's login for this account's folder "
                                               "in a terminal")
@@ -188,13 +184,13 @@ class AccountCard(QFrame):
         self.budgets = _label("walletBudgets")
         self.budgets.setWordWrap(True)
         self.breaker = _label("walletBreaker")
-        self.breaker.setStyleSheet(f"QLabel {{ color: {theme.ERROR}; font-weight: bold; }}")
+        theme.style(self.breaker, "QLabel { color: $ERROR; font-weight: bold; }")
         self.breaker.setWordWrap(True)
         self.warnings = _label("walletWarnings", muted=True)
         self.note = _label("walletNote")
         self.note.setWordWrap(True)
         self.command = _label("walletCommand")
-        self.command.setStyleSheet(COMMAND_CSS)
+        theme.style(self.command, "$CODE_LABEL_CSS")
         self.command.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.command.setWordWrap(True)
         self._layout()
@@ -273,7 +269,7 @@ class AccountCard(QFrame):
         self.no_windows.setVisible(not windows)
 
     def _show_budgets(self, account: AccountView) -> None:
-        parts = [f"<span style='color:{BUDGET_COLOURS[b.state]}'>{b.scope} "
+        parts = [f"<span style='color:{getattr(theme, BUDGET_COLOURS[b.state])}'>{b.scope} "
                  f"{text.money(b.spent_usd)} of {text.money(b.limit_usd)} · {b.state}</span>"
                  for b in account.budgets]
         self.budgets.setText("Budget: " + " &nbsp; ".join(parts))
@@ -293,7 +289,7 @@ class AccountCard(QFrame):
         self.command.setVisible(note is not None and bool(note.command))
         if note is not None:
             self.note.setText(note.text)
-            self.note.setStyleSheet(theme.NOTE_CSS[note.tone])
+            theme.style(self.note, f"$NOTE_CSS.{note.tone}")
             self.command.setText(note.command)
 
 
@@ -477,16 +473,16 @@ class WalletDock(QDockWidget):
 def _label(name: str, *, bold: bool = False, muted: bool = False) -> QLabel:
     label = QLabel()
     label.setObjectName(name)
-    css = (["font-weight: bold;"] if bold else []) + ([f"color: {theme.MUTED};"] if muted else [])
+    css = (["font-weight: bold;"] if bold else []) + (["color: $MUTED;"] if muted else [])
     if css:
-        label.setStyleSheet(f"QLabel {{ {' '.join(css)} }}")
+        theme.style(label, f"QLabel {{ {' '.join(css)} }}")
     return label
 
 
-def _badge(text_: str, background: str, colour: str) -> QLabel:
+def _badge(text_: str, tone: str) -> QLabel:
     badge = QLabel(text_)
     badge.setObjectName(f"walletBadge_{text_}")
-    badge.setStyleSheet(BADGE_CSS.format(bg=background, fg=colour))
+    theme.style(badge, f"$BADGE_CSS.{tone}")
     return badge
 
 
@@ -495,5 +491,5 @@ def _action(text_: str, tip: str) -> QToolButton:
     button.setObjectName(f"walletAction_{text_.replace(' ', '_')}")
     button.setText(text_)
     button.setToolTip(tip)
-    button.setStyleSheet(ACTION_CSS)
+    theme.style(button, ACTION_CSS)
     return button

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QFont, QGuiApplication
+from PySide6.QtGui import QDesktopServices, QFont, QGuiApplication
 
 from relay.core.events import EventRecord
 from relay.detect import present as text
@@ -42,9 +42,10 @@ COLUMNS = ("Runtime", "Repository", "State", "Age", "Usage", "Account")
 _STATE_COLUMN = 2
 _RIGHT_ALIGNED = (3, 4)
 
+#: a state's colour role (relay.gui.theme)
 STATE_COLOURS: dict[DetectState, str] = {
-    "working": theme.ACCENT, "needs_input": theme.WARNING, "blocked": theme.ERROR,
-    "idle": theme.TEXT, "ended": theme.MUTED, "crashed": theme.ERROR, "unknown": theme.MUTED,
+    "working": "ACCENT", "needs_input": "WARNING", "blocked": "ERROR",
+    "idle": "TEXT", "ended": "MUTED", "crashed": "ERROR", "unknown": "MUTED",
 }
 #: states that ask something of the user (shown in bold)
 URGENT: frozenset[DetectState] = frozenset({"needs_input", "blocked"})
@@ -387,7 +388,7 @@ class DetectViewModel(ColumnsModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(s)
         if role == Qt.ItemDataRole.ForegroundRole and col == _STATE_COLUMN:
-            return QColor(STATE_COLOURS[s.state])
+            return theme.colour(STATE_COLOURS[s.state])
         if role == Qt.ItemDataRole.FontRole and col == _STATE_COLUMN and s.state in URGENT:
             font = QFont()
             font.setBold(True)

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor
 
 from relay.gui import theme
 from relay.gui.diff_rows import CommentTarget, DiffLayout, DiffRow, Mode, Side, layout
@@ -25,10 +24,10 @@ from relay.history.model import ReviewComment
 
 Index = QModelIndex | QPersistentModelIndex
 
-#: one-letter status and its colour in the file list
+#: one-letter status and its colour role (relay.gui.theme) in the file list
 STATUS_MARKS: dict[str, tuple[str, str]] = {
-    "added": ("A", theme.OK), "deleted": ("D", theme.ERROR), "modified": ("M", theme.WARNING),
-    "renamed": ("R", theme.ACCENT), "copied": ("C", theme.ACCENT), "typechange": ("T", theme.MUTED),
+    "added": ("A", "OK"), "deleted": ("D", "ERROR"), "modified": ("M", "WARNING"),
+    "renamed": ("R", "ACCENT"), "copied": ("C", "ACCENT"), "typechange": ("T", "MUTED"),
 }
 
 
@@ -186,13 +185,12 @@ class DiffFilesModel(ColumnsModel):
         if not index.isValid() or not 0 <= index.row() < len(self._files):
             return None
         f, col = self._files[index.row()], index.column()
-        mark, colour = STATUS_MARKS.get(f.status, ("?", theme.MUTED))
+        mark, colour = STATUS_MARKS.get(f.status, ("?", "MUTED"))
         if role == Qt.ItemDataRole.DisplayRole:
             binary = " (binary)" if f.binary else ""
             return (mark, f.label + binary, f"+{f.additions}", f"−{f.deletions}")[col]
         if role == Qt.ItemDataRole.ForegroundRole:
-            colours = (colour, theme.TEXT, theme.OK, theme.ERROR)
-            return QColor(colours[col])
+            return theme.colour((colour, "TEXT", "OK", "ERROR")[col])
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{f.status}: {f.label}" + (" — binary" if f.binary else "")
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 2, 3):

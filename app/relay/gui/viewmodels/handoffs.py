@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 
 from relay.core.events import EventRecord
 from relay.core.states import ACTIVE_STATES
@@ -199,10 +199,10 @@ class HandoffsViewModel(ColumnsModel):
             return line.describe()
         if role == Qt.ItemDataRole.BackgroundRole:
             colour = _CELL_BACKGROUNDS.get((cell, line.state == "done"))
-            return QColor(colour) if colour else None
+            return theme.colour(colour) if colour else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return QColor(theme.ERROR if cell == "failed" else
-                          theme.MUTED if col > 0 and not cell else theme.TEXT)
+            return theme.colour("ERROR" if cell == "failed" else
+                                "MUTED" if col > 0 and not cell else "TEXT")
         if role == Qt.ItemDataRole.FontRole and cell in ("current", "failed"):
             font = QFont()
             font.setBold(True)
@@ -212,8 +212,9 @@ class HandoffsViewModel(ColumnsModel):
         return None
 
 
-_CELL_BACKGROUNDS = {("current", False): "#ddf4ff", ("current", True): "#dafbe1",
-                     ("failed", False): "#ffebe9"}
+#: a cell's background role (relay.gui.theme)
+_CELL_BACKGROUNDS = {("current", False): "ACCENT_BG", ("current", True): "OK_BG",
+                     ("failed", False): "ERROR_BG"}
 
 
 def cell_state(line: HandoffLine, col: int) -> str:

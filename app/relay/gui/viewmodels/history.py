@@ -16,9 +16,10 @@ run through the bridge's task runner: their errors reach the dock (context
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 
 from relay.core.events import EventRecord
 from relay.core.states import FINAL_STATES
@@ -42,14 +43,20 @@ CONTEXT = "history"
 #: record kinds after which a session's timeline is worth reading again
 REFRESH_KINDS = frozenset({"session_started", "session_ended", "state_changed", "handoff_step",
                            "verify_result", "notice", "turn_completed"})
-#: a tone's colour role in the theme (read when shown: :func:`tone_colour`)
-TONE_ROLES = {"ok": "OK", "error": "ERROR", "warning": "WARNING", "muted": "MUTED",
-              "accent": "ACCENT", "": "TEXT"}
+#: a tone's colour role (relay.gui.theme)
+TONE_COLOURS = {"ok": "OK", "error": "ERROR", "warning": "WARNING",
+                "muted": "MUTED", "accent": "ACCENT", "": "TEXT"}
+#: an item's tone (see _ToneItem)
+_TONE_ROLE = int(Qt.ItemDataRole.UserRole) + 7
 
 
-def tone_colour(tone: str, default: str = "TEXT") -> str:
-    """The current palette's colour of ``tone`` (``default``'s role for an unknown tone)."""
-    return str(getattr(theme, TONE_ROLES.get(tone, default)))
+class _ToneItem(QStandardItem):
+    """A timeline item whose text takes its tone's colour when painted (light or dark)."""
+
+    def data(self, role: int = int(Qt.ItemDataRole.UserRole) + 1) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return theme.colour(TONE_COLOURS.get(str(super().data(_TONE_ROLE) or ""), "TEXT"))
+        return super().data(role)
 
 
 class HistoryViewModel(QObject):
@@ -272,11 +279,11 @@ class HistoryViewModel(QObject):
 
     def _item(self, node: Node) -> QStandardItem:
         self._nodes[node.key] = node
-        item = QStandardItem(node.title)
+        item = _ToneItem(node.title)
         item.setEditable(False)
         item.setData(node.key, self.KeyRole)
         item.setToolTip(plain_tooltip(node.detail or node.title))  # commit messages, agents' text
-        item.setForeground(QColor(tone_colour(node.tone)))
+        item.setData(node.tone, _TONE_ROLE)
         if node.kind != "entry":
             font = QFont()
             font.setBold(True)

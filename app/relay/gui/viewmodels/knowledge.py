@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor
 
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
@@ -72,7 +71,7 @@ class KnowledgeViewModel(ColumnsModel):
                         f"(bm25 {hit.score:.3g})")
             return hit.snippet
         if role == Qt.ItemDataRole.ForegroundRole and column == 2 and hit.kind in KIND_COLOURS:
-            return QColor(getattr(theme, KIND_COLOURS[hit.kind]))
+            return theme.colour(KIND_COLOURS[hit.kind])
         return None
 
     def relative(self, row: int) -> float:
