@@ -36,8 +36,13 @@ def test_plain_text_has_no_lexer_and_no_tokens(path: str) -> None:
 
 def test_every_role_is_a_theme_colour() -> None:
     for role in ROLES:
-        assert str(getattr(theme, role)).startswith("#"), role
-        assert role in theme.DARK_SYNTAX
+        for palette in ("light", "dark"):
+            assert theme.css(f"${role}", palette).startswith("#"), (role, palette)
+    # readable on the diff's background in both palettes
+    for palette in ("light", "dark"):
+        base = theme.css("$BASE", palette)
+        for role in ROLES:
+            assert theme.contrast(theme.css(f"${role}", palette), base) >= 4.5, (role, palette)
 
 
 def test_python_line() -> None:
