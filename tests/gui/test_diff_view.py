@@ -259,9 +259,9 @@ def test_keywords_are_painted_in_the_keyword_colour(qtbot: QtBot, view: DiffView
     qtbot.waitUntil(lambda: view.table.visualRect(view.rows.index(string_row, 0)).top() >= 0)
     with_keyword = row_image(view, keyword_row)
     without = row_image(view, string_row)
-    assert colour_pixels(with_keyword, theme.SYNTAX_KEYWORD) > 20
-    assert colour_pixels(without, theme.SYNTAX_KEYWORD) == 0
-    assert colour_pixels(without, theme.SYNTAX_STRING) > 20
+    assert colour_pixels(with_keyword, "SYNTAX_KEYWORD") > 20
+    assert colour_pixels(without, "SYNTAX_KEYWORD") == 0
+    assert colour_pixels(without, "SYNTAX_STRING") > 20
     row = view.rows.layout.rows[keyword_row]
     tokens = view.table.delegate.tokens.tokens(view.rows.layout.files[row.file], row.hunk,
                                                "new", 4)

@@ -94,8 +94,11 @@ def test_every_text_role_reads_on_what_it_is_drawn_on(name: str) -> None:
     pairs += [("MUTED", bg) for bg in ("DIFF_ADD_GUTTER", "DIFF_DEL_GUTTER", "NEUTRAL_BG")]
     pairs += [(fg, "WARNING_BG") for fg in ("TEXT", "WARNING")]
     pairs += [("HUNK_TEXT", "ACCENT_BG"), ("HIGHLIGHTED_TEXT", "HIGHLIGHT")]
-    pairs += [(f"TOKEN_{k}", bg) for k in ("KEYWORD", "STRING", "COMMENT", "NUMBER")
+    pairs += [(f"SYNTAX_{k}", bg) for k in ("KEYWORD", "STRING", "COMMENT", "NUMBER",
+                                            "FUNCTION", "BUILTIN", "TYPE", "TAG")
               for bg in ("BASE", "DIFF_ADD_BG", "DIFF_DEL_BG")]
+    pairs += [(fg, "BASE") for fg in ("NEEDS_INPUT", "HANDOFF")]
+    pairs += [("TEXT", bg) for bg in ("STREAM_SELECTED_BG", "STREAM_SEARCH_HIT_BG", "HANDOFF_BG")]
     low = [(fg, bg, round(theme.contrast(p[fg], p[bg]), 2)) for fg, bg in pairs
            if theme.contrast(p[fg], p[bg]) < AA]
     for style, (bg, fg) in p["ROW_STYLES"].items():

@@ -52,7 +52,7 @@ _LIGHT: dict[str, str] = {
     "DIFF_DEL_GUTTER": "#ffd7d5", "DIFF_CURRENT_BG": "#280969da", "HUNK_TEXT": "#57606a",
     # syntax colours (gui.syntax maps Pygments' tokens to them)
     "SYNTAX_KEYWORD": "#cf222e", "SYNTAX_STRING": "#0a3069", "SYNTAX_COMMENT": "#59636e",
-    "SYNTAX_NUMBER": "#0550ae", "SYNTAX_FUNCTION": "#8250df", "SYNTAX_BUILTIN": "#0550ae",
+    "SYNTAX_NUMBER": "#0550ae", "SYNTAX_FUNCTION": "#6639ba", "SYNTAX_BUILTIN": "#0550ae",
     "SYNTAX_TYPE": "#953800", "SYNTAX_TAG": "#116329",
     # session states beyond the text roles: waiting for the user, being handed off
     "NEEDS_INPUT": "#bc4c00", "HANDOFF": "#8250df",
