@@ -38,6 +38,7 @@ from relay.engine.account_check import COST_NOTE
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content, show_now
+from relay.gui.fit import set_shown, tool_row
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
@@ -207,12 +208,10 @@ class AccountCard(QFrame):
         head.addWidget(self.preferred_badge)
         head.addWidget(self.paused_badge)
         head.addStretch(1)
-        actions = QHBoxLayout()
-        actions.setSpacing(4)
-        for button in (self.test_button, self.login_button, self.prefer_button,
-                       self.pause_button, self.more_button, self.register_button):
-            actions.addWidget(button)
-        actions.addStretch(1)
+        # the card's buttons overflow into a menu (») on a narrow screen (issue 23)
+        actions = tool_row(self.test_button, self.login_button, self.prefer_button,
+                           self.pause_button, self.more_button, self.register_button,
+                           name="walletCardActions")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -221,7 +220,7 @@ class AccountCard(QFrame):
         for widget in (self.no_windows, self.figures, self.budgets, self.breaker,
                        self.warnings, self.note, self.command):
             layout.addWidget(widget)
-        layout.addLayout(actions)
+        layout.addWidget(actions)
 
     def show_account(self, account: AccountView, note: Note | None, busy: bool,
                      registered: bool, now_ms: int, watermark: float) -> None:
@@ -249,8 +248,8 @@ class AccountCard(QFrame):
     def _show_actions(self, account: AccountView, busy: bool, registered: bool) -> None:
         for widget in (self.test_button, self.login_button, self.prefer_button,
                        self.pause_button, self.more_button):
-            widget.setVisible(registered)
-        self.register_button.setVisible(not registered and account.provider in PROVIDERS)
+            set_shown(widget, registered)
+        set_shown(self.register_button, not registered and account.provider in PROVIDERS)
         for widget in (self.test_button, self.pause_button, self.more_button):
             widget.setEnabled(not busy)
         self.login_button.setEnabled(not busy and account.auth_kind != "api_key")
