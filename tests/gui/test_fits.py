@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtWidgets import QDockWidget, QScrollArea, QWidget
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDockWidget, QLabel, QScrollArea, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from relay.core.models import SessionSpec
+from relay.gui.fit import ElidedLabel, tool_row
 from relay.gui.shell import RelayShell
 
 WIDTH, HEIGHT = 1024, 640
@@ -86,7 +89,9 @@ def _show_everything(shell: RelayShell, qtbot: QtBot, repo: Path) -> list[QDockW
 def _content(dock: QDockWidget) -> QWidget:
     """What the dock shows, inside the scroll area it may be wrapped in."""
     widget = dock.widget()
-    return widget.widget() if isinstance(widget, QScrollArea) else widget
+    inner = widget.widget() if isinstance(widget, QScrollArea) else widget
+    assert inner is not None, dock.windowTitle()
+    return inner
 
 
 def test_the_window_fits_1024_by_640_with_every_dock_and_the_longest_task(
@@ -117,3 +122,55 @@ def test_the_window_fits_1024_by_640_with_every_dock_and_the_longest_task(
     shell.messages.notice(f"Handoff done: {contract()}")
     shell.messages.error("history", f"Could not read {contract()}", "Try again.")
     assert window.minimumSizeHint().width() <= WIDTH
+
+
+def test_a_long_title_is_two_cut_lines_whole_on_hover_and_expands(qtbot: QtBot) -> None:
+    label = ElidedLabel(lines=2, expandable=True)
+    qtbot.addWidget(label)
+    text = contract()
+    label.setText(text)
+    label.resize(400, label.heightForWidth(400))
+    label.show()
+    qtbot.waitExposed(label)
+    shown = painted(label)
+    assert len(shown.splitlines()) == 2
+    assert shown.endswith("…")
+    assert all(label.fontMetrics().horizontalAdvance(line) <= label.contentsRect().width()
+               for line in shown.splitlines())
+    assert label.text() == text  # the whole text for whoever reads it
+    assert label.toolTip().startswith(text[:1000])
+    assert label.minimumSizeHint().width() < 200  # it never widens its dock
+    assert label.heightForWidth(400) == 2 * label.fontMetrics().lineSpacing()
+    QTest.mouseClick(label, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    assert label.expanded
+    assert len(painted(label).splitlines()) > 2
+    QTest.mouseClick(label, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    assert len(painted(label).splitlines()) == 2
+    label.setText("short")
+    assert painted(label) == "short"
+
+
+def painted(label: ElidedLabel) -> str:
+    """What the label paints (Qt's own copy of the text, not the whole text)."""
+    return QLabel.text(label)
+
+
+def test_a_tool_row_overflows_into_a_menu(qtbot: QtBot) -> None:
+    buttons = []
+    for name in ("New", "Plan…", "Save", "Import…", "Export…", "Undo", "Redo", "Auto-layout"):
+        button = QToolButton()
+        button.setText(name)
+        buttons.append(button)
+    row = tool_row(*buttons[:4], None, *buttons[4:])
+    qtbot.addWidget(row)
+    assert row.minimumSizeHint().width() < row.sizeHint().width() // 2
+    row.resize(row.minimumSizeHint().width() + 40, row.sizeHint().height())
+    row.show()
+    qtbot.waitExposed(row)
+    more = row.findChild(QToolButton, "qt_toolbar_ext_button")
+    assert more is not None
+    qtbot.waitUntil(more.isVisible, timeout=2000)
+    assert not buttons[-1].isVisible()  # behind the » button
+    row.resize(row.sizeHint())
+    qtbot.waitUntil(lambda: buttons[-1].isVisible(), timeout=2000)
+    assert not more.isVisible()

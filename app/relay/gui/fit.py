@@ -14,7 +14,7 @@ No logic: construction and painting only.
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtGui import QFontMetrics, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -29,6 +29,10 @@ from relay.core.termsafe import terminal_safe
 
 #: the width, in average characters, an elided label asks for at least
 ELIDED_MIN_CHARS = 12
+#: the lines an expandable label shows when expanded (its dock scrolls past them)
+EXPANDED_LINES = 40
+#: the most of a label's text its tooltip shows (a tooltip taller than the screen is no use)
+TOOLTIP_CHARS = 2000
 
 
 def scrolled(content: QWidget, name: str = "") -> QScrollArea:
@@ -76,30 +80,51 @@ def set_shown(widget: QWidget, shown: bool) -> None:
 
 class ElidedLabel(QLabel):
     """Plain text in at most ``lines`` lines (word-wrapped, the last one cut with "…"); the
-    whole text is the tooltip (and :meth:`full_text`). Its minimum width is a few characters,
+    whole text is the tooltip and what :meth:`text` returns. Its minimum width is a few characters,
     so a long task or path never widens the dock; its height follows the lines shown."""
 
-    def __init__(self, text: str = "", lines: int = 1, parent: QWidget | None = None) -> None:
+    def __init__(self, text: str = "", lines: int = 1, parent: QWidget | None = None, *,
+                 expandable: bool = False) -> None:
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(False)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self._lines = max(lines, 1)
+        self._lines = self._few = max(lines, 1)
         self._full = ""
+        self.expandable = expandable
+        if expandable:
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setText(text)
 
-    def full_text(self) -> str:
+    @property
+    def expanded(self) -> bool:
+        return self._lines > self._few
+
+    def toggle(self) -> None:
+        """An expandable label's click: up to :data:`EXPANDED_LINES` lines, or few again."""
+        self.set_lines(self._few if self.expanded else EXPANDED_LINES)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self.expandable and event.button() == Qt.MouseButton.LeftButton:
+            self.toggle()
+        super().mouseReleaseEvent(event)
+
+    def text(self) -> str:
+        """The whole text (what is painted may be cut: Qt paints its own copy)."""
         return self._full
 
     def set_lines(self, lines: int) -> None:
-        """Show at most ``lines`` lines (an expand toggle sets many, then few again)."""
+        """Show at most ``lines`` lines."""
         self._lines = max(lines, 1)
         self._elide()
         self.updateGeometry()
 
     def setText(self, text: str) -> None:
         self._full = terminal_safe(text)
-        self.setToolTip(self._full if self._full else "")
+        hint = "\n\n(click to show more or less)" if self.expandable and self._full else ""
+        tip = self._full if len(self._full) <= TOOLTIP_CHARS else (
+            self._full[:TOOLTIP_CHARS] + " …")
+        self.setToolTip(tip + hint)
         self._elide()
         self.updateGeometry()
 
@@ -123,10 +148,10 @@ class ElidedLabel(QLabel):
         shown = wrapped[:self._lines]
         last, following = shown[-1], wrapped[self._lines]
         joined = f"{last} {following}"
-        cut = metrics.elidedText(joined, Qt.TextElideMode.ElideRight, width)
-        if cut == joined:  # the rest starts a new paragraph and happens to fit
-            cut = metrics.elidedText(f"{last} …", Qt.TextElideMode.ElideRight, width)
-        shown[-1] = cut
+        ending = metrics.elidedText(joined, Qt.TextElideMode.ElideRight, width)
+        if ending == joined:  # the rest starts a new paragraph and happens to fit
+            ending = metrics.elidedText(f"{last} …", Qt.TextElideMode.ElideRight, width)
+        shown[-1] = ending
         return shown
 
     def _elide(self) -> None:

@@ -46,7 +46,7 @@ READY_TEXT = "No problems: ready to save and run."
 #: commands listed under the canvas (the dialog before a run lists three times as many)
 COMMANDS_SHOWN = 6
 #: the palette asks for no more width than this (the rest of its runtimes scroll; issue 23)
-PALETTE_MIN_WIDTH = 220
+PALETTE_MIN_WIDTH = 160
 PALETTE_CSS = ("QListWidget { background: transparent; }"
                " QListWidget::item { border: 1px solid #d0d7de; border-radius: 10px;"
                " margin: 2px 3px; background: #f6f8fa; }"

@@ -69,7 +69,7 @@ class HistoryDock(QDockWidget):
     # -- building -----------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.title = ElidedLabel(lines=2)  # a task can be a whole contract: whole on hover
+        self.title = ElidedLabel(lines=2, expandable=True)  # a task can be a whole contract
         self.title.setObjectName("historyTitle")
         self.title.setStyleSheet("font-weight: bold;")
         self.audit = PlainLabel()

@@ -38,7 +38,7 @@ from relay.engine.account_check import COST_NOTE
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content, show_now
-from relay.gui.fit import set_shown, tool_row
+from relay.gui.fit import ElidedLabel, set_shown, tool_row
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
@@ -333,7 +333,7 @@ class WalletDock(QDockWidget):
         self.progress.setObjectName("walletScanProgress")
         self.progress.setMaximumHeight(14)
         self.progress.setTextVisible(False)
-        self.scan_label = _label("walletScanLabel", muted=True)
+        self.scan_label = _label("walletScanLabel", muted=True, elided=True)
         self.error = ErrorBanner("walletError")
 
     def _scroller(self) -> QScrollArea:
@@ -473,8 +473,9 @@ class WalletDock(QDockWidget):
                                 else scan.message)
 
 
-def _label(name: str, *, bold: bool = False, muted: bool = False) -> QLabel:
-    label = QLabel()
+def _label(name: str, *, bold: bool = False, muted: bool = False,
+           elided: bool = False) -> QLabel:
+    label = ElidedLabel() if elided else QLabel()
     label.setObjectName(name)
     css = (["font-weight: bold;"] if bold else []) + ([f"color: {theme.MUTED};"] if muted else [])
     if css:
