@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.gui import theme
+from relay.gui.docks.parts import PlainLabel
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.history import HistoryViewModel
 
@@ -249,7 +250,7 @@ def test_finish_shows_the_summary_and_merges(
     assert dialog.files.item(0, 2).text().startswith("+")
     assert dialog.merge.text() == "Merge into main"
     assert dialog.merge.isEnabled(), dialog.why_not.text()
-    text = dialog.findChild(type(dock.title), "finishSummary")
+    text = dialog.findChild(PlainLabel, "finishSummary")
     assert text is not None
     assert "demo:primary —" in text.text()
     assert "demo:backup —" in text.text()

@@ -10,9 +10,15 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QMainWindow, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QMainWindow,
+    QSizePolicy,
+    QWidget,
+)
 
 from relay.gui import theme
+from relay.gui.fit import ElidedLabel, scrolled
 from relay.gui.messages import Messages, StatusBarPresenter
 
 
@@ -70,8 +76,9 @@ class MainWindow(QMainWindow):
                                      "sessions have a host")
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
-        for dock in beside_stream:  # tabbed behind the stream, which stays raised
+        for dock in (sessions, *lower, *beside_stream):
             _scroll_when_narrow(dock)
+        for dock in beside_stream:  # tabbed behind the stream, which stays raised
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
             self.tabifyDockWidget(stream, dock)
         stream.raise_()
@@ -83,7 +90,10 @@ class MainWindow(QMainWindow):
         #: the one way any part of the window shows an error or a passing message
         self.messages = messages if messages is not None else Messages(self)
         self.status = StatusBarPresenter(self.messages, self.statusBar())
-        self.home_label = QLabel()
+        # a long message or data folder is cut (whole in the tooltip), never widening the window
+        self.status.error_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                              QSizePolicy.Policy.Preferred)
+        self.home_label = ElidedLabel()
         theme.style(self.home_label, "color: $MUTED;")
         self.statusBar().addPermanentWidget(self.home_label)
 
@@ -191,6 +201,7 @@ class MainWindow(QMainWindow):
 
     def set_home(self, text: str) -> None:
         self.home_label.setText(text)
+        self.home_label.setMaximumWidth(self.home_label.sizeHint().width())
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """The shell decides: hide to the tray, or quit (where there is no tray)."""
@@ -200,11 +211,7 @@ class MainWindow(QMainWindow):
 
 def _scroll_when_narrow(dock: QDockWidget) -> None:
     """``dock``'s content in a scroll area: a dock that needs more room than a small screen
-    has (the designer's toolbar, the History dock's diff) scrolls there instead of making the
-    window wider than the screen, its status bar out of sight."""
-    area = QScrollArea()
-    area.setObjectName(f"{dock.objectName()}Scroll")
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidgetResizable(True)
-    area.setWidget(dock.widget())
-    dock.setWidget(area)
+    has (the designer's toolbar, the History dock's diff, a wallet card) scrolls there instead
+    of making the window larger than the screen, its status bar out of sight. The stream is
+    the one dock left out: its event list scrolls itself and its header is cut to fit."""
+    dock.setWidget(scrolled(dock.widget(), f"{dock.objectName()}Scroll"))

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from relay.core.termsafe import terminal_safe
 from relay.gui import theme
 from relay.gui.docks.parts import PlainLabel
+from relay.gui.fit import scrolled
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.board import (
     LIVE_LABELS,
@@ -344,7 +345,9 @@ class BoardDock(QDockWidget):
         top.addWidget(QLabel("Project:"))
         top.addWidget(self.picker)
         top.addWidget(self.count, 1)
-        columns = QHBoxLayout()
+        lanes = QWidget()
+        columns = QHBoxLayout(lanes)
+        columns.setContentsMargins(0, 0, 0, 0)
         columns.setSpacing(6)
         for stage, column in self.vm.columns.items():
             view = CardList(column, self.delegate)
@@ -367,7 +370,8 @@ class BoardDock(QDockWidget):
         layout.addWidget(self.unlinked)
         layout.addWidget(self.error)
         layout.addWidget(self.empty)
-        layout.addLayout(columns, 1)
+        # the columns scroll sideways on a narrow screen; the project picker stays in sight
+        layout.addWidget(scrolled(lanes, "boardColumns"), 1)
         return page
 
     # -- binding --------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, Designe
 from relay.gui.docks.designer_panel import DesignerPanel
 from relay.gui.docks.designer_toolbar import DesignerToolbar
 from relay.gui.docks.parts import PlainLabel
+from relay.gui.fit import ElidedLabel
 from relay.gui.messages import ErrorBanner
 from relay.gui.plan_dialog import PlanDialog
 from relay.gui.viewmodels.designer import DesignerViewModel
@@ -44,6 +45,8 @@ from relay.runtimes.registry import available_runtimes
 READY_TEXT = "No problems: ready to save and run."
 #: commands listed under the canvas (the dialog before a run lists three times as many)
 COMMANDS_SHOWN = 6
+#: the palette asks for no more width than this (the rest of its runtimes scroll; issue 23)
+PALETTE_MIN_WIDTH = 160
 PALETTE_CSS = ("QListWidget { background: transparent; }"
                " QListWidget::item { border: 1px solid $BORDER; border-radius: 10px;"
                " margin: 2px 3px; background: $SUBTLE_BG; color: $TEXT; }"
@@ -75,7 +78,7 @@ class RuntimePalette(QListWidget):
             self.addItem(item)
             width += item.sizeHint().width() + 2
         self.setFixedHeight(30)
-        self.setMinimumWidth(min(width + 8, 420))
+        self.setMinimumWidth(min(width + 8, PALETTE_MIN_WIDTH))
 
     def mimeTypes(self) -> list[str]:
         return [RUNTIME_MIME]
@@ -137,7 +140,7 @@ class DesignerDock(QDockWidget):
         palette.setContentsMargins(0, 0, 0, 0)
         palette.addWidget(QLabel("Add a step:"))
         palette.addWidget(self.runtime_list, 1)
-        hint = QLabel("drag onto the canvas or double-click")
+        hint = ElidedLabel("drag onto the canvas or double-click")
         theme.style(hint, "QLabel { color: $MUTED; }")
         palette.addWidget(hint)
         center = QWidget()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from relay.gui import theme
+from relay.gui.fit import tool_row
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.gui.viewmodels.pipeline_run import run_label
 
@@ -39,19 +40,6 @@ def _button(text: str, name: str, tip: str) -> QToolButton:
     button.setToolTip(tip)
     button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
     return button
-
-
-def _row(*widgets: QWidget | None) -> QHBoxLayout:
-    """Widgets in a row; None is a gap between groups."""
-    row = QHBoxLayout()
-    row.setContentsMargins(0, 0, 0, 0)
-    row.setSpacing(4)
-    for widget in widgets:
-        if widget is None:
-            row.addSpacing(14)
-        else:
-            row.addWidget(widget)
-    return row
 
 
 class DesignerToolbar(QWidget):
@@ -154,20 +142,25 @@ class DesignerToolbar(QWidget):
         self.redo.setToolTip(f"Redo {text}" if text else "Nothing to redo")
 
     def _layout(self) -> None:
-        where = _row(QLabel("Repository"), self.repo, self.browse)
-        where.setStretch(1, 1)
-        what = _row(QLabel("Pipeline"), self.pipelines, self.new, self.plan, self.save, self.unsaved,
-                    self.import_, self.export, None, self.undo, self.redo, self.layout_button,
-                    self.fit)
-        what.setStretch(1, 1)
-        runs = _row(self.run_button, QLabel("steps at once"), self.concurrency, self.cancel,
-                    None, QLabel("Show"), self.runs, self.status)
-        runs.setStretch(runs.count() - 1, 1)
+        # rows that overflow into a menu (») on a narrow screen rather than widening the dock
+        self.repo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.rows = [
+            tool_row(QLabel("Repository"), self.repo, self.browse, name="designerWhere"),
+            tool_row(QLabel("Pipeline"), self.pipelines, self.new, self.plan, self.save,
+                     self.unsaved, None, self.undo, self.redo, self.layout_button, self.fit,
+                     None, self.import_, self.export, name="designerWhat"),
+            tool_row(self.run_button, QLabel("steps at once"), self.concurrency, self.cancel,
+                     None, QLabel("Show"), self.runs, name="designerRunRow")]
+        run = QHBoxLayout()
+        run.setContentsMargins(0, 0, 0, 0)
+        run.addWidget(self.rows[2], 3)
+        run.addWidget(self.status, 2)
         rows = QVBoxLayout(self)
         rows.setContentsMargins(0, 0, 0, 0)
         rows.setSpacing(3)
-        for row in (where, what, runs):
-            rows.addLayout(row)
+        rows.addWidget(self.rows[0])
+        rows.addWidget(self.rows[1])
+        rows.addLayout(run)
 
     # -- intents --------------------------------------------------------------------
 

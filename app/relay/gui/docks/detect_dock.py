@@ -227,8 +227,9 @@ class DetectDock(QDockWidget):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.pages)
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(0, 3)  # the list first: on a laptop the dock is short
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([300, 200])
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(6, 6, 6, 6)

@@ -20,10 +20,8 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QMenu,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +30,7 @@ from relay.gui import theme
 from relay.gui.diff_rows import CommentTarget, Mode
 from relay.gui.docks.diff_table import DiffTable
 from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
+from relay.gui.fit import tool_row
 from relay.gui.viewmodels.diff import DiffFilesModel, DiffRowsModel
 from relay.history.diffmodel import FileDiff
 from relay.history.model import ReviewComment
@@ -106,24 +105,20 @@ class DiffView(QWidget):
         self.comment_action.setIconText("Comment…")  # Qt drops the "…" from button text
 
     def _build(self) -> None:
-        tools = QHBoxLayout()
-        tools.setContentsMargins(0, 0, 0, 0)
-        tools.setSpacing(2)
+        tools = tool_row(name="diffTools")  # overflows into a menu (») when narrow
         for item in (self.unified_action, self.split_action, 12, self.prev_file_action, "File",
                      self.next_file_action, 6, self.prev_hunk_action, "Hunk",
                      self.next_hunk_action, 12, self.comment_action):
             if isinstance(item, int):
-                tools.addSpacing(item)
+                tools.addSeparator()
             elif isinstance(item, str):
                 label = PlainLabel(item)
                 theme.style(label, "color: $MUTED;")
                 tools.addWidget(label)
             else:
-                button = QToolButton()
-                button.setDefaultAction(item)
-                button.setAutoRaise(True)
-                tools.addWidget(button)
-        tools.addStretch(1)
+                tools.addAction(item)
+                # as the buttons were before: reached by Tab (the table keeps its own focus)
+                tools.widgetForAction(item).setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.setChildrenCollapsible(False)
         self.split.addWidget(self.file_list)
@@ -132,7 +127,7 @@ class DiffView(QWidget):
         self.pages, self.empty = empty_or_content("No changes", "diffEmpty", self.split)
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
-        box.addLayout(tools)
+        box.addWidget(tools)
         box.addWidget(self.pages, 1)
 
     # -- showing ------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class HandoffDock(QDockWidget):
         self._selected: str | None = None
         self._build_controls()
         self.table = self._make_table()
+        self.table.horizontalScrollBar().rangeChanged.connect(lambda *_: self._fit_table())
         self.none_label = _muted_label(NO_HANDOFF_TEXT, "handoffNone")
         self.detail = detail_view("handoffDetail", "Select a handoff to read its steps.")
         self._build_contract_view()
@@ -116,7 +117,10 @@ class HandoffDock(QDockWidget):
         self.error = ErrorBanner("handoffError")
 
     def _make_table(self) -> QTableView:
-        table = row_table("handoffTable", self.vm, stretch=0, row_height=_ROW_HEIGHT)
+        # the last column takes the room left: on a narrow dock the step times scroll
+        # sideways and who handed to whom (the first column) stays readable
+        table = row_table("handoffTable", self.vm, stretch=self.vm.columnCount() - 1,
+                          row_height=_ROW_HEIGHT)
         table.setItemDelegate(_StepCellDelegate(table))
         table.selectionModel().selectionChanged.connect(self._on_selection)
         return table
@@ -212,10 +216,17 @@ class HandoffDock(QDockWidget):
         has_rows = vm.rowCount() > 0
         self.none_label.setVisible(not has_rows)
         self.splitter.setVisible(has_rows)
-        rows = min(max(vm.rowCount(), 1), _VISIBLE_ROWS)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table as tall as its rows (a few at most), and its sideways scroll bar when a
+        narrow dock has one: it never covers the last row."""
+        rows = min(max(self.vm.rowCount(), 1), _VISIBLE_ROWS)
         frame = 2 * self.table.frameWidth()
+        bar = self.table.horizontalScrollBar()
+        sideways = bar.sizeHint().height() if bar.maximum() > 0 else 0
         self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height()
-                                  + rows * _ROW_HEIGHT + frame)
+                                  + rows * _ROW_HEIGHT + frame + sideways)
 
     def selected_handoff(self) -> str | None:
         return self._selected

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from relay.gui import theme
 from relay.gui.docks.diff_view import DiffView
 from relay.gui.docks.parts import PlainLabel, empty_or_content
+from relay.gui.fit import ElidedLabel
 from relay.gui.history_dialogs import CommentDialog, FinishDialog
 from relay.gui.history_text import audit_text, header_text, short
 from relay.gui.messages import ErrorBanner
@@ -67,10 +68,9 @@ class HistoryDock(QDockWidget):
     # -- building -----------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.title = PlainLabel()
+        self.title = ElidedLabel(lines=2, expandable=True)  # a task can be a whole contract
         self.title.setObjectName("historyTitle")
         self.title.setStyleSheet("font-weight: bold;")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.audit = PlainLabel()
         self.audit.setObjectName("historyAudit")
         self.lineage = PlainLabel()

@@ -38,6 +38,7 @@ from relay.engine.account_check import COST_NOTE
 from relay.gui import theme
 from relay.gui.account_dialog import AccountDialog
 from relay.gui.docks.parts import empty_or_content, show_now
+from relay.gui.fit import ElidedLabel, set_shown, tool_row
 from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
@@ -203,12 +204,10 @@ class AccountCard(QFrame):
         head.addWidget(self.preferred_badge)
         head.addWidget(self.paused_badge)
         head.addStretch(1)
-        actions = QHBoxLayout()
-        actions.setSpacing(4)
-        for button in (self.test_button, self.login_button, self.prefer_button,
-                       self.pause_button, self.more_button, self.register_button):
-            actions.addWidget(button)
-        actions.addStretch(1)
+        # the card's buttons overflow into a menu (») on a narrow screen (issue 23)
+        actions = tool_row(self.test_button, self.login_button, self.prefer_button,
+                           self.pause_button, self.more_button, self.register_button,
+                           name="walletCardActions")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -217,7 +216,7 @@ class AccountCard(QFrame):
         for widget in (self.no_windows, self.figures, self.budgets, self.breaker,
                        self.warnings, self.note, self.command):
             layout.addWidget(widget)
-        layout.addLayout(actions)
+        layout.addWidget(actions)
 
     def show_account(self, account: AccountView, note: Note | None, busy: bool,
                      registered: bool, now_ms: int, watermark: float) -> None:
@@ -245,8 +244,8 @@ class AccountCard(QFrame):
     def _show_actions(self, account: AccountView, busy: bool, registered: bool) -> None:
         for widget in (self.test_button, self.login_button, self.prefer_button,
                        self.pause_button, self.more_button):
-            widget.setVisible(registered)
-        self.register_button.setVisible(not registered and account.provider in PROVIDERS)
+            set_shown(widget, registered)
+        set_shown(self.register_button, not registered and account.provider in PROVIDERS)
         for widget in (self.test_button, self.pause_button, self.more_button):
             widget.setEnabled(not busy)
         self.login_button.setEnabled(not busy and account.auth_kind != "api_key")
@@ -330,7 +329,7 @@ class WalletDock(QDockWidget):
         self.progress.setObjectName("walletScanProgress")
         self.progress.setMaximumHeight(14)
         self.progress.setTextVisible(False)
-        self.scan_label = _label("walletScanLabel", muted=True)
+        self.scan_label = _label("walletScanLabel", muted=True, elided=True)
         self.error = ErrorBanner("walletError")
 
     def _scroller(self) -> QScrollArea:
@@ -470,8 +469,9 @@ class WalletDock(QDockWidget):
                                 else scan.message)
 
 
-def _label(name: str, *, bold: bool = False, muted: bool = False) -> QLabel:
-    label = QLabel()
+def _label(name: str, *, bold: bool = False, muted: bool = False,
+           elided: bool = False) -> QLabel:
+    label = ElidedLabel() if elided else QLabel()
     label.setObjectName(name)
     css = (["font-weight: bold;"] if bold else []) + (["color: $MUTED;"] if muted else [])
     if css:
