@@ -263,8 +263,8 @@ def notifier() -> _Notifier:
 
 def use(name: str, *, restyle: bool = False) -> None:
     """Switch to the ``light`` or ``dark`` colours: re-style every widget styled with
-    :func:`style` (and re-polish the other styled ones, which keep the palette they were
-    polished with), repaint all, and say so on ``notifier().changed``. ``restyle`` does
+    :func:`style` (and re-polish every widget a style sheet applies to, which keeps the
+    palette it was polished with), repaint all, and say so on ``notifier().changed``. ``restyle`` does
     it even when the palette stays (the application's QPalette changed)."""
     global _current
     if name not in _PALETTES:
@@ -275,16 +275,30 @@ def use(name: str, *, restyle: bool = False) -> None:
     _current = name
     app = QApplication.instance()
     if isinstance(app, QApplication):
-        for widget in app.allWidgets():
+        widgets = app.allWidgets()
+        for widget in widgets:
             template = widget.property(STYLE_PROPERTY)
             if isinstance(template, str):
                 widget.setStyleSheet(css(template))
-            elif widget.styleSheet():
+        # a styled widget's children too keep the palette they were polished with (a label
+        # in a toolbar that has a style sheet): polish every styled one and its children again
+        for widget in widgets:
+            if _styled(widget):
                 widget.style().unpolish(widget)
                 widget.style().polish(widget)
             widget.update()
     if changed:
         notifier().changed.emit(name)
+
+
+def _styled(widget: QWidget) -> bool:
+    """Whether a style sheet applies to ``widget``: its own or an ancestor's."""
+    at: QWidget | None = widget
+    while at is not None:
+        if at.styleSheet():
+            return True
+        at = at.parentWidget()
+    return False
 
 
 def qpalette(name: str) -> QPalette:
