@@ -445,7 +445,9 @@ class RelayShell(QObject):
         if self.dialog is not None and self.dialog.isVisible():
             self.dialog.raise_()
             return self.dialog
-        dialog = NewSessionDialog(self.runtime_infos, self.window, repo=self.last_repo)
+        dialog = NewSessionDialog(self.runtime_infos, self.window, repo=self.last_repo,
+                                  recent=[str(r.repo) for r in self.sessions_vm.rows()],
+                                  entries=self.detect_vm.targets() or None)
         dialog.specAccepted.connect(self.start_session)
         self.dialog = dialog
         dialog.open()
@@ -543,8 +545,11 @@ class RelayShell(QObject):
         return self.welcome
 
     def _on_started(self, session_id: str) -> None:
+        """A session this window started: its stream comes to the front."""
         self.show_session(session_id)
         self.sessions_vm.refresh()
+        self.stream_dock.show()
+        self.stream_dock.raise_()
 
     def _session_name(self, session_id: str) -> str | None:
         row = self.sessions_vm.row_of(session_id)
