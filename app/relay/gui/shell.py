@@ -532,6 +532,8 @@ class RelayShell(QObject):
 
     def _set_infos(self, infos: list[RuntimeInfo]) -> None:
         self.runtime_infos = infos
+        self.designer_dock.set_runtime_infos(infos)
+        self.detect_vm.set_runtime_infos(infos)
         if self.welcome is not None:
             self.welcome.set_infos(infos)
 
