@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -148,16 +147,13 @@ class ChainPicker(QWidget):
         self.shown.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.menu = QMenu(self)
         self.menu.setObjectName("fallbacksMenu")
-        self.add = QToolButton()
+        self.add = QPushButton("Add")
         self.add.setObjectName("fallbacksAdd")
-        self.add.setText("Add")
         self.add.setToolTip("Add a runtime or account to hand the task to, after the ones "
                             "already chosen")
         self.add.setMenu(self.menu)
-        self.add.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.clear = QToolButton()
+        self.clear = QPushButton("Clear")
         self.clear.setObjectName("fallbacksClear")
-        self.clear.setText("Clear")
         self.clear.clicked.connect(lambda: self.set_chain([]))
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -184,6 +180,8 @@ class ChainPicker(QWidget):
         for entry in self.entries:
             action = self.menu.addAction(choice_label(entry, self._gone))
             action.setData(entry)
+            action.setCheckable(True)
+            action.setChecked(entry in self._chain)
             action.setEnabled(entry not in self._chain and runtime_of(entry) not in self._gone)
             action.setToolTip(self._problems.get(runtime_of(entry), ""))
             action.triggered.connect(lambda _=False, e=entry: self.pick(e))
