@@ -160,8 +160,7 @@ class ChainPicker(QWidget):
         row.addWidget(self.shown, 1)
         row.addWidget(self.add)
         row.addWidget(self.clear)
-        self._fill()
-        self._show()
+        self._restyle()
 
     def chain(self) -> list[str]:
         return list(self._chain)
@@ -185,6 +184,10 @@ class ChainPicker(QWidget):
             action.setEnabled(entry not in self._chain and runtime_of(entry) not in self._gone)
             action.setToolTip(self._problems.get(runtime_of(entry), ""))
             action.triggered.connect(lambda _=False, e=entry: self.pick(e))
+
+    def _restyle(self) -> None:
+        """Colours are read now (the theme may have changed)."""
+        self._show()
 
     def _show(self) -> None:
         self.shown.setText(" → ".join(self._chain) or NO_CHAIN)

@@ -76,11 +76,17 @@ class RuntimePalette(QListWidget):
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
         self.setFrameShape(QListWidget.Shape.NoFrame)
+        self._infos = [RuntimeInfo(name, None, None) for name in runtimes]
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Colours are read now (the theme may have changed)."""
         self.setStyleSheet(PALETTE_CSS)
-        self.set_runtimes([RuntimeInfo(name, None, None) for name in runtimes])
+        self.set_runtimes(self._infos)
 
     def set_runtimes(self, infos: Sequence[RuntimeInfo]) -> None:
         """Show ``infos``' runtimes, installed first, the missing ones greyed."""
+        self._infos = list(infos)
         gone = missing(infos)
         names = installed_first([i.runtime for i in infos], infos)
         problems = {i.runtime: i.problem for i in infos}
