@@ -72,7 +72,8 @@ def test_claude_usage_limit_blocks_until_its_reset(capture: Capture) -> None:
         assert "You've hit your session limit" in lifted.why
     stale = lift(read, None, official_ms + 3_600_000)
     assert (stale.state, stale.resets_at_ms) == ("blocked", None)
-    assert "has passed" in stale.why
+    assert "the reset it gave (2026-11-30 12:05 UTC) has passed, so it may go on now" in stale.why
+    assert "unknown" not in stale.why  # it was known, and it is over
     assert stale.intent.initial_prompt == "hi"
 
 

@@ -58,6 +58,12 @@ def click_node(dock: DesignerDock, node_id: str) -> None:
                      Qt.KeyboardModifier.NoModifier, view_point(dock, centre))
 
 
+def double_click_node(dock: DesignerDock, node_id: str) -> None:
+    centre = dock.scene.nodes[node_id].sceneBoundingRect().center()
+    QTest.mouseDClick(dock.view.viewport(), Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier, view_point(dock, centre))
+
+
 def write_pipelines(repo: Path, *pipelines: dict[str, object]) -> Path:
     path = repo / ".relay" / "pipelines.json"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from relay.core.models import PermissionPolicy
@@ -21,6 +21,8 @@ from relay.gui.docks.designer_dock import DesignerDock
 from relay.gui.pipeline_backend import HostPipelineBackend
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import files
+from relay.runtimes.base import RuntimeInfo
+from relay.runtimes.registry import available_runtimes
 from tests.conftest import make_repo
 from tests.gui.conftest import Runner
 from tests.gui.designer_helpers import (
@@ -29,6 +31,7 @@ from tests.gui.designer_helpers import (
     idle,
     mouse_drag,
     palette_item,
+    three_steps,
     write_pipelines,
 )
 
@@ -89,8 +92,8 @@ def test_nodes_come_from_the_palette_and_arrows_from_port_drags(dock: DesignerDo
     vm, scene = dock.vm, dock.scene
     open_repo(dock, git_repo, qtbot)
     assert [dock.runtime_list.item(i).text() for i in range(3)] == RUNTIMES
+    dropped = dock.view.mapToScene(QPoint(150, 200))  # (the problems then show under it)
     drop_runtime(dock, "claude", QPoint(150, 200))
-    dropped = dock.view.mapToScene(QPoint(150, 200))
     assert list(scene.nodes) == ["claude"]
     assert xy(dock, "claude") == (round(dropped.x() - NODE_WIDTH / 2),
                                   round(dropped.y() - NODE_HEIGHT / 2))
@@ -439,3 +442,59 @@ def test_opening_another_pipeline_asks_before_dropping_unsaved_edits(
     assert vm.pipeline.name == "one"
     assert vm.draft.node("a").task == "a, changed"
     assert bar.pipelines.currentText() == "one (not saved)"
+
+
+def test_the_palette_shows_every_runtime_installed_ones_first(dock: DesignerDock,
+                                                               qtbot: QtBot) -> None:
+    names = available_runtimes()
+    assert len(names) > 6
+    infos = [RuntimeInfo(n, f"/usr/bin/{n}", "1") if n in ("codex", "demo") else
+             RuntimeInfo(n, None, None, problem=f"The {n} CLI is not installed.") for n in names]
+    dock.set_runtime_infos(infos)
+    palette = dock.runtime_list
+    shown = [palette.item(i).data(Qt.ItemDataRole.UserRole) for i in range(palette.count())]
+    assert shown[:2] == ["codex", "demo"]  # installed first, then the rest in their order
+    assert sorted(shown) == sorted(names)
+    claude = palette_item(dock, "claude")
+    assert claude.foreground().color() == QColor(theme.MUTED)
+    assert "Not installed here: The claude CLI is not installed." in claude.toolTip()
+    assert palette_item(dock, "codex").foreground().color() != QColor(theme.MUTED)
+    heights = []
+    for width in (1000, 600):  # the chips wrap: none is cut off, at any width
+        dock.resize(width, 700)
+        qtbot.waitUntil(lambda: all(
+            palette.viewport().rect().contains(palette.visualItemRect(palette.item(i)))
+            for i in range(palette.count())))
+        heights.append(palette.height())
+    assert heights[1] > heights[0]  # narrower: more rows
+    drop_runtime(dock, "claude", QPoint(150, 200))  # a missing runtime is still drawable
+    assert list(dock.scene.nodes) == ["claude"]
+
+
+def test_a_new_pipeline_is_empty_not_an_error(dock: DesignerDock, git_repo: Path,
+                                              qtbot: QtBot) -> None:
+    write_pipelines(git_repo, {**three_steps(), "name": "pipeline"})
+    open_repo(dock, git_repo, qtbot)
+    assert dock.vm.pipeline.name == "pipeline"
+    dock.toolbar.new.click()
+    assert dock.vm.pipeline.name == "pipeline-2"  # a name no saved one has
+    assert dock.vm.pipeline.nodes == []
+    assert dock.problems.isHidden()
+    assert dock.problems_title.text() == ""
+    assert dock.error.isHidden()
+    assert not dock.toolbar.save.isEnabled()  # nothing to save yet, and why
+    assert "no nodes" in dock.toolbar.save.toolTip()
+
+    def ink(view: QWidget) -> int:
+        """Dark pixels in the middle band of the canvas (the grid's dots are light)."""
+        image = view.grab().toImage()
+        mid = image.height() // 2
+        return sum(1 for y in range(mid - 30, mid + 30) for x in range(0, image.width(), 2)
+                   if image.pixelColor(x, y).lightness() < 160)
+
+    viewport = dock.view.viewport()
+    assert ink(viewport) > 40  # the hint: drag a runtime here
+    dock.runtime_list.itemDoubleClicked.emit(palette_item(dock, "demo"))
+    assert dock.problems.isVisible()  # a node with no task: that is a problem to fix
+    dock.view.centerOn(5000, 5000)  # away from the node: the hint is gone
+    assert ink(viewport) == 0

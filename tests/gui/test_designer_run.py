@@ -1,4 +1,5 @@
-"""A pipeline run on the designer's canvas: live step states, a click opens the session.
+"""A pipeline run on the designer's canvas: live step states, a double-click (or "Open
+stream") opens the session, the first edit clears the finished run's colours.
 
 The acceptance scenario — plan → implement (with a fallback) → review, drawn, run, Relay
 stopped mid-run and started again — runs on the demo runtime here, so it needs no agent
@@ -22,7 +23,14 @@ from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import files
 from tests.gui.conftest import Runner
-from tests.gui.designer_helpers import click_node, drag_arrow, idle, three_steps, write_pipelines
+from tests.gui.designer_helpers import (
+    click_node,
+    double_click_node,
+    drag_arrow,
+    idle,
+    three_steps,
+    write_pipelines,
+)
 
 RUN_TIMEOUT_MS = 60_000
 
@@ -98,14 +106,34 @@ def test_a_drawn_pipeline_runs_and_each_node_turns_green(designer: DesignerDock,
 
     step = vm.run.steps["implement"]
     assert step.session_id
-    with qtbot.waitSignal(vm.run.sessionRequested, timeout=2000) as clicked:
-        click_node(dock, "implement")
-    assert clicked.args == [step.session_id]
+    requested: list[str] = []
+    vm.run.sessionRequested.connect(requested.append)
+    click_node(dock, "implement")  # a click selects it, and stays in the designer
     assert vm.selected == ("implement",)
+    assert requested == []
+    assert dock.panel.open_stream.isVisible()
+    assert "double-click" in dock.scene.nodes["implement"].toolTip()
+    with qtbot.waitSignal(vm.run.sessionRequested, timeout=2000) as clicked:
+        double_click_node(dock, "implement")
+    assert clicked.args == [step.session_id]
     # the window shows that session's stream
     qtbot.waitUntil(lambda: shell.stream_vm.rowCount() > 0)
-    assert shell.stream_dock.isVisible()
+    assert not shell.stream_dock.visibleRegion().isEmpty()
     assert shell.sessions_dock.selected_id() in (None, step.session_id)
+    dock.raise_()
+    with qtbot.waitSignal(vm.run.sessionRequested, timeout=2000) as opened:
+        dock.panel.open_stream.click()  # the step panel's button does the same
+    assert opened.args == [step.session_id]
+
+    # the first edit of the drawing clears the finished run's colours
+    assert vm.rename("review", "check")
+    assert vm.run.run is None
+    assert all(item.step is None for item in dock.scene.nodes.values())
+    assert dock.toolbar.runs.currentIndex() == 0
+    assert not dock.panel.open_stream.isVisible()
+    vm.undo_stack.undo()
+    dock.toolbar.runs.activated.emit(dock.toolbar.runs.findData(run.id))  # shown again
+    qtbot.waitUntil(lambda: dock.scene.nodes["implement"].step is not None)
 
     dock.toolbar.runs.setCurrentIndex(0)  # "no run shown": just the drawing
     dock.toolbar.runs.activated.emit(0)

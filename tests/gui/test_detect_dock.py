@@ -10,20 +10,24 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QDialogButtonBox, QLabel
+from PySide6.QtGui import QColor, QTextDocument
+from PySide6.QtWidgets import QDialogButtonBox, QHeaderView, QLabel
 from pytestqt.qtbot import QtBot
 
+from relay.core.events import LimitHit
 from relay.core.models import SessionSpec
 from relay.detect.ambient import Announcement
+from relay.detect.lift import _limit_why
 from relay.detect.present import short_path
 from relay.engine.engine import Engine
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import AdoptAnswer
+from relay.gui.detect_text import detail_html
 from relay.gui.docks.detect_dock import EMPTY_TEXT, DetectDock
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.detect import DetectViewModel
+from relay.runtimes.base import RuntimeInfo
 from tests.conftest import make_repo
 from tests.gui.conftest import Runner
 from tests.gui.detect_fakes import HOUR, MIN, NOW, FakeDetect, blocked, refused, session, waiting
@@ -95,20 +99,28 @@ def select(dock: DetectDock, session_id: str) -> None:
 
 # -- the table ------------------------------------------------------------------------------
 
-def test_each_session_is_a_row_with_its_state_age_usage_and_account(dock: DetectDock) -> None:
+def test_each_session_is_a_row_with_its_state_age_usage_account_and_task(
+        dock: DetectDock) -> None:
     vm = dock.vm
-    assert [vm.headerData(c, Qt.Orientation.Horizontal) for c in range(6)] == [
-        "Runtime", "Repository", "State", "Age", "Usage", "Account"]
+    assert [vm.headerData(c, Qt.Orientation.Horizontal) for c in range(7)] == [
+        "Runtime", "Repository", "State", "Age", "Usage", "Account", "Task"]
     assert dock.pages.currentIndex() == 1
-    assert cells(dock, 0) == ["Claude", "shop", "working", "1m", "1.2M", "claude"]
-    assert cells(dock, 1) == ["Codex", "api", "needs input", "1m", "58.0k", "codex"]
+    assert cells(dock, 0) == ["Claude", "shop", "working", "1m", "1.2M", "claude",
+                              "Add a cart page"]
+    assert cells(dock, 1) == ["Codex", "api", "needs input", "1m", "58.0k", "codex",
+                              "Upgrade the ORM"]
     assert cells(dock, 2) == ["Claude", "shop", f"blocked until {clock(NOW + 2 * HOUR + 10 * MIN)}",
-                              "20m", "1.1M", "claude:work"]
+                              "20m", "1.1M", "claude:work",  # its first prompt, on one line
+                              "Port the billing module to the new API and keep the old "
+                              "endpoints working"]
     assert cells(dock, 3)[1:4] == ["docs", "idle", "1m"]
     assert cells(dock, 4) == ["Pi", short_path("/home/me/notes"), "ended", "5h", "—",
-                              "pi"]  # not in a repository; no usage indexed: —, never 0
+                              "pi", "Summarise the notes"]  # not in a repository; no usage: —
     assert cells(dock, 5)[2] == "crashed"
     assert cells(dock, 6)[1:3] == ["—", "unknown"]
+    assert cells(dock, 6)[6] == "—"  # no prompt recorded
+    header = dock.table.horizontalHeader()  # the task takes the room left
+    assert header.sectionResizeMode(6) == QHeaderView.ResizeMode.Stretch
     state = vm.index(1, 2)
     assert state.data(Qt.ItemDataRole.ForegroundRole) == QColor(theme.WARNING)
     assert state.data(Qt.ItemDataRole.FontRole).bold()
@@ -240,6 +252,32 @@ def test_the_selected_session_shows_its_intent(dock: DetectDock, qtbot: QtBot) -
     assert "none recorded" in dock.body.toPlainText()  # no prompt could be read
 
 
+@pytest.mark.parametrize("reset_in", [None, -HOUR, 2 * HOUR])
+def test_a_blocked_sessions_detail_never_contradicts_itself(reset_in: int | None) -> None:
+    """The state sentence and the why, as the detector words them, for a limit whose reset
+    is unknown, has passed, or is to come."""
+    at = None if reset_in is None else datetime.fromtimestamp((NOW + reset_in) / 1000, UTC)
+    why = _limit_why(LimitHit(limit="usage_limit", message="You've hit your limit",
+                              resets_at=at), NOW)
+    s = replace(blocked(), why=why,
+                resets_at_ms=NOW + reset_in if reset_in is not None and reset_in > 0 else None)
+    document = QTextDocument()
+    document.setHtml(detail_html(s, NOW, theme.ERROR))
+    first, second = document.toPlainText().splitlines()[:2]
+    assert first.startswith("Blocked by a usage limit")
+    if reset_in is None:
+        assert "reset time unknown" in second
+        assert "passed" not in first + second
+    elif reset_in < 0:
+        assert "has passed, so it may go on now" in second
+        assert "unknown" not in first + second
+    else:
+        assert first == (f"Blocked by a usage limit until {clock(NOW + reset_in)} "
+                         "(in 2h).")
+        assert "unknown" not in first + second
+        assert "passed" not in first + second
+
+
 def test_the_detail_follows_the_next_scan(dock: DetectDock, backend: FakeDetect,
                                           qtbot: QtBot) -> None:
     select(dock, "codex:c0dex-ask")
@@ -301,6 +339,34 @@ def test_adopt_on_another_provider(dock: DetectDock, backend: FakeDetect, qtbot:
                                 "(selected in the Sessions list). The signed brief:")
     assert dock.path.text() == "/data/adopted/claude-b10cked/c1"
     assert dock.adopt_button.isEnabled()
+
+
+def test_adopt_defaults_to_an_installed_runtime_and_marks_the_missing_ones(
+        dock: DetectDock, qtbot: QtBot) -> None:
+    missing = [RuntimeInfo(n, None, None, problem=f"The {n} CLI is not installed.")
+               for n in ("claude", "codex")]
+    dock.vm.set_runtime_infos([*missing, RuntimeInfo("demo", "(built in)", "scripted demo")])
+    select(dock, "claude:b10cked-5e55")
+    dialog = dock.open_adopt_dialog()
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    target = dialog.target
+    listed = [(target.itemText(i), target.model().index(i, 0).flags()
+               & Qt.ItemFlag.ItemIsEnabled == Qt.ItemFlag.ItemIsEnabled)
+              for i in range(target.count())]
+    assert listed == [("demo", True), ("claude (not installed)", False),
+                      ("claude:work (not installed)", False), ("codex (not installed)", False),
+                      ("codex:ci (not installed)", False)]
+    assert target.currentData() == "demo"  # the only one installed, simulation or not
+    # the doctor finds codex after all: the dialog follows, and offers it first
+    dock.vm.set_runtime_infos([missing[0], RuntimeInfo("codex", "/usr/bin/codex", "0.1"),
+                               RuntimeInfo("demo", "(built in)", "scripted demo")])
+    assert [target.itemData(i) for i in range(3)] == ["codex", "codex:ci", "demo"]
+    assert target.currentData() == "demo"  # what was chosen stays chosen
+    dialog.close()
+    dialog = dock.open_adopt_dialog()
+    assert dialog is not None
+    assert dialog.target.currentData() == "codex"  # another provider, installed
 
 
 def test_adopting_a_working_session_warns_and_a_refusal_shows_in_place(
@@ -467,10 +533,10 @@ def test_a_blocked_claude_session_is_adopted_from_the_window(
     assert "usage limit" in dock.body.toPlainText()
     dialog = dock.open_adopt_dialog()
     assert dialog is not None
-    qtbot.waitUntil(lambda: "claude:work" in [dialog.target.itemText(i)
+    qtbot.waitUntil(lambda: "claude:work" in [dialog.target.itemData(i)
                                              for i in range(dialog.target.count())],
                     timeout=10_000)
-    dialog.target.setCurrentText("demo")
+    dialog.target.setCurrentIndex(dialog.target.findData("demo"))
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     qtbot.waitUntil(lambda: shell.sessions_dock.selected_id() is not None, timeout=30_000)
     new_id = shell.sessions_dock.selected_id()

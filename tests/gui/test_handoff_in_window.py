@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from relay.core.models import SessionSpec
@@ -19,22 +18,30 @@ INFOS = [RuntimeInfo("demo", "(built in)", "scripted demo"),
 
 
 def test_the_dialog_builds_the_handoff_chain(qtbot: QtBot, qapp: object, git_repo: Path) -> None:
-    dialog = NewSessionDialog(INFOS)
+    missing = RuntimeInfo("claude", None, None, problem="The claude CLI is not installed.")
+    dialog = NewSessionDialog([missing, *INFOS],
+                              entries=["claude", "claude:work", "demo", "demo:backup", "codex"])
     qtbot.addWidget(dialog)
     dialog.repo.setText(str(git_repo))
     dialog.task.setPlainText("t")
     dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
-    dialog.fallbacks.setText("demo:backup, codex")
+    picker = dialog.fallbacks
+    # picked from a menu, installed first; a missing runtime's entries shown, not pickable
+    menu = [(a.text(), a.isEnabled()) for a in picker.menu.actions()]
+    assert menu == [("demo", True), ("demo:backup", True), ("codex", True),
+                    ("claude (not installed)", False), ("claude:work (not installed)", False)]
+    assert "not installed" in picker.menu.actions()[3].toolTip()
+    for name in ("demo:backup", "codex"):
+        next(a for a in picker.menu.actions() if a.data() == name).trigger()
+    assert picker.shown.text() == "demo:backup → codex"
+    assert not next(a for a in picker.menu.actions() if a.data() == "codex").isEnabled()
     spec = dialog.build_spec()
     assert spec.chain == ["demo", "demo:backup", "codex"]
-    dialog.fallbacks.setText("")
+    picker.set_chain(["claude:work", "codex"])  # a missing runtime's entry is left out
+    assert dialog.build_spec().chain == ["demo", "codex"]
+    picker.clear.click()
     assert dialog.build_spec().chain == []
-    dialog.fallbacks.setText("gpt:x")
-    with pytest.raises(ValueError, match="Unknown runtime 'gpt'"):
-        dialog.build_spec()
-    dialog.fallbacks.setText("codex:")
-    with pytest.raises(ValueError, match="name the account"):
-        dialog.build_spec()
+    assert picker.shown.text().startswith("nobody")
 
 
 def test_a_handoff_is_shown_live_and_the_session_completes(

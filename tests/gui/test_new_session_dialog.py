@@ -9,10 +9,13 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
-from relay.gui.new_session_dialog import NewSessionDialog, default_runtime
+from relay.core.models import SessionSpec
+from relay.gui.new_session_dialog import NewSessionDialog, default_runtime, recent_repos
 from relay.gui.shell import RelayShell
 from relay.runtimes.base import RuntimeInfo
 from relay.runtimes.demo import NOTES_FILE
+from tests.conftest import make_repo
+from tests.gui.conftest import Runner
 
 
 def _start(dialog: NewSessionDialog, qtbot: QtBot) -> None:
@@ -120,3 +123,66 @@ def test_a_badly_quoted_check_is_shown_not_started(shell: RelayShell, qtbot: QtB
     assert dialog.isVisible()
     assert dialog.error.isVisible()
     assert "Acceptance check" in dialog.error.text()
+
+
+def test_ctrl_enter_starts_it_and_its_stream_comes_to_the_front(shell: RelayShell, qtbot: QtBot,
+                                                                git_repo: Path) -> None:
+    shell.window.resize(1024, 700)
+    shell.show()
+    qtbot.waitExposed(shell.window)
+    shell.designer_dock.show()
+    shell.designer_dock.raise_()  # the stream's tab is behind the designer's
+    qtbot.waitUntil(lambda: shell.stream_dock.visibleRegion().isEmpty())
+    dialog = shell.open_new_session_dialog()
+    qtbot.waitExposed(dialog)
+    assert "Ctrl+Enter" in dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).toolTip()
+    QTest.keyClicks(dialog.repo, str(git_repo))
+    QTest.keyClicks(dialog.task, "Write the demo notes")
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("demo"))
+    dialog.activateWindow()
+    qtbot.waitActive(dialog)
+    dialog.task.setFocus()
+    with qtbot.waitSignal(shell.bridge.sessionStarted, timeout=5000) as started:
+        QTest.keyClick(dialog.task, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not dialog.isVisible()
+    spec = dialog.spec()
+    assert spec is not None
+    assert spec.task == "Write the demo notes"  # no new line typed
+    assert started.args is not None
+    assert shell.stream_vm.session_id == started.args[0]
+    qtbot.waitUntil(lambda: not shell.stream_dock.visibleRegion().isEmpty())
+
+
+def test_the_repository_box_lists_the_recent_sessions_repositories(
+        shell: RelayShell, qtbot: QtBot, arun: Runner, tmp_path: Path) -> None:
+    older, newer = make_repo(tmp_path / "older"), make_repo(tmp_path / "newer")
+    for repo in (older, newer, older):
+        arun(shell.engine.start_session(SessionSpec(repo=repo, task="t", runtime="demo")))
+    shell.sessions_vm.refresh()
+    qtbot.waitUntil(lambda: len(shell.sessions_vm.rows()) == 3)
+    dialog = shell.open_new_session_dialog()
+    qtbot.waitExposed(dialog)
+    listed = [dialog.repos.itemText(i) for i in range(dialog.repos.count())]
+    assert listed == [str(older), str(newer)]  # the newest session's first, each once
+    assert dialog.repo.text() == str(older)
+    dialog.repos.setCurrentIndex(1)
+    assert dialog.repo.text() == str(newer)
+    dialog.repo.setText(str(tmp_path))  # still a path to type
+    assert dialog.repo.text() == str(tmp_path)
+
+
+def test_recent_repositories_are_distinct_and_few() -> None:
+    repos = ["/a", "/b", "/a", "", "/c", "/b"]
+    assert recent_repos(repos) == ["/a", "/b", "/c"]
+    assert recent_repos(repos, limit=2) == ["/a", "/b"]
+
+
+def test_ctrl_enter_in_any_field_starts_it(qtbot: QtBot, qapp: object) -> None:
+    dialog = NewSessionDialog([RuntimeInfo("demo", "(built in)", "scripted demo")])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    for field in (dialog.repo, dialog.model, dialog.verify):
+        dialog.error.hide()
+        QTest.keyClick(field, Qt.Key.Key_Enter, Qt.KeyboardModifier.ControlModifier)
+        assert dialog.error.isVisible()  # Start was pressed: nothing to start yet
+        assert "repository" in dialog.error.text()

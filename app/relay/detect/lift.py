@@ -39,13 +39,14 @@ last turn did not finish (a prompt without an answer, a call without a result).
  11  no process, turn finished                                       ``ended``
 ===  ==============================================================  ==============
 
-A limit's reset time that has already passed is reported as unknown (``resets_at_ms`` None):
-it says nothing about the window now. "May need approval" depends on the session's permission
-mode: Claude ``default`` / ``plan`` (writes, Bash, web, MCP; ``acceptEdits`` only Bash, web,
-MCP), Codex ``untrusted`` / ``on-failure`` (shell, patches) and ``on-request`` (calls that ask
-for escalation), Gemini's write and shell tools; never under ``bypassPermissions`` / ``never``
-/ ``yolo``, never for Pi. A command that runs for more than a minute under such a mode looks the
-same as one waiting for approval: the transcript cannot tell them apart.
+A limit's reset time that has already passed is not reported (``resets_at_ms`` None: it says
+nothing about the window now); the ``why`` says it has passed. "May need approval" depends on
+the session's permission mode: Claude ``default`` / ``plan`` (writes, Bash, web, MCP;
+``acceptEdits`` only Bash, web, MCP), Codex ``untrusted`` / ``on-failure`` (shell, patches)
+and ``on-request`` (calls that ask for escalation), Gemini's write and shell tools; never under
+``bypassPermissions`` / ``never`` / ``yolo``, never for Pi. A command that runs for more than
+a minute under such a mode looks the same as one waiting for approval: the transcript cannot
+tell them apart.
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ def _limit_why(limit: LimitHit, now_ms: int) -> str:
     if limit.resets_at is None:
         when = "reset time unknown"
     elif _ms(limit.resets_at) <= now_ms:
-        when = f"its reset time ({_when(limit.resets_at)}) has passed: unknown now"
+        when = f"the reset it gave ({_when(limit.resets_at)}) has passed, so it may go on now"
     else:
         when = f"resets {_when(limit.resets_at)}"
     return f"the last turn ended on {what}; {when} ({clip(limit.message, 160)})"

@@ -67,8 +67,8 @@ def state_label(s: DetectedSession, now_ms: int, tz: tzinfo | None = None) -> st
 def state_sentence(s: DetectedSession, now_ms: int, tz: tzinfo | None = None) -> str:
     """The state in a sentence, with the reset (when and how long) for a blocked session."""
     if s.state == "blocked":
-        if s.resets_at_ms is None:
-            return "Blocked by a usage limit; its reset time is unknown."
+        if s.resets_at_ms is None:  # unknown, or passed: its ``why`` says which
+            return "Blocked by a usage limit when it last ran."
         if s.resets_at_ms <= now_ms:
             return "Blocked by a usage limit; its reset is due (it can go on)."
         return (f"Blocked by a usage limit until {clock_time(s.resets_at_ms, now_ms, tz)} "

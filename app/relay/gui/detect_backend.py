@@ -17,6 +17,7 @@ from typing import Protocol
 
 from relay.detect.model import DetectedSession
 from relay.gui.host_calls import OverHost
+from relay.gui.runtime_choice import entry_choices
 from relay.runtimes.registry import available_runtimes
 
 
@@ -72,11 +73,3 @@ class HostDetectBackend(OverHost):
         adopted = await self._host.adopt(detected_id, to_entry, in_place)
         return AdoptAnswer(adopted.session_id, to_entry, adopted.contract_dir)
 
-
-def entry_choices(runtimes: list[str], accounts: list[str]) -> list[str]:
-    """Each runtime followed by its accounts (sorted), in the runtimes' order."""
-    out: list[str] = []
-    for runtime in runtimes:
-        out.append(runtime)
-        out += sorted(a for a in accounts if a.partition(":")[0] == runtime)
-    return out

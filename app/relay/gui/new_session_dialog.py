@@ -1,17 +1,21 @@
 """NewSessionDialog: what a user fills in to start a session → a SessionSpec.
 
-The dialog is opened with ``open()`` (never a nested ``exec()``); OK validates
-in place and keeps the dialog open with the problem shown under the form.
+The dialog is opened with ``open()`` (never a nested ``exec()``); Start (or Ctrl+Enter
+anywhere in it) validates in place and keeps the dialog open with the problem shown under
+the form. The repository box lists the repositories of the host's recent sessions; "Then
+hand off to" is picked from the host's runtimes and accounts (installed ones first, missing
+ones shown but not pickable, :mod:`relay.gui.runtime_choice`), never typed.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,8 +26,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +37,13 @@ from PySide6.QtWidgets import (
 from relay.core.models import PermissionPolicy, SessionSpec
 from relay.gui import theme
 from relay.gui.messages import ErrorBanner
+from relay.gui.runtime_choice import (
+    choice_label,
+    entry_choices,
+    installed_first,
+    missing,
+    runtime_of,
+)
 from relay.runtimes.base import RuntimeInfo
 from relay.sessions.instructions import Found
 from relay.sessions.instructions_delivery import dialog_found, dialog_summary
@@ -76,17 +89,14 @@ def parse_checks(text: str) -> list[list[str]]:
     return checks
 
 
-def parse_fallbacks(text: str, infos: dict[str, RuntimeInfo]) -> list[str]:
-    """``"claude:personal, codex"`` → chain entries; ValueError names a bad one."""
-    entries = [e.strip() for e in text.replace(";", ",").split(",") if e.strip()]
-    for entry in entries:
-        runtime, sep, account = entry.partition(":")
-        if runtime not in infos:
-            raise ValueError(f"Unknown runtime {runtime!r} in the handoff chain "
-                             f"(choose from {', '.join(infos)}).")
-        if sep and not account:
-            raise ValueError(f"{entry!r}: name the account after the colon.")
-    return entries
+#: how many recent repositories the repository box lists
+RECENT_REPOS = 10
+NO_CHAIN = "nobody — at a limit it waits or stops"
+
+
+def recent_repos(repos: Iterable[str], limit: int = RECENT_REPOS) -> list[str]:
+    """Distinct repositories, most recent first (``repos``: the sessions' newest first)."""
+    return list(dict.fromkeys(r for r in repos if r))[:limit]
 
 
 def parse_budget(text: str) -> float | None:
@@ -111,6 +121,78 @@ def runtime_label(info: RuntimeInfo) -> str:
     return f"{info.runtime} ({info.version})" if info.version else info.runtime
 
 
+class ChainPicker(QWidget):
+    """The entries to hand off to, in order: picked from a menu, never typed.
+
+    The menu lists ``runtime`` and ``runtime:account`` entries, installed first; an entry on
+    a runtime the doctor found missing is shown "(not installed)" and cannot be picked.
+
+    Signals:
+        changed(): the chain changed.
+    """
+
+    changed = Signal()
+
+    def __init__(self, entries: Sequence[str], infos: Iterable[RuntimeInfo],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        infos = list(infos)
+        self._gone = missing(infos)
+        self._problems = {i.runtime: i.problem or "" for i in infos}
+        self.entries = installed_first(entries, infos)
+        self._chain: list[str] = []
+        self.shown = QLabel(NO_CHAIN)
+        self.shown.setObjectName("fallbacksChain")
+        self.shown.setWordWrap(True)
+        self.shown.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.menu = QMenu(self)
+        self.menu.setObjectName("fallbacksMenu")
+        self.add = QPushButton("Add")
+        self.add.setObjectName("fallbacksAdd")
+        self.add.setToolTip("Add a runtime or account to hand the task to, after the ones "
+                            "already chosen")
+        self.add.setMenu(self.menu)
+        self.clear = QPushButton("Clear")
+        self.clear.setObjectName("fallbacksClear")
+        self.clear.clicked.connect(lambda: self.set_chain([]))
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.shown, 1)
+        row.addWidget(self.add)
+        row.addWidget(self.clear)
+        self._show()
+
+    def chain(self) -> list[str]:
+        return list(self._chain)
+
+    def set_chain(self, entries: Sequence[str]) -> None:
+        """Hand off to ``entries`` in order (those not offered, or missing, are left out)."""
+        self._chain = [e for e in dict.fromkeys(entries)
+                       if e in self.entries and runtime_of(e) not in self._gone]
+        self._show()
+
+    def pick(self, entry: str) -> None:
+        self.set_chain([*self._chain, entry])
+
+    def _fill(self) -> None:
+        self.menu.clear()
+        for entry in self.entries:
+            action = self.menu.addAction(choice_label(entry, self._gone))
+            action.setData(entry)
+            action.setCheckable(True)
+            action.setChecked(entry in self._chain)
+            action.setEnabled(entry not in self._chain and runtime_of(entry) not in self._gone)
+            action.setToolTip(self._problems.get(runtime_of(entry), ""))
+            action.triggered.connect(lambda _=False, e=entry: self.pick(e))
+
+    def _show(self) -> None:
+        self.shown.setText(" → ".join(self._chain) or NO_CHAIN)
+        theme.style(self.shown, "" if self._chain else "QLabel { color: $MUTED; }")
+        self.clear.setEnabled(bool(self._chain))
+        self._fill()
+        self.changed.emit()
+
+
 class NewSessionDialog(QDialog):
     """Repository, task, runtime, model, worktree and permission policy.
 
@@ -121,7 +203,10 @@ class NewSessionDialog(QDialog):
     specAccepted = Signal(object)
 
     def __init__(self, infos: Sequence[RuntimeInfo], parent: QWidget | None = None,
-                 repo: str = "") -> None:
+                 repo: str = "", recent: Sequence[str] = (),
+                 entries: Sequence[str] | None = None) -> None:
+        """``recent``: the repositories of recent sessions (newest first); ``entries``:
+        the runtimes and accounts to hand off to (default: the runtimes of ``infos``)."""
         super().__init__(parent)
         self.setObjectName("newSessionDialog")
         self.setWindowTitle("New session")
@@ -130,8 +215,20 @@ class NewSessionDialog(QDialog):
         #: what the root of each repository path typed so far holds
         self._found: dict[str, Found | None] = {}
         self._spec: SessionSpec | None = None
-        self.repo = QLineEdit(repo)
-        self.repo.setObjectName("repoEdit")
+        self.repos = QComboBox()
+        self.repos.setObjectName("repoCombo")
+        self.repos.setEditable(True)
+        self.repos.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.repos.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.repos.setMinimumContentsLength(20)
+        self.repos.addItems(recent_repos([repo, *recent]))
+        self.repos.setToolTip("A git repository: type its path, or pick one of your recent "
+                              "sessions' repositories")
+        line = self.repos.lineEdit()
+        assert line is not None
+        self.repo: QLineEdit = line
+        self.repo.setObjectName("repoEdit")  # the newest first: ``repo``, else the latest
         self.repo.setPlaceholderText("Path of a git repository")
         self.browse = QPushButton("Browse…")
         self.browse.setObjectName("browseButton")
@@ -149,9 +246,10 @@ class NewSessionDialog(QDialog):
         self.model = QLineEdit()
         self.model.setObjectName("modelEdit")
         self.model.setPlaceholderText("optional — the runtime's default")
-        self.fallbacks = QLineEdit()
-        self.fallbacks.setObjectName("fallbacksEdit")
-        self.fallbacks.setPlaceholderText("optional — e.g. claude:personal, codex")
+        self.fallbacks = ChainPicker(
+            entries if entries is not None else entry_choices([i.runtime for i in infos], []),
+            infos)
+        self.fallbacks.setObjectName("fallbacksPicker")
         self.fallbacks.setToolTip("When the runtime hits a usage limit, Relay snapshots the work "
                                   "and hands the task to these, in order.")
         self.verify = QLineEdit()
@@ -208,13 +306,14 @@ class NewSessionDialog(QDialog):
         self.repo.textChanged.connect(self._show_instructions)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setToolTip("Start (Ctrl+Enter)")
         self._policy_changed()
         self._runtime_changed()
         self._show_instructions()
 
     def _layout(self) -> None:
         repo_row = QHBoxLayout()
-        repo_row.addWidget(self.repo, 1)
+        repo_row.addWidget(self.repos, 1)
         repo_row.addWidget(self.browse)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -259,7 +358,7 @@ class NewSessionDialog(QDialog):
         info = self._infos.get(runtime)
         if info is not None and info.problem is not None:
             raise ValueError(f"{info.problem} {info.hint or ''}".strip())
-        chain = parse_fallbacks(self.fallbacks.text(), self._infos)
+        chain = self.fallbacks.chain()
         verify = parse_checks(self.verify.text())
         budget = parse_budget(self.budget.text())
         try:
@@ -287,6 +386,16 @@ class NewSessionDialog(QDialog):
 
     def show_error(self, message: str) -> None:
         self.error.show_error(message)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Ctrl+Enter starts it, wherever the focus is (the fields pass it on: a text box
+        takes Ctrl+Enter for a shortcut, so a QShortcut would never see it)."""
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            event.accept()
+            self.accept()
+            return
+        super().keyPressEvent(event)
 
     # -- helpers ------------------------------------------------------------------------
 

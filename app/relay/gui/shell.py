@@ -474,7 +474,9 @@ class RelayShell(QObject):
         if self.dialog is not None and self.dialog.isVisible():
             self.dialog.raise_()
             return self.dialog
-        dialog = NewSessionDialog(self.runtime_infos, self.window, repo=self.last_repo)
+        dialog = NewSessionDialog(self.runtime_infos, self.window, repo=self.last_repo,
+                                  recent=[str(r.repo) for r in self.sessions_vm.rows()],
+                                  entries=self.detect_vm.targets() or None)
         dialog.specAccepted.connect(self.start_session)
         self.dialog = dialog
         dialog.open()
@@ -587,6 +589,8 @@ class RelayShell(QObject):
 
     def _set_infos(self, infos: list[RuntimeInfo]) -> None:
         self.runtime_infos = infos
+        self.designer_dock.set_runtime_infos(infos)
+        self.detect_vm.set_runtime_infos(infos)
         if self.welcome is not None:
             self.welcome.set_infos(infos)
 
@@ -618,8 +622,11 @@ class RelayShell(QObject):
         return self._config.home if self._config is not None else None
 
     def _on_started(self, session_id: str) -> None:
+        """A session this window started: its stream comes to the front."""
         self.show_session(session_id)
         self.sessions_vm.refresh()
+        self.stream_dock.show()
+        self.stream_dock.raise_()
 
     def _session_name(self, session_id: str) -> str | None:
         row = self.sessions_vm.row_of(session_id)

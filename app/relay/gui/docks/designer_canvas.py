@@ -49,6 +49,9 @@ MIN_ZOOM, MAX_ZOOM = 0.25, 2.5
 FIT_MIN_ZOOM = 0.4
 #: room around the nodes to drag them into
 MARGIN = 400.0
+#: what an empty canvas says
+EMPTY_HINT = ("Drag a runtime here from “Add a step” above (or double-click one)\n"
+              "to start the pipeline; drag from a node's right port to another to connect them.")
 
 
 @dataclass
@@ -65,10 +68,10 @@ class DesignerScene(QGraphicsScene):
     """Nodes and arrows of the view-model's draft, and the gestures that edit it.
 
     Signals:
-        nodeClicked(str): a node was clicked (pressed and released without a drag).
+        nodeActivated(str): a node was double-clicked.
     """
 
-    nodeClicked = Signal(str)
+    nodeActivated = Signal(str)
 
     def __init__(self, vm: DesignerViewModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -259,12 +262,16 @@ class DesignerScene(QGraphicsScene):
             self.finish_link(event.scenePos())
             event.accept()
             return
-        drag, self._drag = self._drag, None
+        self._drag = None
         super().mouseReleaseEvent(event)
-        if drag is not None and not drag.moved:
-            node = self.node_at(event.scenePos())
-            if node is not None:
-                self.nodeClicked.emit(node.node_id)
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        node = self.node_at(event.scenePos())
+        if node is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.nodeActivated.emit(node.node_id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
 
 class DesignerView(QGraphicsView):
@@ -283,6 +290,15 @@ class DesignerView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setMinimumSize(240, 180)
         self._pan: QPointF | None = None
+        self._empty = not scene.nodes
+        scene.vm.changed.connect(self._repaint_when_emptied)
+
+    def _repaint_when_emptied(self) -> None:
+        """The hint of an empty canvas comes and goes with the last node."""
+        empty = not self.designer.nodes
+        if empty != self._empty:
+            self._empty = empty
+            self.viewport().update()
 
     def zoom(self) -> float:
         return self.transform().m11()
@@ -303,6 +319,18 @@ class DesignerView(QGraphicsView):
         zoom = min(1.0, max(FIT_MIN_ZOOM, self.zoom()))
         self.setTransform(QTransform.fromScale(zoom, zoom))
         self.centerOn(rect.center())
+
+    def drawForeground(self, painter: QPainter, area: QRectF | QRect) -> None:
+        """On an empty drawing, what to do first (in the view's middle, not the scene's)."""
+        super().drawForeground(painter, area)
+        if self.designer.nodes:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setPen(QColor(theme.MUTED))
+        painter.drawText(QRectF(self.viewport().rect()).adjusted(20, 20, -20, -20),
+                         int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap), EMPTY_HINT)
+        painter.restore()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         steps = event.angleDelta().y() / 120

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QByteArray, QMimeData, QSize, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -34,9 +35,9 @@ from relay.gui.docks.designer_canvas import RUNTIME_MIME, DesignerScene, Designe
 from relay.gui.docks.designer_panel import DesignerPanel
 from relay.gui.docks.designer_toolbar import DesignerToolbar
 from relay.gui.docks.parts import PlainLabel
-from relay.gui.fit import ElidedLabel
 from relay.gui.messages import ErrorBanner
 from relay.gui.plan_dialog import PlanDialog
+from relay.gui.runtime_choice import installed_first, missing
 from relay.gui.viewmodels.designer import DesignerViewModel
 from relay.pipelines import trust
 from relay.runtimes.base import RuntimeInfo
@@ -45,8 +46,8 @@ from relay.runtimes.registry import available_runtimes
 READY_TEXT = "No problems: ready to save and run."
 #: commands listed under the canvas (the dialog before a run lists three times as many)
 COMMANDS_SHOWN = 6
-#: the palette asks for no more width than this (the rest of its runtimes scroll; issue 23)
-PALETTE_MIN_WIDTH = 160
+#: a palette chip's height (its style sheet's margins are inside it)
+CHIP_HEIGHT = 26
 PALETTE_CSS = ("QListWidget { background: transparent; }"
                " QListWidget::item { border: 1px solid $BORDER; border-radius: 10px;"
                " margin: 2px 3px; background: $SUBTLE_BG; color: $TEXT; }"
@@ -55,7 +56,11 @@ PALETTE_CSS = ("QListWidget { background: transparent; }"
 
 
 class RuntimePalette(QListWidget):
-    """The runtimes Relay drives; each drags onto the canvas as a new node."""
+    """The runtimes Relay drives; each drags onto the canvas as a new node.
+
+    Every runtime shows: the chips wrap onto as many rows as the width needs, installed
+    runtimes first; one the doctor found missing is greyed, its tooltip says why.
+    """
 
     def __init__(self, runtimes: Sequence[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,22 +68,68 @@ class RuntimePalette(QListWidget):
         self.setDragEnabled(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.setFlow(QListView.Flow.LeftToRight)
-        self.setWrapping(False)
+        self.setWrapping(True)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.setFrameShape(QListWidget.Shape.NoFrame)
+        self._infos = [RuntimeInfo(name, None, None) for name in runtimes]
         theme.style(self, PALETTE_CSS)
+        self.set_runtimes(self._infos)
+        theme.notifier().changed.connect(self._recolour)
+
+    def _recolour(self, _palette: str) -> None:
+        """The missing runtimes' grey is read when the chips are made: make them again."""
+        self.set_runtimes(self._infos)
+
+    def set_runtimes(self, infos: Sequence[RuntimeInfo]) -> None:
+        """Show ``infos``' runtimes, installed first, the missing ones greyed."""
+        self._infos = list(infos)
+        gone = missing(infos)
+        names = installed_first([i.runtime for i in infos], infos)
+        problems = {i.runtime: i.problem for i in infos}
         metrics = self.fontMetrics()
-        width = 0
-        for runtime in runtimes:
+        self.clear()
+        for runtime in names:
             item = QListWidgetItem(runtime)
-            item.setToolTip(f"Drag onto the canvas (or double-click) for a step on {runtime}")
-            item.setSizeHint(QSize(metrics.horizontalAdvance(runtime) + 34, 26))
+            item.setData(Qt.ItemDataRole.UserRole, runtime)
+            tip = f"Drag onto the canvas (or double-click) for a step on {runtime}"
+            if runtime in gone:
+                item.setForeground(QColor(theme.MUTED))
+                font = item.font()
+                font.setItalic(True)
+                item.setFont(font)
+                tip += f".\nNot installed here: {problems[runtime]}"
+            item.setToolTip(tip)
+            item.setSizeHint(QSize(metrics.horizontalAdvance(runtime) + 34, CHIP_HEIGHT))
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
             self.addItem(item)
-            width += item.sizeHint().width() + 2
-        self.setFixedHeight(30)
-        self.setMinimumWidth(min(width + 8, PALETTE_MIN_WIDTH))
+        widest = max((self.item(i).sizeHint().width() for i in range(self.count())), default=0)
+        self.setMinimumWidth(widest + 2)
+        self.updateGeometry()
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        """As tall as the rows the chips wrap onto at ``width`` (never a hidden one)."""
+        rows, x = 1, 0
+        for i in range(self.count()):
+            chip = self.item(i).sizeHint().width()
+            if x and x + chip > width:
+                rows, x = rows + 1, 0
+            x += chip
+        return rows * CHIP_HEIGHT + 2
+
+    def sizeHint(self) -> QSize:
+        width = sum(self.item(i).sizeHint().width() for i in range(self.count()))
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.minimumWidth(), self.heightForWidth(self.minimumWidth()))
 
     def mimeTypes(self) -> list[str]:
         return [RUNTIME_MIME]
@@ -86,7 +137,8 @@ class RuntimePalette(QListWidget):
     def mimeData(self, items: Sequence[QListWidgetItem]) -> QMimeData:
         data = QMimeData()
         if items:
-            data.setData(RUNTIME_MIME, QByteArray(items[0].text().encode("utf-8")))
+            runtime = str(items[0].data(Qt.ItemDataRole.UserRole))
+            data.setData(RUNTIME_MIME, QByteArray(runtime.encode("utf-8")))
         return data
 
 
@@ -138,11 +190,10 @@ class DesignerDock(QDockWidget):
     def _content(self) -> QWidget:
         palette = QHBoxLayout()
         palette.setContentsMargins(0, 0, 0, 0)
-        palette.addWidget(QLabel("Add a step:"))
+        add = QLabel("Add a step:")
+        add.setToolTip("Drag a runtime onto the canvas, or double-click it")
+        palette.addWidget(add, 0, Qt.AlignmentFlag.AlignTop)
         palette.addWidget(self.runtime_list, 1)
-        hint = ElidedLabel("drag onto the canvas or double-click")
-        theme.style(hint, "QLabel { color: $MUTED; }")
-        palette.addWidget(hint)
         center = QWidget()
         column = QVBoxLayout(center)
         column.setContentsMargins(0, 0, 0, 0)
@@ -188,7 +239,8 @@ class DesignerDock(QDockWidget):
         bar.planRequested.connect(self.plan_dialog)
         bar.exportRequested.connect(self.export_dialog)
         bar.fitRequested.connect(self.view.fit)
-        self.scene.nodeClicked.connect(vm.activate)
+        self.scene.nodeActivated.connect(vm.activate)
+        self.panel.streamRequested.connect(vm.activate)
         vm.notice.connect(self.show_note)
         vm.changed.connect(self.refresh_problems)
         vm.trustAsked.connect(self.ask_trust)
@@ -201,8 +253,12 @@ class DesignerDock(QDockWidget):
         self.error.hide()
         self.vm.set_repo(path)
 
+    def set_runtime_infos(self, infos: Sequence[RuntimeInfo]) -> None:
+        """What the doctor found: the palette puts the installed runtimes first."""
+        self.runtime_list.set_runtimes(infos)
+
     def _add_from_palette(self, item: QListWidgetItem) -> None:
-        node_id = self.vm.add_node(item.text())
+        node_id = self.vm.add_node(str(item.data(Qt.ItemDataRole.UserRole)))
         if node_id is not None and node_id in self.scene.nodes:
             self.view.ensureVisible(self.scene.nodes[node_id])
 
@@ -296,7 +352,8 @@ class DesignerDock(QDockWidget):
             self.error.hide()
 
     def refresh_problems(self) -> None:
-        found = self.vm.problems()
+        # an empty drawing is a start, not an error: the canvas says what to do
+        found = self.vm.problems() if self.vm.pipeline.nodes else []
         self.problems.clear()
         for problem in found:
             item = QListWidgetItem(str(problem))

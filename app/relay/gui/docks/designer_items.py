@@ -61,7 +61,7 @@ def step_tip(step: StepInfo) -> str:
     if step.error:
         lines.append(f"Error: {step.error}")
     if step.session_id:
-        lines.append(f"Session {step.session_id}: click to open its stream")
+        lines.append(f"Session {step.session_id}: double-click to open its stream")
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@
 Every field shows the draft's value and writes a change back as a view-model edit (one
 undo step per field; typing in a text box merges into one). Line fields apply when
 editing finishes (Return or leaving the field), boxes and lists at once. A value the
-draft refuses (a taken id) is put back and the reason shows in the dock.
+draft refuses (a taken id) is put back and the reason shows in the dock. While a run is
+shown, "Open stream" shows the selected step's session (as a double-click on its node does).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QPushButton,
     QScrollArea,
     QSpinBox,
     QStackedWidget,
@@ -51,7 +53,13 @@ def _hint(text: str) -> QLabel:
 
 
 class DesignerPanel(QStackedWidget):
-    """Pages: 0 the pipeline (nothing selected), 1 one node, 2 several nodes."""
+    """Pages: 0 the pipeline (nothing selected), 1 one node, 2 several nodes.
+
+    Signals:
+        streamRequested(str): "Open stream" for this node's step in the shown run.
+    """
+
+    streamRequested = Signal(str)
 
     def __init__(self, vm: DesignerViewModel, runtimes: list[str],
                  parent: QWidget | None = None) -> None:
@@ -73,13 +81,16 @@ class DesignerPanel(QStackedWidget):
         self.setMaximumWidth(380)
         vm.changed.connect(self.refresh)
         vm.selectionChanged.connect(self.refresh)
+        vm.run.changed.connect(self.refresh)
         self.refresh()
 
     @staticmethod
     def _scrolled(page: QWidget) -> QScrollArea:
+        """``page`` in a vertical scroll area, as wide as the panel (its hints wrap)."""
         area = QScrollArea()
         area.setWidgetResizable(True)
         area.setFrameShape(QScrollArea.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         area.setWidget(page)
         return area
 
@@ -158,13 +169,18 @@ class DesignerPanel(QStackedWidget):
             self.permission.addItem(policy.value.replace("_", " "), policy.value)
         self.permission.currentIndexChanged.connect(
             lambda i: self._field("permission", PermissionPolicy(self.permission.itemData(i))))
+        self.open_stream = QPushButton("Open stream")
+        self.open_stream.setObjectName("designerOpenStream")
+        self.open_stream.setToolTip("Show this step's session in the live stream (or "
+                                    "double-click its node)")
+        self.open_stream.clicked.connect(self._open_stream)
         self.node_problems = PlainLabel()  # they quote the repository's file
         self.node_problems.setObjectName("designerNodeProblems")
         self.node_problems.setWordWrap(True)
         theme.style(self.node_problems, "QLabel { color: $ERROR; }")
         page = QWidget()
         form = QFormLayout(page)
-        form.addRow(self._title("Step"))
+        form.addRow(self._title("Step"), self.open_stream)
         form.addRow("Id", self.node_id_edit)
         form.addRow("Provider", self.provider)
         form.addRow("Account", self.account)
@@ -205,6 +221,10 @@ class DesignerPanel(QStackedWidget):
         node_id = self.node_id
         if node_id is not None:
             self._apply(lambda: self.vm.edit_node(node_id, field, value))
+
+    def _open_stream(self) -> None:
+        if self.node_id is not None:
+            self.streamRequested.emit(self.node_id)
 
     def _rename(self, text: str) -> None:
         if self.node_id is not None and text.strip() != self.node_id:
@@ -251,6 +271,8 @@ class DesignerPanel(QStackedWidget):
         self.budget.setValue(p.budget_usd or 0)
 
     def _show_node(self, node: Node) -> None:
+        step = self.vm.run.steps.get(node.id)
+        self.open_stream.setVisible(step is not None and bool(step.session_id))
         _set_text(self.node_id_edit, node.id)
         if self.provider.findText(node.provider) < 0:
             self.provider.addItem(node.provider)  # a provider this build does not know

@@ -4,16 +4,18 @@ Top: how many sessions (how many live) and how long the scan took, "Show all" (e
 session found, not only those live or active in the last 24 hours), Rescan, an error
 (message and hint) in place and what the scan could not read. Below, the table
 (runtime, repository, state — with the reset time for a blocked one —, age, usage,
-account) over the detail pane: the session's state and why, its initial prompt, plan with
-each step's status, tasks remaining, files touched, commands, its account, models, skills,
-MCP servers, usage, and what could not be read; "Adopt on…" (a runtime or account, in a
-new worktree or in place) and "Open transcript". All words come from
-:mod:`relay.detect.present` and :mod:`relay.gui.detect_text`; the widgets only show.
+account, and the task: its first prompt, which takes the room left) over the detail pane:
+the session's state and why, its initial prompt, plan with each step's status, tasks
+remaining, files touched, commands, its account, models, skills, MCP servers, usage, and
+what could not be read; "Adopt on…" (a runtime or account — installed ones first, a missing
+one shown but not offered —, in a new worktree or in place) and "Open transcript". All words
+come from :mod:`relay.detect.present` and :mod:`relay.gui.detect_text`; the widgets only show.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QPoint, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,9 +40,11 @@ from relay.gui import theme
 from relay.gui.detect_text import detail_html
 from relay.gui.docks.parts import PlainLabel, empty_or_content, row_table
 from relay.gui.messages import ErrorBanner
+from relay.gui.runtime_choice import choice_label, runtime_of
 from relay.gui.viewmodels.detect import (
     HOOKED_NOTE,
     STATE_COLOURS,
+    TASK_COLUMN,
     DetectViewModel,
     Note,
     state_label,
@@ -65,7 +69,7 @@ class AdoptDialog(QDialog):
     adoptAccepted = Signal(str, bool)
 
     def __init__(self, session: DetectedSession, targets: list[str], default: str | None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, gone: frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
         self.setObjectName("adoptDialog")
         self.setWindowTitle("Adopt session")
@@ -97,18 +101,25 @@ class AdoptDialog(QDialog):
                        self.buttons):
             layout.addWidget(widget)
         self.in_place.toggled.connect(self._explain)
-        self.set_targets(targets, default)
+        self.set_targets(targets, default, gone)
         self._explain()
         self.setMinimumWidth(460)
 
-    def set_targets(self, targets: list[str], default: str | None = None) -> None:
-        """Fill the choices, keeping the current one (else ``default``)."""
-        keep = self.target.currentText() or default
+    def set_targets(self, targets: list[str], default: str | None = None,
+                    gone: frozenset[str] = frozenset()) -> None:
+        """Fill the choices, keeping the current one (else ``default``); an entry on a
+        runtime in ``gone`` (missing here) is shown "(not installed)" and cannot be chosen."""
+        keep = self.target.currentData() or default
         self.target.clear()
-        self.target.addItems(targets)
-        if keep and keep in targets:
-            self.target.setCurrentIndex(targets.index(keep))
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(targets))
+        model = self.target.model()
+        for entry in targets:
+            self.target.addItem(choice_label(entry, gone), entry)
+            if runtime_of(entry) in gone and isinstance(model, QStandardItemModel):
+                model.item(self.target.count() - 1).setEnabled(False)
+        usable = [t for t in targets if runtime_of(t) not in gone]
+        chosen = keep if keep in usable else (usable[0] if usable else None)
+        self.target.setCurrentIndex(self.target.findData(chosen) if chosen else -1)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(usable))
 
     def _explain(self) -> None:
         if self.in_place.isChecked():
@@ -121,7 +132,7 @@ class AdoptDialog(QDialog):
                                  "Your working tree is not touched.")
 
     def _accept(self) -> None:
-        target = self.target.currentText()
+        target = self.target.currentData()
         if target:
             self.adoptAccepted.emit(target, self.in_place.isChecked())
             self.accept()
@@ -166,7 +177,7 @@ class DetectDock(QDockWidget):
         self.problems.hide()
 
     def _make_table(self) -> QTableView:
-        table = row_table("detectTable", self.vm, stretch=1)
+        table = row_table("detectTable", self.vm, stretch=TASK_COLUMN)
         table.setAlternatingRowColors(True)
         table.selectionModel().selectionChanged.connect(self._on_selection)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -253,7 +264,8 @@ class DetectDock(QDockWidget):
             return None
         if self.dialog is not None and self.dialog.isVisible():
             self.dialog.close()
-        dialog = AdoptDialog(session, self.vm.targets(), self.vm.default_target(session.id), self)
+        dialog = AdoptDialog(session, self.vm.targets(), self.vm.default_target(session.id), self,
+                             self.vm.missing_runtimes())
         dialog.adoptAccepted.connect(
             lambda target, in_place: self._adopt(session.id, target, in_place))
         self.dialog = dialog
@@ -319,7 +331,8 @@ class DetectDock(QDockWidget):
     def _targets_changed(self) -> None:
         if self.dialog is not None and self.dialog.isVisible():
             self.dialog.set_targets(self.vm.targets(),
-                                    self.vm.default_target(self.dialog.session_id))
+                                    self.vm.default_target(self.dialog.session_id),
+                                    self.vm.missing_runtimes())
 
     def refresh(self) -> None:
         """Re-read the status, the table's placeholder and the selected session's detail."""

@@ -204,8 +204,8 @@ class DesignerViewModel(QObject):
     def new(self) -> None:
         """Start an empty pipeline with a name no saved one has."""
         taken = {p.name for p in self.saved}
-        name = next(n for n in ("pipeline", *(f"pipeline-{i}" for i in itertools.count(2)))
-                    if n not in taken)
+        names = itertools.chain(["pipeline"], (f"pipeline-{i}" for i in itertools.count(2)))
+        name = next(n for n in names if n not in taken)
         self._load(new_pipeline(name), None)
 
     def _load(self, pipeline: Pipeline, source: str | None,
@@ -404,7 +404,8 @@ class DesignerViewModel(QObject):
             self.selectionChanged.emit()
 
     def activate(self, node_id: str) -> None:
-        """A click on a node: its step's session stream, when a run is shown."""
+        """A double-click on a node (or "Open stream"): its step's session stream, when a
+        run is shown."""
         self.run.activate(node_id)
 
     def _push(self, plan: Callable[[], Edit | None]) -> bool:
@@ -415,6 +416,9 @@ class DesignerViewModel(QObject):
             return False
         if edit is None:
             return False
+        shown = self.run.run
+        if shown is not None and shown.finished and not edit.moves_only:
+            self.run.show(None)  # its colours were of the drawing before this edit
         self.undo_stack.push(DraftCommand(self._apply, edit))
         return True
 

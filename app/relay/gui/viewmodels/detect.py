@@ -35,12 +35,18 @@ from relay.detect.model import DetectedSession, DetectState
 from relay.gui import theme
 from relay.gui.bridge import EngineBridge
 from relay.gui.detect_backend import AdoptAnswer, DetectBackend, DetectScan
+from relay.gui.runtime_choice import first_installed, installed_first, missing
 from relay.gui.viewmodels.table import ColumnsModel, Index
+from relay.runtimes.base import RuntimeInfo
+from relay.wallet.present import UNKNOWN
 
 CONTEXT = "detect"
-COLUMNS = ("Runtime", "Repository", "State", "Age", "Usage", "Account")
+COLUMNS = ("Runtime", "Repository", "State", "Age", "Usage", "Account", "Task")
 _STATE_COLUMN = 2
 _RIGHT_ALIGNED = (3, 4)
+#: the session's first prompt, on one line (it tells eight sessions of one repository apart)
+TASK_COLUMN = 6
+TASK_CHARS = 160
 
 #: a state's colour role (relay.gui.theme)
 STATE_COLOURS: dict[DetectState, str] = {
@@ -140,6 +146,8 @@ class DetectViewModel(ColumnsModel):
         self._notes: dict[str, Note] = {}
         self._busy: set[str] = set()
         self._targets: list[str] = []
+        #: what the doctor found (the installed runtimes are offered first)
+        self._infos: list[RuntimeInfo] = []
         self._error: str | None = None
         self._ambient = Ambient(self._scan, self._announce, self.HIDDEN_S,
                                 changes=Changes(clock=clock))
@@ -199,19 +207,25 @@ class DetectViewModel(ColumnsModel):
         return session_id in self._busy
 
     def targets(self) -> list[str]:
-        """``runtime`` and ``runtime:account`` entries a session can be adopted onto."""
-        return list(self._targets)
+        """``runtime`` and ``runtime:account`` entries a session can be adopted onto, those
+        on an installed runtime first."""
+        return installed_first(self._targets, self._infos)
+
+    def missing_runtimes(self) -> frozenset[str]:
+        """The runtimes the doctor found missing here (an adoption onto them would fail)."""
+        return missing(self._infos)
 
     def default_target(self, session_id: str) -> str | None:
-        """Another provider than the session's own (a blocked Claude goes on on Codex), not
-        the simulation unless nothing else is there."""
+        """An installed runtime of another provider than the session's own (a blocked Claude
+        goes on on Codex), not the simulation unless nothing else is installed."""
         s = self.session(session_id)
-        own = s.runtime if s is not None else ""
-        real = [t for t in self._targets if t.partition(":")[0] != "demo"]
-        for choices in ([t for t in real if t.partition(":")[0] != own], real, self._targets):
-            if choices:
-                return choices[0]
-        return None
+        return first_installed(self.targets(), self.missing_runtimes(),
+                               avoid=[s.runtime] if s is not None else [])
+
+    def set_runtime_infos(self, infos: Sequence[RuntimeInfo]) -> None:
+        """What the doctor found about each runtime."""
+        self._infos = list(infos)
+        self.targetsChanged.emit()
 
     # -- the watcher --------------------------------------------------------------------
 
@@ -409,6 +423,8 @@ class DetectViewModel(ColumnsModel):
             return text.age(s, now)
         if col == 4:
             return text.usage_short(s.usage)
+        if col == TASK_COLUMN:
+            return text.one_line(s.intent.initial_prompt, TASK_CHARS) or UNKNOWN
         return s.entry
 
     def _tooltip(self, s: DetectedSession) -> str:
