@@ -186,6 +186,7 @@ class RelayShell(QObject):
         self._told_hidden = False
         #: the session "Continue…" asked the composer for, until the composer follows it
         self._focus_for: str | None = None
+        self._raise_started = False  # the next session started: its stream to the front
         self._wire()
 
     def _own(self, backend: B) -> B:
@@ -477,7 +478,7 @@ class RelayShell(QObject):
         dialog = NewSessionDialog(self.runtime_infos, self.window, repo=self.last_repo,
                                   recent=[str(r.repo) for r in self.sessions_vm.rows()],
                                   entries=self.detect_vm.targets() or None)
-        dialog.specAccepted.connect(self.start_session)
+        dialog.specAccepted.connect(self._start_from_dialog)
         self.dialog = dialog
         dialog.open()
         return dialog
@@ -500,6 +501,11 @@ class RelayShell(QObject):
         """A web board link: the desktop's browser, else the status bar shows it to copy."""
         if not open_url(url):
             self.messages.notice(f"Open the web board (one-time link, 10 minutes): {url}")
+
+    def _start_from_dialog(self, spec: SessionSpec) -> None:
+        """New session's Start: the session's stream comes to the front once it is stored."""
+        self._raise_started = True
+        self.start_session(spec)
 
     def start_session(self, spec: SessionSpec) -> None:
         self.last_repo = str(spec.repo)
@@ -622,11 +628,13 @@ class RelayShell(QObject):
         return self._config.home if self._config is not None else None
 
     def _on_started(self, session_id: str) -> None:
-        """A session this window started: its stream comes to the front."""
+        """A session this window started: shown (in front, when New session started it)."""
         self.show_session(session_id)
         self.sessions_vm.refresh()
-        self.stream_dock.show()
-        self.stream_dock.raise_()
+        if self._raise_started:
+            self._raise_started = False
+            self.stream_dock.show()
+            self.stream_dock.raise_()
 
     def _session_name(self, session_id: str) -> str | None:
         row = self.sessions_vm.row_of(session_id)
