@@ -58,6 +58,7 @@ from relay.gui.passphrase import PassphrasePrompter
 from relay.gui.pipeline_backend import HostPipelineBackend, PipelineBackend
 from relay.gui.resources import app_icon
 from relay.gui.sessions_source import ClientSource
+from relay.gui.shell_nav import Navigation
 from relay.gui.tray import RelayTray
 from relay.gui.viewmodels.board import BoardViewModel
 from relay.gui.viewmodels.composer import ComposerViewModel
@@ -82,7 +83,7 @@ DEMO_TASK = "Add a short notes file describing the project"
 
 B = TypeVar("B", bound=Rebinds)
 
-class RelayShell(QObject):
+class RelayShell(Navigation, QObject):
     """Everything one Relay window needs, wired together.
 
     Signals:
@@ -525,71 +526,6 @@ class RelayShell(QObject):
         chain = ["demo:primary", "demo:backup"] if limit_after is not None else []
         self.start_session(SessionSpec(repo=repo, task=DEMO_TASK, runtime="demo", chain=chain,
                                        demo_limit_after=limit_after))
-
-    def show_session(self, session_id: str) -> None:
-        """Select ``session_id`` in the list and show it in the stream and Handoff panels."""
-        self.sessions_dock.select(session_id)
-        self.stream_vm.load(session_id)
-
-    def show_pipeline_session(self, session_id: str) -> None:
-        """A session the stream should show: a pipeline step's (a click on its node), or one
-        that asks something (a click on the tray's "needs your input")."""
-        self.show()
-        self.sessions_vm.refresh()
-        self.show_session(session_id)
-        self.stream_dock.show()
-        self.stream_dock.raise_()
-
-    def show_continued(self, session_id: str) -> None:
-        """A session "Continue from here" started: select it; History keeps showing."""
-        self.sessions_vm.refresh()
-        self.show_session(session_id)
-
-    def show_history(self, session_id: str) -> None:
-        """Show ``session_id`` with the History dock (its diff, its stints) in front."""
-        self.show_session(session_id)
-        self.show_diff()
-
-    def continue_in_composer(self, session_id: str) -> None:
-        """Show ``session_id`` in the stream with the composer focused to write to it."""
-        self._focus_for = session_id
-        self.show_pipeline_session(session_id)
-        self._focus_composer()
-
-    def _focus_composer(self) -> None:
-        if self._focus_for is not None and self._focus_for == self.composer_vm.session_id \
-                and self.composer.isEnabled():
-            self._focus_for = None
-            self.composer.text.setFocus()
-
-    def show_diff(self) -> None:
-        """The History panel in front, on the shown session's whole diff."""
-        self.history_dock.show()
-        self.history_dock.raise_()
-        self.history_dock.select_key("session")
-
-    def ask_merge(self) -> None:
-        """History's Finish… for the shown session: what it changed, then merge or keep."""
-        self.show_diff()
-        self.history_vm.ask_finish()
-
-    def show_detected(self, detected_id: str) -> None:
-        """Raise the Detect dock with ``detected_id`` selected (a tray notification's click)."""
-        self.show()
-        self.detect_dock.show()
-        self.detect_dock.raise_()
-        self.detect_dock.select(detected_id)
-
-    def hand_off_now(self, session_id: str) -> None:
-        """Hand ``session_id`` off to the next entry of its chain (the context menu)."""
-        self.show_session(session_id)
-        self.handoff_dock.raise_()
-        self.handoffs_vm.request_handoff(None, session_id)
-
-    def hand_off_to(self, session_id: str) -> None:
-        """Show ``session_id`` with the Handoff panel's target field ready to type in."""
-        self.show_session(session_id)
-        self.handoff_dock.focus_target()
 
     # -- reactions ----------------------------------------------------------------------
 

@@ -154,10 +154,10 @@ class HandoffDock(QDockWidget):
         head = QHBoxLayout()
         title = QLabel("Continuation contract")
         title.setStyleSheet("font-weight: bold;")
-        head.addWidget(title)
-        head.addWidget(self.signature, 1)
+        head.addWidget(title, 1)
         head.addWidget(self.check_again)
         cl.addLayout(head)
+        cl.addWidget(self.signature)  # its own line: a long status wraps across the width
         cl.addWidget(self.browser, 1)
         self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.setObjectName("handoffSplitter")
