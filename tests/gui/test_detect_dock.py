@@ -104,6 +104,9 @@ def test_each_session_is_a_row_with_its_state_age_usage_account_and_task(
     vm = dock.vm
     assert [vm.headerData(c, Qt.Orientation.Horizontal) for c in range(7)] == [
         "Runtime", "Repository", "State", "Age", "Usage", "Account", "Task"]
+    # on screen the task comes second: what tells the rows apart, even in a narrow dock
+    header = dock.table.horizontalHeader()
+    assert [header.logicalIndex(v) for v in range(7)] == [0, 6, 1, 2, 3, 4, 5]
     assert dock.pages.currentIndex() == 1
     assert cells(dock, 0) == ["Claude", "shop", "working", "1m", "1.2M", "claude",
                               "Add a cart page"]

@@ -179,6 +179,9 @@ class DetectDock(QDockWidget):
     def _make_table(self) -> QTableView:
         table = row_table("detectTable", self.vm, stretch=TASK_COLUMN)
         table.setAlternatingRowColors(True)
+        # the task is what tells the rows apart: shown second, where a narrow dock still has
+        # room for it (the model's column order stays)
+        table.horizontalHeader().moveSection(TASK_COLUMN, 1)
         table.selectionModel().selectionChanged.connect(self._on_selection)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         table.customContextMenuRequested.connect(self._on_context_menu)
