@@ -17,8 +17,8 @@ from relay.gui.login_launch import LoginLaunch
 from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
-from relay.wallet.present import clock_ms
 from relay.wallet.model import AccountView
+from relay.wallet.present import clock_ms
 from tests.gui.conftest import Runner
 from tests.gui.wallet_fakes import HOUR, NOW, SCAN_TEXT, FakeWallet, codex_key, refused, window, work
 

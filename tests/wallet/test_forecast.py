@@ -62,7 +62,8 @@ def test_one_noisy_reading_does_not_swing_the_projection() -> None:
     jump = [*steady[:-1], reading(0, steady[-1].used_percent + 5)]  # type: ignore[operator]
     calm = forecast(WindowInputs("five_hour", NOW, steady, []))
     jumpy = forecast(WindowInputs("five_hour", NOW, jump, []))
-    assert calm.projected.value is not None and jumpy.projected.value is not None
+    assert calm.projected.value is not None
+    assert jumpy.projected.value is not None
     # the last two points alone would read 5 % in 5 min (projected 100 % +); the trend moves
     # by the jump itself and a little slope
     assert jumpy.projected.value - calm.projected.value < 0.1
@@ -213,4 +214,12 @@ def test_a_trend_needs_enough_points_spread_over_time() -> None:
     assert abs(found.per_minute - 0.01) < 1e-9
     assert found.fit > 0.999
     falling = trend([(0, 0.5), (5 * MIN, 0.4), (10 * MIN, 0.3)])
-    assert falling is not None and falling.per_minute == 0.0
+    assert falling is not None
+    assert falling.per_minute == 0.0
+
+
+def test_a_reset_time_that_moves_a_little_between_readings_is_the_same_window() -> None:
+    readings = [reading(m, 10.0 + (30 - m), reset=RESET + m * 1_000) for m in (30, 20, 10, 0)]
+    view = forecast(WindowInputs("five_hour", NOW, readings, []))
+    assert view.projected.value is not None  # four readings of one window: a trend
+    assert view.confidence == "medium"

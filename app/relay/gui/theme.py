@@ -8,6 +8,9 @@ ERROR = "#cf222e"
 WARNING = "#9a6700"
 ACCENT = "#0969da"
 OK = "#1a7f37"
+#: the Wallet's plots: background and grid (dark: "#0d1117", "#30363d")
+CHART_BG = "#ffffff"  # new role (h-plots)
+CHART_GRID = "#d0d7de"  # new role (h-plots)
 
 SIMULATION_BG = "#fff1c2"
 SIMULATION_BORDER = "#d4a72c"

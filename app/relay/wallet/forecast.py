@@ -51,6 +51,8 @@ SMOOTH_SPAN_MS = 60 * 60_000
 #: … and needs at least this many points, spread over at least this long
 MIN_POINTS = 3
 MIN_SPREAD_MS = 5 * 60_000
+#: readings whose reset times differ by no more than this belong to the same window
+RESET_SLACK_MS = 10 * 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +91,10 @@ def valid_readings(readings: Sequence[LimitSnapshot], now: int) -> list[LimitSna
     if not live:
         return []
     resets = max((r.resets_at_ms for r in live if r.resets_at_ms), default=None)
-    # readings of an earlier window share no reset time with the newest
-    return sorted((r for r in live if resets is None or r.resets_at_ms in (None, resets)),
+    # readings of an earlier window share no reset time with the newest (within a few
+    # minutes: a reset time said in seconds, or rounded, moves a little between readings)
+    return sorted((r for r in live if resets is None or r.resets_at_ms is None
+                   or resets - r.resets_at_ms <= RESET_SLACK_MS),
                   key=lambda r: r.observed_ms)
 
 
