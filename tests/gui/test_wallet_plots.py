@@ -44,8 +44,10 @@ def dock(engine: Engine, wallet: FakeWallet, arun: Runner, qtbot: QtBot) -> Iter
 
 
 def plots(dock: WalletDock, entry: str) -> AccountPlots:
+    """The card's plots with every tab drawn (only the tab in sight draws by itself)."""
     found = dock.cards[entry].plots
     assert found is not None
+    found.draw_all()
     return found
 
 
@@ -77,7 +79,8 @@ def test_a_window_shows_its_use_limit_reset_and_forecast(dock: WalletDock) -> No
     assert [x for x, _ in reset] == [want.resets_at_ms] * 2
     # the forecast: from the newest reading (42 % now) to the reset at the card's ≈71 %
     assert points(five.lines["forecast"]) == [(NOW, 42.0), (want.resets_at_ms, 71.0)]
-    assert five.lines["forecast"].name() == "≈71% at reset (high confidence)"
+    assert five.lines["forecast"].name() == "forecast (high)"
+    assert five.toolTip() == "Forecast: ≈71% at reset (high confidence)"
     assert five.x_axis.min().toMSecsSinceEpoch() == want.start_ms
     assert five.x_axis.max().toMSecsSinceEpoch() == want.resets_at_ms
 
@@ -87,7 +90,7 @@ def test_a_window_that_runs_out_is_forecast_to_the_wall_not_past_it(dock: Wallet
     line = points(five.lines["forecast"])
     assert line[-1] == (float(NOW + 20 * MIN), 100.0)  # the run-out, at the limit
     assert max(y for _, y in line) <= 100.0
-    assert five.lines["forecast"].name().startswith("runs out ~")
+    assert five.toolTip().startswith("Forecast: runs out ~")
 
 
 def test_a_window_without_a_known_limit_plots_tokens_and_no_limit_line(
@@ -120,6 +123,23 @@ def test_burn_and_cost_per_day_with_the_budget(dock: WalletDock) -> None:
     assert [y for _, y in budget] == [5.0, 5.0]
     assert cost.lines["budget"].name() == "day budget $5.00 (this account)"
     assert cost.y_axis.max() >= 6.5  # the highest day ($6.50) is in sight
+
+
+def test_only_the_tab_in_sight_is_drawn_until_another_is_chosen(dock: WalletDock,
+                                                                 qtbot: QtBot) -> None:
+    shown = dock.cards["claude:work"].plots
+    assert shown is not None
+    assert shown.currentIndex() == 0
+    assert shown.windows["five_hour"].lines["used"].count() == 7
+    assert shown.cost.set.count() == 0  # not in sight: not drawn yet
+    shown.setCurrentWidget(shown.cost)
+    assert shown.cost.set.count() == 14
+    # new series: the tab in sight at once, the others when chosen
+    shown.show_history(work(), history())
+    assert shown.cost.set.count() == 14
+    assert shown.burn.lines["burn"].count() == 0
+    shown.setCurrentWidget(shown.burn)
+    assert shown.burn.lines["burn"].count() == 40
 
 
 def test_plots_are_fed_only_while_in_sight(dock: WalletDock, wallet: FakeWallet,

@@ -70,6 +70,9 @@ def test_windows() -> None:
     at = text.clock_ms(NOW + 20 * MIN)
     assert text.projected_text(near, NOW) == f"runs out ~{at}, before the reset"
     assert text.projected_text(near, NOW + HOUR) == "exhausted"
+    far = window(used=0.3, projected=1.0, exhausts_in=30 * HOUR)
+    assert text.projected_text(far, NOW).startswith("runs out ~")
+    assert text.projected_text(far, NOW).split("~")[1][:3].isalpha()  # "Mon 18:00": the day
     # a figure above 100 % (an old host's) still reads bounded
     assert text.projected_text(window(used=0.5, projected=38.0), NOW) == "≈100% at reset"
     assert [text.level(x, 0.95) for x in (w, near, window(used=0.96), window(used=None))] == [

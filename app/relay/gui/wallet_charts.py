@@ -125,7 +125,6 @@ class WindowChart(_Chart):
         axes = (self.x_axis, self.y_axis)
         for key in ("used", "limit", "reset", "forecast"):
             self._line(key, axes)
-        self.lines["used"].setPointsVisible(True)
         self.restyle()
 
     def _pen_of(self, key: str) -> QPen:
@@ -143,7 +142,8 @@ class WindowChart(_Chart):
             int(points[0][0]) if points else now_ms - 3_600_000)
         end = history.resets_at_ms or max(now_ms, start + 60_000)
         self._points(self.lines["used"], points)
-        self.lines["used"].setName("used (%)" if share else "tokens counted")
+        self.lines["used"].setPointsVisible(len(points) <= 24)  # dots only where they read
+        self.lines["used"].setName("used" if share else "tokens counted")
         top = max([v for _, v in points], default=0.0)
         limit, reset, forecast = self.lines["limit"], self.lines["reset"], self.lines["forecast"]
         self._points(limit, [(start, 100.0), (end, 100.0)] if share else [])
@@ -153,7 +153,10 @@ class WindowChart(_Chart):
         reset.setName(f"reset {text.clock_ms(end)}" if history.resets_at_ms else "reset unknown")
         line = forecast_line(view, now_ms) if share else []
         self._points(forecast, line)
-        forecast.setName(forecast_name(view, now_ms) if line else "no forecast")
+        forecast.setName(forecast_name(view) if line else "no forecast")
+        words = text.projected_text(view, now_ms) if view is not None else ""
+        self.setToolTip(f"Forecast: {words} ({text.CONFIDENCE_TITLES[view.confidence]})"
+                        if line and view is not None else "No forecast: too few readings")
         for series in (limit, reset, forecast):
             marker = self.chart_.legend().markers(series)
             if marker:
@@ -186,12 +189,12 @@ def forecast_line(view: WindowView | None, now_ms: int) -> list[tuple[float, flo
     return []
 
 
-def forecast_name(view: WindowView | None, now_ms: int) -> str:
-    """The forecast's legend: the card's words and their confidence."""
-    if view is None:
+def forecast_name(view: WindowView | None) -> str:
+    """The forecast's legend, short enough for a narrow card: ``forecast (high)`` (the card's
+    line above says where it leads, and the chart's tooltip)."""
+    if view is None or view.confidence == "none":
         return "forecast"
-    words = text.projected_text(view, now_ms) or "forecast"
-    return f"{words} ({text.CONFIDENCE_TITLES[view.confidence]})"
+    return f"forecast ({view.confidence})"
 
 
 class BurnChart(_Chart):
@@ -278,7 +281,10 @@ class CostChart(_Chart):
 
 
 class AccountPlots(QTabWidget):
-    """One account's plots: a tab per limit window, the burn, the cost per day."""
+    """One account's plots: a tab per limit window, the burn, the cost per day.
+
+    Only the tab in sight is drawn when series arrive; another is drawn when it is chosen
+    (a refresh costs one chart, not four)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -290,25 +296,46 @@ class AccountPlots(QTabWidget):
         self.addTab(self.burn, "Burn")
         self.addTab(self.cost, "Cost per day")
         self._first = True
-        self.shown = 0  # how many times series were shown (the benchmark counts redraws)
+        self._shown: tuple[AccountView, AccountHistory] | None = None
+        self._stale: set[QWidget] = set()
+        self.shown = 0  # how many times series arrived and were drawn (the benchmark counts)
+        self.currentChanged.connect(lambda _i: self._draw(self.currentWidget()))
 
     def charts(self) -> list[_Chart]:
         return [*self.windows.values(), self.burn, self.cost]
 
     def show_history(self, account: AccountView, history: AccountHistory) -> None:
-        views = {w.kind: w for w in account.windows}
         for i, window in enumerate(history.windows):
-            chart = self.windows.get(window.kind)
-            if chart is None:
-                chart = self.windows[window.kind] = WindowChart(window.kind)
+            if window.kind not in self.windows:
+                self.windows[window.kind] = chart = WindowChart(window.kind)
                 self.insertTab(i, chart, text.WINDOW_TITLES[window.kind])
-            chart.show_window(window, views.get(window.kind), history.now_ms)
-        self.burn.show_burn(history.burn, history.now_ms)
-        self.cost.show_costs(history)
+        self._shown = (account, history)
+        self._stale = set(self.charts())
         if self._first:  # the first window's tab, not the burn the tabs began with
             self._first = False
             self.setCurrentIndex(0)
+        self._draw(self.currentWidget())
         self.shown += 1
+
+    def draw_all(self) -> None:
+        """Draw every tab now (tests and screenshots look at tabs not in sight)."""
+        for chart in self.charts():
+            self._draw(chart)
+
+    def _draw(self, chart: QWidget | None) -> None:
+        if chart not in self._stale or self._shown is None:
+            return
+        self._stale.discard(chart)
+        account, history = self._shown
+        if isinstance(chart, WindowChart):
+            views = {w.kind: w for w in account.windows}
+            window = next((w for w in history.windows if w.kind == chart.kind), None)
+            if window is not None:  # (a window the provider stopped reporting keeps its last)
+                chart.show_window(window, views.get(chart.kind), history.now_ms)
+        elif chart is self.burn:
+            self.burn.show_burn(history.burn, history.now_ms)
+        elif chart is self.cost:
+            self.cost.show_costs(history)
 
     def restyle(self) -> None:
         for chart in self.charts():

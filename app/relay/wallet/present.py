@@ -132,6 +132,13 @@ def clock_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%H:%M")
 
 
+def when_ms(ms: int, now_ms: int) -> str:
+    """``14:05`` within the next 12 hours, else with the day: ``Tue 14:05``."""
+    if ms - now_ms < 12 * 3600 * 1000:
+        return clock_ms(ms)
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%a %H:%M")
+
+
 def used_text(window: WindowView) -> str:
     """``42% used``, or ``unknown —`` when nothing says how much is used."""
     if window.used.value is None or window.used.source == "unknown":
@@ -144,7 +151,7 @@ def projected_text(window: WindowView, now_ms: int) -> str:
     ``≈62% at reset`` (never above 100 %), or "" when nothing is projected."""
     at = window.exhausts_at_ms
     if at is not None:
-        return f"runs out ~{clock_ms(at)}, before the reset" if at > now_ms else "exhausted"
+        return f"runs out ~{when_ms(at, now_ms)}, before the reset" if at > now_ms else "exhausted"
     if window.projected.value is None or window.projected.source == "unknown":
         return ""
     return f"≈{percent(min(window.projected.value, 1.0))} at reset"
