@@ -56,6 +56,9 @@ SMOKES = [
           _bench("host/bench_host.py", "--lines", "2000", "--clients", "4"), last=4),
     Smoke("gui-burst", "a 3,000-line burst into the stream dock: loop lag and memory",
           _bench("gui_burst/bench_gui_burst.py", "--lines", "3000"), last=2, qt=True),
+    Smoke("wallet-plots", "a 3,000-line burst with the Wallet's plots refreshing vs the Wallet "
+          "hidden: loop lag", _bench("wallet_plots/bench_wallet_plots.py", "--lines", "3000",
+                                     "--rounds", "1"), last=4, qt=True),
     Smoke("diff-view", "a 3,000-line diff opened in the History dock",
           _bench("diff_view/bench_diff_view.py", "--smoke"), last=3, qt=True),
     Smoke("handoff", "two limit → handoff rounds with the fake CLIs: Relay's own overhead",

@@ -1,8 +1,13 @@
 """What the frozen bundle keeps of Qt and of the build machine's libraries.
 
 Imported by ``relay.spec`` (PyInstaller) and by ``tests/installers``. PyInstaller collects
-every plugin of the Qt modules Relay imports (QtCore, QtGui, QtWidgets) and every library
-those plugins link; Relay needs far less. After the analysis the spec:
+every plugin of the Qt modules Relay imports (QtCore, QtGui, QtWidgets, and QtCharts from
+PySide6-Addons for the Wallet's plots) and every library those plugins link; Relay needs far
+less. Of Addons only what QtCharts links comes along (libQt6Charts and the libQt6OpenGL /
+libQt6OpenGLWidgets it needs — C++ libraries, so the Python modules ``PySide6.QtOpenGL*``
+stay excluded below); WebEngine, 3D, Multimedia, the QML modules… are never imported, so never
+collected, and step 3 drops any that a hook brought without a binary linking it. After the
+analysis the spec:
 
 1. keeps only the Qt plugins in :data:`KEEP_PLUGINS` (platforms offscreen/xcb/wayland/
    cocoa/windows, SVG icons, ICO/ICNS, compose/ibus input, the xdg portal theme, the

@@ -19,8 +19,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -53,7 +54,8 @@ async def ticker(lags: list[float], stop: asyncio.Event) -> None:
 
 
 async def burst(shell: RelayShell, repo: Path) -> tuple[list[float], float, float, str]:
-    """Start the session through the GUI; measure until its stream dock holds every event."""
+    """Start the session through the GUI; measure until its stream dock holds every event
+    (a window that showed an earlier burst: until it shows the new session's)."""
     lags: list[float] = []
     stop = asyncio.Event()
     proc = psutil.Process()
@@ -65,6 +67,7 @@ async def burst(shell: RelayShell, repo: Path) -> tuple[list[float], float, floa
 
     shell.bridge.records.connect(count)
     vm = shell.stream_vm
+    earlier = vm.session_id
     tick = asyncio.create_task(ticker(lags, stop))
     started = time.perf_counter()
     shell.start_session(SessionSpec(repo=repo, task="burst", runtime="claude", worktree=False))
@@ -73,7 +76,7 @@ async def burst(shell: RelayShell, repo: Path) -> tuple[list[float], float, floa
         await asyncio.sleep(0.05)
         peak = max(peak, proc.memory_info().rss)
         session_id = vm.session_id
-        if session_id is None:
+        if session_id is None or session_id == earlier:
             continue
         if ended is None:
             ended = asyncio.create_task(shell.engine.wait_session(session_id))
@@ -85,17 +88,32 @@ async def burst(shell: RelayShell, repo: Path) -> tuple[list[float], float, floa
     if ended is not None:
         await ended
     shell.bridge.records.disconnect(count)
-    assert vm.session_id is not None, "the session never reached the stream dock"
+    assert vm.session_id not in (None, earlier), "the session never reached the stream dock"
     return lags, elapsed, peak / 2**20, vm.session_id
+
+
+def burst_setup(tmp: Path, n: int) -> Path:
+    """Make the fake Claude print ``n`` stream-json lines; a repository for the session."""
+    lines_file = tmp / "lines.ndjson"
+    lines_file.write_text("\n".join(build_lines(n)) + "\n")
+    os.environ["RELAY_CLAUDE_BIN"] = str(ROOT / "tests" / "fakes" / "bin" / "print-file")
+    os.environ["RELAY_BENCH_LINES"] = str(lines_file)
+    return make_repo(tmp / "repo")
+
+
+def run_in_qt(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run ``main()`` on a qasync loop in a QApplication; its exit code."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        rc: int = loop.run_until_complete(main())
+    return rc
 
 
 async def amain(n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        lines_file = Path(tmp) / "lines.ndjson"
-        lines_file.write_text("\n".join(build_lines(n)) + "\n")
-        os.environ["RELAY_CLAUDE_BIN"] = str(ROOT / "tests" / "fakes" / "bin" / "print-file")
-        os.environ["RELAY_BENCH_LINES"] = str(lines_file)
-        repo = make_repo(Path(tmp) / "repo")
+        repo = burst_setup(Path(tmp), n)
         engine = await Engine.open(load_config(home=Path(tmp) / "home"))
         shell = RelayShell(engine)
         try:
@@ -124,12 +142,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=20_000)
     args = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop:
-        rc: int = loop.run_until_complete(amain(args.lines))
-    return rc
+    return run_in_qt(lambda: amain(args.lines))
 
 
 if __name__ == "__main__":

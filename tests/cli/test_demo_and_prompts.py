@@ -53,7 +53,7 @@ def flat(text: str) -> str:
 
 # -- the demos, without a terminal ---------------------------------------------------------
 
-@pytest.mark.parametrize("options", [[], ["--limit-after", "2"], ["--quota", "40,70,97"]],
+@pytest.mark.parametrize("options", [[], ["--limit-after", "2"], ["--quota", "40,96,99"]],
                          ids=["demo", "limit-after", "quota"])
 def test_each_demo_works_three_times_in_one_data_folder_with_no_secrets(
         relay_home: Path, options: list[str]) -> None:

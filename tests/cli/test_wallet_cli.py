@@ -65,7 +65,7 @@ def test_usage_per_day_counts_each_message_once(tmp_path: Path) -> None:
 
 
 def test_demo_with_a_filling_window_hands_off_before_the_limit(vault_env: None) -> None:
-    done = relay("demo", "--quota", "40,70,97", "--json")
+    done = relay("demo", "--quota", "40,96,99", "--json")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
     steps = [e for e in events if e["kind"] == "handoff_step"]

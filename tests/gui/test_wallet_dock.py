@@ -24,9 +24,11 @@ from relay.gui.login_launch import LoginLaunch
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.wallet import WalletViewModel
 from relay.wallet.model import Figure
+from relay.wallet.present import clock_ms
 from tests.gui.conftest import Runner
 from tests.gui.wallet_fakes import (
     HOUR,
+    MIN,
     NOW,
     SCAN_TEXT,
     FakeWallet,
@@ -77,10 +79,10 @@ def test_each_account_is_a_card_with_its_windows_and_figures(dock: WalletDock) -
     five, seven = w.window_rows["five_hour"], w.window_rows["seven_day"]
     assert five.title.text() == "5-hour"
     assert five.figures.text() == "42% used"
-    assert five.detail.text() == ("71% projected at reset · resets in 3h 12m · "
+    assert five.detail.text() == ("≈71% at reset · resets in 3h 12m · "
                                   "official · 2 min ago · high confidence")
     assert (five.bar.used, five.bar.projected, five.bar.level) == (0.42, 0.71, "ok")
-    assert seven.detail.text() == ("30% projected at reset · resets in 4d · "
+    assert seven.detail.text() == ("≈30% at reset · resets in 4d · "
                                    "estimate from transcripts · medium confidence")
     assert w.figures.text() == ("Burn 1.2k tok/min (recorded) · Today $3.20 estimate · "
                                 "This week $18.40 reported")
@@ -108,7 +110,8 @@ def test_each_account_is_a_card_with_its_windows_and_figures(dock: WalletDock) -
     assert not c.login_button.isEnabled()  # an API key has no login
     near = c.window_rows["five_hour"]
     assert near.bar.level == "over"
-    assert near.detail.text().endswith("high confidence · runs out in 20m")
+    assert near.detail.text() == (f"runs out ~{clock_ms(NOW + 20 * MIN)}, before the reset · "
+                                  "resets in 1h · official · 2 min ago · high confidence")
     assert c.warnings.isVisibleTo(dock)
     assert c.figures.text() == "Burn — · Today $0.004 estimate · This week —"
 

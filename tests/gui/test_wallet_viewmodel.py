@@ -18,6 +18,7 @@ from relay.gui.viewmodels.notifier import HandoffNotifier
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet.model import AccountView
+from relay.wallet.present import clock_ms
 from tests.gui.conftest import Runner
 from tests.gui.wallet_fakes import HOUR, NOW, SCAN_TEXT, FakeWallet, codex_key, refused, window, work
 
@@ -280,8 +281,9 @@ def test_the_tray_warns_once_per_window_past_the_watermark(bridge: EngineBridge,
     assert len(notes) == 1
     title, message, warning = notes[0]
     assert (title, warning) == ("Account near its limit", True)
-    assert message.startswith("codex:ci: the 5-hour window is at 96% used, 120% projected at "
-                              "its reset (official · 2 min ago). It resets at ")
+    assert message.startswith(f"codex:ci: the 5-hour window is at 96% used, runs out "
+                              f"~{clock_ms(NOW + 20 * 60_000)}, before the reset "
+                              "(official · 2 min ago). It resets at ")
     assert message.endswith("(in 1h).")
 
     notifier.on_wallet([near], 0.95, NOW + HOUR + 1)  # the window reset: a new window

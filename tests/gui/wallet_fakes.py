@@ -9,7 +9,15 @@ import threading
 from relay.core.errors import AccountError
 from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin
 from relay.gui.wallet_backend import AccountForm, Progress
-from relay.wallet.model import AccountView, BudgetState, Figure, WindowView
+from relay.wallet.model import (
+    AccountHistory,
+    AccountView,
+    BudgetState,
+    DayCost,
+    Figure,
+    WindowHistory,
+    WindowView,
+)
 from relay.wallet.usage_refresh import RefreshReport
 
 #: the tests' clock: 2026-11-29 12:00 UTC
@@ -66,6 +74,22 @@ def codex_key() -> AccountView:
         cost_today=Figure(0.004, "estimate", NOW), warnings=3)
 
 
+def history(entry: str = "claude:work") -> AccountHistory:
+    """The plots' series of an account: a 5-hour window (the one :func:`window` describes,
+    resetting in 3h 12m) climbing to 42 %, a 7-day one of counted tokens only, a burn, two
+    weeks of costs and a $5 day budget."""
+    reset = NOW + 3 * HOUR + 12 * MIN
+    start = reset - 5 * HOUR
+    five = WindowHistory("five_hour", start, reset, "share",
+                         [(NOW - (6 - i) * 18 * MIN, 0.07 * i) for i in range(7)], "official")
+    seven = WindowHistory("seven_day", NOW - 3 * 24 * HOUR, NOW + 4 * 24 * HOUR, "tokens",
+                          [(NOW - 2 * 24 * HOUR, 1e6), (NOW - HOUR, 3e6)], "estimate")
+    burn = [(NOW - 5 * HOUR + i * 15 * MIN, 100.0 * (i % 5)) for i in range(20)]
+    days = [DayCost(f"2026-11-{16 + i:02d}", Figure(0.5 * i, "estimate", NOW)) for i in range(14)]
+    return AccountHistory(entry, NOW, [five, seven], burn, days, day_budget_usd=5.0,
+                          day_budget_scope=entry)
+
+
 class FakeWallet:
     """A :class:`~relay.gui.wallet_backend.WalletBackend` over a list of accounts.
 
@@ -77,6 +101,8 @@ class FakeWallet:
         self.accounts = list(accounts if accounts is not None else [work(), personal()])
         self.mark = 0.95
         self.summaries = 0
+        #: the entries whose plots' series were read, in order
+        self.histories: list[str] = []
         self.calls: list[tuple[str, object]] = []
         self.saved: list[AccountForm] = []
         self.check_result = AccountCheck("claude:work", "ok", "The account answered.",
@@ -103,6 +129,11 @@ class FakeWallet:
 
     async def registered(self) -> set[str]:
         return {a.entry for a in self.accounts if a.label is not None}
+
+    async def history(self, entry: str) -> AccountHistory:
+        self.histories.append(entry)
+        await asyncio.sleep(0)
+        return history(entry)
 
     async def refresh_index(self, progress: Progress | None) -> RefreshReport:
         self.scans.append(progress is not None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from tests.installers.helpers import load
+from tests.installers.helpers import INSTALLERS, REPO, load
 
 trim_module = load("bundle_trim")
 Entry = tuple[str, str, str]
@@ -87,6 +87,43 @@ def test_linux_leaves_the_desktop_stack_to_the_system() -> None:
                            "_cffi_backend.cpython-311-x86_64-linux-gnu.so", "relay_ext.so"}
     assert "libX11.so.6" in dropped
     assert "libgtk-3.so.0" in dropped
+
+
+def test_qt_charts_keeps_what_it_links_and_none_of_the_rest_of_addons() -> None:
+    # the dependencies as objdump reads them from PySide6-Addons 6.11 (QtCharts.abi3.so and
+    # libQt6Charts link OpenGL and OpenGLWidgets); WebEngine and 3D came with a hook only
+    lib = "PySide6/Qt/lib/"
+    entries = [
+        ("PySide6/QtCharts.abi3.so", "/charts.so", "EXTENSION"),
+        (lib + "libQt6Charts.so.6", "/qtcharts", "BINARY"),
+        (lib + "libQt6OpenGLWidgets.so.6", "/qtglw", "BINARY"),
+        (lib + "libQt6OpenGL.so.6", "/qtgl", "BINARY"),
+        (lib + "libQt6Widgets.so.6", "/qtw", "BINARY"),
+        (lib + "libQt6Gui.so.6", "/qtg", "BINARY"),
+        (lib + "libQt6Core.so.6", "/qtc", "BINARY"),
+        (lib + "libQt6ChartsQml.so.6", "/chartsqml", "BINARY"),
+        (lib + "libQt6WebEngineCore.so.6", "/webengine", "BINARY"),
+        (lib + "libQt63DCore.so.6", "/3d", "BINARY"),
+    ]
+    widgets = ["libQt6Widgets.so.6", "libQt6Gui.so.6", "libQt6Core.so.6"]
+    deps = {"/charts.so": ["libQt6Charts.so.6", "libQt6OpenGLWidgets.so.6", *widgets],
+            "/qtcharts": ["libQt6OpenGLWidgets.so.6", "libQt6OpenGL.so.6", *widgets],
+            "/qtglw": ["libQt6OpenGL.so.6", *widgets], "/qtgl": ["libQt6Gui.so.6"],
+            "/qtw": ["libQt6Gui.so.6", "libQt6Core.so.6"], "/qtg": ["libQt6Core.so.6"],
+            "/chartsqml": ["libQt6Charts.so.6"], "/webengine": ["libQt6Core.so.6"]}
+    kept, _datas, dropped = trim_module.trim(entries, [], "linux", needed=lambda p: deps.get(p, []))
+    assert names(kept) == {"QtCharts.abi3.so", "libQt6Charts.so.6", "libQt6OpenGLWidgets.so.6",
+                           "libQt6OpenGL.so.6", *widgets}
+    assert {d.rsplit("/", 1)[-1] for d in dropped} == {
+        "libQt6ChartsQml.so.6", "libQt6WebEngineCore.so.6", "libQt63DCore.so.6"}
+
+
+def test_the_spec_freezes_the_wallets_charts() -> None:
+    # relay.gui's submodules are hidden imports, so the lazily imported charts module (and
+    # with it PySide6.QtCharts) is analysed although nothing imports it at start-up
+    assert 'collect_submodules("relay.gui")' in (INSTALLERS / "relay.spec").read_text()
+    assert (REPO / "app" / "relay" / "gui" / "wallet_charts.py").is_file()
+    assert not [m for m in trim_module.EXCLUDED_MODULES if "QtCharts" in m]
 
 
 def test_qt_libraries_nothing_links_are_dropped_transitively() -> None:

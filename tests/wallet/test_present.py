@@ -57,12 +57,24 @@ def test_costs_say_whether_the_cli_reported_them() -> None:
 def test_windows() -> None:
     w = window()
     assert text.used_text(w) == "42% used"
-    assert text.window_detail(w, NOW) == ("71% projected at reset · resets in 3h 12m · "
+    assert text.window_detail(w, NOW) == ("≈71% at reset · resets in 3h 12m · "
                                           "official · 2 min ago · high confidence")
+    # nothing projected: no confidence to state
+    bare = window(projected=None, confidence="none")
+    assert text.window_detail(bare, NOW) == ("resets in 3h 12m · official · 2 min ago · "
+                                             "no forecast")
     assert text.resets(w, NOW + 4 * HOUR) == "reset due"
     near = window(used=0.9, projected=1.3, exhausts_in=20 * MIN)
     assert text.runs_out(near, NOW) == "runs out in 20m"
     assert text.runs_out(near, NOW + HOUR) == "exhausted"
+    at = text.clock_ms(NOW + 20 * MIN)
+    assert text.projected_text(near, NOW) == f"runs out ~{at}, before the reset"
+    assert text.projected_text(near, NOW + HOUR) == "exhausted"
+    far = window(used=0.3, projected=1.0, exhausts_in=30 * HOUR)
+    assert text.projected_text(far, NOW).startswith("runs out ~")
+    assert text.projected_text(far, NOW).split("~")[1][:3].isalpha()  # "Mon 18:00": the day
+    # a figure above 100 % (an old host's) still reads bounded
+    assert text.projected_text(window(used=0.5, projected=38.0), NOW) == "≈100% at reset"
     assert [text.level(x, 0.95) for x in (w, near, window(used=0.96), window(used=None))] == [
         "ok", "warn", "over", "unknown"]
     assert text.level(window(used=0.5, projected=0.97), 0.95) == "warn"
@@ -76,8 +88,9 @@ def test_the_watermark() -> None:
     assert not text.past_watermark(unknown, 0.0)
     account = codex_key()
     sentence = text.watermark_warning(account, account.windows[0], NOW)
-    assert sentence.startswith("codex:ci: the 5-hour window is at 96% used, 120% projected at "
-                               "its reset (official · 2 min ago). It resets at ")
+    assert sentence.startswith(f"codex:ci: the 5-hour window is at 96% used, runs out "
+                               f"~{text.clock_ms(NOW + 20 * MIN)}, before the reset "
+                               "(official · 2 min ago). It resets at ")
     no_reset = replace(account.windows[0], resets_at=Figure(None))
     assert text.watermark_warning(account, no_reset, NOW).endswith("Its reset time is unknown.")
 

@@ -36,7 +36,7 @@ async def snapshots(engine: Engine, entry: str) -> list[tuple[str, str | None, f
 async def test_a_window_filling_up_hands_off_before_the_limit(engine: Engine,
                                                               git_repo: Path) -> None:
     spec = SessionSpec(repo=git_repo, task="notes", runtime="demo",
-                       chain=["demo:primary", "demo:backup"], demo_quota=[40.0, 60.0, 97.0])
+                       chain=["demo:primary", "demo:backup"], demo_quota=[40.0, 97.0, 99.0])
     row = await engine.run_session(spec)
 
     assert row.state == "completed", row.reason

@@ -41,7 +41,7 @@ from relay.pipelines.trust import Source
 from relay.pipelines.validate import Problem
 from relay.sessions.breaker import Breaker
 from relay.wallet.budgets import Budget, BudgetCheck
-from relay.wallet.model import AccountView, LimitSnapshot
+from relay.wallet.model import AccountHistory, AccountView, LimitSnapshot
 from relay.wallet.usage_refresh import RefreshReport
 from relay.wallet.usage_report import UsageTable
 
@@ -146,6 +146,9 @@ class WalletClient(Part):
 
     async def summary(self) -> list[AccountView]:
         return await self._ask(list[AccountView], "GET", "/wallet")
+
+    async def history(self, entry: str) -> AccountHistory:
+        return await self._ask(AccountHistory, "GET", f"/wallet/history/{seg(entry)}")
 
     async def refresh_index(self, progress: Callable[[int, int], None] | None = None
                             ) -> RefreshReport:

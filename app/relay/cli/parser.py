@@ -230,7 +230,7 @@ def _demo_arguments(sub: LazySubParsers) -> None:
                            "second simulated account")
     demo.add_argument("--quota", type=percentages, metavar="P,P,…",
                       help="report these percentages of the five-hour window, one per turn "
-                           "(e.g. 40,70,97: the wallet hands off before the limit)")
+                           "(e.g. 40,96,99: the wallet hands off before the limit)")
     demo.add_argument("--ask", action="store_true",
                       help="the demo asks permission before it writes (answer it here, in the "
                            "window, or with relay-cli answer)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -42,6 +43,16 @@ def smoke_environment(home: Path) -> dict[str, str]:
     return {"RELAY_HOME": str(home), "RELAY_DEMO_STEP_DELAY": "0.05",
             "RELAY_VAULT_PASSPHRASE": secrets.token_urlsafe(16),
             CONNECT_ENV: "", PORT_ENV: "0"}  # it hosts its own folder, on any free port
+
+
+async def _within(seconds: float, check: Callable[[], bool]) -> bool:
+    """Whether ``check()`` holds within ``seconds`` (looked at every 50 ms)."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
 
 
 async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
@@ -83,4 +94,7 @@ async def run_smoke(shell: RelayShell, report: SmokeReport) -> None:
     await asyncio.sleep(0)  # let the last records reach the views
     report.check(shell.stream_vm.rowCount() > 0, f"the live stream shows "
                                                  f"{shell.stream_vm.rowCount()} rows")
+    cards = shell.wallet_dock.cards.values()  # the Wallet is open: its plots import Qt Charts
+    drawn = await _within(10.0, lambda: any(c.plots is not None and c.plots.shown for c in cards))
+    report.check(drawn, "the Wallet's plots drew (Qt Charts)")
     report.check(not failed, "no GUI task failed" + (f": {'; '.join(failed)}" if failed else ""))

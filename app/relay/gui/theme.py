@@ -61,6 +61,8 @@ _LIGHT: dict[str, str] = {
     "HANDOFF_BG": "#f6f8fa", "HANDOFF_BORDER": "#d0d7de",
     # designer canvas
     "CANVAS_BG": "#fbfcfd", "CANVAS_GRID": "#d8dee4",
+    # the Wallet's plots
+    "CHART_BG": "#ffffff", "CHART_GRID": "#d0d7de",
     # wallet bars: solid and light part per level
     "BAR_OK": "#0969da", "BAR_OK_LIGHT": "#b6e3ff", "BAR_WARN": "#bf8700",
     "BAR_WARN_LIGHT": "#f5e0a0", "BAR_OVER": "#cf222e", "BAR_OVER_LIGHT": "#ffcecb",
@@ -88,6 +90,7 @@ _DARK: dict[str, str] = {
     "STREAM_SELECTED_BG": "#1c3350", "STREAM_SEARCH_HIT_BG": "#3b2e12",
     "HANDOFF_BG": "#161b22", "HANDOFF_BORDER": "#30363d",
     "CANVAS_BG": "#0d1117", "CANVAS_GRID": "#262c36",
+    "CHART_BG": "#0d1117", "CHART_GRID": "#30363d",
     "BAR_OK": "#388bfd", "BAR_OK_LIGHT": "#1c3a5e", "BAR_WARN": "#d29922",
     "BAR_WARN_LIGHT": "#4b3a14", "BAR_OVER": "#f85149", "BAR_OVER_LIGHT": "#5a2327",
     "BAR_UNKNOWN": "#484f58", "BAR_UNKNOWN_LIGHT": "#30363d", "BAR_TRACK": "#21262d",

@@ -21,7 +21,7 @@ from relay.core.accounts import UNCHANGED, Account, split_entry
 from relay.core.errors import AccountError
 from relay.engine.account_check import AccountCheck, LoginCommand, NoLogin, login_command
 from relay.gui.host_calls import OverHost, Services
-from relay.wallet.model import AccountView
+from relay.wallet.model import AccountHistory, AccountView
 from relay.wallet.usage_refresh import RefreshReport
 
 T = TypeVar("T")
@@ -60,6 +60,10 @@ class WalletBackend(Protocol):
 
     async def registered(self) -> set[str]:
         """The entries of the accounts in the account book (those the actions apply to)."""
+        ...
+
+    async def history(self, entry: str) -> AccountHistory:
+        """One account's series for the plots (windows' course, burn, cost per day)."""
         ...
 
     async def refresh_index(self, progress: Progress | None) -> RefreshReport:
@@ -104,6 +108,9 @@ class HostWalletBackend(OverHost):
 
     async def registered(self) -> set[str]:
         return {account.entry for account in await self._services.accounts.all()}
+
+    async def history(self, entry: str) -> AccountHistory:
+        return await self._once_opened(lambda: self._services.wallet.history(entry))
 
     async def refresh_index(self, progress: Progress | None) -> RefreshReport:
         return await self._once_opened(lambda: self._services.wallet.refresh_index(progress))

@@ -154,3 +154,42 @@ class GuardVerdict:
 
     action: Literal["handoff", "avoid", "stop", "warn"]
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WindowHistory:
+    """One limit window's course since its start, for the Wallet's plots."""
+
+    kind: WindowKind
+    start_ms: int | None
+    resets_at_ms: int | None
+    #: "share": 0–1 of the limit (official readings, or tokens over a learned limit);
+    #: "tokens": tokens counted in the window (no limit known: no limit line either)
+    unit: Literal["share", "tokens"]
+    #: (ts_ms, value), oldest first
+    points: list[tuple[int, float]] = field(default_factory=list)
+    source: Source = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DayCost:
+    """What one local day cost on an account."""
+
+    day: str  # ISO date
+    cost: Figure
+
+
+@dataclass(frozen=True, slots=True)
+class AccountHistory:
+    """What the Wallet's plots of one account show, beside its :class:`AccountView`."""
+
+    entry: str
+    now_ms: int
+    windows: list[WindowHistory] = field(default_factory=list)
+    #: (bucket start ms, tokens per minute) over the last five hours, oldest first
+    burn: list[tuple[int, float]] = field(default_factory=list)
+    #: the last days, oldest first (today last)
+    days: list[DayCost] = field(default_factory=list)
+    #: the day budget that applies: the account's own, else all of Relay's work's; None: none
+    day_budget_usd: float | None = None
+    day_budget_scope: str = ""

@@ -132,6 +132,13 @@ def clock_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%H:%M")
 
 
+def when_ms(ms: int, now_ms: int) -> str:
+    """``14:05`` within the next 12 hours, else with the day: ``Tue 14:05``."""
+    if ms - now_ms < 12 * 3600 * 1000:
+        return clock_ms(ms)
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%a %H:%M")
+
+
 def used_text(window: WindowView) -> str:
     """``42% used``, or ``unknown —`` when nothing says how much is used."""
     if window.used.value is None or window.used.source == "unknown":
@@ -139,20 +146,26 @@ def used_text(window: WindowView) -> str:
     return f"{percent(window.used.value)} used"
 
 
-def projected_text(window: WindowView) -> str:
-    """``71% projected at reset`` when the forecast says, else ""."""
+def projected_text(window: WindowView, now_ms: int) -> str:
+    """Where the burn leads, bounded: ``runs out ~14:05, before the reset``, ``exhausted``,
+    ``≈62% at reset`` (never above 100 %), or "" when nothing is projected."""
+    at = window.exhausts_at_ms
+    if at is not None:
+        return f"runs out ~{when_ms(at, now_ms)}, before the reset" if at > now_ms else "exhausted"
     if window.projected.value is None or window.projected.source == "unknown":
         return ""
-    return f"{percent(window.projected.value)} projected at reset"
+    return f"≈{percent(min(window.projected.value, 1.0))} at reset"
 
 
 def window_detail(window: WindowView, now_ms: int) -> str:
-    """Projection, reset, source, confidence and exhaustion, joined with dots (an unknown
-    source is already in :func:`used_text`)."""
+    """Projection, reset, source and the projection's confidence, joined with dots (an
+    unknown source is already in :func:`used_text`; nothing projected reads "no forecast")."""
     known = window.used.value is not None and window.used.source != "unknown"
-    parts = [projected_text(window), resets(window, now_ms),
+    projection = projected_text(window, now_ms)
+    parts = [projection, resets(window, now_ms),
              source_label(window.used, now_ms) if known else "",
-             CONFIDENCE_TITLES[window.confidence], runs_out(window, now_ms)]
+             CONFIDENCE_TITLES[window.confidence]
+             if projection or window.confidence == "none" else ""]
     return " · ".join(p for p in parts if p)
 
 
@@ -177,8 +190,9 @@ def watermark_warning(account: AccountView, window: WindowView, now_ms: int) -> 
     """The tray's sentence for a window past the watermark."""
     name = account.entry
     used = percent(window.used.value)
-    projected = (f", {percent(window.projected.value)} projected at its reset"
-                 if window.projected.value is not None else "")
+    projection = projected_text(window, now_ms)
+    full = window.used.value is not None and window.used.value >= 1.0
+    projected = f", {projection}" if projection and not full else ""
     at = window.resets_at.value
     when = (f"It resets at {clock_ms(int(at))} (in {duration(int(at) - now_ms)})."
             if at is not None else "Its reset time is unknown.")

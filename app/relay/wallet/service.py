@@ -24,7 +24,7 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from relay.core.accounts import Account, AccountBook, split_entry
 from relay.core.config import Config
@@ -32,19 +32,23 @@ from relay.core.models import simulated_entry
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter
 from relay.wallet.blocks import current_block
-from relay.wallet.budgets import BudgetBook, BudgetGuard
-from relay.wallet.costs import Costs, day_bounds, price_usage, week_bounds
+from relay.wallet.budgets import ALL, BudgetBook, BudgetGuard
+from relay.wallet.costs import Costs, day_bounds, local_day, price_usage, week_bounds
 from relay.wallet.forecast import WindowInputs, forecast, learned_limit, tokens_per_minute
+from relay.wallet.history import COST_DAYS, burn_series, window_history
 from relay.wallet.limits import LimitBook, window_length_ms
 from relay.wallet.model import (
     SEVEN_DAYS_MS,
+    AccountHistory,
     AccountView,
+    DayCost,
     Figure,
     GuardVerdict,
     LimitSnapshot,
     Source,
     Tokens,
     UsageEntry,
+    WindowHistory,
     WindowKind,
     WindowView,
 )
@@ -232,16 +236,38 @@ class Wallet:
 
     def _window(self, kind: WindowKind, now: int, history: list[LimitSnapshot],
                 calls: list[tuple[int, int]], source: Source) -> WindowView:
-        length = window_length_ms(kind) or SEVEN_DAYS_MS
-        mine = [r for r in history if r.window == kind]
-        rejections = [(r.observed_ms, r.resets_at_ms or 0) for r in mine if r.status == "rejected"]
-        block = current_block(((ts, Tokens(input=n), None, None) for ts, n in calls), now) \
-            if kind == "five_hour" else None
-        return forecast(WindowInputs(
-            kind=kind, now_ms=now, readings=mine,
-            calls=[(ts, n) for ts, n in calls if ts >= now - length], calls_source=source,
-            block_start_ms=block.start_ms if block else None,
-            learned_limit=learned_limit(rejections, calls, length)))
+        return forecast(_inputs(kind, now, history, calls, source))
+
+    async def history(self, entry: str) -> AccountHistory:
+        """The series of the Wallet's plots for one account: each window's course since its
+        start, the burn of the last five hours, the cost of the last days and the day budget."""
+        now = self.clock()
+        since = now - 2 * SEVEN_DAYS_MS
+        readings = await self.limits.history(entry, since)
+        calls, source = await self.calls(entry, since)
+        day = local_day(now)
+        first = day - timedelta(days=COST_DAYS - 1)
+        if source == "estimate":
+            start, _ = day_bounds(first)
+            rows = [(e, u.ts_ms, u.model, u.tokens, u.cost_usd)
+                    for e, _, u in await self.index_entries(entry, start)]
+            priced = (await asyncio.to_thread(price_usage, self.pricing, rows)).by_day
+            per_day = {first + timedelta(d): priced.get(first + timedelta(d), Figure(0.0, source))
+                       for d in range(COST_DAYS)}
+        else:
+            per_day = await self.costs.days(first, day, entry)
+        budgets = {b.entry: b.limit_usd for b in await self.budget_book.all() if b.scope == "day"}
+        scope = entry if entry in budgets else ALL if ALL in budgets else ""
+
+        def compute() -> tuple[list[WindowHistory], list[tuple[int, float]]]:
+            return ([window_history(_inputs(kind, now, readings, calls, source))
+                     for kind in _windows_of(readings)], burn_series(calls, now))
+
+        windows, burn = await asyncio.to_thread(compute)
+        return AccountHistory(
+            entry=entry, now_ms=now, windows=windows, burn=burn,
+            days=[DayCost(d.isoformat(), f) for d, f in sorted(per_day.items())],
+            day_budget_usd=budgets.get(scope), day_budget_scope=scope)
 
     async def _breaker(self, entry: str, now: int) -> tuple[int | None, str | None]:
         async with self.store.conn.execute(
@@ -284,6 +310,21 @@ class Wallet:
 
 
 _RANK = {"none": 0, "low": 1, "medium": 2, "high": 3}
+
+
+def _inputs(kind: WindowKind, now: int, history: list[LimitSnapshot],
+            calls: list[tuple[int, int]], source: Source) -> WindowInputs:
+    """What the forecast (and the plot) of one window of an account is made from."""
+    length = window_length_ms(kind) or SEVEN_DAYS_MS
+    mine = [r for r in history if r.window == kind]
+    rejections = [(r.observed_ms, r.resets_at_ms or 0) for r in mine if r.status == "rejected"]
+    block = current_block(((ts, Tokens(input=n), None, None) for ts, n in calls), now) \
+        if kind == "five_hour" else None
+    return WindowInputs(
+        kind=kind, now_ms=now, readings=mine,
+        calls=[(ts, n) for ts, n in calls if ts >= now - length], calls_source=source,
+        block_start_ms=block.start_ms if block else None,
+        learned_limit=learned_limit(rejections, calls, length))
 
 
 def _windows_of(history: list[LimitSnapshot]) -> list[WindowKind]:

@@ -1,4 +1,5 @@
-"""``/api/v1/wallet``: every account's usage, windows, costs and budgets; the usage report;
+"""``/api/v1/wallet``: every account's usage, windows, costs and budgets; one account's
+series for the plots; the usage report;
 reading the transcripts appended since the last refresh; setting budgets; the circuit
 breakers (an account Relay thinks is out until its reset); Claude Code's status-line
 readings."""
@@ -22,7 +23,7 @@ from relay.api.schemas import (
 from relay.core.events import utcnow
 from relay.sessions.breaker import Breaker
 from relay.wallet.budgets import Budget, BudgetCheck
-from relay.wallet.model import AccountView
+from relay.wallet.model import AccountHistory, AccountView
 from relay.wallet.usage_refresh import RefreshReport
 from relay.wallet.usage_report import UsageTable, usage_report
 
@@ -33,6 +34,13 @@ router = APIRouter(prefix="/api/v1/wallet", tags=["wallet"], responses=ERRORS)
 async def summary(eng: EngineDep) -> list[AccountView]:
     """Every account with its windows, burn, costs and budgets."""
     return await eng.wallet.summary()
+
+
+@router.get("/history/{entry}", response_model=AccountHistory)
+async def history(entry: str, eng: EngineDep) -> AccountHistory:
+    """One account's series for the plots: each window's course, the burn of the last five
+    hours, the cost of the last days and the day budget."""
+    return await eng.wallet.history(entry)
 
 
 @router.post("/refresh", response_model=RefreshReport)

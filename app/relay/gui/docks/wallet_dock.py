@@ -6,16 +6,20 @@ account: its label, provider and auth kind with preferred / paused badges; per
 limit window a bar with the part used (solid) and projected at the reset
 (lighter), the reset countdown, where the figure came from and how sure the
 forecast is; burn rate, cost today and this week, budgets, an open circuit
-breaker; and the actions (Test, Log in, Set as preferred, Pause/Resume, Edit,
-Remove). All text comes from :mod:`relay.wallet.present`; the widgets only show.
+breaker; the plots (:mod:`relay.gui.wallet_charts`: each window's course with its limit,
+reset and forecast, the burn, the cost per day with the budget — Qt Charts, imported the
+first time a card's plots come into sight, and fed only while they are in sight); and the
+actions (Test, Log in, Set as preferred, Pause/Resume, Edit, Remove, Plots). All text comes
+from :mod:`relay.wallet.present`; the widgets only show.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHideEvent, QPainter, QPaintEvent, QPen, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -43,7 +47,10 @@ from relay.gui.messages import ErrorBanner
 from relay.gui.viewmodels.wallet import Note, WalletViewModel
 from relay.gui.wallet_backend import AccountForm
 from relay.wallet import present as text
-from relay.wallet.model import AccountView, WindowKind, WindowView
+from relay.wallet.model import AccountHistory, AccountView, WindowKind, WindowView
+
+if TYPE_CHECKING:  # imported when first shown (QtCharts costs start-up time)
+    from relay.gui.wallet_charts import AccountPlots
 
 EMPTY_TEXT = ("No accounts yet.\nAdd one to see how much of each limit is left, "
               "when it resets and what it costs.")
@@ -143,11 +150,25 @@ class _WindowRow:
 
 
 class AccountCard(QFrame):
-    """One account: header, actions, windows, figures, budgets, breaker and note."""
+    """One account: header, actions, windows, figures, budgets, plots, breaker and note.
+
+    Signals:
+        plotsWanted(bool): the card's plots came into sight (True) or left it (False).
+    """
+
+    plotsWanted = Signal(bool)
 
     def __init__(self, entry: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.entry = entry
+        self.plots: AccountPlots | None = None  # built with the first series
+        self.plot_box = QVBoxLayout()
+        self.plot_box.setContentsMargins(0, 0, 0, 0)
+        self.plots_button = _action("Plots", "Show or hide this account's plots: each limit "
+                                             "window's course, the burn and the cost per day")
+        self.plots_button.setCheckable(True)
+        self.plots_button.setChecked(True)
+        self.plots_button.toggled.connect(self._toggle_plots)
         self.setObjectName("walletCard")
         theme.style(self, "$CARD_CSS")
         self.title = _label("walletAccountTitle", bold=True)
@@ -207,7 +228,7 @@ class AccountCard(QFrame):
         # the card's buttons overflow into a menu (») on a narrow screen (issue 23)
         actions = tool_row(self.test_button, self.login_button, self.prefer_button,
                            self.pause_button, self.more_button, self.register_button,
-                           name="walletCardActions")
+                           self.plots_button, name="walletCardActions")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
@@ -216,7 +237,34 @@ class AccountCard(QFrame):
         for widget in (self.no_windows, self.figures, self.budgets, self.breaker,
                        self.warnings, self.note, self.command):
             layout.addWidget(widget)
+        layout.addLayout(self.plot_box)
         layout.addWidget(actions)
+
+    # -- plots --------------------------------------------------------------------------
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.plots_button.isChecked():
+            self.plotsWanted.emit(True)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self.plotsWanted.emit(False)
+
+    def _toggle_plots(self, shown: bool) -> None:
+        if self.plots is not None:
+            self.plots.setVisible(shown)
+        self.plotsWanted.emit(shown and self.isVisible())
+
+    def show_history(self, account: AccountView, history: AccountHistory) -> None:
+        """Draw the account's series (the first time: build the plots, importing QtCharts)."""
+        if self.plots is None:
+            from relay.gui.wallet_charts import AccountPlots
+
+            self.plots = AccountPlots()
+            self.plot_box.addWidget(self.plots)
+            self.plots.setVisible(self.plots_button.isChecked())
+        self.plots.show_history(account, history)
 
     def show_account(self, account: AccountView, note: Note | None, busy: bool,
                      registered: bool, now_ms: int, watermark: float) -> None:
@@ -311,6 +359,7 @@ class WalletDock(QDockWidget):
         vm.dataChanged.connect(self._on_data_changed)
         vm.changed.connect(self.refresh)
         vm.scanChanged.connect(self._show_scan)
+        vm.historyChanged.connect(self._show_history)
         self._rebuild()
         self._show_scan()
 
@@ -414,6 +463,7 @@ class WalletDock(QDockWidget):
         """One card per account, in the view-model's order; a card stays while its account does."""
         entries = [account.entry for account in self.vm.accounts()]
         for entry in [e for e in self.cards if e not in entries]:
+            self.vm.set_plotted(entry, False)
             self.cards.pop(entry).deleteLater()
         for position, entry in enumerate(entries):
             card = self.cards.get(entry)
@@ -436,6 +486,7 @@ class WalletDock(QDockWidget):
         card.edit_action.triggered.connect(lambda: self.open_account_dialog(entry))
         card.remove_action.triggered.connect(lambda: self.confirm_remove(entry))
         card.register_button.clicked.connect(lambda: self._register(entry))
+        card.plotsWanted.connect(lambda shown: vm.set_plotted(entry, shown))
 
     def _on_data_changed(self, top: QModelIndex | QPersistentModelIndex,
                          bottom: QModelIndex | QPersistentModelIndex) -> None:
@@ -457,6 +508,12 @@ class WalletDock(QDockWidget):
             entry = account.entry
             card.show_account(account, self.vm.note(entry), self.vm.is_busy(entry),
                               self.vm.is_registered(entry), self.vm.now_ms(), self.vm.watermark)
+
+    def _show_history(self, entry: str) -> None:
+        card, account, history = self.cards.get(entry), self.vm.account(entry), \
+            self.vm.history(entry)
+        if card is not None and account is not None and history is not None:
+            card.show_history(account, history)
 
     def _show_scan(self) -> None:
         scan = self.vm.scan

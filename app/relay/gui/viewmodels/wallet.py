@@ -9,6 +9,10 @@ Once a scan of the transcripts has run, each timer tick first reads what the
 CLIs appended since (an incremental refresh of the index, without the progress
 bar: it costs milliseconds), so use outside Relay shows up too.
 
+The plots' series (:class:`~relay.wallet.model.AccountHistory`) are read with the summary,
+for the accounts whose plots are in sight only (:meth:`WalletViewModel.set_plotted`): a
+hidden Wallet costs no series at all. ``historyChanged(entry)`` says one arrived.
+
 User actions are intents here (test, log in, set as preferred, pause or resume,
 add/edit, remove, rescan the transcripts); each runs through the bridge's
 TaskRunner (context ``"wallet"``, whose failures the dock shows in place). The
@@ -41,7 +45,7 @@ from relay.gui import login_launch
 from relay.gui.bridge import EngineBridge
 from relay.gui.wallet_backend import AccountForm, WalletBackend
 from relay.wallet import present as wallet_text
-from relay.wallet.model import AccountView
+from relay.wallet.model import AccountHistory, AccountView
 
 CONTEXT = "wallet"
 #: record kinds after which an account's usage (or its breaker: a handoff step) may have moved
@@ -81,6 +85,7 @@ class WalletViewModel(QAbstractListModel):
         changed(): notes, busy accounts or the first load changed (the dock re-reads).
         accountsChanged(): a fresh summary arrived (the tray's watermark check reads it).
         scanChanged(): the index refresh started, progressed or ended.
+        historyChanged(entry): the plots' series of an account in sight arrived.
     """
 
     AccountRole = Qt.ItemDataRole.UserRole + 1
@@ -89,6 +94,7 @@ class WalletViewModel(QAbstractListModel):
     changed = Signal()
     accountsChanged = Signal()
     scanChanged = Signal()
+    historyChanged = Signal(str)
 
     #: how often the summary is re-read while nothing happens
     REFRESH_MS = 10_000
@@ -114,6 +120,8 @@ class WalletViewModel(QAbstractListModel):
         self._scanned = False  # a first scan ran: ticks may refresh the index quietly
         self._index_due = False
         self._posted: tuple[int, int] | None = None
+        self._plotted: set[str] = set()
+        self._histories: dict[str, AccountHistory] = {}
         self._timer = QTimer(self)
         self._timer.setInterval(self.REFRESH_MS)
         self._timer.timeout.connect(self._tick)
@@ -158,6 +166,18 @@ class WalletViewModel(QAbstractListModel):
     def note(self, entry: str) -> Note | None:
         return self._notes.get(entry)
 
+    def history(self, entry: str) -> AccountHistory | None:
+        """The plots' series of ``entry`` as last read (None: not read yet)."""
+        return self._histories.get(entry)
+
+    def set_plotted(self, entry: str, shown: bool) -> None:
+        """Whether ``entry``'s plots are in sight; coming into sight reads its series soon."""
+        if shown and entry not in self._plotted:
+            self._plotted.add(entry)
+            self.refresh()
+        elif not shown:
+            self._plotted.discard(entry)
+
     def is_busy(self, entry: str) -> bool:
         """An action on this account is under way (its buttons wait)."""
         return entry in self._busy
@@ -193,6 +213,14 @@ class WalletViewModel(QAbstractListModel):
             self._registered = await self._backend.registered()
             self._watermark = await self._backend.watermark()
             self._apply(accounts)
+            await self._read_histories({a.entry for a in accounts})
+
+    async def _read_histories(self, entries: set[str]) -> None:
+        for entry in sorted(self._plotted & entries):
+            self._histories[entry] = await self._backend.history(entry)
+            self.historyChanged.emit(entry)
+        for gone in set(self._histories) - entries:
+            del self._histories[gone]
 
     def on_records(self, batch: Sequence[EventRecord]) -> None:
         """Live records: usage may have moved when a turn ends, a limit hits, a quota updates
