@@ -26,6 +26,9 @@ from relay.core.states import ACTIVE_STATES
 USAGE_COLS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
               "reasoning_tokens", "cost_usd")
 
+#: the pipeline step a session runs, from its spec (none when the spec does not parse)
+_STEP = ("(CASE WHEN json_valid(s.spec_json) THEN json_extract(s.spec_json, '$.pipeline_step')"
+         " END)")
 # One session row with its runs' usage and refused calls summed; a caller appends the WHERE,
 # ORDER and LIMIT. Column positions are the ones :func:`quick_row` and the repository read.
 SESSIONS_SELECT = (
@@ -41,10 +44,11 @@ SESSIONS_SELECT = (
     # where an unfinished handoff takes it
     " (SELECT h.to_entry FROM handoffs h WHERE h.session_id = s.id"
     " AND h.state NOT IN ('done', 'failed') ORDER BY h.created_ms DESC LIMIT 1),"
-    # the pipeline step it runs (<run-id>/<node-id>) and that run's name
-    " json_extract(s.spec_json, '$.pipeline_step'),"
-    " (SELECT p.name FROM pipeline_runs p WHERE p.id = substr(json_extract(s.spec_json,"
-    " '$.pipeline_step'), 1, instr(json_extract(s.spec_json, '$.pipeline_step'), '/') - 1))"
+    # the pipeline step it runs (<run-id>/<node-id>) and that run's name; a spec that does
+    # not parse names none (the list still shows the session; reading the spec says why)
+    f" {_STEP},"
+    f" (SELECT p.name FROM pipeline_runs p"
+    f" WHERE p.id = substr({_STEP}, 1, instr({_STEP}, '/') - 1))"
     " FROM sessions s")
 #: the newest sessions first, archived ones left out (one parameter: how many)
 RECENT_SESSIONS = (f"{SESSIONS_SELECT} WHERE s.archived_at IS NULL"
