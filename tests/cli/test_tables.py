@@ -74,7 +74,9 @@ async def test_the_price_table_keeps_every_price_whole(width: int, relay_home: P
     assert models
     figures = {f"{getattr(p, field):g}" for p in models
                for field in ("input", "output", "cache_read", "cache_write")}
-    lines = [line for line in out.splitlines() if re.search(r"\bshipped[ │]*$", line)]
+    # a model's line ends with its date and origin (a wrapped note may end in "shipped" too)
+    lines = [line for line in out.splitlines()
+             if re.search(r"\d{4}-\d\d-\d\d[ │]+shipped[ │]*$", line)]
     assert len(lines) == len(models), out  # one line per model: nothing wraps a price away
     for p in models:  # a line with the model's four prices and its date, each whole
         wanted = {f"{p.input:g}", f"{p.output:g}", f"{p.cache_read:g}", f"{p.cache_write:g}",
