@@ -49,6 +49,7 @@ class Feed:
         self.cursor = 0
         self._listeners: dict[str, list[Listener]] = {}
         self._fetching: dict[str, asyncio.Task[None]] = {}  # held: a task is not collected
+        self._again: set[str] = set()  # sessions whose records came while their row was read
 
     async def load(self) -> list[SessionRow]:
         """The sessions now (newest first); the stream is followed from this point."""
@@ -83,9 +84,12 @@ class Feed:
         row = self.rows.get(sid)
         if row is None:
             # a session started since (not the board's records): fetch its row
-            if sid and sid not in self._fetching and not is_board_record(record):
-                task = self._fetching[sid] = asyncio.create_task(self._fetch(sid))
-                task.add_done_callback(lambda _t: self._fetching.pop(sid, None))
+            if sid and not is_board_record(record):
+                if sid in self._fetching:  # came while its row is read: read it once more
+                    self._again.add(sid)
+                else:
+                    task = self._fetching[sid] = asyncio.create_task(self._fetch(sid))
+                    task.add_done_callback(lambda _t: self._fetching.pop(sid, None))
             return
         event = record.event
         if isinstance(event, StateChanged) and event.state != row.state:
@@ -95,8 +99,14 @@ class Feed:
             self._changed(row.model_copy(update=update))
 
     async def _fetch(self, session_id: str) -> None:
+        """Read a new session's row; again while its records arrive meanwhile (a state
+        change committed after the read would otherwise never show)."""
         with contextlib.suppress(RelayError):  # gone meanwhile: nothing to show
-            self._changed(await self.client.get_session(session_id))
+            for _ in range(5):  # a busy session's records keep coming: its rows show anyway
+                self._again.discard(session_id)
+                self._changed(await self.client.get_session(session_id))
+                if session_id not in self._again:
+                    return
 
     def _changed(self, row: SessionRow) -> None:
         self.rows[row.id] = row
