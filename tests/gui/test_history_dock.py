@@ -20,6 +20,7 @@ from relay.core.config import load_config
 from relay.core.models import SessionSpec
 from relay.gui import theme
 from relay.gui.docks.parts import PlainLabel
+from relay.gui.history_dialogs import CommentDialog
 from relay.gui.shell import RelayShell
 from relay.gui.viewmodels.history import HistoryViewModel
 
@@ -49,6 +50,18 @@ def open_history(shell: RelayShell, qtbot: QtBot, stints: int = 2) -> HistoryVie
     qtbot.waitUntil(lambda: vm.timeline is not None and vm.timeline.state == "completed"
                     and len(vm.timeline.stints) == stints, timeout=15_000)
     return vm
+
+
+def comment_on_an_added_line(shell: RelayShell) -> CommentDialog:
+    """Open the comment dialog on the shown diff's first added line."""
+    diff = shell.history_dock.diff
+    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
+                and r.new is not None and r.new.kind == "add")
+    diff.table.go_to(line)
+    diff.request_comment()
+    dialog = shell.history_dock.comment_dialog
+    assert dialog is not None
+    return dialog
 
 
 def top_titles(vm: HistoryViewModel) -> list[str]:
@@ -210,13 +223,7 @@ def test_a_comment_on_a_finished_session_can_wait_for_its_next_run(
     vm = open_history(shell, qtbot)
     pick(shell, qtbot, "stint:1")
     runs_before = len(arun(shell.engine.runs(session_id)))
-    diff = shell.history_dock.diff
-    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
-                and r.new is not None and r.new.kind == "add")
-    diff.table.go_to(line)
-    diff.request_comment()
-    dialog = shell.history_dock.comment_dialog
-    assert dialog is not None
+    dialog = comment_on_an_added_line(shell)
     assert dialog.queue is not None
     assert not dialog.queue.isEnabled()
     dialog.body.setPlainText("Name the file in the heading.")
@@ -273,14 +280,9 @@ def test_a_comment_while_the_agent_works_is_queued_then_sent(
     shell.engine.config = load_config(demo_step_delay=0.3)  # a slow next run: busy agent
     arun(shell.engine.continue_session(session_id, "keep going"))
     assert shell.bridge.is_running_here(session_id)
-    diff = shell.history_dock.diff
     qtbot.waitUntil(lambda: not shell.bridge.tasks.pending, timeout=10_000)
-    line = next(i for i, r in enumerate(diff.rows.layout.rows) if r.kind == "line"
-                and r.new is not None and r.new.kind == "add")
-    diff.table.go_to(line)
-    diff.request_comment()
-    dialog = shell.history_dock.comment_dialog
-    assert dialog is not None
+    dialog = comment_on_an_added_line(shell)
+    diff = shell.history_dock.diff
     dialog.body.setPlainText("Keep the list short.")
     dialog.send.click()
 
