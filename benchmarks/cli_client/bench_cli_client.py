@@ -41,8 +41,7 @@ from benchmarks.cli_startup.bench_cli_startup import (  # noqa: E402
     relay_cli,
     timed,
 )
-from benchmarks.knowledge_scan.bench_knowledge_scan import busy  # noqa: E402
-from benchmarks.machine import load_average  # noqa: E402
+from benchmarks.machine import busy, load_average  # noqa: E402
 
 TARGET_MS = 150.0
 DEMOS = 3

@@ -40,8 +40,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.host.probed_serve import PERIOD_S  # noqa: E402
-from benchmarks.knowledge_scan.bench_knowledge_scan import busy  # noqa: E402
-from benchmarks.machine import load_average  # noqa: E402
+from benchmarks.machine import busy, load_average  # noqa: E402
 from benchmarks.stream.bench_stream import build_lines  # noqa: E402
 
 PROBE_MS = PERIOD_S * 1000

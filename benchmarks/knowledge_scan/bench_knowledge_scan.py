@@ -34,7 +34,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,7 +50,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "app")]  # benchmarks/, and this checkout'
 import pygit2  # noqa: E402
 
 from benchmarks.knowledge_scan import baseline, generate  # noqa: E402
-from benchmarks.machine import cpu_name  # noqa: E402
+from benchmarks.machine import busy, cpu_name  # noqa: E402
 from relay.knowledge import scanner  # noqa: E402
 from relay.knowledge.langs import Outline, language_of, outline  # noqa: E402
 from relay.knowledge.store import open_store  # noqa: E402
@@ -162,21 +161,6 @@ def outline_only(files: list[tuple[str, str, str]], fn: Outliner) -> tuple[float
         found.imports += len(shape.imports)
         found.damaged += shape.damaged
     return time.perf_counter() - started, time.process_time() - cpu, found
-
-
-@contextmanager
-def busy(count: int) -> Iterator[None]:
-    """``count`` processes spinning on a core each, for the duration."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                              stdin=subprocess.DEVNULL) for _ in range(count)]
-    try:
-        time.sleep(0.5 if count else 0)  # let them get going
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-        for proc in procs:
-            proc.wait()
 
 
 def measure(root: Path, files: list[tuple[str, str, str]], runs: int, load: int,
