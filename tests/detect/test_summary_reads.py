@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -179,13 +180,13 @@ def test_many_reads_go_to_the_wallets_worker_processes(tmp_path: Path,
     jobs = [ReadJob(item, whole=i % 2 == 0) for i, item in enumerate(items)]
     monkeypatch.setattr(usage_pool, "PARALLEL_BYTES", 1)
     started: list[int] = []
-    real = usage_pool.subprocess.Popen
+    real = subprocess.Popen
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         started.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(usage_pool.subprocess, "Popen", counted)
+    monkeypatch.setattr(subprocess, "Popen", counted)
     pooled = {job.item.path: (read, intent) for job, read, intent in
               read_many(jobs, {"claude": STORE}, workers=2)}
     assert started  # read by worker processes, not here
