@@ -199,6 +199,21 @@ def test_an_older_sessions_whole_intent_is_lifted_when_it_is_selected(
     assert backend.details == [summary.id]  # unchanged since: not asked again
 
 
+def test_a_lift_that_fails_shows_once_and_the_summary_stays(
+        dock: DetectDock, backend: FakeDetect, qtbot: QtBot) -> None:
+    summary = replace(session("codex", "g0ne", "ended", live=False, active_ago=40 * HOUR),
+                      lifted=False)
+    backend.older = [summary]  # and no whole version: its file went away meanwhile
+    dock.show_all.click()
+    qtbot.waitUntil(lambda: dock.vm.rowCount() == 8, timeout=5000)
+    select(dock, summary.id)
+    qtbot.waitUntil(lambda: dock.error.isVisibleTo(dock), timeout=5000)
+    assert "Add a cart page" in dock.body.toPlainText()
+    dock.vm.refresh()
+    qtbot.waitUntil(lambda: idle(dock) and not dock.vm.status.scanning, timeout=5000)
+    assert backend.details == [summary.id]  # not asked again until the session changes
+
+
 def test_rescan_scans_now_and_the_interval_follows_visibility(dock: DetectDock,
                                                               backend: FakeDetect,
                                                               qtbot: QtBot) -> None:

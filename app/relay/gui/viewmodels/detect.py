@@ -206,7 +206,7 @@ class DetectViewModel(ColumnsModel):
             return s
         lifted = self._lifted.get(s.id)
         if lifted is not None and lifted[0] == s.last_activity_ms:
-            return replace(s, intent=lifted[1].intent, lifted=True)
+            return replace(s, intent=lifted[1].intent, lifted=lifted[1].lifted)
         self._lift(s)
         return s
 
@@ -218,6 +218,9 @@ class DetectViewModel(ColumnsModel):
         async def lift() -> None:
             try:
                 whole = await self._backend.detail(s.id)
+            except Exception:
+                self._lifted[s.id] = (s.last_activity_ms, s)  # shown as it is, asked again
+                raise                                         # once it changes
             finally:
                 self._lifting.discard(s.id)
             self._lifted[s.id] = (s.last_activity_ms, whole)
