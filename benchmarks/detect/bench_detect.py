@@ -38,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make benchmarks/ importable
+sys.path.insert(0, str(ROOT / "app"))  # this tree's relay, not an installed one's
 
 import orjson  # noqa: E402
 
