@@ -88,6 +88,9 @@ class FakeDetect:
     def __init__(self, sessions: list[DetectedSession] | None = None) -> None:
         self.sessions = list(sessions if sessions is not None else all_states())
         self.older: list[DetectedSession] = []
+        #: id → the session with its whole intent (what ``detail`` lifts for a summary)
+        self.whole: dict[str, DetectedSession] = {}
+        self.details: list[str] = []
         self.problems: list[str] = []
         self.scans: list[bool] = []
         self.adopted: list[tuple[str, str, bool]] = []
@@ -105,6 +108,11 @@ class FakeDetect:
             raise self.fail_with
         shown = [*self.sessions, *(self.older if all_sessions else [])]
         return DetectScan(shown, list(self.problems), 0.04)
+
+    async def detail(self, detected_id: str) -> DetectedSession:
+        self.details.append(detected_id)
+        await asyncio.sleep(0)
+        return self.whole[detected_id]
 
     async def targets(self) -> list[str]:
         await asyncio.sleep(0)

@@ -18,6 +18,7 @@ from relay.core.events import LimitHit
 from relay.core.models import SessionSpec
 from relay.detect.ambient import Announcement
 from relay.detect.lift import _limit_why
+from relay.detect.model import Intent
 from relay.detect.present import short_path
 from relay.engine.engine import Engine
 from relay.gui import theme
@@ -171,6 +172,46 @@ def test_show_all_asks_for_every_session(dock: DetectDock, backend: FakeDetect,
     dock.show_all.click()
     qtbot.waitUntil(lambda: dock.vm.rowCount() == 7, timeout=5000)
     assert backend.scans[-1] is False
+
+
+def test_an_older_sessions_whole_intent_is_lifted_when_it_is_selected(
+        dock: DetectDock, backend: FakeDetect, qtbot: QtBot) -> None:
+    """--all gives the older sessions as summaries (the table's part of the intent); the
+    detail pane asks for the rest when one is selected, once."""
+    whole = blocked()
+    summary = replace(whole, intent=Intent(initial_prompt=whole.intent.initial_prompt,
+                                           last_message=whole.intent.last_message),
+                      lifted=False, agent_session_id="0ld-b10cked", process=None)
+    backend.older = [summary]
+    backend.whole = {summary.id: replace(whole, agent_session_id="0ld-b10cked")}
+    dock.show_all.click()
+    qtbot.waitUntil(lambda: dock.vm.rowCount() == 8, timeout=5000)
+    assert backend.details == []  # a scan lifts no summary
+    select(dock, summary.id)
+    qtbot.waitUntil(lambda: "Plan · 1 of 3 done" in dock.body.toPlainText(), timeout=5000)
+    body = dock.body.toPlainText()
+    for expected in ("Port the billing module", "Files touched · 2", "pytest -q tests/billing",
+                     "I'll continue with the adapter once the limit resets."):
+        assert expected in body, expected
+    dock.vm.refresh()
+    qtbot.waitUntil(lambda: idle(dock), timeout=5000)
+    assert "Plan · 1 of 3 done" in dock.body.toPlainText()
+    assert backend.details == [summary.id]  # unchanged since: not asked again
+
+
+def test_a_lift_that_fails_shows_once_and_the_summary_stays(
+        dock: DetectDock, backend: FakeDetect, qtbot: QtBot) -> None:
+    summary = replace(session("codex", "g0ne", "ended", live=False, active_ago=40 * HOUR),
+                      lifted=False)
+    backend.older = [summary]  # and no whole version: its file went away meanwhile
+    dock.show_all.click()
+    qtbot.waitUntil(lambda: dock.vm.rowCount() == 8, timeout=5000)
+    select(dock, summary.id)
+    qtbot.waitUntil(lambda: dock.error.isVisibleTo(dock), timeout=5000)
+    assert "Add a cart page" in dock.body.toPlainText()
+    dock.vm.refresh()
+    qtbot.waitUntil(lambda: idle(dock) and not dock.vm.status.scanning, timeout=5000)
+    assert backend.details == [summary.id]  # not asked again until the session changes
 
 
 def test_rescan_scans_now_and_the_interval_follows_visibility(dock: DetectDock,

@@ -237,8 +237,10 @@ class AccountsClient(Part):
 class DetectorClient(Part):
     """``engine.detector`` and adopting what it found."""
 
-    async def scan(self, *, all_sessions: bool = False, usage: bool = True) -> DetectReport:
-        return await self._ask(DetectReport, "GET", "/detect", all=all_sessions, usage=usage)
+    async def scan(self, *, all_sessions: bool = False, usage: bool = True,
+                   whole: bool = False) -> DetectReport:
+        return await self._ask(DetectReport, "GET", "/detect", all=all_sessions, usage=usage,
+                               whole=whole)
 
     async def find(self, key: str) -> tuple[DetectedSession, StoreRead]:
         return await self._ask(tuple[DetectedSession, StoreRead], "GET", f"/detect/{seg(key)}")

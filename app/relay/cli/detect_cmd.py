@@ -79,7 +79,8 @@ def state_cell(s: DetectedSession, now_ms: int) -> str:
 
 async def detect(config: Config, args: argparse.Namespace, console: Console) -> int:
     async with host_api(config, args) as attached:
-        report = await attached.client.detector.scan(all_sessions=args.all)
+        # the table needs the older sessions' head and tail; JSON gives every intent whole
+        report = await attached.client.detector.scan(all_sessions=args.all, whole=args.json)
     if args.json:
         print(json.dumps({"sessions": [_row_json(s) for s in report.sessions],
                           "problems": report.problems}, indent=2))

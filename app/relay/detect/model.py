@@ -99,6 +99,10 @@ class DetectedSession:
     problems: list[str] = field(default_factory=list)
     #: the state is what its hooks last reported (exact), not lifted from its transcript
     hooked: bool = False
+    #: its whole intent is lifted (False: only what the table shows — the first prompt, the
+    #: last words, the models seen — from the head and tail of its file; ``Detector.find``
+    #: lifts the rest)
+    lifted: bool = True
 
     @property
     def id(self) -> str:

@@ -9,9 +9,14 @@ reader).
 
 **Which sessions are shown** (decision): by default those with a live process or activity in
 the last 24 hours, newest first — and only those are read: older sessions cost a ``stat``
-each; ``all_sessions=True`` reads and shows every session found. A session is read and its
-intent lifted once per change of its file; its state (which depends on its process and the
-clock) is decided at every scan.
+each; ``all_sessions=True`` shows every session found. The default view's sessions are read
+in full and their whole intent lifted; the older ones ``all_sessions`` adds are read as the
+table needs them — the head and tail of the file (first prompt, cwd, times, state, last
+words: ``DetectedSession.lifted`` False) — and in full when asked: :meth:`Detector.find`
+(the detail pane, adoption) or ``whole=True`` (``relay-cli detect --json``). Many reads go to
+the wallet's worker processes (:mod:`relay.detect.reading`). A session is read once per
+change of its file; its state (which depends on its process and the clock) is decided at
+every scan.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ from relay.core.errors import DetectNotFoundError, RelayError
 from relay.core.live import HookedSession, LiveState, LiveStates, NoLiveStates
 from relay.core.present import clip
 from relay.core.store.db import now_ms
-from relay.detect.lift import lift, lift_intent
+from relay.detect.lift import lift
 from relay.detect.model import DetectedSession, DetectState, Intent, LiveProcess
 from relay.detect.processes import ProcessScan, scan_processes
+from relay.detect.reading import ReadJob, default_stores, read_many, read_one
 from relay.detect.stores.base import SessionStore, StoreItem, StoreRead
 from relay.detect.stores.vscdb import editor_roots
 from relay.wallet.model import Tokens
@@ -71,19 +77,25 @@ class Detector:
         #: the hooked sessions' live states (the board's): exact, so shown first
         self.live: LiveStates = live or NoLiveStates()
         self.wallet = wallet
-        self.stores = dict(stores) if stores is not None else default_stores()
+        self.stores = dict(stores) if stores is not None else dict(default_stores())
         self.clock = clock
         self._process_scan = process_scan or scan_processes
-        #: path → ((size, mtime), read, its intent): a session is read and lifted once per change
+        #: path → ((size, mtime), read, its intent): a session is read and lifted once per
+        #: change (a summary read again in full when asked)
         self._cache: dict[Path, tuple[tuple[int, int], StoreRead, Intent]] = {}
         self._reads: dict[str, StoreRead] = {}
+        #: cwd → its repository, during one scan (thousands of sessions share a few dozen)
+        self._repos: dict[str | None, str | None] = {}
         #: (listing fingerprint, sessions asked, their totals) of the last usage lookup
         self._usage_seen: tuple[int, list[tuple[str, str]],
                                 dict[tuple[str, str], Tokens]] | None = None
         self._lock = asyncio.Lock()
 
-    async def scan(self, *, all_sessions: bool = False, usage: bool = True) -> DetectReport:
-        """Every session (see the module docstring for which are shown)."""
+    async def scan(self, *, all_sessions: bool = False, usage: bool = True,
+                   whole: bool = False) -> DetectReport:
+        """Every session (see the module docstring for which are shown); ``whole``: every
+        one shown read in full, its whole intent lifted (else the older ones
+        ``all_sessions`` adds are summaries)."""
         started = time.perf_counter()
         async with self._lock:
             accounts = await self.accounts.all()
@@ -92,10 +104,10 @@ class Detector:
                 sources += [TranscriptSource(runtime, runtime, root) for runtime, root in
                             editor_roots(dict(os.environ), sys.platform)]
             procs = await asyncio.to_thread(self._process_scan, accounts)
-            since = None if all_sessions else self.clock() - RECENT_MS
             named = {(p.runtime, p.agent_session_id) for p in procs.processes if p.agent_session_id}
-            found, problems, listed = await asyncio.to_thread(self._read_all, sources, since,
-                                                              named)
+            older = "whole" if whole else "summary" if all_sessions else None
+            found, problems, listed = await asyncio.to_thread(
+                self._read_all, sources, self.clock() - RECENT_MS, named, older)
             report = DetectReport(processes=procs.processes,
                                   problems=[*procs.problems, *problems])
             totals = await self._usage(found, listed) if usage else {}
@@ -111,6 +123,7 @@ class Detector:
                   all_sessions: bool) -> list[DetectedSession]:
         links = _link([f.read for f in found], processes)
         shown = []
+        self._repos.clear()
         for f in found:
             session = self._session(f.read, f.intent, links.get(f.item.path), now)
             session.usage = totals.get((session.entry, session.agent_session_id))
@@ -132,16 +145,32 @@ class Detector:
             raise DetectNotFoundError(f"{what} match {key!r}.",
                                       "List them with `relay-cli detect --all`; give more of "
                                       "the id.")
-        return matches[0], self._reads[matches[0].id]
+        found = matches[0]
+        if self._reads[found.id].whole:
+            return found, self._reads[found.id]
+        async with self._lock:  # a summary: read in full and lifted now (on demand)
+            return await asyncio.to_thread(self._lift_whole, found)
+
+    def _lift_whole(self, found: DetectedSession) -> tuple[DetectedSession, StoreRead]:
+        item = self._reads[found.id].item
+        _, read, intent = read_one(self.stores[item.runtime], ReadJob(item, whole=True))
+        self._cache[item.path] = ((item.size, item.mtime_ns), read, intent)
+        self._reads[found.id] = read
+        session = self._session(read, intent, found.process, self.clock())
+        session.usage = found.usage
+        return session, read
 
     # -- reading ----------------------------------------------------------------------
 
-    def _read_all(self, sources: Sequence[TranscriptSource], since: int | None,
-                  named: set[tuple[str, str]]) -> tuple[list[_Found], list[str], int]:
-        """Read the sessions to show: changed since ``since`` (all when None), or named by a
-        live process. Older ones are listed (a ``stat``) but not read. The last value is a
-        fingerprint of every listed file's size and mtime: equal means nothing changed."""
+    def _read_all(self, sources: Sequence[TranscriptSource], since: int,
+                  named: set[tuple[str, str]], older: str | None,
+                  ) -> tuple[list[_Found], list[str], int]:
+        """Read the sessions to show: changed since ``since`` or named by a live process, in
+        full; the older ones as ``older`` says (``"summary"``, ``"whole"``, or None: listed
+        — a ``stat`` — but not read). The last value is a fingerprint of every listed file's
+        size and mtime: equal means nothing changed."""
         found: list[_Found] = []
+        jobs: list[ReadJob] = []
         problems: list[str] = []
         seen: set[Path] = set()
         stamps: list[tuple[Path, int, int]] = []
@@ -156,24 +185,23 @@ class Detector:
                     continue
                 seen.add(item.path)
                 stamps.append((item.path, item.size, item.mtime_ns))
-                if (since is not None and item.mtime_ns // 1_000_000 < since
-                        and (item.runtime, item.agent_session_id) not in named):
+                recent = (item.mtime_ns // 1_000_000 >= since
+                          or (item.runtime, item.agent_session_id) in named)
+                if not recent and older is None:
                     continue
-                read, intent = self._read(store, item)
-                found.append(_Found(item, read, intent))
+                job = ReadJob(item, whole=recent or older == "whole")
+                cached = self._cache.get(item.path)
+                if cached is not None and cached[0] == (item.size, item.mtime_ns) and (
+                        cached[1].whole or not job.whole):
+                    found.append(_Found(item, cached[1], cached[2]))
+                else:
+                    jobs.append(job)
         for path in set(self._cache) - seen:  # gone since the last scan
             del self._cache[path]
+        for job, read, intent in read_many(jobs, self.stores):
+            self._cache[job.item.path] = ((job.item.size, job.item.mtime_ns), read, intent)
+            found.append(_Found(job.item, read, intent))
         return found, problems, hash(tuple(stamps))
-
-    def _read(self, store: SessionStore, item: StoreItem) -> tuple[StoreRead, Intent]:
-        stamp = (item.size, item.mtime_ns)
-        cached = self._cache.get(item.path)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
-        read = store.read(item)
-        intent = lift_intent(read)
-        self._cache[item.path] = (stamp, read, intent)
-        return read, intent
 
     # -- one session ------------------------------------------------------------------
 
@@ -187,9 +215,11 @@ class Detector:
             # the hooks' state is exact; a process that is gone without a SessionEnd is not
             state, why, exact = _HOOK_STATES[hooked.state], hook_why(hooked), True
             resets = resets if state == "blocked" else None
+        if read.cwd not in self._repos:
+            self._repos[read.cwd] = _repo_of(read.cwd)
         return DetectedSession(
             runtime=item.runtime, agent_session_id=item.agent_session_id, entry=item.entry,
-            source=item.path, cwd=read.cwd, repo=_repo_of(read.cwd),
+            source=item.path, cwd=read.cwd, repo=self._repos[read.cwd], lifted=read.whole,
             started_ms=read.started_ms,
             # a record's own time, or the file's when that is later (a line without a time)
             last_activity_ms=max(read.last_activity_ms or 0, item.mtime_ns // 1_000_000),
@@ -253,14 +283,3 @@ def _repo_of(cwd: str | None) -> str | None:
         if (folder / ".git").exists():
             return str(folder)
     return None
-
-
-def default_stores() -> dict[str, SessionStore]:
-    """Every runtime's store (imported here: the registry of detection)."""
-    from relay.detect.stores import claude, cline, codex, continuedev, cursor, gemini, pi, vscdb
-
-    return {"claude": claude.STORE, "codex": codex.STORE, "gemini": gemini.STORE, "pi": pi.STORE,
-            "cline": cline.STORE, "copilot": vscdb.COPILOT_STORE, "cursor": cursor.STORE,
-            "continue": continuedev.STORE}
-
-

@@ -48,6 +48,11 @@ class DetectBackend(Protocol):
         """The sessions live or active in the last 24 hours (``all_sessions``: every one)."""
         ...
 
+    async def detail(self, detected_id: str) -> DetectedSession:
+        """The session with its whole intent lifted (a scan with ``all_sessions`` gives
+        the older ones as summaries: ``lifted`` False)."""
+        ...
+
     async def targets(self) -> list[str]:
         """Where a session can be adopted onto: ``runtime`` and ``runtime:account`` entries."""
         ...
@@ -63,6 +68,10 @@ class HostDetectBackend(OverHost):
     async def scan(self, all_sessions: bool) -> DetectScan:
         report = await self._services.detector.scan(all_sessions=all_sessions)
         return DetectScan(list(report.sessions), list(report.problems), report.elapsed_s)
+
+    async def detail(self, detected_id: str) -> DetectedSession:
+        detected, _read = await self._services.detector.find(detected_id)
+        return detected
 
     async def targets(self) -> list[str]:
         runtimes = available_runtimes()

@@ -125,7 +125,8 @@ class MachineTools:
         """List the coding-agent sessions on this machine (Claude Code, Codex and others,
         started by Relay or not): state (working, needs input, blocked by a limit until
         when, idle), repository, account, token usage and what each was asked to do."""
-        report = await self.engine.detector.scan(all_sessions=all_sessions)
+        # each agent's plan and files are in the answer: every intent lifted whole
+        report = await self.engine.detector.scan(all_sessions=all_sessions, whole=True)
         now = self.engine.detector.clock()
         agents = [detected_agent(s, now) for s in report.sessions]
         text = "\n".join(agent_line(s, now) for s in report.sessions) if agents else (

@@ -7,6 +7,10 @@ all — and ``fork`` would copy the GUI's threads. A worker here imports only
 pickles on its stdin with the results on its stdout. One thread per worker feeds it the next
 batch from a shared queue when it answers, so a slow batch never holds the others back.
 
+The pool is the wallet's and the Detector's (:mod:`relay.detect.reading`): a batch goes with
+the function that runs it (pickled by name: the worker imports its module when first sent
+one), :func:`run_batch` unless the caller names another.
+
 A worker that cannot start or dies leaves its batch to the caller (:func:`results` reads it
 in-process). A frozen build has no interpreter to start: its workers are the bundle's own
 ``relay-cli --usage-worker`` (installers/entry/relay_cli.py).
@@ -20,9 +24,9 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from relay.wallet.usage_scan import Progress, ScanJob, ScanResult, run_batch, run_job
 
@@ -32,6 +36,23 @@ PARALLEL_BYTES = 48 * 1024 * 1024
 BATCH_BYTES = 16 * 1024 * 1024
 _HEADER = 8
 _DONE = object()
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+def free_cores() -> int:
+    """The cores this process may use less the machine's 1-minute load average (what the
+    other programs keep busy), at least 1: a big read on a busy machine starts fewer
+    workers instead of thrashing."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows
+        load = 0.0
+    return max(1, min(cores, round(cores - load)))
 
 
 def scan(jobs: list[ScanJob], progress: Progress | None = None,
@@ -56,30 +77,38 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
 
 
 def _batches(jobs: list[ScanJob]) -> Iterator[list[ScanJob]]:
-    """Biggest files first (the last worker to finish sets the wall time), grouped by bytes."""
-    batch: list[ScanJob] = []
+    return batches(jobs, lambda j: j.size - j.start, BATCH_BYTES)
+
+
+def batches(jobs: list[J], cost: Callable[[J], int], most: int) -> Iterator[list[J]]:
+    """Costliest first (the last worker to finish sets the wall time), grouped into batches
+    of about ``most`` (bytes to read) and at most 256 jobs."""
+    batch: list[J] = []
     size = 0
-    for job in sorted(jobs, key=lambda j: j.size - j.start, reverse=True):
+    for job in sorted(jobs, key=cost, reverse=True):
         batch.append(job)
-        size += job.size - job.start
-        if size >= BATCH_BYTES or len(batch) >= 256:
+        size += cost(job)
+        if size >= most or len(batch) >= 256:
             yield batch
             batch, size = [], 0
     if batch:
         yield batch
 
 
-def results(batches: list[list[ScanJob]], workers: int) -> Iterator[ScanResult]:
-    """The results of ``batches`` read by ``workers`` processes, as they come."""
-    todo: queue.SimpleQueue[list[ScanJob]] = queue.SimpleQueue()
+def results(batches: list[list[J]], workers: int,
+            run: Callable[[list[J]], Sequence[R]] = run_batch,  # type: ignore[assignment]
+            ) -> Iterator[R]:
+    """The results of ``batches`` run by ``run`` (a module-level function: it is sent by
+    name) in ``workers`` processes, as they come."""
+    todo: queue.SimpleQueue[list[J]] = queue.SimpleQueue()
     for batch in batches:
         todo.put(batch)
     done: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    threads = [threading.Thread(target=_feed, args=(todo, done), daemon=True)
+    threads = [threading.Thread(target=_feed, args=(todo, done, run), daemon=True)
                for _ in range(max(1, min(workers, len(batches))))]
     for thread in threads:
         thread.start()
-    left: list[list[ScanJob]] = []
+    left: list[list[J]] = []
     try:
         running = len(threads)
         while running:
@@ -94,15 +123,16 @@ def results(batches: list[list[ScanJob]], workers: int) -> Iterator[ScanResult]:
         while not todo.empty():   # what no worker took (all failed, or the caller stopped)
             left.append(todo.get())
     for batch in left:
-        yield from map(run_job, batch)
+        yield from run(batch)
 
 
 class _Failed:
-    def __init__(self, batch: list[ScanJob]) -> None:
+    def __init__(self, batch: list[Any]) -> None:
         self.batch = batch
 
 
-def _feed(todo: queue.SimpleQueue[list[ScanJob]], done: queue.SimpleQueue[Any]) -> None:
+def _feed(todo: queue.SimpleQueue[list[J]], done: queue.SimpleQueue[Any],
+          run: Callable[[list[J]], Sequence[R]]) -> None:
     """One worker's life: start it, send it batches until none is left, stop it."""
     try:
         # no console window flashing up on Windows when the GUI starts a worker
@@ -121,7 +151,7 @@ def _feed(todo: queue.SimpleQueue[list[ScanJob]], done: queue.SimpleQueue[Any]) 
             except queue.Empty:
                 break
             try:
-                _send(process.stdin, batch)
+                _send(process.stdin, (run, batch))
                 done.put(_receive(process.stdout))
             except (OSError, EOFError, pickle.UnpicklingError):
                 done.put(_Failed(batch))
@@ -172,11 +202,12 @@ def _receive(stream: IO[bytes]) -> Any:
 
 
 def serve() -> None:
-    """A worker's main loop: a batch in, its results out, until stdin ends."""
+    """A worker's main loop: a batch (and the function that runs it) in, its results out,
+    until stdin ends."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            batch = _receive(stdin)
+            run, batch = _receive(stdin)
         except EOFError:
             return
-        _send(stdout, run_batch(batch))
+        _send(stdout, run(batch))

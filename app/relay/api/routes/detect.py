@@ -18,14 +18,17 @@ router = APIRouter(prefix="/api/v1/detect", tags=["detect"], responses=ERRORS)
 
 @router.get("", response_model=DetectReport)
 async def scan(eng: EngineDep, all_sessions: Annotated[bool, Query(alias="all")] = False,
-               usage: bool = True) -> DetectReport:
-    """The sessions live or active in the last 24 hours (``all``: every one)."""
-    return await eng.detector.scan(all_sessions=all_sessions, usage=usage)
+               usage: bool = True, whole: bool = False) -> DetectReport:
+    """The sessions live or active in the last 24 hours (``all``: every one; the older
+    ones summaries, their whole intent lifted by ``GET /{key}`` — or all at once with
+    ``whole``)."""
+    return await eng.detector.scan(all_sessions=all_sessions, usage=usage, whole=whole)
 
 
 @router.get("/{key}", response_model=tuple[DetectedSession, StoreRead])
 async def find(key: str, eng: EngineDep) -> tuple[DetectedSession, StoreRead]:
-    """The session named by its id (``runtime:session``) or a unique prefix, read in full."""
+    """The session named by its id (``runtime:session``) or a unique prefix, read in full
+    and its whole intent lifted."""
     return await eng.detector.find(key)
 
 

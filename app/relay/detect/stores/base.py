@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from relay.core import fsutil
 from relay.core.events import AgentEvent
@@ -57,6 +57,9 @@ class StoreRead:
     #: the last record is a turn that did not finish writing (the agent is mid-turn, or died)
     open_turn: bool = False
     problems: list[str] = field(default_factory=list)
+    #: read in full (False: only its head and tail, what the table shows — see
+    #: :meth:`SessionStore.summary`)
+    whole: bool = True
 
 
 @dataclass(slots=True)
@@ -79,6 +82,14 @@ class SessionStore(Protocol):
         ...
 
 
+def summary(store: SessionStore, item: StoreItem) -> StoreRead:
+    """What the table shows of one session (its state, first prompt, cwd, times, last
+    words): the store's ``summary`` — a read of the file's head and tail, ``whole`` False
+    when that skipped anything — or its full read when it has none."""
+    read_summary = getattr(store, "summary", None)
+    return read_summary(item) if read_summary is not None else store.read(item)
+
+
 #: the most Relay reads of one file in a runtime's store (a longer file is read this far)
 MAX_FILE_BYTES = 4 * 1024 * 1024 * 1024
 
@@ -88,15 +99,18 @@ def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     return fsutil.read_regular(path, limit)
 
 
-def iter_lines(path: Path, limit: int = 64 * 1024 * 1024) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) of each complete line of a JSONL file.
+def iter_lines(path: Path, limit: int = 64 * 1024 * 1024,
+               at: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each complete line of a JSONL file, from the line starting at
+    ``at``.
 
     A line longer than ``limit`` comes as ``b""`` (the caller counts it) without being held
     in memory; a partial last line (still being written) is not yielded. Only the first
     :data:`MAX_FILE_BYTES` are read.
     """
     with open_regular(path) as handle:
-        offset = 0          # file offset of the line being gathered
+        handle.seek(at)
+        offset = at         # file offset of the line being gathered
         pending = b""
         skipping = False    # inside a line over the limit: dropped, only its end is looked for
         for chunk in iter(lambda: handle.read(min(1 << 20, max(0, MAX_FILE_BYTES - handle.tell()))), b""):
@@ -113,3 +127,22 @@ def iter_lines(path: Path, limit: int = 64 * 1024 * 1024) -> Iterator[tuple[int,
                 end = handle.tell() - len(chunk) + cut + 1
                 yield offset, line if len(line) <= limit else b""
                 offset, pending, skipping, start = end, b"", False, cut + 1
+
+
+def tail_start(handle: BinaryIO, size: int, want: int, floor: int,
+               limit: int = 64 * 1024 * 1024) -> int:
+    """Where the last ``want`` bytes of a file of ``size`` begin, moved on to a line start
+    (never before ``floor``, a line start itself): at least one complete line follows —
+    a last line longer than ``want`` is looked for further back, up to ``limit`` bytes
+    (past that, ``floor``: the lines are read from there and the long one counted)."""
+    span = want
+    while size - span > floor:
+        if span > limit + want:
+            return floor
+        handle.seek(size - span - 1)
+        data = handle.read(span + 1)
+        cut = data.find(b"\n")
+        if 0 <= cut < len(data) - 1 and data.find(b"\n", cut + 1) >= 0:
+            return size - span + cut
+        span *= 2
+    return floor

@@ -37,10 +37,12 @@ from relay.core.events import AgentError, AgentEvent, Notice, SessionEnded, Sess
 from relay.core.jsonvalue import as_dict, as_int, as_list, as_text
 from relay.detect.stores.base import StoreItem, StoreListing
 from relay.detect.stores.transcript import (
+    HEAD_BYTES,
     LINE_LIMIT,
     MAX_OUTPUT,
     MAX_PROMPT,
     MAX_TEXT,
+    TAIL_BYTES,
     TranscriptRead,
     add_item,
     add_unique,
@@ -48,6 +50,7 @@ from relay.detect.stores.transcript import (
     clip,
     clip_value,
     failure_events,
+    head_and_tail,
     is_dir,
     mtime_of,
     records,
@@ -97,6 +100,17 @@ class ClaudeStore:
             reading.line(obj)
         return reading.finish()
 
+    def summary(self, item: StoreItem) -> TranscriptRead:
+        """The head (to the first prompt) and the tail (the last turn) of the transcript."""
+        if item.size <= HEAD_BYTES + TAIL_BYTES:
+            return self.read(item)
+        reading = _Reading(item, self._tz)
+        whole = head_and_tail(item, reading.read.problems, self._limit, reading.line,
+                              reading.known, reading.gap)
+        read = reading.finish()
+        read.whole = whole
+        return read
+
 
 class _Reading:
     """The state of reading one transcript, line by line."""
@@ -132,6 +146,17 @@ class _Reading:
             self._attachment(as_dict(obj.get("attachment")))
         elif kind == "system" and obj.get("subtype") == "api_error":
             self._emit([Notice(runtime=RUNTIME, category="retry", message=_retry_text(obj))])
+
+    def known(self) -> bool:
+        """What a summary needs from the head is read: the first prompt and the cwd."""
+        return bool(self.read.initial_prompt) and "cwd" in self._meta
+
+    def gap(self) -> None:
+        """Lines are skipped here: the events so far (the first turn) are dropped and the
+        turn is read afresh — a call whose result was skipped is not left open."""
+        self.read.events.clear()
+        self._parser = ClaudeStreamParser(tz=self._tz)
+        self._open, self._ending = False, None
 
     def _clock(self, obj: dict[str, Any]) -> None:
         ms = iso_ms(obj.get("timestamp"))

@@ -2,6 +2,8 @@
 
 * :class:`TranscriptRead` — a :class:`~relay.detect.stores.base.StoreRead` plus what every CLI
   transcript records and ``StoreRead`` has no field for: the first real prompt and the branch.
+* :func:`head_and_tail` — a summary read's lines: the head up to the first prompt, then the
+  tail (the table's state and last words), not the megabytes between.
 * :func:`records` — the JSON objects of a JSONL file. Corrupt or truncated lines, lines over the
   limit (never held in memory) and non-UTF-8 lines are counted into ``problems``; an unreadable
   file is a problem too. Never raises.
@@ -21,7 +23,7 @@ import errno
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -31,7 +33,7 @@ from relay.core import signals
 from relay.core.events import AgentEvent
 from relay.core.fsutil import is_regular, open_regular
 from relay.core.signals import classify
-from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines
+from relay.detect.stores.base import StoreItem, StoreListing, StoreRead, iter_lines, tail_start
 from relay.wallet.transcripts import CORRUPT, NOT_UTF8, load_json
 
 #: lines longer than this are skipped and counted (a huge tool result never blows memory)
@@ -41,6 +43,10 @@ MAX_OUTPUT = 4000
 MAX_ARGUMENT = 4000
 MAX_TEXT = 20_000
 MAX_PROMPT = 8000
+#: a summary read (the table's) reads at most this much of a transcript's head for its
+#: first prompt and cwd, and this much of its tail for its state and last words
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 32 * 1024
 
 
 @dataclass(slots=True)
@@ -55,27 +61,63 @@ class TranscriptRead(StoreRead):
 
 # --- reading lines ---------------------------------------------------------------------------
 
-def records(path: Path, problems: list[str], limit: int = LINE_LIMIT) -> Iterator[dict[str, Any]]:
-    """Each JSON object of the JSONL file ``path``; what could not be read goes to ``problems``.
+def records(path: Path, problems: list[str], limit: int = LINE_LIMIT,
+            at: int = 0) -> Iterator[dict[str, Any]]:
+    """Each JSON object of the JSONL file ``path`` (from the line starting at ``at``); what
+    could not be read goes to ``problems``.
 
     A partial last line (being written, or cut off) is not yielded and is reported.
     """
+    return (obj for _, obj in records_at(path, problems, limit, at))
+
+
+def records_at(path: Path, problems: list[str], limit: int = LINE_LIMIT,
+               at: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`records` with where each object's line ends (the next line's offset). The
+    lines counted so far are reported even when the caller stops early."""
     counts: Counter[str] = Counter()
     try:
         with open_regular(path) as peek:
-            for offset, line in iter_lines(path, limit):
+            for offset, line in iter_lines(path, limit, at):
                 if not line:
                     if not _blank_at(peek, offset):
                         counts["too_long"] += 1
                     continue
                 obj = load_json(line, counts)
                 if obj is not None:
-                    yield obj
+                    yield offset + len(line) + 1, obj
             if _partial_tail(peek):
                 counts["partial"] += 1
     except OSError as exc:
         problems.append(f"cannot read {path.name}: {exc.strerror or exc}")
-    problems.extend(describe(counts, limit))
+    finally:
+        problems.extend(describe(counts, limit))
+
+
+def head_and_tail(item: StoreItem, problems: list[str], limit: int,
+                  line: Callable[[dict[str, Any]], None], known: Callable[[], bool],
+                  gap: Callable[[], None]) -> bool:
+    """Feed ``line`` the head of a JSONL transcript — until ``known()`` says what the
+    table needs from it is read (the first prompt, the cwd) or :data:`HEAD_BYTES` — then
+    its last :data:`TAIL_BYTES` (at least its last complete line, however long), calling
+    ``gap()`` between them when lines were skipped. True when nothing was (the whole
+    file was read)."""
+    end = 0
+    for end, obj in records_at(item.path, problems, limit):
+        line(obj)
+        if end >= HEAD_BYTES or known():
+            break
+    try:
+        with open_regular(item.path) as handle:
+            start = tail_start(handle, handle.seek(0, os.SEEK_END), TAIL_BYTES, end, limit)
+    except OSError as exc:
+        problems.append(f"cannot read {item.path.name}: {exc.strerror or exc}")
+        return True
+    if start > end:
+        gap()
+    for obj in records(item.path, problems, limit, start):
+        line(obj)
+    return start == end
 
 
 def describe(counts: Counter[str], limit: int = LINE_LIMIT) -> list[str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -143,6 +143,9 @@ class DetectViewModel(ColumnsModel):
         self._status = ScanStatus()
         self._show_all = False
         self._selected: str | None = None
+        #: id → (its last activity, the whole intent lifted on demand): a summary's detail
+        self._lifted: dict[str, tuple[int | None, DetectedSession]] = {}
+        self._lifting: set[str] = set()
         self._notes: dict[str, Note] = {}
         self._busy: set[str] = set()
         self._targets: list[str] = []
@@ -196,8 +199,34 @@ class DetectViewModel(ColumnsModel):
         return self._selected
 
     def selected(self) -> DetectedSession | None:
-        """The selected session as last scanned (None: none selected, or not listed)."""
-        return self._by_id.get(self._selected) if self._selected else None
+        """The selected session as last scanned (None: none selected, or not listed), its
+        whole intent lifted — a summary's is asked for when it is selected (on demand)."""
+        s = self._by_id.get(self._selected) if self._selected else None
+        if s is None or s.lifted:
+            return s
+        lifted = self._lifted.get(s.id)
+        if lifted is not None and lifted[0] == s.last_activity_ms:
+            return replace(s, intent=lifted[1].intent, lifted=lifted[1].lifted)
+        self._lift(s)
+        return s
+
+    def _lift(self, s: DetectedSession) -> None:
+        if s.id in self._lifting:
+            return
+        self._lifting.add(s.id)
+
+        async def lift() -> None:
+            try:
+                whole = await self._backend.detail(s.id)
+            except Exception:
+                self._lifted[s.id] = (s.last_activity_ms, s)  # shown as it is, asked again
+                raise                                         # once it changes
+            finally:
+                self._lifting.discard(s.id)
+            self._lifted[s.id] = (s.last_activity_ms, whole)
+            self.changed.emit()
+
+        self._bridge.tasks.start(lift(), context=CONTEXT)
 
     def note(self, session_id: str) -> Note | None:
         return self._notes.get(session_id)
