@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from relay.cli.parser import COMMANDS, build_parser, subcommands
+from tests.api.test_host_process import _serve, _stop
 
 #: never needed to parse arguments, print help or the version, or list sessions
 HEAVY = ("mcp", "httpx", "pygit2", "PySide6", "qasync", "pydantic", "cryptography", "keyring",
@@ -86,17 +87,52 @@ def test_sessions_reads_the_store_without_the_engine(relay_home: Path) -> None:
     assert loaded == []
 
 
-def test_doctor_needs_the_runtimes_but_not_the_engine(relay_home: Path, vault_env: None,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+#: the runtimes' adapters and what only they need (doctor asks the registry's facts)
+ADAPTERS = ("relay.runtimes.base", "relay.runtimes.claude", "relay.runtimes.codex",
+            "relay.runtimes.gemini", "relay.runtimes.pi", "relay.runtimes.demo",
+            "relay.runtimes.acp", "relay.runtimes.acp_agents", "relay.runtimes.http",
+            "relay.core.events", "relay.core.models", "relay.core.procs")
+
+
+def test_doctor_imports_no_runtime_adapter_and_not_the_engine(
+        relay_home: Path, vault_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:1")  # no Ollama: no HTTP client either
     code, loaded, out = loaded_by("doctor", heavy=("mcp", "pygit2", "PySide6", "httpx",
                                                    "relay.engine.engine",
-                                                   "relay.sessions.runner", "relay.history",
-                                                   "relay.pipelines", "relay.knowledge"))
+                                                   "relay.sessions", "relay.history",
+                                                   "relay.pipelines", "relay.knowledge",
+                                                   *ADAPTERS))
 
     assert code == 0
     assert "Agent runtimes" in out
+    assert "The claude CLI (`claude`) is not installed" in out or "claude        ok" in out
     assert "Ollama is not reachable at http://127.0.0.1:1" in out
+    assert "Capabilities" in out
+    assert loaded == []
+
+
+def test_sessions_json_through_a_host_imports_no_engine_pygit2_or_vault(
+        relay_home: Path, vault_env: None) -> None:
+    env = {**os.environ, "RELAY_DEMO_STEP_DELAY": "0"}
+    host = _serve(relay_home, env)
+    try:
+        created = subprocess.run([sys.executable, "-m", "relay.cli.main", "demo"],
+                                 capture_output=True, text=True, timeout=120, check=False,
+                                 stdin=subprocess.DEVNULL, env=env)
+        assert created.returncode == 0, created.stderr
+
+        code, loaded, out = loaded_by("sessions", "--json", heavy=(
+            "relay.engine", "relay.sessions", "pygit2", "cryptography", "keyring",
+            "relay.core.vault", "relay.detect", "relay.wallet", "relay.pipelines",
+            "relay.history", "relay.knowledge", "relay.runtimes", "relay.api.schemas",
+            "relay.api.app", "fastapi", "mcp", "PySide6"))
+    finally:
+        _stop(host)
+
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [row["runtime"] for row in rows] == ["demo"]
+    assert rows[0]["state"] == "completed"
     assert loaded == []
 
 

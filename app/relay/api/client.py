@@ -20,20 +20,25 @@ import contextlib
 import time
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import orjson
-from httpx_sse import SSEError, aconnect_sse
 from pydantic import BaseModel, TypeAdapter
 
 from relay.api.client_features import FeatureClients
-from relay.api.schemas import HostStatus, VaultState
 from relay.core.errors import HostError, HostGoneError, RelayError, error_from_code
-from relay.core.events import EventRecord, NeedsInput, record_from_json
 from relay.core.hostfile import TOKEN_ENV, host_lock, read_host, read_token
 from relay.core.models import RunRow, SessionRow, SessionSpec
-from relay.sessions.handoff import HandoffRecord
+
+if TYPE_CHECKING:
+    from relay.api.schemas import HostStatus, VaultState
+    from relay.core.events import EventRecord, NeedsInput
+    from relay.sessions.handoff import HandoffRecord
+
+# What one call needs beyond the sessions' rows (the host's status, the event models, the
+# handoff records, SSE) is imported by that call: a `relay-cli sessions --json` loads none of
+# it (docs/performance.md "relay-cli beside a running host").
 
 M = TypeVar("M")
 
@@ -163,11 +168,15 @@ class RelayClient(FeatureClients):
     # -- the host ---------------------------------------------------------------------
 
     async def status(self) -> HostStatus:
+        from relay.api.schemas import HostStatus
+
         return HostStatus.model_validate(await self.call("GET", "/status"))
 
     # -- the vault ---------------------------------------------------------------------
 
     async def vault_state(self) -> VaultState:
+        from relay.api.schemas import VaultState
+
         return VaultState.model_validate(await self.call("GET", "/vault"))
 
     async def unlock_vault(self, passphrase: str) -> None:
@@ -189,6 +198,8 @@ class RelayClient(FeatureClients):
         return await self._get(f"/sessions/{_seg(session_id)}/runs", list[RunRow])
 
     async def handoffs(self, session_id: str) -> list[HandoffRecord]:
+        from relay.sessions.handoff import HandoffRecord
+
         return await self._get(f"/sessions/{_seg(session_id)}/handoffs", list[HandoffRecord])
 
     async def session_cost(self, session_id: str) -> float | None:
@@ -211,6 +222,8 @@ class RelayClient(FeatureClients):
         return str(answer["id"])
 
     async def open_questions(self, session_id: str) -> list[NeedsInput]:
+        from relay.core.events import NeedsInput
+
         return await self._get(f"/sessions/{_seg(session_id)}/questions", list[NeedsInput])
 
     async def answer_input(self, session_id: str, request_id: str, option_id: str | None = None,
@@ -230,6 +243,8 @@ class RelayClient(FeatureClients):
 
     async def events_after(self, after_id: int = 0, session_id: str | None = None,
                            limit: int = 1000) -> list[EventRecord]:
+        from relay.core.events import record_from_json
+
         page = await self.call("GET", "/events", params={"after": after_id,
                                                          "session": session_id, "limit": limit})
         return [record_from_json(item) for item in page["events"]]
@@ -252,6 +267,10 @@ class RelayClient(FeatureClients):
         one session's (ends once it is finished and every event was yielded). Reconnects
         from the last id it yielded when the stream breaks, for up to :data:`RECONNECT_S`;
         ``on_link(True)`` each time the stream is (re)connected, ``on_link(False)`` when it broke."""
+        from httpx_sse import SSEError, aconnect_sse
+
+        from relay.core.events import record_from_json
+
         path = f"{API}/sessions/{_seg(session_id)}/stream" if session_id else f"{API}/stream"
         last = after
         lost_since: float | None = None

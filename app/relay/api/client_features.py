@@ -13,41 +13,48 @@ An account's API key is sent to the host to be stored and never comes back.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, TypeVar, cast
 
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from relay.api.schemas import AuditLine, AuditVerify, RepoPipelines, StatuslineRecorded
 from relay.core.accounts import UNCHANGED, Account
 from relay.core.models import SessionRow
-from relay.core.pipeline_model import Pipeline
-from relay.detect.adopt import Adopted
-from relay.detect.model import DetectedSession
-from relay.detect.service import DetectReport
-from relay.detect.stores.base import StoreRead
-from relay.engine.account_check import AccountCheck
-from relay.history.diffmodel import FileDiff
-from relay.history.model import FinishResult, FinishSummary, ReviewComment, RewindResult, Timeline
-from relay.history.runs import RunTimeline
-from relay.knowledge.model import Hit, Stats
-from relay.knowledge.scanner import ScanReport
-from relay.knowledge.service import IngestReport
-from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
-from relay.pipelines.planner import Plan
-from relay.pipelines.trust import Source
-from relay.pipelines.validate import Problem
-from relay.sessions.breaker import Breaker
-from relay.wallet.budgets import Budget, BudgetCheck
-from relay.wallet.model import AccountHistory, AccountView, LimitSnapshot
-from relay.wallet.usage_refresh import RefreshReport
-from relay.wallet.usage_report import UsageTable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # at run time: imported by the part that uses them (Part.models)
     from relay.api.client_board import BoardClient, IntegrationsClient
     from relay.api.client_talk import TalkClient
+    from relay.api.schemas import AuditLine, AuditVerify, RepoPipelines, StatuslineRecorded
+    from relay.core.pipeline_model import Pipeline
+    from relay.detect.adopt import Adopted
+    from relay.detect.model import DetectedSession
+    from relay.detect.service import DetectReport
+    from relay.detect.stores.base import StoreRead
+    from relay.engine.account_check import AccountCheck
+    from relay.history.diffmodel import FileDiff
+    from relay.history.model import (
+        FinishResult,
+        FinishSummary,
+        ReviewComment,
+        RewindResult,
+        Timeline,
+    )
+    from relay.history.runs import RunTimeline
+    from relay.knowledge.model import Hit, Stats
+    from relay.knowledge.scanner import ScanReport
+    from relay.knowledge.service import IngestReport
+    from relay.pipelines.ledger import LogEntry, RunInfo, StepInfo
+    from relay.pipelines.planner import Plan
+    from relay.pipelines.trust import Source
+    from relay.pipelines.validate import Problem
+    from relay.sessions.breaker import Breaker
+    from relay.wallet.budgets import Budget, BudgetCheck
+    from relay.wallet.model import AccountHistory, AccountView, LimitSnapshot
+    from relay.wallet.usage_refresh import RefreshReport
+    from relay.wallet.usage_report import UsageTable
 
 M = TypeVar("M")
 
@@ -77,6 +84,14 @@ def _adapter(model: Any) -> TypeAdapter[Any]:  # a type or a generic alias: hash
     return TypeAdapter(model)
 
 
+def _import_models(models: tuple[str, ...]) -> None:
+    here = globals()
+    for target in models:
+        module, _, name = target.partition(":")
+        if name not in here:
+            here[name] = getattr(importlib.import_module(module), name)
+
+
 def seg(value: str) -> str:
     from urllib.parse import quote
 
@@ -84,10 +99,19 @@ def seg(value: str) -> str:
 
 
 class Part:
-    """One service's routes; ``_ask`` makes a call and rebuilds the answer as ``model``."""
+    """One service's routes; ``_ask`` makes a call and rebuilds the answer as ``model``.
+
+    ``models`` names (``module:Class``) the classes its methods rebuild answers as: they are
+    imported (into this module, where the methods find them) when the part is first made,
+    so a client that only lists sessions never loads detect (pygit2, the briefing), the
+    wallet's books or the pipeline planner (docs/performance.md "relay-cli beside a running
+    host"; tests/api/test_client_lazy.py checks each part names what its methods use)."""
+
+    models: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, client: _Caller) -> None:
         self._client = client
+        _import_models(self.models)
 
     async def _ask(self, model: type[M], method: str, path: str, *, body: Any = None,
                    **params: Any) -> M:
@@ -113,12 +137,16 @@ class SessionsClient(Part):
 
 
 class BudgetsClient(Part):
+    models = ("relay.wallet.budgets:BudgetCheck",)
+
     async def period_checks(self, entry: str | None = None) -> list[BudgetCheck]:
         return await self._ask(list[BudgetCheck], "GET", "/wallet/budgets", entry=entry)
 
 
 class BudgetBookClient(Part):
     """``engine.wallet.budget_book``: setting and clearing budgets."""
+
+    models = ("relay.wallet.budgets:Budget",)
 
     async def set(self, scope: str, limit_usd: float, entry: str = "*") -> Budget:
         return await self._ask(Budget, "PUT", f"/wallet/budgets/{seg(scope)}",
@@ -138,6 +166,10 @@ class BudgetBookClient(Part):
 
 class WalletClient(Part):
     """``engine.wallet``."""
+
+    models = ("relay.wallet.model:AccountHistory", "relay.wallet.model:AccountView",
+              "relay.wallet.usage_refresh:RefreshReport",
+              "relay.wallet.usage_report:UsageTable", "relay.api.schemas:StatuslineRecorded")
 
     def __init__(self, client: _Caller) -> None:
         super().__init__(client)
@@ -180,6 +212,8 @@ class WalletClient(Part):
 class BreakersClient(Part):
     """``engine.breakers``: the circuit breakers (an account Relay thinks is out)."""
 
+    models = ("relay.sessions.breaker:Breaker",)
+
     async def get(self, entry: str) -> Breaker | None:
         found: Breaker | None = await self._ask(
             Breaker | None, "GET", f"/wallet/breakers/{seg(entry)}")  # type: ignore[arg-type]
@@ -191,6 +225,8 @@ class BreakersClient(Part):
 
 class AccountsClient(Part):
     """``engine.accounts`` (the account book) and the account check."""
+
+    models = ("relay.engine.account_check:AccountCheck",)
 
     async def all(self) -> list[Account]:
         return await self._ask(list[Account], "GET", "/accounts")
@@ -237,6 +273,9 @@ class AccountsClient(Part):
 class DetectorClient(Part):
     """``engine.detector`` and adopting what it found."""
 
+    models = ("relay.detect.service:DetectReport", "relay.detect.adopt:Adopted",
+              "relay.detect.model:DetectedSession", "relay.detect.stores.base:StoreRead")
+
     async def scan(self, *, all_sessions: bool = False, usage: bool = True,
                    whole: bool = False) -> DetectReport:
         return await self._ask(DetectReport, "GET", "/detect", all=all_sessions, usage=usage,
@@ -254,6 +293,10 @@ class DetectorClient(Part):
 
 class PipelinesClient(Part):
     """``engine.pipelines`` and a repository's pipeline file."""
+
+    models = ("relay.pipelines.ledger:LogEntry", "relay.pipelines.ledger:RunInfo",
+              "relay.pipelines.ledger:StepInfo", "relay.pipelines.planner:Plan",
+              "relay.pipelines.validate:Problem", "relay.api.schemas:RepoPipelines")
 
     async def start(self, pipeline: Pipeline, repo: Path, concurrency: int | None = None,
                     budget_usd: float | None = None) -> str:
@@ -337,6 +380,10 @@ class PipelinesClient(Part):
 class HistoryClient(Part):
     """``engine.history``: the time machine."""
 
+    models = ("relay.history.model:FinishResult", "relay.history.model:FinishSummary",
+              "relay.history.model:RewindResult", "relay.history.model:Timeline",
+              "relay.history.runs:RunTimeline", "relay.history.diffmodel:FileDiff")
+
     async def timeline(self, session_id: str) -> Timeline:
         return await self._ask(Timeline, "GET", f"/history/sessions/{seg(session_id)}")
 
@@ -375,6 +422,8 @@ class HistoryClient(Part):
 class ReviewClient(Part):
     """``engine.review``: comments on diffs, sent to the session's agent when it is free."""
 
+    models = ("relay.history.model:ReviewComment",)
+
     async def comment(self, session_id: str, sha: str, path: str, line: int, body: str,
                       side: Literal["old", "new"] = "new", *,
                       hold: bool = False) -> ReviewComment:
@@ -390,6 +439,9 @@ class ReviewClient(Part):
 
 class KnowledgeClient(Part):
     """``engine.knowledge``."""
+
+    models = ("relay.knowledge.model:Hit", "relay.knowledge.model:Stats",
+              "relay.knowledge.scanner:ScanReport", "relay.knowledge.service:IngestReport")
 
     async def retrieve(self, query: str, limit: int = 20, repo: Path | None = None
                        ) -> list[Hit]:
@@ -408,6 +460,8 @@ class KnowledgeClient(Part):
 
 
 class AuditClient(Part):
+    models = ("relay.api.schemas:AuditLine", "relay.api.schemas:AuditVerify")
+
     async def verify(self) -> AuditVerify:
         """The host's audit log checked against its database's anchor."""
         return await self._ask(AuditVerify, "GET", "/audit/verify")

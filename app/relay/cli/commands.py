@@ -20,25 +20,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from relay.cli.hints import cli
-from relay.cli.prompt import Passphrase
-from relay.cli.questions import Questions
 from relay.cli.render import StreamPrinter, session_footer
-from relay.cli.sessions_cmd import print_sessions
-from relay.core.config import Config
-from relay.core.demo_repo import make_demo_repo
-from relay.core.events import NeedsInput
-from relay.core.models import SessionRow, SessionSpec, entry_runtime
-from relay.core.states import FINAL_STATES
 from relay.core.termsafe import json_text
-from relay.sessions.vault_need import recover_needs
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from relay.api.client import RelayClient
+    from relay.core.config import Config
     from relay.core.errors import VaultLockedError
+    from relay.core.models import SessionRow, SessionSpec
     from relay.engine.engine import Engine
+
+# What only some commands need is imported where they need it (the vault's pieces, pygit2,
+# the question prompt): `sessions --json` through a host loads none of it
+# (benchmarks/cli_client, tests/cli/test_cli_startup.py).
 
 #: why the session about to start will need the vault (None: it will not)
 Needs = Callable[["Engine"], Awaitable[str | None]]
@@ -57,6 +54,7 @@ def stored_needs(session_id: str, *, resumed: bool) -> Needs:
 async def _print_instructions(console: Console, row: SessionRow) -> None:
     """The one line naming the repository's instruction files and how the first runtime
     gets them (nothing when there are none)."""
+    from relay.core.models import entry_runtime
     from relay.sessions.instructions_delivery import cli_line
 
     line = await asyncio.to_thread(cli_line, Path(row.repo), entry_runtime(row.runtime))
@@ -68,6 +66,10 @@ async def recover(config: Config, console: Console, as_json: bool) -> int:
     """Carry on the handoffs a stopped Relay left between two steps; follow them to the end.
 
     A vault passphrase they need is asked for before any of them is taken up."""
+    from relay.cli.prompt import Passphrase
+    from relay.core.states import FINAL_STATES
+    from relay.sessions.vault_need import recover_needs
+
     passphrase = Passphrase()
     if await asyncio.to_thread(passphrase.needed, config):
         why = await recover_needs(config.db_path)
@@ -259,6 +261,8 @@ async def list_sessions(config: Config, console: Console, limit: int,
         for row in rows:
             print(json_text(row.model_dump(mode="json"), separators=(",", ":")), flush=True)
         return
+    from relay.cli.sessions_cmd import print_sessions
+
     print_sessions(console, rows)
 
 
@@ -303,6 +307,8 @@ async def run_on_host(config: Config, submit: Submit, console: Console, as_json:
     The exit code: 0 completed, 1 failed / cancelled / interrupted.
     """
     from relay.api.attach import attach
+    from relay.cli.questions import Questions
+    from relay.core.events import NeedsInput
 
     async with attach(config, connect=connect, token=token, host_if_none=not detach,
                       kind="run") as attached:
@@ -427,6 +433,9 @@ async def demo(config: Config, console: Console, as_json: bool, limit_after: int
     A simulation: its handoffs are signed with a throwaway demo key (the vault is never
     asked), and its simulated accounts, limits and breakers belong to this run alone, so it
     works however often it is run in one data folder."""
+    from relay.core.demo_repo import make_demo_repo
+    from relay.core.models import SessionSpec
+
     base = Path(tempfile.mkdtemp(prefix="relay-demo-"))
     repo = make_demo_repo(base / "demo-project")
     # With a simulated limit (or a window filling up) the demo hands the task to a second

@@ -1,7 +1,8 @@
 """relay-cli doctor: what is installed, what is missing and how to fix it.
 
-It looks without changing anything and without the engine: every runtime's ``info()`` (the
-CLIs' ``--version`` probes run side by side, in threads), the data folder's database read
+It looks without changing anything and without the engine: every runtime's facts probed
+(:func:`relay.runtimes.registry.runtime_info`: no adapter is imported; the CLIs' ``--version``
+probes run side by side, in threads), the data folder's database read
 with sqlite3 (its schema, and which API-key accounts there are — never a key), and the
 vault's backend, probed in a thread started before anything else is loaded, because
 keyring's backend search (entry points, ``ctypes`` library lookups) is the slowest part.
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from relay.cli.tables import FitTable
     from relay.core.config import Config
     from relay.core.vault import Vault
-    from relay.runtimes.base import RuntimeAdapter, RuntimeInfo
 
 #: threads for the vault's probe and the runtimes' --version probes
 WORKERS = 16
@@ -55,10 +55,6 @@ def _vault_line(vault: type[Vault], config: Config) -> str:
         return escape(vault.open(config).description)
     except RelayError as exc:
         return f"[red]unavailable[/] — {escape(exc.message)} {escape(exc.hint or '')}"
-
-
-def _info(adapter: type[RuntimeAdapter]) -> RuntimeInfo:
-    return adapter(None).info()
 
 
 def _key_provider(runtime: str) -> str:
@@ -98,10 +94,9 @@ def doctor(config: Config, console: Console) -> int:
 
         from relay.cli.tables import Column, FitTable
         from relay.core.capabilities import RUNTIME_NAMES
-        from relay.runtimes.registry import adapter_class, available_runtimes
+        from relay.runtimes.registry import available_runtimes, runtime_info
 
-        adapters = [adapter_class(name) for name in available_runtimes()]
-        probes = [pool.submit(_info, adapter) for adapter in adapters]
+        probes = [pool.submit(runtime_info, name) for name in available_runtimes()]
         database, keyed = _database(config.db_path)
         infos = [probe.result() for probe in probes]
         table = FitTable(Column("runtime", figure=True), Column("status", figure=True),

@@ -42,13 +42,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from relay.core.agent_homes import HOME_ENV, GeminiHome
 from relay.core.errors import AccountError, VaultError
 from relay.core.store.db import Store, now_ms
 from relay.core.store.writer import EventWriter, WriteOp
-from relay.core.vault import Vault
+
+if TYPE_CHECKING:  # the vault (keyring, cryptography) loads where one is opened
+    from relay.core.vault import Vault
 
 log = logging.getLogger(__name__)
 

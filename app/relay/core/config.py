@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from relay.core.errors import ConfigError
+from relay.core.fields import Delay, Seconds
 from relay.core.home import DB_FILE, WORKTREES_DIR
 from relay.core.home import default_home as default_home  # re-exported: callers import it here
-from relay.core.models import Delay, Seconds
 
 
 class Config(BaseModel):

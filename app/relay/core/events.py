@@ -30,7 +30,7 @@ def utcnow() -> datetime:
 class Usage(BaseModel):
     """Token usage and cost; ``None`` means the runtime did not say."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -70,7 +70,10 @@ def _sub(a: Any, b: Any) -> Any:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    #: defer_build: a model's validator is built when it is first used, not at import (a
+    #: command that only names the events — relay-cli doctor, a client — never pays for
+    #: the 27 schemas; docs/performance.md "relay-cli start-up")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     ts: datetime = Field(default_factory=utcnow)
     runtime: str = ""
@@ -148,7 +151,7 @@ class InputOption(BaseModel):
     """One answer a :class:`NeedsInput` offers (ACP's permission options, a question's
     choices). ``kind`` says what it means, so a policy can pick without reading labels."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     label: str
@@ -392,7 +395,8 @@ AgentEvent = Annotated[
     Field(discriminator="kind"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent,
+                                                    config=ConfigDict(defer_build=True))
 
 
 def parse_event(payload: str | bytes) -> AgentEvent:

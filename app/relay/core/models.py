@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from relay.core.errors import TaskTooLargeError
 from relay.core.events import DeliveredHow, MessageKind, MessageMode, MessageState, Usage
-from relay.core.numbers import DELAY, SECONDS, USD
+from relay.core.fields import Delay as Delay  # the field types: callers import them here too
+from relay.core.fields import Seconds as Seconds
+from relay.core.fields import Usd as Usd
 from relay.core.states import FINAL_STATES, SessionState
 
 #: the most a task (or a follow-up prompt) may be, in UTF-8 bytes: it is stored with the
@@ -32,14 +34,6 @@ def check_task(task: str, what: str = "The task") -> str:
             "Put the large context in a file in the repository and name the file in the task.")
     return task
 
-# The one rule for numbers (relay.core.numbers) as field types: finite, not negative, not
-# absurd — for every front end that builds these models (a file, the environment, MCP).
-#: a time in seconds, more than 0, at most 30 days
-Seconds = Annotated[float, AfterValidator(SECONDS.check)]
-#: a time in seconds, 0 allowed, at most 30 days
-Delay = Annotated[float, AfterValidator(DELAY.check)]
-#: an amount of US dollars, 0 to 1,000,000
-Usd = Annotated[float, AfterValidator(USD.check)]
 
 class PermissionPolicy(StrEnum):
     """What an agent may do in its worktree.

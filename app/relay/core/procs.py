@@ -23,7 +23,6 @@ import contextlib
 import ctypes
 import os
 import secrets
-import shutil
 import signal
 import sys
 from collections import deque
@@ -34,6 +33,7 @@ from pathlib import Path
 import psutil
 
 from relay.core.errors import AgentProcessError, AgentStalledError, CliNotFoundError
+from relay.core.executables import find_executable as find_executable  # its home before
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
@@ -118,34 +118,6 @@ class ProcessResult:
     stderr_tail: str
     stalled: bool = False
     stopped: bool = False
-
-
-
-def find_executable(runtime: str, default_name: str, install_hint: str,
-                    env: Mapping[str, str] | None = None) -> str:
-    """Locate a runtime's executable: ``RELAY_<RUNTIME>_BIN`` first, then PATH.
-
-    Raises:
-        CliNotFoundError: naming the CLI and how to install it.
-    """
-    env = os.environ if env is None else env
-    var = f"RELAY_{runtime.upper()}_BIN"
-    override = env.get(var)
-    if override:
-        found = shutil.which(override, path=env.get("PATH"))
-        if found:
-            return found
-        raise CliNotFoundError(
-            f"{var} points at {override!r}, which is not an executable file.",
-            f"Fix {var} or unset it to use `{default_name}` from PATH.",
-        )
-    found = shutil.which(default_name, path=env.get("PATH"))
-    if found is None:
-        raise CliNotFoundError(
-            f"The {runtime} CLI (`{default_name}`) is not installed or not on PATH.",
-            f"{install_hint} — or set {var} to its path.",
-        )
-    return found
 
 
 @dataclass

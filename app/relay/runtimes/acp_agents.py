@@ -20,18 +20,16 @@ from the package's ``package.json`` beside the executable npm linked.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import ClassVar
 
-from relay.core import jsonvalue
-from relay.core.errors import CliNotFoundError
 from relay.core.models import PermissionPolicy
 from relay.runtimes.acp import AcpAdapter
 from relay.runtimes.base import RunRequest, RuntimeInfo
 from relay.runtimes.gemini import INSTALL_HINT as GEMINI_INSTALL_HINT
 from relay.runtimes.gemini import SHELL_ALLOWED
+from relay.runtimes.probe import npm_info
+from relay.runtimes.probe import package_version as package_version  # its home before
 
 GEMINI_APPROVAL: Mapping[PermissionPolicy, str] = {
     PermissionPolicy.READ_ONLY: "plan", PermissionPolicy.WORKSPACE: "auto_edit",
@@ -61,16 +59,7 @@ class NpmBridgeAdapter(AcpAdapter):
     package: ClassVar[str]
 
     def info(self) -> RuntimeInfo:
-        try:
-            exe = self.executable()
-        except CliNotFoundError as exc:
-            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
-        version = package_version(Path(exe), self.package)
-        if version is None:
-            return RuntimeInfo(self.name, exe, None,
-                               problem=f"Cannot tell which {self.package} {exe} is.",
-                               hint="Reinstall it. " + self.install_hint)
-        return RuntimeInfo(self.name, exe, version)
+        return npm_info(self.name, self.binary, self.install_hint, self.package, self.env)
 
 
 class ClaudeAcpAdapter(NpmBridgeAdapter):
@@ -98,20 +87,3 @@ class CodexAcpAdapter(NpmBridgeAdapter):
 
     def model_args(self, model: str | None) -> list[str]:
         return ["-c", f"model={json.dumps(model)}"] if model else []
-
-
-def package_version(exe: Path, package: str) -> str | None:
-    """The version in ``package``'s package.json above the (symlink-resolved) ``exe``."""
-    here = Path(os.path.realpath(exe)).parent
-    for folder in (here, *here.parents):
-        manifest = folder / "package.json"
-        if not manifest.is_file():
-            continue
-        try:
-            data = jsonvalue.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if isinstance(data, dict) and data.get("name") == package:
-            version = data.get("version")
-            return str(version) if version else None
-    return None

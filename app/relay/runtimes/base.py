@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,11 +30,13 @@ from typing import Any, ClassVar
 
 from relay.core import jsonvalue
 from relay.core.capabilities import Cap, Capabilities, Level
-from relay.core.errors import AgentStalledError, CliNotFoundError, UnsupportedCapabilityError
+from relay.core.errors import AgentStalledError, UnsupportedCapabilityError
 from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStarted
 from relay.core.guard import Guard
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, ProcessResult, StdinMode, find_executable
+from relay.runtimes.probe import RuntimeInfo as RuntimeInfo  # its home: the probes
+from relay.runtimes.probe import cli_info
 
 
 @dataclass(frozen=True)
@@ -73,17 +73,6 @@ class RunRequest:
     #: with ``fork``: the runtime's own point to cut the copied conversation at
     #: (:meth:`RuntimeAdapter.fork_anchor`); None keeps all of it
     resume_at: str | None = None
-
-
-@dataclass(frozen=True)
-class RuntimeInfo:
-    """What ``doctor`` reports for a runtime."""
-
-    runtime: str
-    executable: str | None
-    version: str | None
-    problem: str | None = None
-    hint: str | None = None
 
 
 class RuntimeAdapter(ABC):
@@ -228,10 +217,6 @@ class StreamParser(ABC):
                            message=f"Ignored a line that is not a JSON object: {shown}")]
 
 
-_VERSION = re.compile(r"\d+\.\d+\.\d+")
-VERSION_TIMEOUT = 10.0
-
-
 class CliAdapter(RuntimeAdapter):
     """A runtime driven as a subprocess printing one JSON object per line.
 
@@ -255,30 +240,7 @@ class CliAdapter(RuntimeAdapter):
 
     def info(self) -> RuntimeInfo:
         """Executable and ``--version``, or what is wrong and how to fix it (never raises)."""
-        try:
-            exe = self.executable()
-        except CliNotFoundError as exc:
-            return RuntimeInfo(self.name, None, None, problem=exc.message, hint=exc.hint)
-        try:
-            done = subprocess.run(
-                [exe, "--version"], capture_output=True, text=True, errors="replace",
-                stdin=subprocess.DEVNULL, env=dict(self.env), timeout=VERSION_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            return RuntimeInfo(self.name, exe, None,
-                               problem=f"`{exe} --version` did not answer within {VERSION_TIMEOUT:g} s.",
-                               hint="Run it in a terminal to see what it waits for.")
-        except (OSError, subprocess.SubprocessError, ValueError) as exc:
-            return RuntimeInfo(self.name, exe, None, problem=f"Cannot run {exe}: {exc}.",
-                               hint="Check that the file is executable. " + self.install_hint)
-        # stdout, else stderr (where pi prints its version)
-        text = (done.stdout or "").strip() or (done.stderr or "").strip()
-        match = _VERSION.search(text)
-        if done.returncode != 0 or match is None:
-            detail = (done.stderr or text).strip().splitlines()
-            why = detail[-1] if detail else f"exit code {done.returncode}"
-            return RuntimeInfo(self.name, exe, None, problem=f"`{exe} --version` failed: {why}",
-                               hint="Reinstall it. " + self.install_hint)
-        return RuntimeInfo(self.name, exe, match.group(0))
+        return cli_info(self.name, self.binary, self.install_hint, self.env)
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)

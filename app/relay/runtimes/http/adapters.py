@@ -9,7 +9,6 @@ no Responses endpoint.
 from __future__ import annotations
 
 import ipaddress
-import socket
 from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, Notice
@@ -21,11 +20,9 @@ from relay.runtimes.http.ollama import OllamaProvider, host_url, list_models
 from relay.runtimes.http.openai import ChatProvider, ResponsesProvider
 from relay.runtimes.http.provider import Provider, TurnContext
 from relay.runtimes.http.transport import ApiFailure
+from relay.runtimes.probe import ollama_info
 from relay.wallet.model import Tokens
 from relay.wallet.pricing import Pricing
-
-#: ``relay-cli doctor`` waits this long for Ollama
-PROBE_TIMEOUT = 1.5
 
 
 class AnthropicAdapter(HttpAdapter):
@@ -56,31 +53,7 @@ class OllamaAdapter(HttpAdapter):
     provider_class = OllamaProvider
 
     def info(self) -> RuntimeInfo:
-        base = host_url(self.env)
-        url = urlsplit(base)
-        try:  # nothing listening (the usual case): say so without loading an HTTP client
-            socket.create_connection((url.hostname or "127.0.0.1", url.port or 11434),
-                                     timeout=PROBE_TIMEOUT).close()
-        except OSError as exc:
-            return self._unreachable(base, exc)
-        import httpx
-
-        try:
-            with httpx.Client(timeout=PROBE_TIMEOUT, trust_env=False) as client:
-                version = client.get(base + "/api/version").json().get("version")
-                count = len(client.get(base + "/api/tags").json().get("models") or [])
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
-            return self._unreachable(base, exc)
-        shown = f"{version} ({count} model{'s' if count != 1 else ''})"
-        if count == 0:
-            return RuntimeInfo(self.name, base, shown, problem="Ollama has no model.",
-                               hint="Pull one: ollama pull qwen3-coder")
-        return RuntimeInfo(self.name, base, shown)
-
-    def _unreachable(self, base: str, exc: Exception) -> RuntimeInfo:
-        return RuntimeInfo(self.name, base, None, problem=f"Ollama is not reachable at {base} "
-                           f"({type(exc).__name__}).",
-                           hint="Start it (`ollama serve`) or set OLLAMA_HOST.")
+        return ollama_info(self.name, self.env)
 
     async def resolve_model(self, ctx: TurnContext) -> list[AgentEvent]:
         import httpx

@@ -63,6 +63,7 @@ from relay.runtimes.http.conversation import Conversation, Message
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import Toolbox, ToolRefused, offered
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, QuotaTracker, RetryPolicy
+from relay.runtimes.probe import http_info, key_hint
 from relay.wallet.model import Tokens
 from relay.wallet.pricing import PRICES_FILE, Pricing, shipped_table
 
@@ -107,12 +108,8 @@ class HttpAdapter(RuntimeAdapter):
 
     def info(self) -> RuntimeInfo:
         p = self.provider_class
-        base = p.base_from(self.env)
-        if p.key_env and not self.env.get(p.key_env):
-            return RuntimeInfo(self.name, base, "HTTP API", problem=(
-                f"No {p.key_env} in the environment (an api_key account brings its own)."),
-                hint=missing_key_hint(p))
-        return RuntimeInfo(self.name, base, "HTTP API")
+        return http_info(self.name, p.base_from(self.env), p.key_env, missing_key_hint(p),
+                         self.env)
 
     def preflight(self, request: RunRequest) -> None:
         p = self.provider_class
@@ -412,7 +409,4 @@ class HttpAdapter(RuntimeAdapter):
 
 
 def missing_key_hint(p: type[Provider]) -> str:
-    via = "" if p.runtime == p.account_provider else " and OPENAI_API=chat"
-    return (f"Register a key: relay-cli accounts add {p.account_provider} <label> --auth api_key "
-            f"--api-key-stdin (then run with --provider {p.account_provider}:<label>{via}), or "
-            f"export {p.key_env}.")
+    return key_hint(p.runtime, p.account_provider, p.key_env)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from relay.core.events import AgentEvent, AssistantText, Notice, utcnow
 from relay.core.signals import Signal, classify
@@ -24,25 +23,16 @@ from relay.runtimes.http.conversation import Message, ToolUse
 from relay.runtimes.http.provider import Provider, Reply, TurnContext
 from relay.runtimes.http.tools import function_tools
 from relay.runtimes.http.transport import ApiFailure, MalformedStream, ndjson_objects
+from relay.runtimes.probe import DEFAULT_OLLAMA_HOST, ollama_host
 from relay.wallet.model import Tokens
 
 if TYPE_CHECKING:  # httpx (and its CLI extras) loads only for a real request
     import httpx
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_HOST = DEFAULT_OLLAMA_HOST
+#: ``OLLAMA_HOST`` as a base URL (defined with the probes ``relay-cli doctor`` runs)
+host_url = ollama_host
 NO_TOOLS = "does not support tools"
-
-
-def host_url(env: Mapping[str, str]) -> str:
-    """``OLLAMA_HOST`` as a base URL (``0.0.0.0`` means this machine)."""
-    raw = (env.get("OLLAMA_HOST") or "").strip().rstrip("/")
-    if not raw:
-        return DEFAULT_HOST
-    if "://" not in raw:
-        raw = "http://" + raw
-    url = urlsplit(raw)
-    host = "127.0.0.1" if url.hostname in (None, "", "0.0.0.0") else url.hostname
-    return f"{url.scheme}://{host}:{url.port or 11434}"
 
 
 async def list_models(client: httpx.AsyncClient, base: str) -> list[str]:
