@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import os
 import statistics
 import sys
@@ -56,7 +58,8 @@ TICK_S = 0.010
 LAG_TARGET_MS = 50.0
 RSS_TARGET_MB = 300.0
 QUIET_S = 2.0  # the baseline: the ticker with the window open and no burst
-SETTLE_S = 2.0  # after start: the window's first reads (detect, wallet, knowledge) end
+SETTLE_S = 1.0  # after start and the first detect scan: the window's first reads end
+TAIL_S = 1.5  # after a pass's bursts: the collector's quiet-moment collection runs
 SMOKE_LINES = 3_000
 
 
@@ -142,22 +145,64 @@ def run_in_qt(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
     return rc
 
 
+async def settle(shell: RelayShell, timeout_s: float = 60.0) -> None:
+    """Wait until the window's first reads are done (the first detect scan, the knowledge
+    index), then :data:`SETTLE_S` more."""
+    vm, scanned = shell.detect_vm, asyncio.Event()
+
+    def seen() -> None:
+        if vm.status.loaded:
+            scanned.set()
+
+    vm.changed.connect(seen)
+    seen()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(scanned.wait(), timeout_s)
+    vm.changed.disconnect(seen)
+    await shell.engine.knowledge.wait_idle()
+    await asyncio.sleep(SETTLE_S)
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-th percentile of sorted ``values``."""
     return values[max(int(len(values) * q) - 1, 0)] if values else float("nan")
 
 
-async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds: int,
-                       smoke: bool) -> tuple[float, bool]:
-    """The baseline, then ``rounds`` bursts: prints the figures; (p99, all events shown)."""
-    print(f"{label}: load average before: {load_average()}")
-    floor = sorted(await quiet(QUIET_S))
+class Collections:
+    """The garbage collections of a pass and how long each held the loop (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self._started = 0.0
+
+    def __enter__(self) -> Collections:
+        gc.callbacks.append(self._note)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses[info["generation"]].append((time.perf_counter() - self._started) * 1000)
+
+    def line(self) -> str:
+        young, older = self.pauses[0], self.pauses[1] + self.pauses[2]
+        return (f"garbage collections: {len(young)} young (max "
+                f"{max(young, default=0):.0f} ms), {len(older)} of the older generations "
+                f"(max {max(older, default=0):.0f} ms; deferred to a quiet moment)")
+
+
+async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int
+                 ) -> tuple[list[float], float, bool]:
+    """``rounds`` bursts, each reported: (their lags, peak RSS in MB, all events shown)."""
     lags: list[float] = []
-    elapsed, peak_mb, complete = 0.0, 0.0, True
+    peak_mb, complete = 0.0, True
     for _ in range(rounds):
         got, took, peak, session_id = await burst(shell, repo, after_work=True)
         lags += got
-        elapsed += took
         peak_mb = max(peak_mb, peak)
         vm = shell.stream_vm
         events, rows = vm.event_count(), vm.rowCount()
@@ -166,6 +211,17 @@ async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds
         shown = "all stored" if events == stored else f"MISSING {stored - events} of {stored} stored"
         print(f"  burst: {n:,} stream-json lines → {events:,} events ({shown}) in the stream "
               f"dock, {rows:,} rows shown, in {took:.1f} s")
+    return lags, peak_mb, complete
+
+
+async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds: int,
+                       smoke: bool) -> tuple[float, bool]:
+    """The baseline, then ``rounds`` bursts: prints the figures; (p99, all events shown)."""
+    print(f"{label}: load average before: {load_average()}")
+    floor = sorted(await quiet(QUIET_S))
+    with Collections() as collections:
+        lags, peak_mb, complete = await bursts(shell, repo, n, rounds)
+        await asyncio.sleep(TAIL_S)
     lags.sort()
     p99, base = pct(lags, 0.99), pct(floor, 0.99)
     print(f"  baseline (the window open, no burst, {QUIET_S:.0f} s): loop lag p99 {base:.1f} ms, "
@@ -173,6 +229,7 @@ async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds
     print(f"  loop lag over {len(lags)} ticks of {rounds} burst(s): median "
           f"{statistics.median(lags):.1f} ms, p99 {p99:.1f} ms ({p99 / max(base, 0.1):.1f}× the "
           f"baseline), max {lags[-1]:.1f} ms")
+    print(f"  {collections.line()}")
     print(f"  peak RSS: {peak_mb:.0f} MB (target < {RSS_TARGET_MB:.0f} MB)")
     if not smoke:
         print("  " + verdict(f"loop lag p99, {label}", p99, LAG_TARGET_MS, unit=" ms",
@@ -191,8 +248,7 @@ async def amain(n: int, rounds: int = 1, load: int = 0, smoke: bool = False) -> 
         complete = True
         try:
             shell.start()
-            await asyncio.sleep(SETTLE_S)
-            await engine.knowledge.wait_idle()
+            await settle(shell)
             passes = [("idle", 0)] + ([(f"loaded ({load} busy)", load)] if load else [])
             for label, count in passes:
                 with busy(count):
