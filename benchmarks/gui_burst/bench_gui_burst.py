@@ -45,6 +45,7 @@ import qasync  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from tests.conftest import make_repo  # noqa: E402
 
+import relay  # noqa: E402
 from benchmarks.machine import busy, cpu_name, load_average, verdict  # noqa: E402
 from benchmarks.stream.bench_stream import build_lines  # noqa: E402
 from relay.core.config import load_config  # noqa: E402
@@ -59,16 +60,20 @@ LAG_TARGET_MS = 50.0
 RSS_TARGET_MB = 300.0
 QUIET_S = 2.0  # the baseline: the ticker with the window open and no burst
 SETTLE_S = 1.0  # after start and the first detect scan: the window's first reads end
-TAIL_S = 1.5  # after a pass's bursts: the collector's quiet-moment collection runs
+QUIET_WAIT_S = 30.0  # at most, for the collector's quiet-moment collection after a pass
 SMOKE_LINES = 3_000
 
 
-async def ticker(lags: list[float], stop: asyncio.Event) -> None:
+async def ticker(lags: list[float], stop: asyncio.Event, cpu: list[float] | None = None) -> None:
+    """Wake every TICK_S: how late (``lags``, ms) and, into ``cpu``, the GUI thread's CPU time
+    over the tick (ms: the window's own work, whatever the rest of the machine does)."""
     loop = asyncio.get_running_loop()
     while not stop.is_set():
-        start = loop.time()
+        start, used = loop.time(), time.thread_time()
         await asyncio.sleep(TICK_S)
         lags.append((loop.time() - start - TICK_S) * 1000)
+        if cpu is not None:
+            cpu.append((time.thread_time() - used) * 1000)
 
 
 async def quiet(seconds: float) -> list[float]:
@@ -82,12 +87,12 @@ async def quiet(seconds: float) -> list[float]:
     return lags
 
 
-async def burst(shell: RelayShell, repo: Path, *, after_work: bool = False
-                ) -> tuple[list[float], float, float, str]:
+async def burst(shell: RelayShell, repo: Path, *, after_work: bool = False,
+                cpu: list[float] | None = None) -> tuple[list[float], float, float, str]:
     """Start the session through the GUI; measure until its stream dock holds every event
     (a window that showed an earlier burst: until it shows the new session's) — with
     ``after_work``, until the engine's work after the session (the knowledge index) is done
-    too."""
+    too; ``cpu`` gets the GUI thread's CPU time per tick (see :func:`ticker`)."""
     lags: list[float] = []
     stop = asyncio.Event()
     proc = psutil.Process()
@@ -100,7 +105,7 @@ async def burst(shell: RelayShell, repo: Path, *, after_work: bool = False
     shell.bridge.records.connect(count)
     vm = shell.stream_vm
     earlier = vm.session_id
-    tick = asyncio.create_task(ticker(lags, stop))
+    tick = asyncio.create_task(ticker(lags, stop, cpu))
     started = time.perf_counter()
     shell.start_session(SessionSpec(repo=repo, task="burst", runtime="claude", worktree=False))
     ended: asyncio.Task[object] | None = None
@@ -163,6 +168,16 @@ async def settle(shell: RelayShell, timeout_s: float = 60.0) -> None:
     await asyncio.sleep(SETTLE_S)
 
 
+async def collected(collector: MainThreadCollector) -> None:
+    """Wait until the collector found the window quiet (and so ran the collections it
+    leaves to a quiet moment), then one check more."""
+    for _ in range(int(QUIET_WAIT_S / 0.05)):
+        if getattr(collector, "quiet", True):  # a collector without the policy: nothing to wait
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-th percentile of sorted ``values``."""
     return values[max(int(len(values) * q) - 1, 0)] if values else float("nan")
@@ -192,16 +207,16 @@ class Collections:
         young, older = self.pauses[0], self.pauses[1] + self.pauses[2]
         return (f"garbage collections: {len(young)} young (max "
                 f"{max(young, default=0):.0f} ms), {len(older)} of the older generations "
-                f"(max {max(older, default=0):.0f} ms; deferred to a quiet moment)")
+                f"(max {max(older, default=0):.0f} ms), the bursts and their quiet moment after")
 
 
-async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int
+async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int, cpu: list[float]
                  ) -> tuple[list[float], float, bool]:
     """``rounds`` bursts, each reported: (their lags, peak RSS in MB, all events shown)."""
     lags: list[float] = []
     peak_mb, complete = 0.0, True
     for _ in range(rounds):
-        got, took, peak, session_id = await burst(shell, repo, after_work=True)
+        got, took, peak, session_id = await burst(shell, repo, after_work=True, cpu=cpu)
         lags += got
         peak_mb = max(peak_mb, peak)
         vm = shell.stream_vm
@@ -214,14 +229,16 @@ async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int
     return lags, peak_mb, complete
 
 
-async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds: int,
-                       smoke: bool) -> tuple[float, bool]:
+async def measure_pass(shell: RelayShell, collector: MainThreadCollector, repo: Path,
+                       label: str, n: int, rounds: int, smoke: bool) -> tuple[float, bool]:
     """The baseline, then ``rounds`` bursts: prints the figures; (p99, all events shown)."""
+    await collected(collector)
     print(f"{label}: load average before: {load_average()}")
     floor = sorted(await quiet(QUIET_S))
+    cpu: list[float] = []
     with Collections() as collections:
-        lags, peak_mb, complete = await bursts(shell, repo, n, rounds)
-        await asyncio.sleep(TAIL_S)
+        lags, peak_mb, complete = await bursts(shell, repo, n, rounds, cpu)
+        await collected(collector)
     lags.sort()
     p99, base = pct(lags, 0.99), pct(floor, 0.99)
     print(f"  baseline (the window open, no burst, {QUIET_S:.0f} s): loop lag p99 {base:.1f} ms, "
@@ -229,6 +246,9 @@ async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds
     print(f"  loop lag over {len(lags)} ticks of {rounds} burst(s): median "
           f"{statistics.median(lags):.1f} ms, p99 {p99:.1f} ms ({p99 / max(base, 0.1):.1f}× the "
           f"baseline), max {lags[-1]:.1f} ms")
+    cpu.sort()
+    print(f"  the GUI thread's own CPU time per tick (the window's work, not the machine's): "
+          f"p99 {pct(cpu, 0.99):.1f} ms, max {cpu[-1] if cpu else float('nan'):.1f} ms")
     print(f"  {collections.line()}")
     print(f"  peak RSS: {peak_mb:.0f} MB (target < {RSS_TARGET_MB:.0f} MB)")
     if not smoke:
@@ -238,7 +258,8 @@ async def measure_pass(shell: RelayShell, repo: Path, label: str, n: int, rounds
 
 
 async def amain(n: int, rounds: int = 1, load: int = 0, smoke: bool = False) -> int:
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores")
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; relay from "
+          f"{Path(relay.__file__).parent}")
     with tempfile.TemporaryDirectory() as tmp:
         repo = burst_setup(Path(tmp), n)
         engine = await Engine.open(load_config(home=Path(tmp) / "home"))
@@ -252,8 +273,8 @@ async def amain(n: int, rounds: int = 1, load: int = 0, smoke: bool = False) -> 
             passes = [("idle", 0)] + ([(f"loaded ({load} busy)", load)] if load else [])
             for label, count in passes:
                 with busy(count):
-                    complete = (await measure_pass(shell, repo, label, n, rounds, smoke))[1] \
-                        and complete
+                    _, shown = await measure_pass(shell, collector, repo, label, n, rounds, smoke)
+                    complete = complete and shown
         finally:
             await shell.aclose()
             await engine.close()

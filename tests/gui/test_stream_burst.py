@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from relay.core.events import AssistantText, EventRecord, Notice, ToolCall, ToolResult
+from relay.core.events import AgentEvent, AssistantText, EventRecord, Notice, ToolCall, ToolResult
 from relay.core.models import SessionSpec
 from relay.engine.engine import Engine
 from relay.gui import main_thread_gc
@@ -26,7 +26,7 @@ from tests.gui.helpers import rows_in_display_order
 
 def _burst(session_id: str, first_id: int, n: int) -> list[EventRecord]:
     """``n`` records: text, and calls each followed by its result."""
-    events = []
+    events: list[AgentEvent] = []
     for i in range(n):
         if i % 3 == 1:
             events.append(ToolCall(call_id=f"c{i}", name="ls"))
@@ -110,9 +110,9 @@ def test_the_older_generations_wait_for_a_quiet_moment(collections: list[int]) -
         for _ in range(main_thread_gc.QUIET_CHECKS - 1):
             collector.check()
         assert collections == []  # idle, not quiet yet
-        assert not collector.quiet
+        quiet_before = collector.quiet
         collector.check()
-        assert collector.quiet
+        assert (quiet_before, collector.quiet) == (False, True)
         assert collections == [2]  # the first quiet moment: everything, once
         frozen = gc.get_freeze_count()
         assert frozen > sum(len(k) for k in kept)  # what survived is not walked again
