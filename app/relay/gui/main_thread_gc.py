@@ -55,10 +55,11 @@ class MainThreadCollector(QObject):
         self._was_enabled = gc.isenabled()
         self._idle_checks = 0
         self._swept: int | None = None  # frozen objects after the last sweep (None: no sweep yet)
+        self._sweep_due = True
 
     def start(self) -> None:
         self._was_enabled = gc.isenabled()
-        self._idle_checks, self._swept = 0, None
+        self._idle_checks, self._swept, self._sweep_due = 0, None, True
         gc.disable()
         self._timer.start()
 
@@ -82,12 +83,11 @@ class MainThreadCollector(QObject):
         counts, limits = gc.get_count(), gc.get_threshold()
         idle = counts[0] <= limits[0]
         self._idle_checks = self._idle_checks + 1 if idle else 0
-        if self.quiet and (self._swept is None
-                           or gc.get_freeze_count() >= self._swept * SWEEP_GROWTH):
+        if self.quiet and self._sweep_due:
             gc.unfreeze()
             found = gc.collect()
             gc.freeze()
-            self._swept = gc.get_freeze_count()
+            self._swept, self._sweep_due = gc.get_freeze_count(), False
             return found
         factor = 1 if self.quiet else OVERDUE
         for generation in (2, 1):
@@ -95,5 +95,7 @@ class MainThreadCollector(QObject):
                 found = gc.collect(generation)
                 if self._swept is not None:  # survivors join what start-up built
                     gc.freeze()
+                    # counting walks the frozen list: here only, never at every check
+                    self._sweep_due = gc.get_freeze_count() >= self._swept * SWEEP_GROWTH
                 return found
         return gc.collect(0) if not idle else 0
