@@ -60,7 +60,7 @@ LAG_TARGET_MS = 50.0
 RSS_TARGET_MB = 300.0
 QUIET_S = 2.0  # the baseline: the ticker with the window open and no burst
 SETTLE_S = 1.0  # after start and the first detect scan: the window's first reads end
-QUIET_WAIT_S = 30.0  # at most, for the collector's quiet-moment collection after a pass
+QUIET_WAIT_S = 30.0  # at most, for the collector to find the window settled after a pass
 SMOKE_LINES = 3_000
 
 
@@ -169,10 +169,10 @@ async def settle(shell: RelayShell, timeout_s: float = 60.0) -> None:
 
 
 async def collected(collector: MainThreadCollector) -> None:
-    """Wait until the collector found the window quiet (and so ran the collections it
-    leaves to a quiet moment), then one check more."""
+    """Wait until the collector found the window settled (and so ran the collections it
+    leaves to then), then one check more."""
     for _ in range(int(QUIET_WAIT_S / 0.05)):
-        if getattr(collector, "quiet", True):  # a collector without the policy: nothing to wait
+        if getattr(collector, "settled", True):  # a collector without the policy: no wait
             break
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.1)
@@ -207,7 +207,7 @@ class Collections:
         young, older = self.pauses[0], self.pauses[1] + self.pauses[2]
         return (f"garbage collections: {len(young)} young (max "
                 f"{max(young, default=0):.0f} ms), {len(older)} of the older generations "
-                f"(max {max(older, default=0):.0f} ms), the bursts and their quiet moment after")
+                f"(max {max(older, default=0):.0f} ms), the bursts and the settled spell after")
 
 
 async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int, cpu: list[float]

@@ -1,6 +1,7 @@
 """A burst never holds the window's loop: the stream view-model applies it in bounded
 flushes (all of it shown in the end), a tree no longer shown leaves no cycles behind, and
-the GUI thread's collector leaves the older generations to a quiet moment."""
+the GUI thread's collector walks a burst's objects once, young, leaving its full passes to a
+quiet moment."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def collections() -> Iterator[list[int]]:
     gc.callbacks.remove(note)
 
 
-def test_the_older_generations_wait_for_a_quiet_moment(collections: list[int]) -> None:
+def test_a_burst_is_walked_young_once_and_swept_at_a_quiet_moment(collections: list[int]) -> None:
     collector = MainThreadCollector()
     collector.start()
     kept: list[list[object]] = []
@@ -107,19 +108,29 @@ def test_the_older_generations_wait_for_a_quiet_moment(collections: list[int]) -
         assert gc.get_count()[1] > older  # generation 1 is due, but the process is busy
 
         collections.clear()
-        for _ in range(main_thread_gc.QUIET_CHECKS - 1):
+        for _ in range(main_thread_gc.QUIET_CHECKS):
             collector.check()
-        assert collections == []  # idle, not quiet yet
-        quiet_before = collector.quiet
+        assert collections == [1]  # quiet: the generation that was due (not swept yet)
+        collections.clear()
+        for _ in range(main_thread_gc.SETTLED_CHECKS - main_thread_gc.QUIET_CHECKS - 1):
+            collector.check()
+        assert collections == []
+        settled_before = collector.settled
         collector.check()
-        assert (quiet_before, collector.quiet) == (False, True)
-        assert collections == [2]  # the first quiet moment: everything, once
+        assert (settled_before, collector.settled) == (False, True)
+        assert collections == [2]  # settled: everything, once
         frozen = gc.get_freeze_count()
         assert frozen > sum(len(k) for k in kept)  # what survived is not walked again
 
         collections.clear()
         collector.check()
         assert collections == []  # nothing new is due
+
+        for _ in range(older * main_thread_gc.OVERDUE * 2):  # the next burst, longer
+            kept.append([[] for _ in range(young + 1)])
+            collector.check()
+        assert set(collections) == {0}  # young only, however long it lasts …
+        assert gc.get_freeze_count() > frozen + (young + 1) * older  # … its survivors frozen
     finally:
         collector.stop()
     assert gc.get_freeze_count() == 0  # stop gives the frozen objects back

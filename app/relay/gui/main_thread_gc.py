@@ -12,18 +12,22 @@ back.
 A collection walks every object of its generation and of the younger ones. Under a burst
 nearly every new object (the records shown) survives, so CPython's own policy walks the same
 survivors again and again: a generation-1 collection took 50–650 ms and a full one 100–500
-ms in ``benchmarks/gui_burst``, the loop frozen all along. So the timer
+ms in ``benchmarks/gui_burst``, the loop frozen all along; and the window makes few cycles
+(a 20,000-event burst left 82 unreachable objects). So the timer
 
 * collects the youngest generation — the last :data:`CHECK_MS` of allocations, short —
-  whenever it is due (the young threshold passed);
-* collects the older ones only once the process is *quiet* — :data:`QUIET_CHECKS` checks in
-  a row that found fewer new objects than the young threshold — or when one is overdue by
-  :data:`OVERDUE` times its threshold (a session that never pauses still gets its cycles
-  collected), and then freezes the survivors (:func:`gc.freeze`): what start-up built and
-  what a burst left are walked once, not at every collection after;
-* sweeps the frozen objects too (unfreeze, full collection, freeze) once there are
-  :data:`SWEEP_GROWTH` times as many as after the last sweep, so cycles that became garbage
-  after they were frozen are collected in the end.
+  whenever it is due (the young threshold passed), and freezes what survived
+  (:func:`gc.freeze`): every object is walked once, young, and never again;
+* once the window is *settled* — :data:`SETTLED_CHECKS` checks in a row (5 s) that found
+  fewer new objects than the young threshold — sweeps everything (unfreeze, full collection,
+  freeze: what start-up built is frozen from then on), and again once settled after there
+  are :data:`SWEEP_GROWTH` times as many frozen objects as after the last sweep, so cycles
+  that became garbage after they were frozen are collected in the end. A sweep walks the
+  whole heap (0.2 s idle, over a second on a loaded machine with two long sessions shown):
+  it waits for the window to have nothing to do, and comes about every other 20,000-event
+  burst;
+* before that first sweep collects like CPython (the older generations when due and quiet —
+  :data:`QUIET_CHECKS` idle checks in a row — or :data:`OVERDUE` times overdue while busy).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from PySide6.QtCore import QObject, QTimer
 CHECK_MS = 50
 #: idle checks in a row that make the process quiet (older generations are collected then)
 QUIET_CHECKS = 10
+#: idle checks in a row that make the window settled (a sweep due runs then)
+SETTLED_CHECKS = 100
 #: a busy process still collects an older generation once it is this many times overdue
 OVERDUE = 10
 #: the frozen objects are swept once they are this many times as many as after the last sweep
@@ -55,11 +61,11 @@ class MainThreadCollector(QObject):
         self._was_enabled = gc.isenabled()
         self._idle_checks = 0
         self._swept: int | None = None  # frozen objects after the last sweep (None: no sweep yet)
-        self._sweep_due = True
+        self._looked = False  # this settled spell was looked at (a sweep due or not)
 
     def start(self) -> None:
         self._was_enabled = gc.isenabled()
-        self._idle_checks, self._swept, self._sweep_due = 0, None, True
+        self._idle_checks, self._swept, self._looked = 0, None, False
         gc.disable()
         self._timer.start()
 
@@ -77,25 +83,36 @@ class MainThreadCollector(QObject):
         """The last :data:`QUIET_CHECKS` checks found little new."""
         return self._idle_checks >= QUIET_CHECKS
 
+    @property
+    def settled(self) -> bool:
+        """The last :data:`SETTLED_CHECKS` checks found little new (a sweep due has run)."""
+        return self._idle_checks >= SETTLED_CHECKS
+
     def check(self) -> int:
         """Collect what is due (see the module's note); how many objects were unreachable
         (0 when nothing was due)."""
         counts, limits = gc.get_count(), gc.get_threshold()
         idle = counts[0] <= limits[0]
         self._idle_checks = self._idle_checks + 1 if idle else 0
-        if self.quiet and self._sweep_due:
-            gc.unfreeze()
-            found = gc.collect()
-            gc.freeze()
-            self._swept, self._sweep_due = gc.get_freeze_count(), False
-            return found
-        factor = 1 if self.quiet else OVERDUE
-        for generation in (2, 1):
-            if counts[generation] > limits[generation] * factor:
-                found = gc.collect(generation)
-                if self._swept is not None:  # survivors join what start-up built
-                    gc.freeze()
-                    # counting walks the frozen list: here only, never at every check
-                    self._sweep_due = gc.get_freeze_count() >= self._swept * SWEEP_GROWTH
+        if not self.settled:
+            self._looked = False
+        elif not self._looked:
+            self._looked = True
+            # counting walks the frozen list (~2.5 ms a million objects): once a settled spell
+            if self._swept is None or gc.get_freeze_count() >= self._swept * SWEEP_GROWTH:
+                gc.unfreeze()
+                found = gc.collect()
+                gc.freeze()
+                self._swept = gc.get_freeze_count()
                 return found
-        return gc.collect(0) if not idle else 0
+        if self._swept is None:  # not swept yet: CPython's generations
+            factor = 1 if self.quiet else OVERDUE
+            for generation in (2, 1):
+                if counts[generation] > limits[generation] * factor:
+                    return gc.collect(generation)
+        if idle:
+            return 0
+        found = gc.collect(0)
+        if self._swept is not None:
+            gc.freeze()  # the survivors are never walked again (until a sweep)
+        return found
