@@ -231,14 +231,17 @@ async def bursts(shell: RelayShell, repo: Path, n: int, rounds: int, cpu: list[f
 
 async def measure_pass(shell: RelayShell, collector: MainThreadCollector, repo: Path,
                        label: str, n: int, rounds: int, smoke: bool) -> tuple[float, bool]:
-    """The baseline, then ``rounds`` bursts: prints the figures; (p99, all events shown)."""
-    await collected(collector)
+    """The baseline, then ``rounds`` bursts: prints the figures; (p99, all events shown).
+    A smoke does not wait for the collector's settled spells."""
+    if not smoke:
+        await collected(collector)
     print(f"{label}: load average before: {load_average()}")
     floor = sorted(await quiet(QUIET_S))
     cpu: list[float] = []
     with Collections() as collections:
         lags, peak_mb, complete = await bursts(shell, repo, n, rounds, cpu)
-        await collected(collector)
+        if not smoke:
+            await collected(collector)
     lags.sort()
     p99, base = pct(lags, 0.99), pct(floor, 0.99)
     print(f"  baseline (the window open, no burst, {QUIET_S:.0f} s): loop lag p99 {base:.1f} ms, "
