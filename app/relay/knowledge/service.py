@@ -41,8 +41,10 @@ from relay.sessions.worktree import repo_root
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "knowledge.sqlite"
-#: events read per query while looking for sessions with new events
-EVENT_PAGE = 5000
+#: events read per query (while looking for sessions with new events, and a session's): the
+#: records are built on the engine's loop — in the window, the GUI's — so a page is kept to
+#: ~10 ms of it and the loop runs between pages (issue 24: the window under a burst)
+EVENT_PAGE = 500
 #: how many of a session's latest decisions / constraints a contract takes
 CONTRACT_FACTS = 15
 
@@ -171,7 +173,11 @@ class Knowledge:
             row = await store.sessions.get(session_id)
         except SessionNotFoundError:
             return  # events of a session whose row is gone: nothing to attach them to
-        records = await store.events_after(0, session_id=row.id, limit=10_000_000, replay=False)
+        records: list[EventRecord] = []
+        while page := await store.events_after(records[-1].id if records else 0,
+                                                session_id=row.id, limit=EVENT_PAGE,
+                                                replay=False):
+            records += page
         await self._call(lambda s: _write_session(s, row, records))
 
     def ingest_soon(self, store: Store) -> None:

@@ -9,11 +9,13 @@ the call's child rows; the event tree behind the rows is
 unfolded at first.
 
 Rows arrive in batches (one ``beginInsertRows`` per contiguous block, usually
-one per batch; a result whose call is shown further up goes right after the
+one per chunk; a result whose call is shown further up goes right after the
 call's other children). Under a burst the model coalesces: a sparse record is
 shown at once, but records arriving within ``FLUSH_MS`` of the last flush wait
-for the next one, and one flush inserts at most ``FLUSH_LIMIT`` records, so the
-event loop never stalls behind the view. Selecting a session loads its
+for the next one, and one flush inserts chunks of ``FLUSH_CHUNK`` records only
+while its time budget (``FLUSH_BUDGET_MS``) lasts — sized by time, not by count,
+so on a loaded machine a flush shows fewer records rather than holding the loop
+longer — and the event loop never stalls behind the view. Selecting a session loads its
 history from the store and then follows live records from the bridge; records
 that arrive while the history loads are buffered and merged by id, so nothing
 is shown twice or out of order.
@@ -22,6 +24,7 @@ is shown twice or out of order.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -77,8 +80,12 @@ class StreamViewModel(QAbstractListModel):
     headerChanged = Signal()
     loaded = Signal(str)
 
-    FLUSH_MS = 40
-    FLUSH_LIMIT = 800
+    #: the pause between two flushes of a burst (the loop's own work runs then)
+    FLUSH_MS = 30
+    #: how long one flush may hold the loop (it ends after the chunk that passes it)
+    FLUSH_BUDGET_MS = 8.0
+    #: records inserted between two looks at the clock
+    FLUSH_CHUNK = 64
 
     def __init__(self, bridge: EngineBridge, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -190,11 +197,12 @@ class StreamViewModel(QAbstractListModel):
 
     def _reset(self, session_id: str | None) -> None:
         self.beginResetModel()
-        self._tree = StreamTree()
+        shown, self._tree = self._tree, StreamTree()
         self._session_id, self._row, self._loading = session_id, None, session_id is not None
         self._buffer, self._usage, self._model, self._simulated = [], Usage(), None, False
         self._pending.clear()
         self.endResetModel()
+        shown.release()
         self.headerChanged.emit()
 
     async def _load_history(self, session_id: str) -> None:
@@ -235,11 +243,17 @@ class StreamViewModel(QAbstractListModel):
             self._flush()
 
     def _flush(self) -> None:
-        """Insert up to FLUSH_LIMIT pending records; more wait for the next flush."""
+        """Insert pending records, a chunk at a time, while FLUSH_BUDGET_MS lasts (one
+        chunk at least); the rest wait for the next flush."""
         if not self._pending:
             return
-        count = min(len(self._pending), self.FLUSH_LIMIT)
-        self._append([self._pending.popleft() for _ in range(count)])
+        deadline = time.perf_counter() + self.FLUSH_BUDGET_MS / 1000
+        pending = self._pending
+        while pending:
+            count = min(len(pending), self.FLUSH_CHUNK)
+            self._append([pending.popleft() for _ in range(count)])
+            if time.perf_counter() >= deadline:
+                break
         self.headerChanged.emit()
         self._cooldown.start()
 

@@ -156,6 +156,18 @@ class StreamTree:
         """Every record in the tree, in id order."""
         return [node.record for node in self.nodes if node.record is not None]
 
+    def release(self) -> None:
+        """Unlink the nodes (a tree no longer shown): without the parent ↔ children cycles,
+        reference counting frees them at once — the cyclic collector never has to walk
+        them (see gui/main_thread_gc.py)."""
+        for node in (self.root, *self.nodes):
+            node.children = []
+            node.parent = None
+        self.rows, self.nodes = [], []
+        self._calls.clear()
+        self._blocks.clear()
+        self._open = None
+
     # -- appending ----------------------------------------------------------------------
 
     def add(self, records: Iterable[EventRecord], session_id: str,
