@@ -6,7 +6,9 @@ totals the transcripts' usage per day, session or five-hour block. ``statusline`
 Claude Code status-line command: it records the official ``rate_limits`` Claude Code pipes
 to it (subscribers) and prints a one-line summary.
 
-``wallet`` and ``usage`` ask the data folder's host (:mod:`relay.cli.hosted`); ``statusline``,
+``wallet`` asks the data folder's host (:mod:`relay.cli.hosted`); ``usage`` asks it when one
+runs, and with none refreshes the usage index and reads its aggregate here, without the
+engine (:mod:`relay.wallet.usage_local`); ``statusline``,
 run after every Claude Code turn, sends its readings to the host when one runs and with none
 records them in the store itself — it never hosts.
 """
@@ -14,12 +16,13 @@ records them in the store itself — it never hosts.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,6 +36,9 @@ from relay.core.errors import RelayError
 from relay.core.termsafe import terminal_safe
 from relay.wallet import present as text
 from relay.wallet.model import AccountView, LimitSnapshot
+
+if TYPE_CHECKING:
+    from relay.wallet.usage_report import UsageTable
 
 #: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
 #: are figures, always whole
@@ -128,12 +134,7 @@ def _view_json(v: AccountView) -> dict[str, Any]:
 
 
 async def usage(config: Config, args: argparse.Namespace, console: Console) -> int:
-    from relay.cli.hosted import host_api
-
-    async with host_api(config, args) as attached:
-        await attached.client.wallet.refresh_index()
-        table = await attached.client.wallet.usage_report(by=args.by, since=args.since,
-                                                         account=args.account)
+    table = await _usage_table(config, args)
     if args.json:
         print(json.dumps(table.as_json(), indent=2))
         return 0
@@ -149,6 +150,31 @@ async def usage(config: Config, args: argparse.Namespace, console: Console) -> i
     for note in table.notes:
         console.print(f"[dim]{escape(runnable(note))}[/]", highlight=False)
     return 0
+
+
+async def _usage_table(config: Config, args: argparse.Namespace) -> UsageTable:
+    """The live host's answer (it reads what was appended first); with no host, the index
+    refreshed and read in this process, without the engine (:mod:`relay.wallet.usage_local`)."""
+    if not _host_named(config, getattr(args, "connect", None)):
+        from relay.wallet.usage_local import local_usage
+
+        table = await asyncio.to_thread(local_usage, config, args.by, args.since, args.account,
+                                        os.environ)
+        if table is not None:
+            return table
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        return await attached.client.wallet.usage_report(by=args.by, since=args.since,
+                                                        account=args.account, refresh=True)
+
+
+def _host_named(config: Config, connect: str | None = None) -> bool:
+    """Whether a host is asked for (``--connect``, ``RELAY_CONNECT``) or runs for the data
+    folder — checked without loading the API client."""
+    from relay.core.hostfile import CONNECT_ENV, read_host
+
+    return bool(connect or os.environ.get(CONNECT_ENV) or read_host(config.home))
 
 
 async def statusline(config: Config, console: Console,
@@ -181,10 +207,8 @@ async def _record(config: Config, payload: dict[str, Any], env: Mapping[str, str
                   ) -> tuple[str, list[LimitSnapshot]]:
     """The readings recorded by the live host, else in the store here (no host started:
     this runs after every turn, and a host of a moment would only cost time)."""
-    from relay.core.hostfile import CONNECT_ENV, read_host
-
     client = None
-    if os.environ.get(CONNECT_ENV) or read_host(config.home):  # else the client is not loaded
+    if _host_named(config):  # else the client is not loaded
         from relay.api.attach import client_of_live_host
 
         client = await client_of_live_host(config)

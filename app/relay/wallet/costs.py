@@ -53,18 +53,19 @@ class CostSum:
     observed_ms: int | None = None
     missing: set[str] = field(default_factory=set)
 
-    def add(self, figure: Figure) -> None:
+    def add(self, figure: Figure, count: int = 1) -> None:
+        """Add a figure standing for ``count`` runs or calls (their summed cost)."""
         if figure.observed_ms is not None:
             self.observed_ms = max(self.observed_ms or 0, figure.observed_ms)
         if figure.value is None:
-            self.unknown += 1
+            self.unknown += count
             self.missing.add(figure.detail)
             return
         self.value += figure.value
         if figure.source == "recorded":
-            self.recorded += 1
+            self.recorded += count
         else:
-            self.estimated += 1
+            self.estimated += count
 
     @property
     def source(self) -> Source:

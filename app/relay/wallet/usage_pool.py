@@ -41,18 +41,39 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
     Args:
         jobs: the file regions to read.
         progress: called with (bytes done, bytes total) after each result.
-        workers: processes for a big scan (default: one per core); small scans stay in
-            this process.
+        workers: processes for a big scan (default: :func:`free_cores` — at least one on
+            a machine of several cores, reading while this process stores); small scans,
+            ``workers=1`` and a one-core machine stay in this process.
     """
     total = sum(max(j.size - j.start, 0) for j in jobs)
-    count = workers or os.cpu_count() or 1
-    parallel = count > 1 and len(jobs) > 1 and total >= PARALLEL_BYTES
+    count = workers or free_cores()
+    many = count > 1 if workers else _cores() > 1
+    parallel = many and len(jobs) > 1 and total >= PARALLEL_BYTES
     done = 0
     for result in results(list(_batches(jobs)), count) if parallel else map(run_job, jobs):
         done += max(result.job.size - result.job.start, 0)
         if progress is not None:
             progress(done, total)
         yield result
+
+
+def free_cores() -> int:
+    """The cores not busy now: those this process may run on less the one-minute load
+    average (rounded), at least one — on a busy machine more workers than free cores only
+    take turns with what runs there, and a scan's workers with each other."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average (Windows)
+        load = 0.0
+    cores = _cores()
+    return max(1, min(cores, round(cores - load)))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _batches(jobs: list[ScanJob]) -> Iterator[list[ScanJob]]:
