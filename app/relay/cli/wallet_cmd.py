@@ -24,20 +24,13 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from relay.cli.argtypes import since
-from relay.cli.hints import cli, runnable
-from relay.cli.tables import Column, FitTable
-from relay.core import jsonvalue
-from relay.core.config import Config
-from relay.core.errors import RelayError
-from relay.core.termsafe import terminal_safe
-from relay.wallet import present as text
-from relay.wallet.model import AccountView, LimitSnapshot
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest is imported where it is used: `usage --json` needs little
+    from rich.console import Console
+
+    from relay.core.config import Config
+    from relay.wallet.model import AccountView, LimitSnapshot
     from relay.wallet.usage_report import UsageTable
 
 #: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
@@ -60,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def wallet(config: Config, args: argparse.Namespace, console: Console) -> int:
+    from relay.cli.hints import cli
     from relay.cli.hosted import host_api
 
     async with host_api(config, args) as attached:
@@ -87,6 +81,10 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
 
 
 def _print_view(console: Console, view: AccountView, now: int) -> None:
+    from rich.markup import escape
+
+    from relay.wallet import present as text
+
     badges = "".join(f" [{b}]" for b, on in (("preferred", view.preferred),
                                                ("paused", view.paused)) if on)
     console.print(f"[bold]{escape(view.entry)}[/] "
@@ -138,6 +136,11 @@ async def usage(config: Config, args: argparse.Namespace, console: Console) -> i
     if args.json:
         print(json.dumps(table.as_json(), indent=2))
         return 0
+    from rich.markup import escape
+
+    from relay.cli.hints import runnable
+    from relay.cli.tables import Column, FitTable
+
     if not table.rows:
         console.print("No usage found in the transcripts for that period.")
         return 0
@@ -180,6 +183,10 @@ def _host_named(config: Config, connect: str | None = None) -> bool:
 async def statusline(config: Config, console: Console,
                      stdin: Any = None, env: Mapping[str, str] | None = None) -> int:
     """Record the rate limits Claude Code pipes in; print a short summary line."""
+    from relay.core import jsonvalue
+    from relay.core.errors import RelayError
+    from relay.core.termsafe import terminal_safe
+
     env = os.environ if env is None else env
     raw = (stdin or sys.stdin).read()
     try:

@@ -17,12 +17,15 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
+from typing import TYPE_CHECKING
 
 from relay.core.capabilities import Cap, Capabilities, Level
-from relay.core.store.db import Store
-from relay.core.store.sessions_repo import RunUsage
 from relay.wallet.model import Figure, Source, Tokens
 from relay.wallet.pricing import Pricing
+
+if TYPE_CHECKING:  # the usage report prices with this module without loading the store
+    from relay.core.store.db import Store
+    from relay.core.store.sessions_repo import RunUsage
 
 #: runtimes whose reported input tokens include the cached ones (OpenAI's convention)
 INPUT_INCLUDES_CACHE_READ = frozenset({"codex"})

@@ -34,6 +34,21 @@ _HEADER = 8
 _DONE = object()
 
 
+def free_cores() -> int:
+    """The cores this process may use less the machine's 1-minute load average (what the
+    other programs keep busy), at least 1: a big read on a busy machine starts fewer
+    workers instead of thrashing."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows
+        load = 0.0
+    return max(1, min(cores, round(cores - load)))
+
+
 def scan(jobs: list[ScanJob], progress: Progress | None = None,
          workers: int | None = None) -> Iterator[ScanResult]:
     """Run ``jobs``, yielding results as they finish (not in order).
@@ -47,7 +62,7 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
     """
     total = sum(max(j.size - j.start, 0) for j in jobs)
     count = workers or free_cores()
-    many = count > 1 if workers else _cores() > 1
+    many = count > 1 if workers else (os.cpu_count() or 1) > 1
     parallel = many and len(jobs) > 1 and total >= PARALLEL_BYTES
     done = 0
     for result in results(list(_batches(jobs)), count) if parallel else map(run_job, jobs):
@@ -55,25 +70,6 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
         if progress is not None:
             progress(done, total)
         yield result
-
-
-def free_cores() -> int:
-    """The cores not busy now: those this process may run on less the one-minute load
-    average (rounded), at least one — on a busy machine more workers than free cores only
-    take turns with what runs there, and a scan's workers with each other."""
-    try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):  # no load average (Windows)
-        load = 0.0
-    cores = _cores()
-    return max(1, min(cores, round(cores - load)))
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _batches(jobs: list[ScanJob]) -> Iterator[list[ScanJob]]:
