@@ -209,11 +209,13 @@ class Wallet:
         index = await self._open_index()
         return await asyncio.to_thread(lambda: list(index.entries(entry=entry, since_ms=since_ms)))
 
-    async def usage_rows(self, entry: str | None, since_ms: int | None) -> list[AggRow]:
-        """The index's usage sums (of one account, or all) since ``since_ms``: what
-        ``relay-cli usage`` is made of (:mod:`relay.wallet.usage_agg`)."""
+    async def usage_rows(self, entry: str | None, since_ms: int | None,
+                         by: str | None = None) -> list[AggRow]:
+        """The index's usage sums (of one account, or all) since ``since_ms``, per report
+        row and model with ``by``: what ``relay-cli usage`` is made of
+        (:mod:`relay.wallet.usage_agg`)."""
         index = await self._open_index()
-        return await asyncio.to_thread(index.aggregate, entry, since_ms)
+        return await asyncio.to_thread(index.aggregate, entry, since_ms, by)
 
     async def windows(self, entry: str, now: int, session_id: str | None = None
                       ) -> tuple[list[WindowView], Figure, Source]:

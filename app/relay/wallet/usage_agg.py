@@ -130,9 +130,27 @@ def update(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM touched")
 
 
-def read(conn: sqlite3.Connection, entry: str | None, since_ms: int | None) -> list[AggRow]:
-    """The rows of one account (or all) from the slot of ``since_ms`` on, by slot."""
+#: how each report groups the rows (the rest of a row's text columns is any of the group's)
+_GROUPS = {
+    # a local day (SQLite's localtime is the C library's, as Python's astimezone())
+    "day": f"date((slot / 2) * {QUARTER_MS // 1000}, 'unixepoch', 'localtime'), model",
+    "session": "entry, session_id, project, model",
+    "block": "entry, slot, model",
+}
+_SUMMED = ("entry, min(slot), model, session_id, project, sum(calls), sum(input), sum(output),"
+           " sum(cache_read), sum(cache_write), sum(reasoning), sum(costed), total(cost_usd),"
+           " sum(nc_input), sum(nc_output), sum(nc_cache_read), sum(nc_cache_write),"
+           " min(first_ms), max(last_ms)")
+
+
+def read(conn: sqlite3.Connection, entry: str | None, since_ms: int | None,
+         by: str | None = None) -> list[AggRow]:
+    """The rows of one account (or all) from the slot of ``since_ms`` on, by slot — summed
+    per local day and model (``by="day"``), per session, project and model (``"session"``)
+    or per account, slot and model (``"block"``), so a report prices a few rows."""
+    select, group = ("*", "") if by is None else (_SUMMED, f" GROUP BY {_GROUPS[by]}")
     rows = conn.execute(
-        "SELECT * FROM usage_agg WHERE (?1 IS NULL OR entry = ?1) AND (?2 IS NULL OR slot >= ?2)"
-        " ORDER BY slot", (entry, None if since_ms is None else slot_of(since_ms))).fetchall()
+        f"SELECT {select} FROM usage_agg WHERE (?1 IS NULL OR entry = ?1)"
+        f" AND (?2 IS NULL OR slot >= ?2){group} ORDER BY 2",
+        (entry, None if since_ms is None else slot_of(since_ms))).fetchall()
     return [AggRow(*r) for r in rows]

@@ -202,13 +202,14 @@ class UsageIndex:
             days.setdefault(day, _Day()).add(model, Tokens(*sums[:5]), sums[5], sums[6])
         return {day: days[day].totals(day) for day in sorted(days)}
 
-    def aggregate(self, entry: str | None = None,
-                  since_ms: int | None = None) -> list[usage_agg.AggRow]:
-        """The usage sums of one account (or all) from ``since_ms`` on, by slot — what the
-        usage reports are made of (:mod:`relay.wallet.usage_agg`)."""
+    def aggregate(self, entry: str | None = None, since_ms: int | None = None,
+                  by: str | None = None) -> list[usage_agg.AggRow]:
+        """The usage sums of one account (or all) from ``since_ms`` on, by slot (``by``: per
+        report row and model) — what the usage reports are made of
+        (:func:`relay.wallet.usage_agg.read`)."""
         with self._read_lock:
             try:
-                return usage_agg.read(self._reader, entry, since_ms)
+                return usage_agg.read(self._reader, entry, since_ms, by)
             except sqlite3.Error as exc:
                 raise _store_error(self._path, exc) from exc
 

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from relay.core.config import Config
 from relay.wallet.pricing import Pricing
 from relay.wallet.usage_index import UsageIndex
-from relay.wallet.usage_report import UsageTable, build_report, parse_since
+from relay.wallet.usage_report import UsageTable, build_report, parse_since, report_rows
 from relay.wallet.usage_sources import counted_sources
 
 
@@ -69,7 +69,7 @@ def local_usage(config: Config, by: str, since: str | None, account: str | None,
     index = UsageIndex(config.usage_index_path)
     try:
         index.refresh(sources)
-        rows = index.aggregate(account, since_ms)
+        rows = index.aggregate(account, since_ms, report_rows(by))
     finally:
         index.close()
     return build_report(Pricing.load(config), rows, by)

@@ -24,7 +24,8 @@ from relay.wallet.usage_agg import AggRow, slot_start_ms
 class _Source(Protocol):
     pricing: Pricing
 
-    async def usage_rows(self, entry: str | None, since_ms: int | None) -> list[AggRow]: ...
+    async def usage_rows(self, entry: str | None, since_ms: int | None,
+                         by: str | None = None) -> list[AggRow]: ...
 
 
 @dataclass
@@ -59,12 +60,19 @@ def parse_since(text: str | None, today: date | None = None) -> int | None:
 async def usage_report(wallet: _Source, by: str, since: str | None,
                        account: str | None) -> UsageTable:
     """The table of ``relay-cli usage`` from the index's aggregate (by day, session or block)."""
-    return build_report(wallet.pricing, await wallet.usage_rows(account, parse_since(since)), by)
+    rows = await wallet.usage_rows(account, parse_since(since), report_rows(by))
+    return build_report(wallet.pricing, rows, by)
+
+
+def report_rows(by: str) -> str:
+    """How the aggregate is read for a report ``by`` day, session or block."""
+    return by if by in ("session", "block") else "day"
 
 
 def build_report(pricing: Pricing, rows: list[AggRow], by: str, now_ms: int | None = None
                  ) -> UsageTable:
-    """The table of ``rows`` (the aggregate, by slot); ``now_ms`` judges active blocks."""
+    """The table of ``rows`` (the aggregate by slot, or read for this report:
+    :func:`report_rows`); ``now_ms`` judges active blocks."""
     match by:
         case "session":
             return _by_session(pricing, rows)

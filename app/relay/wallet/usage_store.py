@@ -128,6 +128,8 @@ class UsageStore:
         self._staged = 0
         #: the refresh started from an empty index: the aggregate is summed once at the end
         self._cold = False
+        #: into an empty index: the file that owns each key stored so far
+        self._owner: dict[str, int] = {}
 
     def _migrate(self) -> None:
         self.conn.executescript(_SCHEMA)
@@ -145,10 +147,12 @@ class UsageStore:
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         self._cold = not self.conn.execute("SELECT EXISTS (SELECT 1 FROM entries)").fetchone()[0]
+        self._owner.clear()
 
     def commit(self) -> None:
         """Merge what is staged, bring the aggregate up to date and commit."""
         self.flush()
+        self._owner.clear()
         if self._cold:
             usage_agg.rebuild(self.conn)
         else:
@@ -157,15 +161,11 @@ class UsageStore:
 
     def rollback(self) -> None:
         self._staged = 0
+        self._owner.clear()
         self.conn.execute("DELETE FROM stage")
         self.conn.execute("DELETE FROM touched")
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
-
-    def aggregate(self, entry: str | None = None,
-                  since_ms: int | None = None) -> list[usage_agg.AggRow]:
-        """The aggregate's rows (of one account, from ``since_ms``), by slot."""
-        return usage_agg.read(self.conn, entry, since_ms)
 
     def files(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT id, path, entry, runtime, reader, size, mtime_ns, inode,"
@@ -201,14 +201,41 @@ class UsageStore:
             usage_agg.mark_file(self.conn, file_id)
 
     def add_rows(self, file_id: int, rows: Sequence[Row]) -> None:
-        """Stage a file's new rows; they are merged in batches (:meth:`flush`)."""
+        """Stage a file's new rows; they are merged in batches (:meth:`flush`) — or, into an
+        empty index, stored at once (:meth:`_add_cold`)."""
         if not rows:
+            return
+        if self._cold:
+            self._add_cold(file_id, rows)
             return
         self.conn.executemany(f"INSERT INTO stage ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               [(file_id, *row) for row in rows])
         self._staged += len(rows)
         if self._staged >= STAGE_ROWS:
             self.flush()
+
+    def _add_cold(self, file_id: int, rows: Sequence[Row]) -> None:
+        """:meth:`flush`'s rules without the staging table: which file owns a key is known
+        here (the first one stored), so a copy from another file goes straight to ``shadow``
+        and every other row to ``entries`` (copies in the same file merged by the conflict
+        clause)."""
+        owner = self._owner
+        mine: list[tuple[object, ...]] = []
+        theirs: list[tuple[object, ...]] = []
+        for row in rows:
+            key = row[9]
+            if key is not None and owner.setdefault(key, file_id) != file_id:
+                theirs.append((file_id, *row))
+            else:
+                mine.append((file_id, *row))
+        self.conn.executemany(
+            f"INSERT INTO entries ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            f" ON CONFLICT(dedupe_key) DO UPDATE SET {_KEEP_MAX.format(t='entries')}", mine)
+        if theirs:
+            self.conn.executemany(
+                f"INSERT INTO shadow ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                f" ON CONFLICT(dedupe_key, file_id) DO UPDATE SET {_KEEP_MAX.format(t='shadow')}",
+                theirs)
 
     def flush(self) -> None:
         """Merge the staged rows: new keys counted, same-file copies merged, others' shadowed.
