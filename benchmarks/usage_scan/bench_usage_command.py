@@ -26,7 +26,8 @@ ccusage: ``RELAY_BENCH_CCUSAGE``, else ``$RELAY_BENCH_TOOLS_DIR/ccusage/...``
 (``scripts/install-bench-tools.sh``); not installed, its rows are skipped and said so.
 
 Run: ``python benchmarks/usage_scan/bench_usage_command.py [--size-mb 1024] [--runs 3]
-[--load 2] [--data-dir DIR] [--keep]``; ``--smoke``: 5 MiB, one round, idle only, no verdict.
+[--load 2] [--data-dir DIR] [--keep] [--app OTHER/app]``; ``--smoke``: 5 MiB, one round, idle
+only, no verdict.
 """
 
 from __future__ import annotations
@@ -88,11 +89,13 @@ class Relay:
     cli: list[str]
     folder: Path
     user: Path
+    #: the ``app`` folder whose ``relay`` runs (this tree's; ``--app``: another, e.g. main's)
+    app: Path = ROOT / "app"
 
     def env(self, home: Path) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("RELAY_", "CLAUDE_", "CODEX_", "GEMINI_", "PI_"))}
-        env.update({"PYTHONPATH": str(ROOT / "app"), "RELAY_HOME": str(home),
+        env.update({"PYTHONPATH": str(self.app), "RELAY_HOME": str(home),
                     "HOME": str(self.user), "CLAUDE_CONFIG_DIR": str(self.folder), "TZ": "UTC",
                     "XDG_CONFIG_HOME": str(self.user / ".config"),
                     "XDG_DATA_HOME": str(self.user / ".local" / "share")})
@@ -103,8 +106,8 @@ class Relay:
         python = self.cli[0] if self.cli[0].endswith("python") else sys.executable
         done = subprocess.run([python, "-c", "import relay; print(relay.__file__)"],
                               env=self.env(home), capture_output=True, text=True, check=True)
-        if not Path(done.stdout.strip()).is_relative_to(ROOT / "app"):
-            raise SystemExit(f"relay-cli would run {done.stdout.strip()}, not {ROOT / 'app'}")
+        if not Path(done.stdout.strip()).is_relative_to(self.app):
+            raise SystemExit(f"relay-cli would run {done.stdout.strip()}, not {self.app}")
 
     def usage(self, home: Path) -> tuple[float, dict[str, Day]]:
         """One ``relay-cli usage --json``: (seconds, tokens per day)."""
@@ -230,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".cache" / "bench-data" / "usage_scan")
     parser.add_argument("--keep", action="store_true", help="keep a data set generated here")
     parser.add_argument("--smoke", action="store_true", help="5 MiB, one round, idle, no verdict")
+    parser.add_argument("--app", type=Path, default=ROOT / "app",
+                        help="the app folder whose relay-cli runs (default this tree's; another "
+                             "tree's, e.g. main's, measures the before)")
     args = parser.parse_args(argv)
+    # stopped: still truncate the appended bytes away and stop the busy loops (``finally``)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.smoke:
         args.size_mb, args.runs, args.load = 5.0, 1, 0
     args.oddities = True
@@ -247,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="usage-command-") as tmp:
             work = Path(tmp)
             (work / "user").mkdir()
-            relay = Relay(relay_cli(), folder, work / "user")
+            relay = Relay(relay_cli(), folder, work / "user", args.app.resolve())
             relay.check_tree(work / "check")
-            print(f"machine: {os.cpu_count()} cores ({cpu_name()}); "
+            print(f"relay-cli of {relay.app}; machine: {os.cpu_count()} cores ({cpu_name()}); "
                   f"{tool_version([str(exe), '--version']) if exe else 'ccusage not installed'}; "
                   f"data: {len(files)} files, {nbytes / generate.MIB:,.0f} MiB, seed {args.seed}; "
                   f"{args.runs} round(s), medians")

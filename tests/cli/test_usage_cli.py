@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,12 +39,12 @@ def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def usage_json() -> dict[str, object]:
+def usage_json() -> dict[str, Any]:
     done = subprocess.run([*CLI, "usage", "--json"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    table: dict[str, object] = json.loads(done.stdout)
+    table: dict[str, Any] = json.loads(done.stdout)
     return table
 
 
@@ -79,8 +80,7 @@ def test_a_running_host_answers_the_same_table_with_what_was_appended(
         hosted = usage_json()
     finally:
         _stop(host)
-    outputs = {r["day"]: r["tokens"]["output"] for r in alone["rows"]}  # type: ignore[attr-defined]
+    outputs = {r["day"]: r["tokens"]["output"] for r in alone["rows"]}
     outputs["2026-11-30"] = outputs.get("2026-11-30", 0) + 7_000
-    assert {r["day"]: r["tokens"]["output"]  # type: ignore[attr-defined]
-            for r in hosted["rows"]} == outputs  # type: ignore[attr-defined]
+    assert {r["day"]: r["tokens"]["output"] for r in hosted["rows"]} == outputs
     assert usage_json() == hosted  # and without the host again: the same index, the same sums

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ def index(db: Path) -> Iterator[UsageIndex]:
     idx.close()
 
 
-def kept_and_summed(db: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+def kept_and_summed(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The aggregate as kept, and as summed from every counted call now."""
     conn = sqlite3.connect(db)
     try:

@@ -35,18 +35,34 @@ _DONE = object()
 
 
 def free_cores() -> int:
-    """The cores this process may use less the machine's 1-minute load average (what the
-    other programs keep busy), at least 1: a big read on a busy machine starts fewer
-    workers instead of thrashing."""
+    """The cores this process may use less what the other programs keep busy, at least 1:
+    a big read on a busy machine starts fewer workers instead of thrashing.
+
+    Busy is the threads running right now besides this one (``/proc/loadavg``), else the
+    1-minute load average — which lags by a minute: a build started a moment ago is not in
+    it yet, and work that ended a moment ago (a scan just before) still is."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
+    running = _running_now()
+    if running is not None:
+        busy = float(running - 1)
+    else:
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):  # Windows
+            busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
+
+
+def _running_now() -> int | None:
+    """Runnable threads on the machine now (``/proc/loadavg``'s fourth field); None: unknown."""
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows
-        load = 0.0
-    return max(1, min(cores, round(cores - load)))
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def scan(jobs: list[ScanJob], progress: Progress | None = None,
