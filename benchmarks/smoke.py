@@ -75,6 +75,9 @@ SMOKES = [
           qt=True, default=False),
     Smoke("usage-scan", "a cold usage scan of 5 MiB of generated transcripts",
           _bench("usage_scan/bench_usage_scan.py", "--size-mb", "5", "--runs", "1", "--quiet")),
+    Smoke("usage-command", "relay-cli usage --json on 5 MiB, start to exit: cold vs ccusage "
+          "daily, after ~1 MiB appended without and with a host",
+          _bench("usage_scan/bench_usage_command.py", "--smoke"), last=3),
     Smoke("scan-lag", "the window's loop lag while a 5 MiB usage scan runs",
           _bench("usage_scan/bench_scan_lag.py", "--size-mb", "5", "--runs", "1"), qt=True),
     Smoke("detect", "detecting agents over 5 MiB of stores vs the wallet's own scan",

@@ -195,10 +195,11 @@ class WalletClient(Part):
         return await self._ask(float, "GET", "/wallet/watermark")
 
     async def usage_report(self, by: str = "day", since: str | None = None,
-                           account: str | None = None) -> UsageTable:
-        """:func:`relay.wallet.usage_report.usage_report` run by the host."""
+                           account: str | None = None, refresh: bool = False) -> UsageTable:
+        """:func:`relay.wallet.usage_report.usage_report` run by the host (``refresh``: it
+        reads what was appended to the transcripts first — one request for both)."""
         return await self._ask(UsageTable, "GET", "/wallet/usage", by=by, since=since,
-                               account=account)
+                               account=account, refresh=refresh or None)
 
     async def record_statusline(self, payload: dict[str, Any], config_dir: Path
                                 ) -> tuple[str, list[LimitSnapshot]]:

@@ -6,7 +6,9 @@ totals the transcripts' usage per day, session or five-hour block. ``statusline`
 Claude Code status-line command: it records the official ``rate_limits`` Claude Code pipes
 to it (subscribers) and prints a one-line summary.
 
-``wallet`` and ``usage`` ask the data folder's host (:mod:`relay.cli.hosted`); ``statusline``,
+``wallet`` asks the data folder's host (:mod:`relay.cli.hosted`); ``usage`` asks it when one
+runs, and with none refreshes the usage index and reads its aggregate here, without the
+engine (:mod:`relay.wallet.usage_local`); ``statusline``,
 run after every Claude Code turn, sends its readings to the host when one runs and with none
 records them in the store itself — it never hosts.
 """
@@ -14,25 +16,22 @@ records them in the store itself — it never hosts.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from relay.cli.argtypes import since
-from relay.cli.hints import cli, runnable
-from relay.cli.tables import Column, FitTable
-from relay.core import jsonvalue
-from relay.core.config import Config
-from relay.core.errors import RelayError
-from relay.core.termsafe import terminal_safe
-from relay.wallet import present as text
-from relay.wallet.model import AccountView, LimitSnapshot
+
+if TYPE_CHECKING:  # the rest is imported where it is used: `usage --json` needs little
+    from rich.console import Console
+
+    from relay.core.config import Config
+    from relay.wallet.model import AccountView, LimitSnapshot
+    from relay.wallet.usage_report import UsageTable
 
 #: the usage tables' columns of prose that may wrap; the others (days, times, counts, costs)
 #: are figures, always whole
@@ -54,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 async def wallet(config: Config, args: argparse.Namespace, console: Console) -> int:
+    from relay.cli.hints import cli
     from relay.cli.hosted import host_api
 
     async with host_api(config, args) as attached:
@@ -81,6 +81,10 @@ async def wallet(config: Config, args: argparse.Namespace, console: Console) -> 
 
 
 def _print_view(console: Console, view: AccountView, now: int) -> None:
+    from rich.markup import escape
+
+    from relay.wallet import present as text
+
     badges = "".join(f" [{b}]" for b, on in (("preferred", view.preferred),
                                                ("paused", view.paused)) if on)
     console.print(f"[bold]{escape(view.entry)}[/] "
@@ -128,15 +132,15 @@ def _view_json(v: AccountView) -> dict[str, Any]:
 
 
 async def usage(config: Config, args: argparse.Namespace, console: Console) -> int:
-    from relay.cli.hosted import host_api
-
-    async with host_api(config, args) as attached:
-        await attached.client.wallet.refresh_index()
-        table = await attached.client.wallet.usage_report(by=args.by, since=args.since,
-                                                         account=args.account)
+    table = await _usage_table(config, args)
     if args.json:
         print(json.dumps(table.as_json(), indent=2))
         return 0
+    from rich.markup import escape
+
+    from relay.cli.hints import runnable
+    from relay.cli.tables import Column, FitTable
+
     if not table.rows:
         console.print("No usage found in the transcripts for that period.")
         return 0
@@ -151,9 +155,38 @@ async def usage(config: Config, args: argparse.Namespace, console: Console) -> i
     return 0
 
 
+async def _usage_table(config: Config, args: argparse.Namespace) -> UsageTable:
+    """The live host's answer (it reads what was appended first); with no host, the index
+    refreshed and read in this process, without the engine (:mod:`relay.wallet.usage_local`)."""
+    if not _host_named(config, getattr(args, "connect", None)):
+        from relay.wallet.usage_local import local_usage
+
+        table = await asyncio.to_thread(local_usage, config, args.by, args.since, args.account,
+                                        os.environ)
+        if table is not None:
+            return table
+    from relay.cli.hosted import host_api
+
+    async with host_api(config, args) as attached:
+        return await attached.client.wallet.usage_report(by=args.by, since=args.since,
+                                                        account=args.account, refresh=True)
+
+
+def _host_named(config: Config, connect: str | None = None) -> bool:
+    """Whether a host is asked for (``--connect``, ``RELAY_CONNECT``) or runs for the data
+    folder — checked without loading the API client."""
+    from relay.core.hostfile import CONNECT_ENV, read_host
+
+    return bool(connect or os.environ.get(CONNECT_ENV) or read_host(config.home))
+
+
 async def statusline(config: Config, console: Console,
                      stdin: Any = None, env: Mapping[str, str] | None = None) -> int:
     """Record the rate limits Claude Code pipes in; print a short summary line."""
+    from relay.core import jsonvalue
+    from relay.core.errors import RelayError
+    from relay.core.termsafe import terminal_safe
+
     env = os.environ if env is None else env
     raw = (stdin or sys.stdin).read()
     try:
@@ -181,10 +214,8 @@ async def _record(config: Config, payload: dict[str, Any], env: Mapping[str, str
                   ) -> tuple[str, list[LimitSnapshot]]:
     """The readings recorded by the live host, else in the store here (no host started:
     this runs after every turn, and a host of a moment would only cost time)."""
-    from relay.core.hostfile import CONNECT_ENV, read_host
-
     client = None
-    if os.environ.get(CONNECT_ENV) or read_host(config.home):  # else the client is not loaded
+    if _host_named(config):  # else the client is not loaded
         from relay.api.attach import client_of_live_host
 
         client = await client_of_live_host(config)

@@ -80,20 +80,32 @@ def five_hour_blocks(points: Iterable[UsagePoint], now_ms: int,
         now_ms: the time "active" is judged at.
         span_ms: the block length (five hours).
     """
-    blocks: list[Block] = []
-    current: list[UsagePoint] = []
-    start = 0
-    for point in sorted(points, key=lambda p: p[0]):
-        ts = point[0]
-        if current and (ts - start > span_ms or ts - current[-1][0] > span_ms):
-            blocks.append(_block(start, current, now_ms, span_ms))
-            current = []
-        if not current:
-            start = ts - ts % HOUR_MS
-        current.append(point)
-    if current:
-        blocks.append(_block(start, current, now_ms, span_ms))
-    return blocks
+    ordered = sorted(points, key=lambda p: p[0])
+    return [_block(start, ordered[i:j], now_ms, span_ms)
+            for start, i, j in block_groups([(p[0], p[0]) for p in ordered], span_ms)]
+
+
+def block_groups(spans: Sequence[tuple[int, int]],
+                 span_ms: int = FIVE_HOURS_MS) -> list[tuple[int, int, int]]:
+    """The blocks of time spans ``(first_ms, last_ms)`` sorted by time, each as (its start,
+    index of its first span, index past its last span).
+
+    A span is a call (first = last) or calls no block boundary falls between (the usage
+    aggregate's slots, :mod:`relay.wallet.usage_agg`).
+    """
+    groups: list[tuple[int, int, int]] = []
+    start = begin = 0
+    last: int | None = None
+    for i, (first, end) in enumerate(spans):
+        if last is not None and (first - start > span_ms or first - last > span_ms):
+            groups.append((start, begin, i))
+            last = None
+        if last is None:
+            start, begin = first - first % HOUR_MS, i
+        last = end if last is None else max(last, end)
+    if last is not None:
+        groups.append((start, begin, len(spans)))
+    return groups
 
 
 def current_block(points: Iterable[UsagePoint], now_ms: int,

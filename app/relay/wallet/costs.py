@@ -17,12 +17,15 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
+from typing import TYPE_CHECKING
 
 from relay.core.capabilities import Cap, Capabilities, Level
-from relay.core.store.db import Store
-from relay.core.store.sessions_repo import RunUsage
 from relay.wallet.model import Figure, Source, Tokens
 from relay.wallet.pricing import Pricing
+
+if TYPE_CHECKING:  # the usage report prices with this module without loading the store
+    from relay.core.store.db import Store
+    from relay.core.store.sessions_repo import RunUsage
 
 #: runtimes whose reported input tokens include the cached ones (OpenAI's convention)
 INPUT_INCLUDES_CACHE_READ = frozenset({"codex"})
@@ -53,18 +56,19 @@ class CostSum:
     observed_ms: int | None = None
     missing: set[str] = field(default_factory=set)
 
-    def add(self, figure: Figure) -> None:
+    def add(self, figure: Figure, count: int = 1) -> None:
+        """Add a figure standing for ``count`` runs or calls (their summed cost)."""
         if figure.observed_ms is not None:
             self.observed_ms = max(self.observed_ms or 0, figure.observed_ms)
         if figure.value is None:
-            self.unknown += 1
+            self.unknown += count
             self.missing.add(figure.detail)
             return
         self.value += figure.value
         if figure.source == "recorded":
-            self.recorded += 1
+            self.recorded += count
         else:
-            self.estimated += 1
+            self.estimated += count
 
     @property
     def source(self) -> Source:

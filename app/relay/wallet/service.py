@@ -54,8 +54,9 @@ from relay.wallet.model import (
 )
 from relay.wallet.pricing import Pricing
 from relay.wallet.transcripts import TranscriptSource
+from relay.wallet.usage_agg import AggRow
 from relay.wallet.usage_index import RefreshReport, UsageIndex
-from relay.wallet.usage_sources import sources_for
+from relay.wallet.usage_sources import counted_sources
 
 Progress = Callable[[int, int], None]
 Clock = Callable[[], int]
@@ -90,9 +91,7 @@ class Wallet:
 
     async def sources(self, entries: set[str] | None = None) -> list[TranscriptSource]:
         accounts = await self.accounts.all()
-        found = sources_for(accounts, self._env)
-        if not self.config.wallet_default_folders:  # only the registered accounts' folders
-            found = [s for s in found if ":" in s.entry]
+        found = counted_sources(accounts, self._env, self.config.wallet_default_folders)
         return [s for s in found if entries is None or s.entry in entries]
 
     async def refresh_index(self, progress: Progress | None = None) -> RefreshReport:
@@ -209,6 +208,14 @@ class Wallet:
         """The transcript index's calls (of one account, or all) since ``since_ms``."""
         index = await self._open_index()
         return await asyncio.to_thread(lambda: list(index.entries(entry=entry, since_ms=since_ms)))
+
+    async def usage_rows(self, entry: str | None, since_ms: int | None,
+                         by: str | None = None) -> list[AggRow]:
+        """The index's usage sums (of one account, or all) since ``since_ms``, per report
+        row and model with ``by``: what ``relay-cli usage`` is made of
+        (:mod:`relay.wallet.usage_agg`)."""
+        index = await self._open_index()
+        return await asyncio.to_thread(index.aggregate, entry, since_ms, by)
 
     async def windows(self, entry: str, now: int, session_id: str | None = None
                       ) -> tuple[list[WindowView], Figure, Source]:

@@ -29,6 +29,7 @@ import orjson
 from relay.core.errors import StoreError
 from relay.core.store import index_file
 from relay.core.store.faults import Fault, disk_full_error, fault_of
+from relay.wallet import usage_agg
 from relay.wallet.model import LimitSnapshot, Tokens, UsageEntry, WindowKind
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_refresh import Refresh, RefreshReport
@@ -88,7 +89,7 @@ class UsageIndex:
 
     Args:
         path: the index's own database file (created, with its folder, when missing).
-        workers: processes for a big cold scan (default: one per core).
+        workers: processes for a big cold scan (default: the free cores, at least one).
         clock: epoch milliseconds now (tests pass a fixed one).
     """
 
@@ -200,6 +201,17 @@ class UsageIndex:
             day = datetime.fromtimestamp(moment, UTC).astimezone(tz).date()  # tz None: local
             days.setdefault(day, _Day()).add(model, Tokens(*sums[:5]), sums[5], sums[6])
         return {day: days[day].totals(day) for day in sorted(days)}
+
+    def aggregate(self, entry: str | None = None, since_ms: int | None = None,
+                  by: str | None = None) -> list[usage_agg.AggRow]:
+        """The usage sums of one account (or all) from ``since_ms`` on, by slot (``by``: per
+        report row and model) — what the usage reports are made of
+        (:func:`relay.wallet.usage_agg.read`)."""
+        with self._read_lock:
+            try:
+                return usage_agg.read(self._reader, entry, since_ms, by)
+            except sqlite3.Error as exc:
+                raise _store_error(self._path, exc) from exc
 
     def limit_snapshots(self, entry: str) -> dict[WindowKind, LimitSnapshot]:
         """The latest official reading of each window of ``entry`` found in its transcripts."""

@@ -55,6 +55,37 @@ def free_cores() -> int:
     return max(1, min(cores, round(cores - load)))
 
 
+def free_cores() -> int:
+    """The cores this process may use less what the other programs keep busy, at least 1:
+    a big read on a busy machine starts fewer workers instead of thrashing.
+
+    Busy is the threads running right now besides this one (``/proc/loadavg``), else the
+    1-minute load average — which lags by a minute: a build started a moment ago is not in
+    it yet, and work that ended a moment ago (a scan just before) still is."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    running = _running_now()
+    if running is not None:
+        busy = float(running - 1)
+    else:
+        try:
+            busy = os.getloadavg()[0]
+        except (AttributeError, OSError):  # Windows
+            busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
+
+
+def _running_now() -> int | None:
+    """Runnable threads on the machine now (``/proc/loadavg``'s fourth field); None: unknown."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def scan(jobs: list[ScanJob], progress: Progress | None = None,
          workers: int | None = None) -> Iterator[ScanResult]:
     """Run ``jobs``, yielding results as they finish (not in order).
@@ -62,12 +93,14 @@ def scan(jobs: list[ScanJob], progress: Progress | None = None,
     Args:
         jobs: the file regions to read.
         progress: called with (bytes done, bytes total) after each result.
-        workers: processes for a big scan (default: one per core); small scans stay in
-            this process.
+        workers: processes for a big scan (default: :func:`free_cores` — at least one on
+            a machine of several cores, reading while this process stores); small scans,
+            ``workers=1`` and a one-core machine stay in this process.
     """
     total = sum(max(j.size - j.start, 0) for j in jobs)
-    count = workers or os.cpu_count() or 1
-    parallel = count > 1 and len(jobs) > 1 and total >= PARALLEL_BYTES
+    count = workers or free_cores()
+    many = count > 1 if workers else (os.cpu_count() or 1) > 1
+    parallel = many and len(jobs) > 1 and total >= PARALLEL_BYTES
     done = 0
     for result in results(list(_batches(jobs)), count) if parallel else map(run_job, jobs):
         done += max(result.job.size - result.job.start, 0)

@@ -85,6 +85,14 @@ def sources_for(accounts: Iterable[AccountLike], env: Mapping[str, str]) -> list
     return sources
 
 
+def counted_sources(accounts: Iterable[AccountLike], env: Mapping[str, str],
+                    default_folders: bool) -> list[TranscriptSource]:
+    """:func:`sources_for`, less the CLIs' default folders when the settings leave them
+    out (``wallet_default_folders``): then only the registered accounts' folders count."""
+    found = sources_for(accounts, env)
+    return found if default_folders else [s for s in found if ":" in s.entry]
+
+
 def discover(sources: Iterable[TranscriptSource]) -> Discovery:
     """The transcript files of ``sources`` (a file under two sources belongs to the first)."""
     found = Discovery()

@@ -15,6 +15,8 @@ Tables:
 ``limits``         the latest official limit reading per account entry and window.
 ``file_warnings``  counted problems of a file's content (reset when it is re-read).
 ``source_warnings`` counted access problems of the last refresh, per account entry.
+``usage_agg``      the sums every usage report reads, kept in each refresh's transaction
+                   (:mod:`relay.wallet.usage_agg`).
 
 The index is a cache of the transcripts: a file of another schema version is rebuilt.
 """
@@ -28,9 +30,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from relay.core.store import index_file
+from relay.wallet import usage_agg
 from relay.wallet.usage_scan import LimitRow, Row
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: staged rows are merged into ``entries`` in batches of about this many (small: the merge
 #: overlaps the workers' parsing, and little is left to merge once they are done)
 STAGE_ROWS = 10_000
@@ -63,8 +66,9 @@ CREATE TABLE IF NOT EXISTS file_warnings (
 CREATE TABLE IF NOT EXISTS source_warnings (
     entry TEXT NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (entry, kind));
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-_TABLES = ("files", "entries", "shadow", "limits", "file_warnings", "source_warnings", "meta")
+""" + usage_agg.SCHEMA
+_TABLES = ("files", "entries", "shadow", "limits", "file_warnings", "source_warnings", "meta",
+           "usage_agg")
 # copies of one call in the same file keep the largest of each count (transcripts.EntrySink)
 _KEEP_MAX = """input=max({t}.input, excluded.input), output=max({t}.output, excluded.output),
     cache_read=max({t}.cache_read, excluded.cache_read),
@@ -120,7 +124,12 @@ class UsageStore:
         self._migrate()
         self.conn.execute(f"CREATE TEMP TABLE stage ({_ROW_SQL.format(unique='')})")
         self.conn.execute("CREATE TEMP TABLE gone (k TEXT PRIMARY KEY)")
+        self.conn.execute(usage_agg.TEMP)
         self._staged = 0
+        #: the refresh started from an empty index: the aggregate is summed once at the end
+        self._cold = False
+        #: into an empty index: the file that owns each key stored so far
+        self._owner: dict[str, int] = {}
 
     def _migrate(self) -> None:
         self.conn.executescript(_SCHEMA)
@@ -137,14 +146,24 @@ class UsageStore:
 
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
+        self._cold = not self.conn.execute("SELECT EXISTS (SELECT 1 FROM entries)").fetchone()[0]
+        self._owner.clear()
 
     def commit(self) -> None:
+        """Merge what is staged, bring the aggregate up to date and commit."""
         self.flush()
+        self._owner.clear()
+        if self._cold:
+            usage_agg.rebuild(self.conn)
+        else:
+            usage_agg.update(self.conn)
         self.conn.execute("COMMIT")
 
     def rollback(self) -> None:
         self._staged = 0
+        self._owner.clear()
         self.conn.execute("DELETE FROM stage")
+        self.conn.execute("DELETE FROM touched")
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
@@ -172,17 +191,51 @@ class UsageStore:
         return int(cur.fetchone()[0])
 
     def set_entry(self, file_id: int, entry: str) -> None:
+        self.flush()
+        self._mark_file(file_id)
         self.conn.execute("UPDATE files SET entry=? WHERE id=?", (entry, file_id))
+        self._mark_file(file_id)
+
+    def _mark_file(self, file_id: int) -> None:
+        if not self._cold:
+            usage_agg.mark_file(self.conn, file_id)
 
     def add_rows(self, file_id: int, rows: Sequence[Row]) -> None:
-        """Stage a file's new rows; they are merged in batches (:meth:`flush`)."""
+        """Stage a file's new rows; they are merged in batches (:meth:`flush`) — or, into an
+        empty index, stored at once (:meth:`_add_cold`)."""
         if not rows:
+            return
+        if self._cold:
+            self._add_cold(file_id, rows)
             return
         self.conn.executemany(f"INSERT INTO stage ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               [(file_id, *row) for row in rows])
         self._staged += len(rows)
         if self._staged >= STAGE_ROWS:
             self.flush()
+
+    def _add_cold(self, file_id: int, rows: Sequence[Row]) -> None:
+        """:meth:`flush`'s rules without the staging table: which file owns a key is known
+        here (the first one stored), so a copy from another file goes straight to ``shadow``
+        and every other row to ``entries`` (copies in the same file merged by the conflict
+        clause)."""
+        owner = self._owner
+        mine: list[tuple[object, ...]] = []
+        theirs: list[tuple[object, ...]] = []
+        for row in rows:
+            key = row[9]
+            if key is not None and owner.setdefault(key, file_id) != file_id:
+                theirs.append((file_id, *row))
+            else:
+                mine.append((file_id, *row))
+        self.conn.executemany(
+            f"INSERT INTO entries ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            f" ON CONFLICT(dedupe_key) DO UPDATE SET {_KEEP_MAX.format(t='entries')}", mine)
+        if theirs:
+            self.conn.executemany(
+                f"INSERT INTO shadow ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                f" ON CONFLICT(dedupe_key, file_id) DO UPDATE SET {_KEEP_MAX.format(t='shadow')}",
+                theirs)
 
     def flush(self) -> None:
         """Merge the staged rows: new keys counted, same-file copies merged, others' shadowed.
@@ -193,6 +246,8 @@ class UsageStore:
         if not self._staged:
             return
         conn = self.conn
+        if not self._cold:
+            usage_agg.mark_staged(conn)
         conn.execute(f"INSERT INTO entries ({COLUMNS}) SELECT {COLUMNS} FROM stage WHERE true"
                      f" ON CONFLICT(dedupe_key) DO UPDATE SET {_KEEP_MAX.format(t='entries')}"
                      " WHERE entries.file_id = excluded.file_id")
@@ -210,11 +265,14 @@ class UsageStore:
         conn.execute("DELETE FROM file_warnings WHERE file_id=?", (file_id,))
         conn.execute("INSERT OR IGNORE INTO gone SELECT dedupe_key FROM entries"
                      " WHERE file_id=? AND dedupe_key IS NOT NULL", (file_id,))
+        self._mark_file(file_id)
         removed = conn.execute("DELETE FROM entries WHERE file_id=?", (file_id,)).rowcount
         promoted = conn.execute(
             f"INSERT OR IGNORE INTO entries ({COLUMNS}) SELECT {COLUMNS} FROM shadow"
             " WHERE dedupe_key IN (SELECT k FROM gone) ORDER BY rowid").rowcount
         if promoted:
+            if not self._cold:
+                usage_agg.mark_keys(conn)
             conn.execute("DELETE FROM shadow WHERE dedupe_key IN (SELECT k FROM gone) AND EXISTS"
                          " (SELECT 1 FROM entries e WHERE e.dedupe_key = shadow.dedupe_key"
                          " AND e.file_id = shadow.file_id)")

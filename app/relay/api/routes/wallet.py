@@ -58,8 +58,11 @@ async def watermark(eng: EngineDep) -> float:
 @router.get("/usage", response_model=UsageTable)
 async def usage(eng: EngineDep, by: Literal["day", "session", "block"] = "day",
                 since: Annotated[str | None, Query(max_length=40)] = None,
-                account: str | None = None) -> UsageTable:
-    """Tokens and cost by day, session or 5-hour block (``since``: a date or ``7d``)."""
+                account: str | None = None, refresh: bool = False) -> UsageTable:
+    """Tokens and cost by day, session or 5-hour block (``since``: a date or ``7d``), from
+    the index's aggregate — after reading what was appended first when ``refresh``."""
+    if refresh:
+        await eng.wallet.refresh_index()
     return await usage_report(eng.wallet, by=by, since=since, account=account)
 
 
