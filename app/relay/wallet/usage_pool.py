@@ -41,21 +41,6 @@ R = TypeVar("R")
 
 
 def free_cores() -> int:
-    """The cores this process may use less the machine's 1-minute load average (what the
-    other programs keep busy), at least 1: a big read on a busy machine starts fewer
-    workers instead of thrashing."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows
-        load = 0.0
-    return max(1, min(cores, round(cores - load)))
-
-
-def free_cores() -> int:
     """The cores this process may use less what the other programs keep busy, at least 1:
     a big read on a busy machine starts fewer workers instead of thrashing.
 
