@@ -364,8 +364,8 @@ class Scheduler:
             ready.sort(key=self._pos.__getitem__)
         over = run.budget_usd is not None and self._over_budget(
             run, extra=sum(s.cost_usd or 0.0 for s in batch))
-        nxt = [] if over else self._fits(run, itertools.chain(ready, self._due()),
-                                          extra=-len(batch))
+        wanted = itertools.chain(ready, self._due()) if self._ready_at else ready
+        nxt = [] if over else self._fits(run, wanted, extra=-len(batch))
         try:
             done = await self.ledger.save(run.id, self.owner, batch, nxt, self.settings.lease_ms)
         except BaseException as exc:
