@@ -107,27 +107,28 @@ def remove_db(path: Path) -> None:
 
 # ---- the floor -------------------------------------------------------------------------------
 
-def floor_run(path: Path, steps: int) -> float:
-    """Seconds for ``steps`` commits of one small row each (WAL, synchronous=NORMAL)."""
+def floor_run(path: Path, steps: int) -> tuple[float, float]:
+    """Seconds (wall, and this process's CPU) for ``steps`` commits of one small row each
+    (WAL, synchronous=NORMAL)."""
     conn = sqlite3.connect(str(path), isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("CREATE TABLE steps (id INTEGER PRIMARY KEY, node TEXT NOT NULL,"
                      " state TEXT NOT NULL, ended_ms INTEGER NOT NULL)")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for i in range(steps):
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO steps (node, state, ended_ms) VALUES (?, 'succeeded', ?)",
                          (f"s{i:04d}", time.time_ns() // 1_000_000))
             conn.execute("COMMIT")
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         (count,) = conn.execute("SELECT count(*) FROM steps").fetchone()
     finally:
         conn.close()
     if count != steps:
         raise SystemExit(f"floor: {count} rows committed, want {steps}")
-    return seconds
+    return seconds, cpu
 
 
 # ---- Relay -----------------------------------------------------------------------------------
@@ -184,6 +185,7 @@ def pipeline(shape: str, steps: int) -> Pipeline:
 @dataclass(frozen=True)
 class RelayRun:
     seconds: float
+    cpu_seconds: float
     create_seconds: float
     transactions: int
     reads: int
@@ -206,12 +208,12 @@ async def relay_run(path: Path, shape: str, steps: int,
         scheduler = Scheduler(ledger, NoopExecutor(), OWNER, Settings(lease_s=30, poll_s=1.0))
         if profiler is not None:
             profiler.enable()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         run = await scheduler.drive(RUN_ID)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
-        counts = RelayRun(seconds, created, ledger.transactions, ledger.reads, ledger.tx_seconds,
+        counts = RelayRun(seconds, cpu, created, ledger.transactions, ledger.reads, ledger.tx_seconds,
                           ledger.read_seconds)
         check_relay(ledger, run.state, steps, shape)
     finally:
@@ -295,6 +297,7 @@ class Pass:
     label: str
     load_before: str
     floor_us: list[float]
+    floor_cpu_us: list[float]
     relay: dict[str, list[RelayRun]]
     lg: dict[str, dict[str, Any]]
     lg_shipped: dict[str, dict[str, Any]]
@@ -310,14 +313,15 @@ def measure(args: argparse.Namespace, folder: Path, exe: Path | None, label: str
         floor_run(warm, 20)
     finally:
         remove_db(warm)
-    floor_s = []
+    floor_s: list[tuple[float, float]] = []
     for rep in range(reps):
         path = folder / f"floor-{rep}.db"
         try:
             floor_s.append(floor_run(path, steps))
         finally:
             remove_db(path)
-    out = Pass(label, load, per_step_us(floor_s, steps), {}, {}, {})
+    out = Pass(label, load, per_step_us([w for w, _ in floor_s], steps),
+               per_step_us([c for _, c in floor_s], steps), {}, {}, {})
     for shape in args.shapes:
         log(f"{label} Relay {shape}: {reps} × {steps} steps")
         out.relay[shape] = asyncio.run(relay_all(folder, shape, steps, reps))
@@ -362,6 +366,11 @@ def report(result: Pass, args: argparse.Namespace) -> list[str]:
         read_us = statistics.median(per_step_us([r.read_seconds for r in runs], steps))
         print(f"{'  of which: ledger transactions / reads / the rest':58}{tx_us:8.1f} / "
               f"{read_us:.1f} / {med - tx_us - read_us:.1f} µs")
+        cpu = statistics.median(per_step_us([r.cpu_seconds for r in runs], steps))
+        floor_cpu = statistics.median(result.floor_cpu_us)
+        print(f"{'  CPU time (this process) per step, Relay / the floor':58}{cpu:8.1f} / "
+              f"{floor_cpu:.1f} µs = {cpu / floor_cpu:.2f}× (a shared machine inflates it "
+              "less than wall time; the target is wall time)")
         lg_med = None
         if shape in result.lg:
             lg_runs = result.lg[shape]["runs"]
