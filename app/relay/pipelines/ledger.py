@@ -13,7 +13,11 @@ Seed 001's rules, in SQL (migration 5: ``pipeline_runs``, ``pipeline_steps``,
   'running'``. A worker that lost its lease changes nothing, and the refusal is logged.
   A saved successful step is never run again (``state = 'succeeded'`` is never claimed).
 * Each change stamps the step with the run's next ``seq``, so an engine refreshes its
-  view by reading only what changed since it last looked.
+  view by reading only what changed since it last looked (a save or claim returns the
+  ``seq``s it stamped, so an engine need not read its own changes back).
+* :meth:`Ledger.save` takes a batch (the scheduler's group commit): each save fenced on its
+  own, all in one transaction, and the leases it hands on in the same one.
+* A transaction's log lines are written in one statement just before it commits.
 
 Decision: the ledger has its own small ``sqlite3`` connection instead of the event
 writer's queue — a lease operation must know at once whether its conditional write

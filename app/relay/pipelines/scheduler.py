@@ -7,6 +7,12 @@ engines — other processes, possibly started later — may drive the same run: 
 ledger's leases decide who runs what, a heartbeat keeps a lease, and a lease that
 expires is taken over. Execution is at-least-once; a saved success is never re-run.
 
+Group commit: the first result to settle in a loop pass is saved at once; results that
+settle after it in the same pass are saved together, in one transaction, at the start of
+the next pass — with the leases of the steps they make ready and of ready steps for the
+slots they free. A step is saved (and its dependents may start) only once that
+transaction has committed.
+
 What a step *does* is the :class:`Executor`'s business (a full Relay session in
 production — :mod:`relay.pipelines.executor`; a no-op in the benchmark).
 """
