@@ -15,12 +15,15 @@ wall time divided by its steps; each row prints the median and the range of ``--
   of Relay's store), one ``BEGIN IMMEDIATE; INSERT …; COMMIT`` of a small row per step.
 * **Relay**: a database made by ``Store.open`` (migrations), ``Ledger.open``,
   ``create_run`` (untimed, like compiling a graph), then the timed
-  ``Scheduler(ledger, NoopExecutor(), "bench", Settings(lease_s=30, poll_s=1.0)).drive``
-  on an asyncio loop; the executor returns ``(StepOutputs(), None)`` at once. Afterwards
-  every step must be ``succeeded`` with ``saves == 1`` and the run ``succeeded``. Shapes:
-  ``chain`` (N nodes, each depending on the one before) and ``fanout`` (``root`` → N-2
-  branches → ``join``), both at concurrency 64, the pipeline format's maximum (only the
-  fan-out's branches can use it). The ledger's write transactions and reads are counted.
+  ``Scheduler(ledger, NoopExecutor(), owner, Settings(lease_s=30, poll_s=1.0)).drive``
+  on an asyncio loop; the executor returns ``(StepOutputs(), None)`` at once. The run id
+  and the lease owner are made as Relay makes them (``uuid4().hex[:12]``;
+  ``service.owner_id()``: host, pid, start time, nonce) — every text a statement writes is
+  scrubbed, so a short made-up owner would hide that cost. Afterwards every step must be
+  ``succeeded`` with ``saves == 1`` and the run ``succeeded``. Shapes: ``chain`` (N nodes,
+  each depending on the one before) and ``fanout`` (``root`` → N-2 branches → ``join``),
+  both at concurrency 64, the pipeline format's maximum (only the fan-out's branches can
+  use it). The ledger's write transactions and reads are counted.
 * **LangGraph** (``langgraph_run.py``, run with ``RELAY_BENCH_LANGGRAPH_PYTHON`` or the
   venv ``scripts/install-bench-tools.sh`` makes under ``.cache/bench-tools``): the same two
   shapes as a ``StateGraph`` of no-op nodes compiled with ``SqliteSaver``, ``durability=
@@ -28,13 +31,17 @@ wall time divided by its steps; each row prints the median and the range of ``--
   measures its defaults: ``durability="async"`` and SQLite's FULL). Skipped, and said so,
   when that python is not there.
 
-It prints the table, Relay / floor and Relay / LangGraph for each shape, and the targets
-(≤ 3.0× the floor, < LangGraph). ``--smoke``: 100 steps, one repetition, no verdicts —
-only that every measurement completes and every step succeeded once (``./dev test``).
-``--profile FILE``: cProfile one more Relay run of ``--profile-shape`` and print its top
-functions.
+Each contender runs **idle**, then **loaded**: beside ``--load`` busy loops (default 2;
+``benchmarks.machine.busy``); each pass prints the load average before it. For each pass and
+shape it prints the table, then Relay / floor and Relay / LangGraph with their targets and
+met/MISSED (≤ 3× the floor on the fan-out — group commit —, ≤ 4× on the chain, whose every
+step must commit before the next starts; ≤ 0.3× LangGraph, matched). ``--smoke``: 100
+steps, one repetition, idle only, no verdicts — only that every measurement completes and
+every step succeeded once (``./dev test``). ``--profile FILE``: cProfile one more Relay run
+of ``--profile-shape`` and print its top functions.
 
-Run: ``python benchmarks/scheduler/bench_scheduler.py [--steps 1000] [--reps 5] [--dir D]``.
+Run: ``python benchmarks/scheduler/bench_scheduler.py [--steps 1000] [--reps 5] [--load 2]
+[--dir D]``.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,21 +70,29 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: make benchmarks/ importable
 
-from benchmarks.machine import cpu_name  # noqa: E402
+from benchmarks.machine import busy, cpu_name, load_average, verdict  # noqa: E402
 from relay.core.pipeline_model import Node, Pipeline  # noqa: E402
 from relay.core.store.db import Store  # noqa: E402
 from relay.pipelines.ledger import Ledger  # noqa: E402
 from relay.pipelines.scheduler import Scheduler, Settings, StepWork  # noqa: E402
+from relay.pipelines.service import owner_id  # noqa: E402
 from relay.pipelines.templates import StepOutputs  # noqa: E402
 
 T = TypeVar("T")
-FLOOR_TARGET = 3.0  # Relay per step / floor per step
+#: Relay per step / the floor per step: group commit on the fan-out; the chain must commit
+#: each step before the next starts
+FLOOR_TARGET = {"fanout": 3.0, "chain": 4.0}
+LANGGRAPH_TARGET = 0.3  # Relay per step / LangGraph's (matched) per step
 CONCURRENCY = 64  # the pipeline format's maximum
 SHAPES = ("fanout", "chain")
 SHAPE_LABEL = {"fanout": "fan-out/fan-in", "chain": "chain"}
 #: what scripts/install-bench-tools.sh pins
 LANGGRAPH_PINNED = {"langgraph": "1.2.24", "langgraph-checkpoint-sqlite": "3.1.2"}
 QUIET = False
+#: a run id and a lease owner as Relay makes them (a UUID's first 12 hex digits; host, pid,
+#: start time and a nonce): every text a statement writes is scrubbed, so their length counts
+RUN_ID = uuid.uuid4().hex[:12]
+OWNER = owner_id()
 
 
 def log(msg: str) -> None:
@@ -91,27 +107,28 @@ def remove_db(path: Path) -> None:
 
 # ---- the floor -------------------------------------------------------------------------------
 
-def floor_run(path: Path, steps: int) -> float:
-    """Seconds for ``steps`` commits of one small row each (WAL, synchronous=NORMAL)."""
+def floor_run(path: Path, steps: int) -> tuple[float, float]:
+    """Seconds (wall, and this process's CPU) for ``steps`` commits of one small row each
+    (WAL, synchronous=NORMAL)."""
     conn = sqlite3.connect(str(path), isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("CREATE TABLE steps (id INTEGER PRIMARY KEY, node TEXT NOT NULL,"
                      " state TEXT NOT NULL, ended_ms INTEGER NOT NULL)")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for i in range(steps):
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO steps (node, state, ended_ms) VALUES (?, 'succeeded', ?)",
                          (f"s{i:04d}", time.time_ns() // 1_000_000))
             conn.execute("COMMIT")
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         (count,) = conn.execute("SELECT count(*) FROM steps").fetchone()
     finally:
         conn.close()
     if count != steps:
         raise SystemExit(f"floor: {count} rows committed, want {steps}")
-    return seconds
+    return seconds, cpu
 
 
 # ---- Relay -----------------------------------------------------------------------------------
@@ -136,7 +153,7 @@ class CountingLedger(Ledger):
         self.transactions = self.reads = 0
         self.tx_seconds = self.read_seconds = 0.0
 
-    def _in_tx(self, fn: Callable[[sqlite3.Connection], T], busy_ms: int) -> T:
+    def _in_tx(self, fn: Callable[..., T], busy_ms: int) -> T:
         self.transactions += 1
         started = time.perf_counter()
         try:
@@ -168,6 +185,7 @@ def pipeline(shape: str, steps: int) -> Pipeline:
 @dataclass(frozen=True)
 class RelayRun:
     seconds: float
+    cpu_seconds: float
     create_seconds: float
     transactions: int
     reads: int
@@ -184,18 +202,18 @@ async def relay_run(path: Path, shape: str, steps: int,
     assert isinstance(ledger, CountingLedger)
     try:
         started = time.perf_counter()
-        await ledger.create_run("bench", pipeline(shape, steps), Path("."), CONCURRENCY, None, None)
+        await ledger.create_run(RUN_ID, pipeline(shape, steps), Path("."), CONCURRENCY, None, None)
         created = time.perf_counter() - started
         ledger.reset()
-        scheduler = Scheduler(ledger, NoopExecutor(), "bench", Settings(lease_s=30, poll_s=1.0))
+        scheduler = Scheduler(ledger, NoopExecutor(), OWNER, Settings(lease_s=30, poll_s=1.0))
         if profiler is not None:
             profiler.enable()
-        started = time.perf_counter()
-        run = await scheduler.drive("bench")
-        seconds = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.process_time()
+        run = await scheduler.drive(RUN_ID)
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
-        counts = RelayRun(seconds, created, ledger.transactions, ledger.reads, ledger.tx_seconds,
+        counts = RelayRun(seconds, cpu, created, ledger.transactions, ledger.reads, ledger.tx_seconds,
                           ledger.read_seconds)
         check_relay(ledger, run.state, steps, shape)
     finally:
@@ -205,7 +223,7 @@ async def relay_run(path: Path, shape: str, steps: int,
 
 def check_relay(ledger: Ledger, state: str, steps: int, shape: str) -> None:
     """Every step succeeded and was saved exactly once."""
-    rows = ledger.steps("bench")
+    rows = ledger.steps(RUN_ID)
     bad = [f"{s.node_id} {s.state} saves={s.saves}" for s in rows
            if s.state != "succeeded" or s.saves != 1]
     if state != "succeeded" or len(rows) != steps or bad:
@@ -248,13 +266,14 @@ def profile_relay(folder: Path, shape: str, steps: int, dest: Path) -> None:
 def langgraph_python() -> tuple[Path | None, str]:
     """The LangGraph venv's python, or None and why not."""
     env = os.environ.get("RELAY_BENCH_LANGGRAPH_PYTHON")
-    exe = Path(env) if env else ROOT / ".cache/bench-tools/langgraph/venv/bin/python"
+    tools = Path(os.environ.get("RELAY_BENCH_TOOLS_DIR") or ROOT / ".cache/bench-tools")
+    exe = Path(env) if env else tools / "langgraph/venv/bin/python"
     if exe.is_file() and os.access(exe, os.X_OK):
         return exe, ""
     if env:
         return None, f"RELAY_BENCH_LANGGRAPH_PYTHON={env} is not an executable"
-    return None, ("RELAY_BENCH_LANGGRAPH_PYTHON is not set and there is no "
-                  ".cache/bench-tools/langgraph venv (run scripts/install-bench-tools.sh)")
+    return None, (f"RELAY_BENCH_LANGGRAPH_PYTHON is not set and there is no {tools}/langgraph "
+                  "venv (run scripts/install-bench-tools.sh)")
 
 
 def langgraph_all(exe: Path, folder: Path, shape: str, steps: int, reps: int,
@@ -271,6 +290,51 @@ def langgraph_all(exe: Path, folder: Path, shape: str, steps: int, reps: int,
     return result
 
 
+# ---- one pass: every contender, idle or beside busy loops -----------------------------------
+
+@dataclass
+class Pass:
+    label: str
+    load_before: str
+    floor_us: list[float]
+    floor_cpu_us: list[float]
+    relay: dict[str, list[RelayRun]]
+    lg: dict[str, dict[str, Any]]
+    lg_shipped: dict[str, dict[str, Any]]
+
+
+def measure(args: argparse.Namespace, folder: Path, exe: Path | None, label: str) -> Pass:
+    steps, reps = args.steps, args.reps
+    load = load_average()
+    print(f"\n{label}: load average before: {load}", flush=True)
+    log(f"{label} floor: {reps} × {steps} commits in {folder}")
+    warm = folder / "floor-warmup.db"
+    try:
+        floor_run(warm, 20)
+    finally:
+        remove_db(warm)
+    floor_s: list[tuple[float, float]] = []
+    for rep in range(reps):
+        path = folder / f"floor-{rep}.db"
+        try:
+            floor_s.append(floor_run(path, steps))
+        finally:
+            remove_db(path)
+    out = Pass(label, load, per_step_us([w for w, _ in floor_s], steps),
+               per_step_us([c for _, c in floor_s], steps), {}, {}, {})
+    for shape in args.shapes:
+        log(f"{label} Relay {shape}: {reps} × {steps} steps")
+        out.relay[shape] = asyncio.run(relay_all(folder, shape, steps, reps))
+        if exe is not None:
+            log(f"{label} LangGraph {shape}: {reps} × {steps} steps ({exe})")
+            out.lg[shape] = langgraph_all(exe, folder, shape, steps, reps)
+            if args.langgraph_as_shipped:
+                log(f"{label} LangGraph {shape}, as shipped: {reps} × {steps} steps")
+                out.lg_shipped[shape] = langgraph_all(exe, folder, shape, steps, reps,
+                                                      as_shipped=True)
+    return out
+
+
 # ---- the report ------------------------------------------------------------------------------
 
 def per_step_us(seconds: Sequence[float], steps: int) -> list[float]:
@@ -284,20 +348,72 @@ def fmt(values: Sequence[float]) -> str:
     return f"{med:8.1f} µs ({min(values):.1f}–{max(values):.1f})"
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
+def report(result: Pass, args: argparse.Namespace) -> list[str]:
+    """Print one pass's table and verdicts; return its summary parts."""
+    steps = args.steps
+    floor_med = statistics.median(result.floor_us)
+    print(f"{'floor (WAL, synchronous=NORMAL, 1 commit/step)':58}{fmt(result.floor_us)}")
+    summary = []
+    for shape in args.shapes:
+        runs = result.relay[shape]
+        us = per_step_us([r.seconds for r in runs], steps)
+        med = statistics.median(us)
+        tx = statistics.median(r.transactions for r in runs) / steps
+        reads = statistics.median(r.reads for r in runs) / steps
+        label = f"Relay {SHAPE_LABEL[shape]} (concurrency {CONCURRENCY})"
+        print(f"{label:58}{fmt(us)}   {tx:.2f} commits, {reads:.2f} reads/step")
+        tx_us = statistics.median(per_step_us([r.tx_seconds for r in runs], steps))
+        read_us = statistics.median(per_step_us([r.read_seconds for r in runs], steps))
+        print(f"{'  of which: ledger transactions / reads / the rest':58}{tx_us:8.1f} / "
+              f"{read_us:.1f} / {med - tx_us - read_us:.1f} µs")
+        cpu = statistics.median(per_step_us([r.cpu_seconds for r in runs], steps))
+        floor_cpu = statistics.median(result.floor_cpu_us)
+        print(f"{'  CPU time (this process) per step, Relay / the floor':58}{cpu:8.1f} / "
+              f"{floor_cpu:.1f} µs = {cpu / floor_cpu:.2f}× (a shared machine inflates it "
+              "less than wall time; the target is wall time)")
+        lg_med = None
+        if shape in result.lg:
+            lg_runs = result.lg[shape]["runs"]
+            lg_us = per_step_us([r["seconds"] for r in lg_runs], steps)
+            lg_med = statistics.median(lg_us)
+            label = f"LangGraph {SHAPE_LABEL[shape]} (sync, synchronous=NORMAL)"
+            print(f"{label:58}{fmt(lg_us)}   {lg_runs[0]['checkpoints']} checkpoints, "
+                  f"{lg_runs[0]['writes']} writes")
+        if shape in result.lg_shipped:
+            sh_us = per_step_us([r["seconds"] for r in result.lg_shipped[shape]["runs"]], steps)
+            print(f"{f'LangGraph {SHAPE_LABEL[shape]} (as shipped: async, FULL)':58}{fmt(sh_us)}")
+        ratio = med / floor_med
+        what = f"{result.label}: Relay {SHAPE_LABEL[shape]} per step"
+        if args.smoke:
+            print(f"{what}: {ratio:.2f}× the floor (range {min(us) / floor_med:.1f}–"
+                  f"{max(us) / floor_med:.1f})")
+        else:
+            print(verdict(what, ratio, FLOOR_TARGET[shape], baseline="the floor"))
+        part = f"{SHAPE_LABEL[shape]} {med:.0f} µs/step ({ratio:.1f}× floor"
+        if lg_med is not None:
+            if args.smoke:
+                print(f"{what}: {med / lg_med:.2f}× LangGraph (matched)")
+            else:
+                print(verdict(what, med / lg_med, LANGGRAPH_TARGET,
+                              baseline="LangGraph (matched: sync, synchronous=NORMAL)"))
+            part += f", {med / lg_med:.2f}× LangGraph"
+        elif not args.smoke:
+            print(f"{what} vs LangGraph: — (LangGraph not run)")
+        summary.append(part + ")")
+    return [f"{result.label}: floor {floor_med:.0f} µs/step; " + "; ".join(summary)]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000, help="steps per graph (default 1000)")
     parser.add_argument("--reps", type=int, default=5, help="repetitions of each (default 5)")
+    parser.add_argument("--load", type=int, default=2,
+                        help="busy loops beside the second pass (default 2; 0: idle pass only)")
     parser.add_argument("--dir", type=Path, default=None,
                         help="folder for every database file (default: a new temporary folder)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="fanout,chain")
     parser.add_argument("--smoke", action="store_true",
-                        help="100 steps, one repetition; checks completion only, no verdicts")
+                        help="100 steps, one repetition, idle only; checks completion, no verdicts")
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument("--langgraph-as-shipped", action="store_true",
                         help="also measure LangGraph's defaults (durability async, synchronous FULL)")
@@ -306,10 +422,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.steps, args.reps = 100, 1
+        args.steps, args.reps, args.load = 100, 1, 0
     args.shapes = [s for s in args.shapes.split(",") if s]
-    if any(s not in SHAPES for s in args.shapes) or args.steps < 3 or args.reps < 1:
-        parser.error("--shapes takes fanout and/or chain; --steps ≥ 3; --reps ≥ 1")
+    if any(s not in SHAPES for s in args.shapes) or args.steps < 3 or args.reps < 1 \
+            or args.load < 0:
+        parser.error("--shapes takes fanout and/or chain; --steps ≥ 3; --reps ≥ 1; --load ≥ 0")
     return args
 
 
@@ -317,108 +434,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     global QUIET
     args = parse_args(argv)
     QUIET = args.quiet
-    steps, reps = args.steps, args.reps
     own_dir = args.dir is None
     folder: Path = Path(tempfile.mkdtemp(prefix="relay-bench-scheduler-")) if own_dir else args.dir
     folder.mkdir(parents=True, exist_ok=True)
     exe, why_not = (None, "--skip-langgraph") if args.skip_langgraph else langgraph_python()
     if exe is None:
         log(f"LangGraph skipped: {why_not}")
-    load_before = os.getloadavg()[0]
-    relay: dict[str, list[RelayRun]] = {}
-    lg: dict[str, dict[str, Any]] = {}
-    lg_shipped: dict[str, dict[str, Any]] = {}
+    print(f"machine: {os.cpu_count()} cores ({cpu_name()}); Python {platform.python_version()}, "
+          f"SQLite {sqlite3.sqlite_version}")
+    print(f"graphs of {args.steps} no-op steps, {args.reps} repetition(s) each, a new database "
+          f"file each, all in {'a temporary folder' if own_dir else folder}; per step = wall "
+          f"time / {args.steps} (median, and range); targets: Relay ≤ "
+          f"{FLOOR_TARGET['fanout']:g}× the floor on the fan-out, ≤ {FLOOR_TARGET['chain']:g}× "
+          f"on the chain, ≤ {LANGGRAPH_TARGET:g}× LangGraph (matched)")
+    passes: list[Pass] = []
     try:
-        log(f"floor: {reps} × {steps} commits in {folder}")
-        floor_run_path = folder / "floor-warmup.db"
-        try:
-            floor_run(floor_run_path, 20)
-        finally:
-            remove_db(floor_run_path)
-        floor_s = []
-        for rep in range(reps):
-            path = folder / f"floor-{rep}.db"
-            try:
-                floor_s.append(floor_run(path, steps))
-            finally:
-                remove_db(path)
-        for shape in args.shapes:
-            log(f"Relay {shape}: {reps} × {steps} steps")
-            relay[shape] = asyncio.run(relay_all(folder, shape, steps, reps))
-            if exe is not None:
-                log(f"LangGraph {shape}: {reps} × {steps} steps ({exe})")
-                lg[shape] = langgraph_all(exe, folder, shape, steps, reps)
-                if args.langgraph_as_shipped:
-                    log(f"LangGraph {shape}, as shipped: {reps} × {steps} steps")
-                    lg_shipped[shape] = langgraph_all(exe, folder, shape, steps, reps, as_shipped=True)
+        passes.append(measure(args, folder, exe, "idle"))
+        if args.load:
+            with busy(args.load):
+                passes.append(measure(args, folder, exe, f"loaded ({args.load} busy loops)"))
         if args.profile:
-            profile_relay(folder, args.profile_shape, steps, args.profile)
+            profile_relay(folder, args.profile_shape, args.steps, args.profile)
     finally:
         if own_dir:
             shutil.rmtree(folder, ignore_errors=True)
-    load_after = os.getloadavg()[0]
-
-    floor_us = per_step_us(floor_s, steps)
-    floor_med = statistics.median(floor_us)
-    versions = next(iter(lg.values()))["versions"] if lg else None
+    lg_runs = [r for p in passes for r in p.lg.values()]
+    versions = lg_runs[0]["versions"] if lg_runs else None
     lg_note = (", ".join(f"{k} {v}" for k, v in versions.items()) if versions else
                f"LangGraph skipped ({why_not})")
     if versions and any(versions.get(k) != v for k, v in LANGGRAPH_PINNED.items()):
         lg_note += " (NOT the pinned " + ", ".join(f"{k} {v}" for k, v in LANGGRAPH_PINNED.items()) + ")"
-    print(f"machine: {os.cpu_count()} cores ({cpu_name()}); Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}; {lg_note}; load average {load_before:.1f} before, "
-          f"{load_after:.1f} after")
-    print(f"graphs of {steps} no-op steps, {reps} repetition(s) each, a new database file each, "
-          f"all in {'a temporary folder' if own_dir else folder}; per step = wall time / {steps} "
-          "(median, and range)")
-    print(f"{'floor (WAL, synchronous=NORMAL, 1 commit/step)':58}{fmt(floor_us)}")
-    for shape in args.shapes:
-        runs = relay[shape]
-        us = per_step_us([r.seconds for r in runs], steps)
-        tx = statistics.median(r.transactions for r in runs) / steps
-        reads = statistics.median(r.reads for r in runs) / steps
-        label = f"Relay {SHAPE_LABEL[shape]} (concurrency {CONCURRENCY})"
-        print(f"{label:58}{fmt(us)}   {tx:.2f} commits, {reads:.2f} reads/step")
-        tx_us = statistics.median(per_step_us([r.tx_seconds for r in runs], steps))
-        read_us = statistics.median(per_step_us([r.read_seconds for r in runs], steps))
-        print(f"{'  of which: ledger transactions / reads / the rest':58}{tx_us:8.1f} / "
-              f"{read_us:.1f} / {statistics.median(us) - tx_us - read_us:.1f} µs")
-        if shape in lg:
-            lg_runs = lg[shape]["runs"]
-            lg_us = per_step_us([r["seconds"] for r in lg_runs], steps)
-            label = f"LangGraph {SHAPE_LABEL[shape]} (sync, synchronous=NORMAL)"
-            print(f"{label:58}{fmt(lg_us)}   {lg_runs[0]['checkpoints']} checkpoints, "
-                  f"{lg_runs[0]['writes']} writes")
-        if shape in lg_shipped:
-            sh_us = per_step_us([r["seconds"] for r in lg_shipped[shape]["runs"]], steps)
-            print(f"{f'LangGraph {SHAPE_LABEL[shape]} (as shipped: async, FULL)':58}{fmt(sh_us)}")
+    print(f"\npeer: {lg_note}")
     summary = []
-    for shape in args.shapes:
-        us = per_step_us([r.seconds for r in relay[shape]], steps)
-        med = statistics.median(us)
-        ratio = med / floor_med
-        line = (f"Relay {SHAPE_LABEL[shape]}: {ratio:.1f}× the floor "
-                f"({min(us) / floor_med:.1f}–{max(us) / floor_med:.1f})")
-        if not args.smoke:
-            line += f"; target ≤ {FLOOR_TARGET:.1f}× floor: {verdict(ratio <= FLOOR_TARGET)}"
-        print(line)
-        part = f"Relay {SHAPE_LABEL[shape]} {med:.0f} µs/step ({ratio:.1f}× floor"
-        if shape in lg:
-            lg_med = statistics.median(per_step_us([r["seconds"] for r in lg[shape]["runs"]], steps))
-            line = f"Relay {SHAPE_LABEL[shape]} / LangGraph: {med / lg_med:.2f}×"
-            if not args.smoke:
-                line += f"; target < LangGraph: {verdict(med < lg_med)}"
-            print(line)
-            part += f", {med / lg_med:.2f}× LangGraph"
-        elif not args.smoke:
-            print(f"Relay {SHAPE_LABEL[shape]} / LangGraph: — (LangGraph not run)")
-        summary.append(part + ")")
+    for result in passes:
+        print(f"\n{result.label} (load average before: {result.load_before}):")
+        summary += report(result, args)
     if args.smoke:
-        peer = "LangGraph ran" if lg else f"LangGraph skipped ({why_not})"
-        print(f"scheduler smoke ({steps} steps): floor, Relay {' and '.join(args.shapes)} completed, "
-              f"every step saved once; {peer}")
+        peer = "LangGraph ran" if lg_runs else f"LangGraph skipped ({why_not})"
+        print(f"scheduler smoke ({args.steps} steps): floor, Relay {' and '.join(args.shapes)} "
+              f"completed, every step saved once; {peer}; {summary[0]}")
     else:
-        print(f"scheduler {steps} steps: floor {floor_med:.0f} µs/step; " + "; ".join(summary))
+        print(f"scheduler {args.steps} steps — " + " · ".join(summary))
     return 0
 
 

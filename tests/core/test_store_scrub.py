@@ -121,3 +121,16 @@ def test_what_a_statement_writes_is_scrubbed_and_ids_paths_shas_kept(
     assert (ident, path, sha, "key [REDACTED:anthropic_key]", 7, b"bytes") in rows
     # a read's parameters are left as given: a lookup finds what was stored
     assert conn.execute("SELECT count(*) FROM t WHERE id=?", (ident,)).fetchone() == (1,)
+
+
+def test_a_short_text_written_again_is_scrubbed_again(conn: sqlite3.Connection) -> None:
+    """Short texts are scrubbed once and remembered (ids and owners repeat on every row): the
+    remembered answer is the scrubbed one, every time, and a long text is never cut short."""
+    owner = "host:4216:1796687400:68c8f0"
+    for _ in range(3):
+        conn.execute("INSERT INTO t (id, body) VALUES (?, ?)", (owner, GITHUB))
+        conn.execute("INSERT INTO t (id, body) VALUES (?, ?)", ("long", "x " * 60 + GITHUB))
+    rows = conn.execute("SELECT id, body FROM t").fetchall()
+    assert GITHUB not in repr(rows)
+    assert rows.count((owner, "[REDACTED:github_token]")) == 3
+    assert rows.count(("long", "x " * 60 + "[REDACTED:github_token]")) == 3

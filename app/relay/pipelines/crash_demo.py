@@ -46,7 +46,7 @@ from relay.core.events import AssistantText
 from relay.core.pipeline_model import Pipeline
 from relay.core.store.db import Store
 from relay.pipelines import files
-from relay.pipelines.ledger import Claim, Ledger, LogEntry, StepInfo
+from relay.pipelines.ledger import Claim, Ledger, LogEntry, Save, StepInfo
 from relay.pipelines.present import log_text, worker
 from relay.pipelines.templates import StepOutputs
 from relay.runtimes.demo import HOLD_ENV, HOLD_TEXT
@@ -333,8 +333,9 @@ async def _late_write(ledger: Ledger, run_id: str, pid: int, say: Say) -> bool:
     assert held.epoch is not None
     assert held.owner is not None
     say(f"Replaying engine A's late write: build's result with A's lease (epoch {held.epoch})…")
-    saved, _ = await ledger.save(run_id, Claim("build", held.epoch, 1, False), held.owner,
-                                 StepOutputs(output="(late) engine A's result"), None)
+    late = Save(Claim("build", held.epoch, 1, False), StepOutputs(output="(late) engine A's result"),
+                None)
+    saved = (await ledger.save(run_id, held.owner, [late])).saved
     say("  [green]refused[/]: the fence (epoch) no longer matches" if not saved
         else "  [red]ACCEPTED — the fence failed[/]")
     return not saved

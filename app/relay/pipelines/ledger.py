@@ -13,7 +13,11 @@ Seed 001's rules, in SQL (migration 5: ``pipeline_runs``, ``pipeline_steps``,
   'running'``. A worker that lost its lease changes nothing, and the refusal is logged.
   A saved successful step is never run again (``state = 'succeeded'`` is never claimed).
 * Each change stamps the step with the run's next ``seq``, so an engine refreshes its
-  view by reading only what changed since it last looked.
+  view by reading only what changed since it last looked (a save or claim returns the
+  ``seq``s it stamped, so an engine need not read its own changes back).
+* :meth:`Ledger.save` takes a batch (the scheduler's group commit): each save fenced on its
+  own, all in one transaction, and the leases it hands on in the same one.
+* A transaction's log lines are written in one statement just before it commits.
 
 Decision: the ledger has its own small ``sqlite3`` connection instead of the event
 writer's queue — a lease operation must know at once whether its conditional write
@@ -26,6 +30,7 @@ the window never waits on a lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import threading
@@ -98,6 +103,31 @@ class Claim:
     epoch: int
     attempt: int
     takeover: bool
+    #: the ``seq`` the claim stamped on the step (0: not known)
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class Save:
+    """A successful attempt's result, to be saved (fenced by its claim)."""
+
+    claim: Claim
+    outputs: StepOutputs
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What one :meth:`Ledger.save` transaction did."""
+
+    #: the results committed, and those refused because their lease moved on
+    saved: list[Save]
+    refused: list[Save]
+    #: the leases taken in the same transaction
+    claims: list[Claim]
+    #: every ``seq`` this transaction stamped, in order (consecutive: no other engine's
+    #: change can fall between them)
+    seqs: list[int]
 
 
 @dataclass(frozen=True)
@@ -135,10 +165,30 @@ def _run(row: Sequence[Any], pipeline: Pipeline) -> RunInfo:
 _NEXT = "(SELECT max(s.seq) + 1 FROM pipeline_steps AS s WHERE s.run_id = pipeline_steps.run_id)"
 
 
-def _log(conn: sqlite3.Connection, run_id: str, node_id: str | None, kind: str, ms: int,
-         owner: str | None = None, epoch: int | None = None, detail: str | None = None) -> None:
-    conn.execute("INSERT INTO pipeline_log (run_id, node_id, ts_ms, kind, owner, epoch, detail)"
-                 " VALUES (?,?,?,?,?,?,?)", (run_id, node_id, ms, kind, owner, epoch, detail))
+class _Busy(Exception):
+    """Another process holds the write lock (a transaction tried without waiting)."""
+
+
+class _Tx:
+    """One write transaction: its connection, and its log lines, written in one statement
+    just before the commit."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.lines: list[tuple[Any, ...]] = []
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def log(self, run_id: str, node_id: str | None, kind: str, ms: int,
+            owner: str | None = None, epoch: int | None = None,
+            detail: str | None = None) -> None:
+        self.lines.append((run_id, node_id, ms, kind, owner, epoch, detail))
+
+    def write_log(self) -> None:
+        if self.lines:
+            self.conn.executemany("INSERT INTO pipeline_log (run_id, node_id, ts_ms, kind, owner,"
+                                  " epoch, detail) VALUES (?,?,?,?,?,?,?)", self.lines)
 
 
 class Ledger:
@@ -177,7 +227,7 @@ class Ledger:
 
     # -- transactions --------------------------------------------------------------
 
-    def _in_tx(self, fn: Callable[[sqlite3.Connection], T], busy_ms: int) -> T:
+    def _in_tx(self, fn: Callable[[_Tx], T], busy_ms: int) -> T:
         with self._thread_lock:
             conn = self._conn
             if busy_ms != self._busy_ms:
@@ -185,7 +235,9 @@ class Ledger:
                 self._busy_ms = busy_ms
             conn.execute("BEGIN IMMEDIATE")
             try:
-                result = fn(conn)
+                tx = _Tx(conn)
+                result = fn(tx)
+                tx.write_log()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -193,21 +245,26 @@ class Ledger:
                 raise
             return result
 
-    async def tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def _attempt(self, fn: Callable[[_Tx], T], busy_ms: int) -> T:
+        try:
+            return self._in_tx(fn, busy_ms)
+        except sqlite3.OperationalError as exc:
+            if busy_ms == 0 and ("locked" in str(exc) or "busy" in str(exc)):
+                raise _Busy from exc
+            raise _store_error(exc) from exc
+        except sqlite3.Error as exc:
+            raise _store_error(exc) from exc
+
+    async def tx(self, fn: Callable[[_Tx], T]) -> T:
         """Run ``fn`` in one write transaction: on this loop when the database is free,
         else in a worker thread that waits for the lock."""
+        if not self._lock.locked():  # no transaction waits in a thread: commit right here
+            with contextlib.suppress(_Busy):
+                return self._attempt(fn, 0)
         async with self._lock:
-            try:
-                return self._in_tx(fn, 0)
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise _store_error(exc) from exc
-            except sqlite3.Error as exc:
-                raise _store_error(exc) from exc
-            try:
-                return await asyncio.to_thread(self._in_tx, fn, BUSY_TIMEOUT_MS)
-            except sqlite3.Error as exc:
-                raise _store_error(exc) from exc
+            with contextlib.suppress(_Busy):
+                return self._attempt(fn, 0)
+            return await asyncio.to_thread(self._attempt, fn, BUSY_TIMEOUT_MS)
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """A read on the reading connection (the caller's thread): in WAL mode it never
@@ -223,17 +280,17 @@ class Ledger:
                          budget_usd: float | None, base_commit: str | None) -> None:
         ms = now_ms()
 
-        def fn(conn: sqlite3.Connection) -> None:
-            conn.execute(f"INSERT INTO pipeline_runs ({_RUN_COLS}) VALUES"
-                         " (?,?,?,'running',NULL,?,?,?,NULL,1,?,?,NULL)",
-                         (run_id, pipeline.name, str(repo), concurrency, budget_usd,
-                          base_commit, ms, ms))
-            conn.execute("INSERT INTO pipeline_graphs (run_id, graph_json) VALUES (?, ?)",
-                         (run_id, pipeline.model_dump_json()))
-            conn.executemany("INSERT INTO pipeline_steps (run_id, node_id, state, seq)"
+        def fn(tx: _Tx) -> None:
+            tx.execute(f"INSERT INTO pipeline_runs ({_RUN_COLS}) VALUES"
+                       " (?,?,?,'running',NULL,?,?,?,NULL,1,?,?,NULL)",
+                       (run_id, pipeline.name, str(repo), concurrency, budget_usd,
+                        base_commit, ms, ms))
+            tx.execute("INSERT INTO pipeline_graphs (run_id, graph_json) VALUES (?, ?)",
+                       (run_id, pipeline.model_dump_json()))
+            tx.conn.executemany("INSERT INTO pipeline_steps (run_id, node_id, state, seq)"
                              " VALUES (?, ?, 'waiting', 1)",
                              [(run_id, n.id) for n in pipeline.nodes])
-            _log(conn, run_id, None, "created", ms, detail=f"{len(pipeline.nodes)} steps")
+            tx.log(run_id, None, "created", ms, detail=f"{len(pipeline.nodes)} steps")
         await self.tx(fn)
 
     def run(self, run_id: str) -> RunInfo:
@@ -290,15 +347,15 @@ class Ledger:
         allowed = tuple(only_from)
         ms = now_ms()
 
-        def fn(conn: sqlite3.Connection) -> bool:
-            cur = conn.execute(
+        def fn(tx: _Tx) -> bool:
+            cur = tx.execute(
                 f"UPDATE pipeline_runs SET state=?, reason=coalesce(?, reason),"
                 f" result_commit=coalesce(?, result_commit), updated_ms=?, seq=seq+1,"
                 f" ended_ms=CASE WHEN ? IN ('succeeded','failed','cancelled') THEN ? END"
                 f" WHERE id=? AND state IN ({','.join('?' * len(allowed))})",
                 (state, reason, result_commit, ms, state, ms, run_id, *allowed))
             if cur.rowcount:
-                _log(conn, run_id, None, f"run_{state}", ms, detail=reason)
+                tx.log(run_id, None, f"run_{state}", ms, detail=reason)
             return cur.rowcount > 0
         return await self.tx(fn)
 
@@ -313,11 +370,11 @@ class Ledger:
         """Remember that the user accepted the commands of this file (by its SHA-256)."""
         ms = now_ms()
 
-        def fn(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT INTO pipeline_trust (digest, path, commands, trusted_ms)"
-                         " VALUES (?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET"
-                         " path = excluded.path, trusted_ms = excluded.trusted_ms",
-                         (digest, str(path), commands, ms))
+        def fn(tx: _Tx) -> None:
+            tx.execute("INSERT INTO pipeline_trust (digest, path, commands, trusted_ms)"
+                       " VALUES (?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET"
+                       " path = excluded.path, trusted_ms = excluded.trusted_ms",
+                       (digest, str(path), commands, ms))
         await self.tx(fn)
 
     # -- leases ----------------------------------------------------------------------
@@ -328,8 +385,8 @@ class Ledger:
         if not node_ids:
             return []
 
-        def fn(conn: sqlite3.Connection) -> list[Claim]:
-            return _claim(conn, run_id, owner, node_ids, lease_ms, now_ms())
+        def fn(tx: _Tx) -> list[Claim]:
+            return _claim(tx, run_id, owner, node_ids, lease_ms, now_ms())
         return await self.tx(fn)
 
     async def heartbeat(self, run_id: str, owner: str, held: Sequence[tuple[str, int]],
@@ -338,63 +395,68 @@ class Ledger:
         if not held:
             return []
 
-        def fn(conn: sqlite3.Connection) -> list[str]:
+        def fn(tx: _Tx) -> list[str]:
             ms = now_ms()
             lost = []
             for node_id, epoch in held:
-                cur = conn.execute(
+                cur = tx.execute(
                     "UPDATE pipeline_steps SET lease_until_ms=? WHERE run_id=? AND node_id=?"
                     " AND epoch=? AND owner=? AND state='running'",
                     (ms + lease_ms, run_id, node_id, epoch, owner))
                 if cur.rowcount == 0:
                     lost.append(node_id)
-                    _log(conn, run_id, node_id, "lease_lost", ms, owner, epoch,
-                         "the heartbeat found another owner: this worker stops the step")
+                    tx.log(run_id, node_id, "lease_lost", ms, owner, epoch,
+                           "the heartbeat found another owner: this worker stops the step")
             return lost
         return await self.tx(fn)
 
     async def attach_session(self, run_id: str, claim: Claim, owner: str, session_id: str) -> bool:
         """Record the session a step runs in (fenced)."""
-        def fn(conn: sqlite3.Connection) -> bool:
+        def fn(tx: _Tx) -> bool:
             ms = now_ms()
-            cur = conn.execute(
+            cur = tx.execute(
                 f"UPDATE pipeline_steps SET session_id=?, seq={_NEXT} WHERE run_id=? AND node_id=?"
                 " AND epoch=? AND state='running'", (session_id, run_id, claim.node_id,
                                                      claim.epoch))
-            _log(conn, run_id, claim.node_id, "session" if cur.rowcount else "fence_refused",
-                 ms, owner, claim.epoch, session_id if cur.rowcount else
-                 f"session {session_id} not recorded: the lease moved on")
+            tx.log(run_id, claim.node_id, "session" if cur.rowcount else "fence_refused",
+                   ms, owner, claim.epoch, session_id if cur.rowcount else
+                   f"session {session_id} not recorded: the lease moved on")
             return cur.rowcount > 0
         return await self.tx(fn)
 
-    async def save(self, run_id: str, claim: Claim, owner: str, outputs: StepOutputs,
-                   cost_usd: float | None, then_claim: Sequence[str] = (),
-                   lease_ms: int = 0) -> tuple[bool, list[Claim]]:
-        """Save a successful result, fenced by the claim's epoch; in the same transaction
-        take the leases of ``then_claim`` (dependents this save makes ready).
+    async def save(self, run_id: str, owner: str, saves: Sequence[Save],
+                   then_claim: Sequence[str] = (), lease_ms: int = 0) -> Saved:
+        """Save successful results, each fenced by its claim's epoch, in one transaction (the
+        group commit of the steps that settled together); when every one of them took, take
+        the leases of ``then_claim`` in the same transaction (the dependents they make ready,
+        the slots they free).
 
-        Returns (saved, new claims). Not saved means the lease was lost: nothing changed
-        except the ``fence_refused`` line in the log.
+        A refused save (its lease was lost) changes nothing except its ``fence_refused`` line
+        in the log, and then nothing is claimed.
         """
-        def fn(conn: sqlite3.Connection) -> tuple[bool, list[Claim]]:
+        def fn(tx: _Tx) -> Saved:
             ms = now_ms()
-            cur = conn.execute(
-                "UPDATE pipeline_steps SET state='succeeded', output=?, files_json=?,"
-                " commit_sha=?, branch=?, session_id=coalesce(?, session_id),"
-                " cost_usd=CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END,"
-                " error=NULL, saves=saves+1, ended_ms=?, owner=NULL, lease_until_ms=NULL,"
-                f" seq={_NEXT}"
-                " WHERE run_id=? AND node_id=? AND epoch=? AND state='running'",
-                (outputs.output, json.dumps(list(outputs.files)), outputs.commit, outputs.branch,
-                 outputs.session, cost_usd, cost_usd, ms, run_id, claim.node_id, claim.epoch))
-            if cur.rowcount == 0:
-                _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
-                     "result not saved: this worker's lease (epoch "
-                     f"{claim.epoch}) is no longer the step's")
-                return False, []
-            _log(conn, run_id, claim.node_id, "saved", ms, owner, claim.epoch,
-                 f"attempt {claim.attempt}")
-            return True, _claim(conn, run_id, owner, then_claim, lease_ms, ms)
+            saved: list[Save] = []
+            refused: list[Save] = []
+            seqs: list[int] = []
+            for save in saves:
+                claim, outputs, cost = save.claim, save.outputs, save.cost_usd
+                files = json.dumps(list(outputs.files)) if outputs.files else "[]"
+                row = tx.execute(_SAVE, (
+                    outputs.output, files, outputs.commit, outputs.branch, outputs.session,
+                    cost, cost, ms, run_id, claim.node_id, claim.epoch)).fetchone()
+                if row is None:
+                    tx.log(run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
+                           "result not saved: this worker's lease (epoch "
+                           f"{claim.epoch}) is no longer the step's")
+                    refused.append(save)
+                    continue
+                seqs.append(row[0])
+                tx.log(run_id, claim.node_id, "saved", ms, owner, claim.epoch,
+                       f"attempt {claim.attempt}")
+                saved.append(save)
+            claims = [] if refused else _claim(tx, run_id, owner, then_claim, lease_ms, ms)
+            return Saved(saved, refused, claims, seqs + [c.seq for c in claims])
         return await self.tx(fn)
 
     async def fail(self, run_id: str, claim: Claim, owner: str, error: str,
@@ -402,10 +464,10 @@ class Ledger:
                    state: StepState = "failed", cost_usd: float | None = None) -> bool:
         """Record a failed attempt (fenced): back to ``waiting`` until ``retry_at_ms`` when a
         retry is left, else ``state`` and its dependents ``skipped``."""
-        def fn(conn: sqlite3.Connection) -> bool:
+        def fn(tx: _Tx) -> bool:
             ms = now_ms()
             final = retry_at_ms is None
-            cur = conn.execute(
+            cur = tx.execute(
                 "UPDATE pipeline_steps SET state=?, error=?, not_before_ms=?, owner=NULL,"
                 f" lease_until_ms=NULL, ended_ms=?, seq={_NEXT},"
                 " cost_usd=CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END"
@@ -414,13 +476,13 @@ class Ledger:
                  ms if final else None, cost_usd, cost_usd, run_id, claim.node_id,
                  claim.epoch))
             if cur.rowcount == 0:
-                _log(conn, run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
-                     f"failure not recorded: the lease moved on ({error})")
+                tx.log(run_id, claim.node_id, "fence_refused", ms, owner, claim.epoch,
+                       f"failure not recorded: the lease moved on ({error})")
                 return False
-            _log(conn, run_id, claim.node_id, state if final else "retry", ms, owner,
-                 claim.epoch, error)
+            tx.log(run_id, claim.node_id, state if final else "retry", ms, owner,
+                   claim.epoch, error)
             if final:
-                _skip(conn, run_id, skip, f"{claim.node_id} {state}", ms,
+                _skip(tx, run_id, skip, f"{claim.node_id} {state}", ms,
                       "cancelled" if state == "cancelled" else "skipped")
             return True
         return await self.tx(fn)
@@ -431,43 +493,52 @@ class Ledger:
         if not node_ids:
             return
 
-        def fn(conn: sqlite3.Connection) -> None:
+        def fn(tx: _Tx) -> None:
             ms = now_ms()
             for node_id in node_ids:
-                cur = conn.execute(
+                cur = tx.execute(
                     f"UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq={_NEXT}"
                     " WHERE run_id=? AND node_id=? AND state='waiting'",
                     (state, reason, ms, run_id, node_id))
                 if cur.rowcount:
-                    _log(conn, run_id, node_id, state, ms, detail=reason)
+                    tx.log(run_id, node_id, state, ms, detail=reason)
         await self.tx(fn)
 
     async def release(self, run_id: str, gone: Callable[[str], str | None]) -> list[str]:
         """End the leases of running steps whose owner ``gone`` says has stopped (it returns
         why, or None): a restarted Relay takes them over at once instead of after expiry."""
-        def fn(conn: sqlite3.Connection) -> list[str]:
+        def fn(tx: _Tx) -> list[str]:
             ms = now_ms()
             out = []
-            for node_id, owner, epoch in conn.execute(
+            for node_id, owner, epoch in tx.execute(
                     "SELECT node_id, owner, epoch FROM pipeline_steps WHERE run_id=?"
                     " AND state='running' AND lease_until_ms >= ?", (run_id, ms)).fetchall():
                 why = gone(owner or "")
                 if why is None:
                     continue
-                conn.execute("UPDATE pipeline_steps SET lease_until_ms=? WHERE run_id=?"
-                             " AND node_id=? AND epoch=?", (ms - 1, run_id, node_id, epoch))
-                _log(conn, run_id, node_id, "lease_released", ms, owner, epoch, why)
+                tx.execute("UPDATE pipeline_steps SET lease_until_ms=? WHERE run_id=?"
+                           " AND node_id=? AND epoch=?", (ms - 1, run_id, node_id, epoch))
+                tx.log(run_id, node_id, "lease_released", ms, owner, epoch, why)
                 out.append(node_id)
             return out
         return await self.tx(fn)
 
 
+_SAVE = ("UPDATE pipeline_steps SET state='succeeded', output=?, files_json=?,"
+         " commit_sha=?, branch=?, session_id=coalesce(?, session_id),"
+         " cost_usd=CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END,"
+         " error=NULL, saves=saves+1, ended_ms=?, owner=NULL, lease_until_ms=NULL,"
+         f" seq={_NEXT}"
+         " WHERE run_id=? AND node_id=? AND epoch=? AND state='running' RETURNING seq")
+
 _CLAIM = ("UPDATE pipeline_steps SET state='running', owner=?, epoch=epoch+1,"
           f" attempt=attempt+1, lease_until_ms=?, started_ms=?, ended_ms=NULL, seq={_NEXT}"
-          " WHERE run_id=? AND node_id=? AND ")
+          " WHERE run_id=? AND node_id=? AND {} RETURNING epoch, attempt, seq")
+_CLAIM_WAITING = _CLAIM.format("state='waiting' AND not_before_ms<=?")
+_CLAIM_EXPIRED = _CLAIM.format("state='running' AND lease_until_ms<?")
 
 
-def _claim(conn: sqlite3.Connection, run_id: str, owner: str, node_ids: Iterable[str],
+def _claim(tx: _Tx, run_id: str, owner: str, node_ids: Iterable[str],
            lease_ms: int, ms: int) -> list[Claim]:
     """Inside a write transaction: one conditional UPDATE per step — a waiting step that is
     due, else (a takeover) a running one whose lease has expired."""
@@ -475,30 +546,28 @@ def _claim(conn: sqlite3.Connection, run_id: str, owner: str, node_ids: Iterable
     for node_id in node_ids:
         args = (owner, ms + lease_ms, ms, run_id, node_id, ms)
         takeover = False
-        row = conn.execute(_CLAIM + "state='waiting' AND not_before_ms<=? RETURNING epoch, attempt",
-                           args).fetchone()
+        row = tx.execute(_CLAIM_WAITING, args).fetchone()
         if row is None:
             takeover = True
-            row = conn.execute(_CLAIM + "state='running' AND lease_until_ms<?"
-                                        " RETURNING epoch, attempt", args).fetchone()
+            row = tx.execute(_CLAIM_EXPIRED, args).fetchone()
             if row is None:
                 continue
-        claim = Claim(node_id, int(row[0]), int(row[1]), takeover)
-        _log(conn, run_id, node_id, "takeover" if takeover else "claimed", ms, owner, claim.epoch,
-             f"attempt {claim.attempt}" + (f" (the lease of epoch {claim.epoch - 1} expired)"
-                                           if takeover else ""))
+        claim = Claim(node_id, int(row[0]), int(row[1]), takeover, int(row[2]))
+        tx.log(run_id, node_id, "takeover" if takeover else "claimed", ms, owner, claim.epoch,
+               f"attempt {claim.attempt}" + (f" (the lease of epoch {claim.epoch - 1} expired)"
+                                             if takeover else ""))
         out.append(claim)
     return out
 
 
-def _skip(conn: sqlite3.Connection, run_id: str, node_ids: Iterable[str], why: str, ms: int,
+def _skip(tx: _Tx, run_id: str, node_ids: Iterable[str], why: str, ms: int,
           state: str = "skipped") -> None:
     for node_id in node_ids:
-        cur = conn.execute(f"UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq={_NEXT}"
-                           " WHERE run_id=? AND node_id=? AND state='waiting'",
-                           (state, f"{state}: {why}", ms, run_id, node_id))
+        cur = tx.execute(f"UPDATE pipeline_steps SET state=?, error=?, ended_ms=?, seq={_NEXT}"
+                         " WHERE run_id=? AND node_id=? AND state='waiting'",
+                         (state, f"{state}: {why}", ms, run_id, node_id))
         if cur.rowcount:
-            _log(conn, run_id, node_id, state, ms, detail=why)
+            tx.log(run_id, node_id, state, ms, detail=why)
 
 
 def _store_error(exc: sqlite3.Error) -> StoreError:

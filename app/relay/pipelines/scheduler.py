@@ -7,6 +7,12 @@ engines — other processes, possibly started later — may drive the same run: 
 ledger's leases decide who runs what, a heartbeat keeps a lease, and a lease that
 expires is taken over. Execution is at-least-once; a saved success is never re-run.
 
+Group commit: the first result to settle in a loop pass is saved at once; results that
+settle after it in the same pass are saved together, in one transaction, at the start of
+the next pass — with the leases of the steps they make ready and of ready steps for the
+slots they free. A step is saved (and its dependents may start) only once that
+transaction has committed.
+
 What a step *does* is the :class:`Executor`'s business (a full Relay session in
 production — :mod:`relay.pipelines.executor`; a no-op in the benchmark).
 """
@@ -14,16 +20,18 @@ production — :mod:`relay.pipelines.executor`; a no-op in the benchmark).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
+import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from relay.core.pipeline_model import Node
 from relay.pipelines.graph import Graph
-from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, StepInfo
+from relay.pipelines.ledger import TERMINAL_STEP, Claim, Ledger, RunInfo, Save, StepInfo
 from relay.pipelines.templates import StepOutputs, references, render
 
 log = logging.getLogger(__name__)
@@ -80,6 +88,14 @@ class Settings:
         return int(self.lease_s * 1000)
 
 
+def _with(step: StepInfo, changes: dict[str, Any]) -> StepInfo:
+    """``dataclasses.replace`` for the view's hot path: a copy of ``step`` with ``changes``
+    (a sixth of replace's cost, which looks the fields up on every call)."""
+    new = object.__new__(StepInfo)
+    new.__dict__.update(step.__dict__, **changes)
+    return new
+
+
 @dataclass
 class Scheduler:
     ledger: Ledger
@@ -97,15 +113,26 @@ class Scheduler:
     _cancelling: bool = field(default=False, init=False)
     # Kept up to date by _refresh, so each step costs work in proportion to its own edges,
     # never to the size of the graph: every state, each node's count of dependencies not
-    # yet succeeded, the steps that are ready or running, and how many are finished.
+    # yet succeeded, the steps that are ready (also as graph positions, in order) or
+    # running, and how many are finished.
     _graph: Graph | None = field(default=None, init=False)
     _nodes: dict[str, Node] = field(default_factory=dict, init=False)
     _pos: dict[str, int] = field(default_factory=dict, init=False)
     _state: dict[str, str] = field(default_factory=dict, init=False)
     _unmet: dict[str, int] = field(default_factory=dict, init=False)
     _ready: set[str] = field(default_factory=set, init=False)
+    _ready_at: list[int] = field(default_factory=list, init=False)
     _running: set[str] = field(default_factory=set, init=False)
     _terminal: int = field(default=0, init=False)
+    #: per node, the saved results its task reads (its direct dependencies and the nodes
+    #: its references name), worked out once
+    _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
+    # Group commit: the first result that settles in a loop pass is saved at once; those
+    # that settle after it in the same pass wait in _pending and are saved together by
+    # _flusher at the start of the next pass, in one transaction.
+    _pending: list[Save] = field(default_factory=list, init=False)
+    _pass_saved: bool = field(default=False, init=False)
+    _flusher: asyncio.Task[None] | None = field(default=None, init=False)
 
     async def drive(self, run_id: str) -> RunInfo:
         """Run steps of ``run_id`` until the run is finished; returns its final record."""
@@ -136,7 +163,9 @@ class Scheduler:
             beat.cancel()
             for task in self._tasks.values():
                 task.cancel()
-            await asyncio.gather(beat, *self._tasks.values(), return_exceptions=True)
+            # results that settled are still saved (the flusher never waits on a step)
+            flusher = [self._flusher] if self._flusher is not None else []
+            await asyncio.gather(beat, *self._tasks.values(), *flusher, return_exceptions=True)
 
     # -- the view ----------------------------------------------------------------------
 
@@ -147,12 +176,18 @@ class Scheduler:
             self._seq = max(self._seq, step.seq)
             self._note(step.node_id, old.state if old else None, step.state)
 
+    def _saw(self, seqs: list[int]) -> None:
+        """This engine committed the changes stamped ``seqs`` (consecutive, in order) and
+        applied them to its view: when nothing came between them and what it last read, the
+        next refresh need not read them back."""
+        if seqs and seqs[0] == self._seq + 1:
+            self._seq = seqs[-1]
+
     def _local(self, node_id: str, **changes: Any) -> None:
-        """Apply what this engine just committed to its view without reading it back (the
-        next refresh reads the row again; the same state twice changes nothing)."""
+        """Apply what this engine just committed to its view without reading it back."""
         old = self._view[node_id]
-        self._view[node_id] = replace(old, **changes)
-        self._note(node_id, old.state, self._view[node_id].state)
+        self._view[node_id] = _with(old, changes)
+        self._note(node_id, old.state, changes.get("state", old.state))
 
     def _claimed(self, claim: Claim) -> None:
         self._local(claim.node_id, state="running", epoch=claim.epoch, attempt=claim.attempt,
@@ -169,30 +204,51 @@ class Scheduler:
             for dependent in self._graph.dependents[node_id]:
                 self._unmet[dependent] -= 1
                 if self._unmet[dependent] == 0 and self._state.get(dependent) == "waiting":
-                    self._ready.add(dependent)
-        if now == "waiting" and self._unmet[node_id] == 0:
-            self._ready.add(node_id)
-        else:
-            self._ready.discard(node_id)
+                    self._set_ready(dependent, True)
+        self._set_ready(node_id, now == "waiting" and self._unmet[node_id] == 0)
         if now == "running":
             self._running.add(node_id)
         else:
             self._running.discard(node_id)
 
+    def _set_ready(self, node_id: str, ready: bool) -> None:
+        if ready == (node_id in self._ready):
+            return
+        pos = self._pos[node_id]
+        if ready:
+            self._ready.add(node_id)
+            bisect.insort(self._ready_at, pos)
+        else:
+            self._ready.discard(node_id)
+            del self._ready_at[bisect.bisect_left(self._ready_at, pos)]
+
+    def _due(self) -> Iterator[str]:
+        """Ready steps not yet started whose retry (if any) is due, in the graph's order."""
+        assert self._graph is not None
+        order = self._graph.order
+        now = int(time.time() * 1000)
+        for pos in self._ready_at:
+            node_id = order[pos]
+            if node_id not in self._tasks and self._view[node_id].not_before_ms <= now:
+                yield node_id
+
     def _candidates(self, run: RunInfo, graph: Graph) -> list[str]:
         now = int(time.time() * 1000)
-        out = [n for n in self._ready if n not in self._tasks and self._view[n].not_before_ms <= now]
-        out += [n for n in self._running  # their workers stopped renewing: take them over
-                if n not in self._tasks and (self._view[n].lease_until_ms or 0) < now]
-        out.sort(key=self._pos.__getitem__)
+        out = list(self._due())
+        taken = [n for n in self._running  # their workers stopped renewing: take them over
+                 if n not in self._tasks and (self._view[n].lease_until_ms or 0) < now]
+        if taken:
+            out = sorted(out + taken, key=self._pos.__getitem__)
         return out
 
-    def _fits(self, run: RunInfo, node_ids: list[str], extra: int = 0) -> list[str]:
-        """The prefix of ``node_ids`` the run's and groups' limits allow to start now."""
+    def _fits(self, run: RunInfo, node_ids: Iterable[str], extra: int = 0) -> list[str]:
+        """The first of ``node_ids`` the run's and groups' limits allow to start now."""
         now = int(time.time() * 1000)
         running = [self._view[n] for n in self._running
                    if (self._view[n].lease_until_ms or 0) >= now or n in self._tasks]
         slots = run.concurrency - len(running) - extra
+        if slots <= 0:
+            return []
         groups: dict[str, int] = {}
         for s in running:
             group = self._nodes[s.node_id].group
@@ -200,8 +256,6 @@ class Scheduler:
                 groups[group] = groups.get(group, 0) + 1
         out = []
         for node_id in node_ids:
-            if slots <= 0:
-                break
             group = self._nodes[node_id].group
             if group and group in run.pipeline.groups:
                 if groups.get(group, 0) >= run.pipeline.groups[group]:
@@ -209,6 +263,8 @@ class Scheduler:
                 groups[group] = groups.get(group, 0) + 1
             out.append(node_id)
             slots -= 1
+            if slots <= 0:
+                break
         return out
 
     # -- launching -----------------------------------------------------------------------
@@ -221,6 +277,7 @@ class Scheduler:
         for claim in claims:
             self._claimed(claim)
             self._start(run, graph, claim)
+        self._saw([c.seq for c in claims])
         if claims:
             self._changed(run.id)
 
@@ -230,19 +287,27 @@ class Scheduler:
         self._tasks[claim.node_id] = asyncio.create_task(
             self._work(run, graph, claim), name=f"relay-step-{run.id}-{claim.node_id}")
 
-    async def _work(self, run: RunInfo, graph: Graph, claim: Claim) -> None:
-        node = self._nodes[claim.node_id]
+    def _inputs(self, node: Node) -> dict[str, StepOutputs]:
         # what the executor and the task's references read: the direct dependencies and
         # any earlier step the task names (validation made those ancestors)
-        wanted = dict.fromkeys([*node.depends_on, *(r.node for r in references(node.task)[0])])
-        inputs = {d: self._view[d].outputs for d in wanted if d in self._view}
+        reads = self._reads.get(node.id)
+        if reads is None:
+            reads = self._reads[node.id] = tuple(dict.fromkeys(
+                [*node.depends_on, *(r.node for r in references(node.task)[0])]))
+        return {d: self._view[d].outputs for d in reads if d in self._view}
+
+    async def _work(self, run: RunInfo, graph: Graph, claim: Claim) -> None:
+        node = self._nodes[claim.node_id]
+        inputs = self._inputs(node)
         work = StepWork(run, node, claim, render(node.task, inputs), inputs,
                         lambda sid: self.ledger.attach_session(run.id, claim, self.owner, sid),
                         self._view[node.id].session_id)
-        handed_on = False
+        saving = False
         try:
             try:
-                outputs, cost = await asyncio.wait_for(self.executor.execute(work), node.timeout)
+                attempt = self.executor.execute(work)
+                outputs, cost = await (attempt if node.timeout is None
+                                       else asyncio.wait_for(attempt, node.timeout))
             except TimeoutError:
                 await self._failed(run, graph, claim, node, StepFailure(
                     f"timed out after {node.timeout:g} s"))
@@ -258,37 +323,88 @@ class Scheduler:
                 log.exception("step %s of run %s crashed", node.id, run.id)
                 await self._failed(run, graph, claim, node, StepFailure(f"internal error: {exc!r}"))
             else:
-                handed_on = await self._saved(run, graph, claim, outputs, cost)
+                saving = True  # from here the save's group sees to the step's lease
+                await self._save(run, graph, Save(claim, outputs, cost))
         finally:
-            self._held.pop(claim.node_id, None)
             if self._tasks.get(claim.node_id) is asyncio.current_task():
                 del self._tasks[claim.node_id]
-            self._changed(run.id)
-            if not handed_on:  # the loop has work to look at (a chain's next step is started)
-                self._wake.set()
+            if not saving:
+                self._held.pop(claim.node_id, None)
+                self._changed(run.id)
+                self._wake.set()  # the loop has work to look at
 
-    async def _saved(self, run: RunInfo, graph: Graph, claim: Claim, outputs: StepOutputs,
-                     cost: float | None) -> bool:
-        """Save the result; True when every step it made ready was started with it."""
-        # Claim the dependents this result makes ready in the same transaction: a chain
-        # costs one commit per step.
-        ready = [d for d in graph.dependents[claim.node_id]  # this save is their last input
-                 if self._state[d] == "waiting" and self._unmet[d] == 1 and d not in self._tasks]
-        nxt = [] if self._over_budget(run, extra=cost or 0.0) else self._fits(run, ready, extra=-1)
-        saved, claims = await self.ledger.save(run.id, claim, self.owner, outputs, cost, nxt,
-                                               self.settings.lease_ms)
-        if not saved:
-            log.warning("step %s of run %s: result refused, the lease moved on", claim.node_id, run.id)
-            return False
-        old = self._view[claim.node_id]
-        spent = None if cost is None else (old.cost_usd or 0.0) + cost
-        self._local(claim.node_id, state="succeeded", outputs=outputs, saves=old.saves + 1,
-                    cost_usd=old.cost_usd if spent is None else spent, owner=None,
-                    lease_until_ms=None, session_id=outputs.session or old.session_id)
-        for new in claims:
-            self._claimed(new)
-            self._start(run, graph, new)
-        return bool(claims) and len(claims) == len(ready)
+    # -- saving: group commit --------------------------------------------------------------
+
+    async def _save(self, run: RunInfo, graph: Graph, save: Save) -> None:
+        """Save a step's result: at once when it is the first to settle in this loop pass,
+        else with the others that settled after it, together at the start of the next."""
+        self._pending.append(save)
+        if not self._pass_saved:
+            await self._flush(run, graph)
+        elif self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(run, graph),
+                                                name=f"relay-saves-{run.id}")
+
+    async def _flush(self, run: RunInfo, graph: Graph) -> None:
+        while self._pending:
+            if not self._pass_saved:
+                self._pass_saved = True
+                asyncio.get_running_loop().call_soon(self._next_pass)
+            batch, self._pending = self._pending, []
+            await self._commit(run, graph, batch)
+
+    def _next_pass(self) -> None:
+        self._pass_saved = False
+
+    async def _commit(self, run: RunInfo, graph: Graph, batch: list[Save]) -> None:
+        """One transaction: the batch's results (each fenced) and, in the same transaction,
+        the leases of the steps they make ready and of ready ones that fill the slots they
+        free — a chain costs one commit per step, a fan-out one per group."""
+        made: dict[str, int] = {}  # dependent → how many of its inputs this batch saves
+        for save in batch:
+            for dependent in graph.dependents[save.claim.node_id]:
+                made[dependent] = made.get(dependent, 0) + 1
+        ready = [d for d, n in made.items() if self._unmet[d] == n
+                 and self._state[d] == "waiting" and d not in self._tasks]
+        if len(ready) > 1:
+            ready.sort(key=self._pos.__getitem__)
+        over = run.budget_usd is not None and self._over_budget(
+            run, extra=sum(s.cost_usd or 0.0 for s in batch))
+        wanted = itertools.chain(ready, self._due()) if self._ready_at else ready
+        nxt = [] if over else self._fits(run, wanted, extra=-len(batch))
+        try:
+            done = await self.ledger.save(run.id, self.owner, batch, nxt, self.settings.lease_ms)
+        except BaseException as exc:
+            for save in batch:  # not saved: their leases lapse and the steps run again
+                self._held.pop(save.claim.node_id, None)
+            self._wake.set()
+            if not isinstance(exc, Exception):
+                raise
+            log.exception("saving %d result(s) of run %s failed", len(batch), run.id)
+            return
+        for save in done.refused:
+            self._held.pop(save.claim.node_id, None)
+            log.warning("step %s of run %s: result refused, the lease moved on",
+                        save.claim.node_id, run.id)
+        for save in done.saved:
+            claim, outputs = save.claim, save.outputs
+            self._held.pop(claim.node_id, None)
+            old = self._view[claim.node_id]
+            spent = old.cost_usd if save.cost_usd is None else (
+                (old.cost_usd or 0.0) + save.cost_usd)
+            if outputs.session is None and old.session_id:  # as the row reads back
+                outputs = StepOutputs(outputs.output, outputs.files, outputs.commit,
+                                      outputs.branch, old.session_id)
+            self._local(claim.node_id, state="succeeded", outputs=outputs, saves=old.saves + 1,
+                        cost_usd=spent, owner=None, lease_until_ms=None, error=None,
+                        session_id=outputs.session)
+        for claim in done.claims:
+            self._claimed(claim)
+            self._start(run, graph, claim)
+        self._saw(done.seqs)
+        self._changed(run.id)
+        if done.refused or len(done.claims) < len(nxt) or not done.claims:
+            self._wake.set()  # the loop has work to look at (else the steps started carry on)
 
     async def _failed(self, run: RunInfo, graph: Graph, claim: Claim, node: Node,
                       failure: StepFailure) -> None:

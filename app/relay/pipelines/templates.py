@@ -79,6 +79,8 @@ def tokens(text: str) -> Iterator[Token]:
 
 def references(text: str) -> tuple[list[Ref], list[str]]:
     """The references in ``text`` and what is wrong with the malformed ones."""
+    if "{{" not in text and "}}" not in text:
+        return [], []
     refs: list[Ref] = []
     problems: list[str] = []
     unclosed = unopened = False
@@ -105,6 +107,8 @@ def references(text: str) -> tuple[list[Ref], list[str]]:
 
 def render(text: str, results: Mapping[str, StepOutputs]) -> str:
     """``text`` with every reference replaced (validation guarantees they resolve)."""
+    if "{{" not in text:
+        return text
     out: list[str] = []
     for token in tokens(text):
         name = _NAME.match(token.inner) if token.inner is not None else None

@@ -37,23 +37,38 @@ def writes(sql: str) -> bool:
     return _WRITE.search(sql) is not None
 
 
+#: texts this short are scrubbed once and remembered: the same ids, owners, kinds and short
+#: notes are written again and again (a pipeline step's every row names its run and lease
+#: owner; scrubbing ``host:pid:start:nonce`` costs ~35 µs). ``scrub`` is a pure function of
+#: its text (the built-in detections; no literal is ever added to it), so a remembered
+#: answer is the answer.
+SHORT = 96
+
+
+_scrub_short = functools.lru_cache(maxsize=2048)(scrub)
+
+
+def _scrub(text: str) -> str:
+    return _scrub_short(text) if len(text) <= SHORT else scrub(text)
+
+
 def scrub_params(params: Any) -> Any:
     """``params`` (a sequence or a mapping) with every ``str`` scrubbed; the same object when
     nothing changed."""
     if isinstance(params, Mapping):
-        out = {k: scrub(v) if isinstance(v, str) else v for k, v in params.items()}
+        out = {k: _scrub(v) if isinstance(v, str) else v for k, v in params.items()}
         return params if all(out[k] is params[k] for k in params) else out
     if not params:
         return params
-    seq = list(params)
-    changed = False
-    for i, value in enumerate(seq):
+    seq: list[Any] | None = None
+    for i, value in enumerate(params):
         if isinstance(value, str):
-            clean = scrub(value)
+            clean = _scrub_short(value) if len(value) <= SHORT else scrub(value)
             if clean != value:
+                if seq is None:
+                    seq = list(params)
                 seq[i] = clean
-                changed = True
-    return tuple(seq) if changed else params
+    return params if seq is None else tuple(seq)
 
 
 class ScrubbingConnection(sqlite3.Connection):
