@@ -112,8 +112,8 @@ def render(text: str, results: Mapping[str, StepOutputs]) -> str:
     out: list[str] = []
     for token in tokens(text):
         name = _NAME.match(token.inner) if token.inner is not None else None
-        if name is None or name.group(1) not in results:
-            out.append(token.text)
+        if name is None or name.group(1) not in results or name.group(2) not in FIELDS:
+            out.append(token.text)  # not a reference (validation reports it): kept as is
         else:
             out.append(results[name.group(1)].value(name.group(2)))
     return "".join(out)
