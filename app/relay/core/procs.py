@@ -109,6 +109,47 @@ class Line:
     truncated: bool = False
 
 
+class LineSplitter:
+    """Cuts a byte stream into :class:`Line` s: a line longer than ``limit`` bytes is cut
+    there and flagged ``truncated``, the rest of it discarded as it arrives (never
+    buffered). Plain data, so a parse worker can carry on where the parent stopped."""
+
+    __slots__ = ("dropping", "limit", "pending")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pending = bytearray()  # the start of a line that spans reads (≤ limit bytes)
+        self.dropping = False  # the pending line went over the limit
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        """The lines ``chunk`` completes (its unfinished end is kept for the next)."""
+        limit = self.limit
+        out: list[Line] = []
+        parts = chunk.split(b"\n")
+        for i, part in enumerate(parts[:-1]):
+            if i == 0 and (self.pending or self.dropping):
+                cut = self.dropping or len(self.pending) + len(part) > limit
+                self.pending += part[: max(limit - len(self.pending), 0)]
+                out.append(Line(self.pending.decode("utf-8", "replace"), cut))
+                self.pending, self.dropping = bytearray(), False
+            else:
+                out.append(Line(part[:limit].decode("utf-8", "replace"), len(part) > limit))
+        tail = parts[-1]
+        if not self.dropping and tail:
+            room = limit - len(self.pending)
+            self.pending += tail[:room]
+            self.dropping = len(tail) > room
+        return out
+
+    def end(self) -> list[Line]:
+        """The last line, when the stream did not end with a newline."""
+        if not (self.pending or self.dropping):
+            return []
+        line = Line(self.pending.decode("utf-8", "replace"), self.dropping)
+        self.pending, self.dropping = bytearray(), False
+        return [line]
+
+
 @dataclass
 class ProcessResult:
     """How the process ended."""
@@ -230,29 +271,21 @@ class AgentProcess:
         A line longer than ``max_line_bytes`` is cut there and flagged ``truncated``;
         the rest of it is discarded as it arrives (never buffered).
         """
+        splitter = LineSplitter(self.max_line_bytes)
+        async for chunk in self.chunks():
+            for line in splitter.feed(chunk):
+                yield line
+        for line in splitter.end():
+            yield line
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Yield stdout as it arrives (at most 64 KiB at a time) until EOF; raises
+        :class:`AgentStalledError` on silence. :class:`LineSplitter` makes lines of it."""
         proc = self._require()
         assert proc.stdout is not None
         reader = proc.stdout
-        limit = self.max_line_bytes
-        pending = bytearray()  # the start of a line that spans reads (≤ limit bytes)
-        dropping = False  # the pending line went over the limit
         while chunk := await self._read_chunk(reader):
-            parts = chunk.split(b"\n")
-            for i, part in enumerate(parts[:-1]):
-                if i == 0 and (pending or dropping):
-                    cut = dropping or len(pending) + len(part) > limit
-                    pending += part[: max(limit - len(pending), 0)]
-                    yield Line(pending.decode("utf-8", "replace"), cut)
-                    pending, dropping = bytearray(), False
-                else:
-                    yield Line(part[:limit].decode("utf-8", "replace"), len(part) > limit)
-            tail = parts[-1]
-            if not dropping and tail:
-                room = limit - len(pending)
-                pending += tail[:room]
-                dropping = len(tail) > room
-        if pending or dropping:
-            yield Line(pending.decode("utf-8", "replace"), dropping)
+            yield chunk
 
     async def _read_chunk(self, reader: asyncio.StreamReader) -> bytes:
         if self.inactivity_timeout is None or self._exited():
