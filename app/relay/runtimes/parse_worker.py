@@ -27,16 +27,17 @@ import contextlib
 import gc
 import os
 import pickle
+import select
 import struct
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from relay.core.errors import AgentStalledError, RelayError
 from relay.core.events import AgentEvent
-from relay.core.procs import AgentProcess, LineSplitter, ProcessResult
+from relay.core.procs import WIDE_PIPE, AgentProcess, LineSplitter, ProcessResult, widen_pipe
 
 #: an event and, from a worker, its scrubbed JSON (stored as is); None: not yet serialised
 Parsed = tuple[AgentEvent, bytes | None]
@@ -107,7 +108,7 @@ class ParseWorker:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "relay.runtimes.parse_worker",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, env=env)
+                stderr=asyncio.subprocess.DEVNULL, env=env, limit=WIDE_PIPE)
         except (OSError, ValueError):
             return None
         worker = cls(proc)
@@ -149,7 +150,7 @@ class ParseWorker:
             self._send(_frame(_CALL, name.encode()))
 
     async def take_over(self, parser: Any, splitter: LineSplitter,
-                        chunks: AsyncIterator[bytes]) -> AsyncIterator[list[Parsed]]:
+                        chunks: AsyncIterator[bytes]) -> AsyncGenerator[list[Parsed], None]:
         """Hand the worker the run's parser and splitter, forward ``chunks`` to it and
         yield its batches until the agent's stdout ends (a stall is raised after them)."""
         self._send(_frame(_PARSER, pickle.dumps((parser, splitter))))
@@ -191,7 +192,8 @@ class ParseWorker:
         if self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
-        await self.proc.wait()
+        with contextlib.suppress(TimeoutError):  # (killed: at once; never a hang here)
+            await asyncio.wait_for(self.proc.wait(), 5.0)
 
 
 class StreamParsing:
@@ -212,23 +214,30 @@ class StreamParsing:
         else:
             getattr(self.parser, name)()
 
-    async def batches(self, proc: AgentProcess) -> AsyncIterator[list[Parsed]]:
+    async def batches(self, proc: AgentProcess) -> AsyncGenerator[list[Parsed], None]:
         """The events of the agent's stdout, a line's (in process) or a worker's batch at a
         time, until EOF; raises :class:`AgentStalledError` on silence."""
         chunks = proc.chunks()
         lines = 0
-        async for chunk in chunks:
+        if self.after == 0:  # always: the worker parses from the first line, once it is ready
+            self._starting = asyncio.create_task(ParseWorker.start())
+            await asyncio.wait({self._starting})
+        while True:
+            worker = self._worker(lines)
+            if worker is not None:  # hand over between two chunks
+                self.worker = worker
+                proc.widen_stdout()
+                async for batch in worker.take_over(self.parser, self.splitter, chunks):
+                    yield batch
+                return
+            chunk = await anext(chunks, None)
+            if chunk is None:
+                break
             for line in self.splitter.feed(chunk):
                 events = self.parser.feed_text(line.text)
                 if events:
                     yield [(event, None) for event in events]
                 lines += 1
-            worker = self._worker(lines)
-            if worker is not None:
-                self.worker = worker
-                async for batch in worker.take_over(self.parser, self.splitter, chunks):
-                    yield batch
-                return
         for line in self.splitter.end():
             events = self.parser.feed_text(line.text)
             if events:
@@ -328,6 +337,8 @@ def main() -> int:
 
     out = sys.stdout.buffer
     stdin = sys.stdin.buffer.fileno()
+    widen_pipe(stdin)
+    widen_pipe(out)
 
     def write(data: bytes) -> None:
         out.write(data)
@@ -347,8 +358,9 @@ def main() -> int:
                     if not worker.handle(tag, payload):
                         return 0
                     continue
-            worker.flush()  # nothing more to parse for now: send what is ready
-            data = os.read(stdin, 1 << 20)
+            if not select.select([stdin], [], [], 0)[0]:
+                worker.flush()  # nothing more to parse for now: send what is ready
+            data = os.read(stdin, WIDE_PIPE)
             if not data:
                 return 0  # the parent went away
             buf += data

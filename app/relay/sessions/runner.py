@@ -140,9 +140,9 @@ class SessionRunner(Handoffs):
 
     def _op(self, event: AgentEvent, payload: bytes | None, run_id: str) -> WriteOp:
         """An agent event's write; its worker-made JSON is kept unless labelling changed it."""
-        labelled = self._label(event)
-        return WriteOp(self.session_id, run_id, labelled,
-                       payload=payload if labelled is event else None)
+        if event.runtime and (event.simulated or not self.simulated):  # labelled already
+            return WriteOp(self.session_id, run_id, event, payload=payload)
+        return WriteOp(self.session_id, run_id, self._label(event))
 
     async def _state(self, state: SessionState, reason: str | None = None,
                      until: datetime | None = None, refused: int | None = None) -> None:
