@@ -213,13 +213,14 @@ def main() -> int:
             return 0
         # the verdicts compare cost per line (lower is better): 30 % of the floor's rate is
         # 3.33× its time per line, 20 % is 5×
-        print(verdict("idle: time per line", 1 / ratio, 1 / TARGET, baseline="json.loads"))
+        print(verdict("idle: time per line", 1 / ratio, round(1 / TARGET, 2),
+                      baseline="json.loads"))
         if args.load:
             with busy(args.load):
                 loaded = one_pass(lines, lines_file, f"beside {args.load} busy loops",
                                   compare=True)
-            print(verdict(f"{args.load} busy loops: time per line", 1 / loaded, 1 / TARGET_LOADED,
-                          baseline="json.loads"))
+            print(verdict(f"{args.load} busy loops: time per line", 1 / loaded,
+                          round(1 / TARGET_LOADED, 2), baseline="json.loads"))
     finally:
         lines_file.unlink()
     return 0
