@@ -230,3 +230,12 @@ def test_one_core_or_off_parses_in_process(monkeypatch: pytest.MonkeyPatch) -> N
     assert worker_policy({}) is None
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert worker_policy({}) == parse_worker.AFTER_LINES
+
+
+def test_no_worker_starts_while_the_machine_has_no_core_to_spare(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.0, 1.0))
+    assert not parse_worker.core_free()
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 2.0, 1.0))
+    assert parse_worker.core_free()

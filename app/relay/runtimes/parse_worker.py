@@ -1,7 +1,8 @@
 """A CLI agent's stdout → events, parsed on a second core (a worker process).
 
 The parent reads the agent's stdout and, once a run has printed :data:`AFTER_LINES` lines
-(a busy stream; a short run never pays for a process), starts a worker: ``python -m
+(a busy stream; a short run never pays for a process), starts a worker — unless the
+machine has no core to spare (:func:`core_free`: it would only add work) —: ``python -m
 relay.runtimes.parse_worker``. While it starts the parent keeps parsing; when it is ready
 the parent hands it the run's parser and line splitter (pickled, mid-stream: nothing is
 parsed twice or lost) and from then on forwards stdout as it arrives. The worker cuts the
@@ -67,8 +68,22 @@ def worker_policy(env: dict[str, str] | Any) -> int | None:
         return None
     if mode == "always":
         return 0
+    return AFTER_LINES if _cores() >= 2 else None
+
+
+def _cores() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return AFTER_LINES if (cores or 1) >= 2 else None
+    return cores or 1
+
+
+def core_free() -> bool:
+    """Whether the machine has a core to spare (its 1-minute load average, Relay included,
+    under its core count): on a saturated machine a second process only adds work — the
+    parent and the worker spend more CPU per line together than parsing in process."""
+    try:
+        return os.getloadavg()[0] < _cores()
+    except OSError:  # no load average here: assume the second core is there
+        return True
 
 
 # -- the parent's side ----------------------------------------------------------------------
@@ -248,7 +263,7 @@ class StreamParsing:
         if self.after is None:
             return None
         if self._starting is None:
-            if lines >= self.after:
+            if lines >= self.after and core_free():
                 self._starting = asyncio.create_task(ParseWorker.start(),
                                                      name="relay-parse-worker-start")
             return None
