@@ -161,12 +161,15 @@ def text_costs() -> dict[str, float]:
 def one_pass(lines: list[str], lines_file: Path, label: str, *, compare: bool) -> float:
     """The floor, Relay with its parse worker and (``compare``) Relay parsing in process,
     side by side; prints them and returns the worker's ratio to the floor."""
-    print(f"-- {label}: load average before: {load_average()}")
+    from relay.runtimes.parse_worker import core_free
+
+    print(f"-- {label}: load average before: {load_average()}; the parse worker "
+          f"{'may start (a core is free)' if core_free() else 'stays off (no core to spare)'}")
     floor = floor_rate(lines)
     rate, stored = asyncio.run(relay_rate(lines_file, len(lines)))
     print(f"lines: {len(lines):,}  events persisted: {stored:,}")
     print(f"floor  (json.loads, one process): {floor:,.0f} lines/s")
-    print(f"relay  (subprocess → parse worker → scrub → SQLite → bus): {rate:,.0f} lines/s "
+    print(f"relay  (subprocess → parse [worker] → scrub → SQLite → bus): {rate:,.0f} lines/s "
           f"= {rate / floor:.1%} of the floor")
     if compare:
         os.environ["RELAY_PARSE_WORKER"] = "off"
