@@ -29,11 +29,15 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from relay.core.errors import AgentProcessError, AgentStalledError, CliNotFoundError
 from relay.core.executables import find_executable as find_executable  # its home before
+
+if sys.platform != "win32":
+    import fcntl
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
@@ -109,6 +113,63 @@ class Line:
     truncated: bool = False
 
 
+#: a busy stream's pipe size and read size (Linux lets a user widen a pipe to 1 MiB)
+WIDE_PIPE = 1 << 20
+
+
+def widen_pipe(pipe: Any) -> None:
+    """Make a pipe (a file object or descriptor) hold :data:`WIDE_PIPE` bytes, where the
+    system allows it (Linux's ``F_SETPIPE_SZ``); fewer, larger reads and writes."""
+    if sys.platform == "win32" or pipe is None:
+        return
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setsize is None:
+        return
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fcntl.fcntl(pipe if isinstance(pipe, int) else pipe.fileno(), setsize, WIDE_PIPE)
+
+
+class LineSplitter:
+    """Cuts a byte stream into :class:`Line` s: a line longer than ``limit`` bytes is cut
+    there and flagged ``truncated``, the rest of it discarded as it arrives (never
+    buffered). Plain data, so a parse worker can carry on where the parent stopped."""
+
+    __slots__ = ("dropping", "limit", "pending")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pending = bytearray()  # the start of a line that spans reads (≤ limit bytes)
+        self.dropping = False  # the pending line went over the limit
+
+    def feed(self, chunk: bytes) -> list[Line]:
+        """The lines ``chunk`` completes (its unfinished end is kept for the next)."""
+        limit = self.limit
+        out: list[Line] = []
+        parts = chunk.split(b"\n")
+        for i, part in enumerate(parts[:-1]):
+            if i == 0 and (self.pending or self.dropping):
+                cut = self.dropping or len(self.pending) + len(part) > limit
+                self.pending += part[: max(limit - len(self.pending), 0)]
+                out.append(Line(self.pending.decode("utf-8", "replace"), cut))
+                self.pending, self.dropping = bytearray(), False
+            else:
+                out.append(Line(part[:limit].decode("utf-8", "replace"), len(part) > limit))
+        tail = parts[-1]
+        if not self.dropping and tail:
+            room = limit - len(self.pending)
+            self.pending += tail[:room]
+            self.dropping = len(tail) > room
+        return out
+
+    def end(self) -> list[Line]:
+        """The last line, when the stream did not end with a newline."""
+        if not (self.pending or self.dropping):
+            return []
+        line = Line(self.pending.decode("utf-8", "replace"), self.dropping)
+        self.pending, self.dropping = bytearray(), False
+        return [line]
+
+
 @dataclass
 class ProcessResult:
     """How the process ended."""
@@ -143,6 +204,8 @@ class AgentProcess:
     _stderr_task: asyncio.Task[None] | None = field(default=None, init=False)
     _stalled: bool = field(default=False, init=False)
     _stopped: bool = field(default=False, init=False)
+    #: how much of stdout one read takes (:meth:`widen_stdout`)
+    _read_size: int = field(default=_READ_CHUNK, init=False)
 
     async def start(self) -> None:
         """Spawn the process. Raises :class:`AgentProcessError` if it cannot start."""
@@ -202,38 +265,39 @@ class AgentProcess:
         A line longer than ``max_line_bytes`` is cut there and flagged ``truncated``;
         the rest of it is discarded as it arrives (never buffered).
         """
+        splitter = LineSplitter(self.max_line_bytes)
+        async for chunk in self.chunks():
+            for line in splitter.feed(chunk):
+                yield line
+        for line in splitter.end():
+            yield line
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Yield stdout as it arrives (at most 64 KiB at a time) until EOF; raises
+        :class:`AgentStalledError` on silence. :class:`LineSplitter` makes lines of it."""
         proc = self._require()
         assert proc.stdout is not None
         reader = proc.stdout
-        limit = self.max_line_bytes
-        pending = bytearray()  # the start of a line that spans reads (≤ limit bytes)
-        dropping = False  # the pending line went over the limit
         while chunk := await self._read_chunk(reader):
-            parts = chunk.split(b"\n")
-            for i, part in enumerate(parts[:-1]):
-                if i == 0 and (pending or dropping):
-                    cut = dropping or len(pending) + len(part) > limit
-                    pending += part[: max(limit - len(pending), 0)]
-                    yield Line(pending.decode("utf-8", "replace"), cut)
-                    pending, dropping = bytearray(), False
-                else:
-                    yield Line(part[:limit].decode("utf-8", "replace"), len(part) > limit)
-            tail = parts[-1]
-            if not dropping and tail:
-                room = limit - len(pending)
-                pending += tail[:room]
-                dropping = len(tail) > room
-        if pending or dropping:
-            yield Line(pending.decode("utf-8", "replace"), dropping)
+            yield chunk
+
+    def widen_stdout(self) -> None:
+        """Read stdout in bigger pieces (a busy stream: fewer, larger reads); best effort."""
+        proc = self._require()
+        self._read_size = WIDE_PIPE
+        pipe = proc._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        if pipe is not None:
+            widen_pipe(pipe.get_extra_info("pipe"))
 
     async def _read_chunk(self, reader: asyncio.StreamReader) -> bytes:
+        size = self._read_size
         if self.inactivity_timeout is None or self._exited():
-            return await reader.read(_READ_CHUNK)  # after exit: bounded by the exit grace
+            return await reader.read(size)  # after exit: bounded by the exit grace
         try:
-            return await asyncio.wait_for(reader.read(_READ_CHUNK), self.inactivity_timeout)
+            return await asyncio.wait_for(reader.read(size), self.inactivity_timeout)
         except TimeoutError as exc:
             if self._exited():  # silence after the agent ended is no stall
-                return await reader.read(_READ_CHUNK)
+                return await reader.read(size)
             self._stalled = True
             raise AgentStalledError(
                 f"The agent printed nothing for {self.inactivity_timeout:g} s.",

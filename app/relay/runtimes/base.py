@@ -20,6 +20,7 @@ are tested directly over every recorded capture.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from abc import ABC, abstractmethod
@@ -35,6 +36,7 @@ from relay.core.events import AgentError, AgentEvent, SessionEnded, SessionStart
 from relay.core.guard import Guard
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, ProcessResult, StdinMode, find_executable
+from relay.runtimes.parse_worker import Parsed, StreamParsing, worker_policy
 from relay.runtimes.probe import RuntimeInfo as RuntimeInfo  # its home: the probes
 from relay.runtimes.probe import cli_info
 
@@ -88,6 +90,13 @@ class RuntimeAdapter(ABC):
     @abstractmethod
     def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         """Start the agent and yield its events, ending with one SessionEnded."""
+
+    async def batches(self, request: RunRequest) -> AsyncGenerator[list[Parsed], None]:
+        """:meth:`run`'s events in batches, each event with its scrubbed JSON when a parse
+        worker made it (stored as is), else None; the base: one event at a time."""
+        async with contextlib.aclosing(self.run(request)) as events:
+            async for event in events:
+                yield [(event, None)]
 
     @abstractmethod
     async def stop(self, grace: float = 5.0) -> None:
@@ -229,6 +238,9 @@ class CliAdapter(RuntimeAdapter):
     stop_signal: ClassVar[int] = signal.SIGTERM
     binary: ClassVar[str]
     install_hint: ClassVar[str]
+    #: a busy run's parsing may move to a worker process (:mod:`relay.runtimes.parse_worker`):
+    #: only for adapters that never read their parser's state while it runs
+    parse_in_worker: ClassVar[bool] = False
 
     def executable(self) -> str:
         """The executable (``RELAY_<RUNTIME>_BIN`` first, then PATH).
@@ -245,6 +257,7 @@ class CliAdapter(RuntimeAdapter):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
         self._process: AgentProcess | None = None
+        self._parsing: StreamParsing | None = None
         self._stop_requested = False
         self._interrupt_requested = False
         self._between_turns = asyncio.Event()
@@ -265,11 +278,28 @@ class CliAdapter(RuntimeAdapter):
         return env
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
+        async with contextlib.aclosing(self._cli_batches(request, worker=False)) as batches:
+            async for batch in batches:
+                for event, _ in batch:
+                    yield event
+
+    def batches(self, request: RunRequest) -> AsyncGenerator[list[Parsed], None]:
+        """The run's events in batches; a busy stream's are parsed, scrubbed and serialised
+        by a worker process (:mod:`relay.runtimes.parse_worker`) when
+        :attr:`parse_in_worker` (the others: :meth:`run`'s events one at a time)."""
+        if not self.parse_in_worker:
+            return super().batches(request)
+        return self._cli_batches(request, worker=True)
+
+    async def _cli_batches(self, request: RunRequest, *,
+                           worker: bool) -> AsyncGenerator[list[Parsed], None]:
         self.preflight(request)
         parser = self.make_parser(request)
         proc = AgentProcess(self.build_argv(request), request.cwd, self.build_env(request),
                             stdin=self.stdin_mode, inactivity_timeout=request.inactivity_timeout)
         self._process = proc
+        parsing = self._parsing = StreamParsing(
+            parser, proc.max_line_bytes, worker_policy(self.env) if worker else None)
         await proc.start()
         if self._stop_requested:  # stop() raced with the start: honour it now
             await proc.stop(grace=1.0, sig=self.stop_signal)
@@ -278,27 +308,33 @@ class CliAdapter(RuntimeAdapter):
         try:
             await self.started(proc, request)
             try:
-                async for line in proc.lines():
-                    events = parser.feed_text(line.text)
-                    for event in events:
+                async for batch in parsing.batches(proc):
+                    for event, _ in batch:
                         self._note_turn_boundary(event)
                         if isinstance(event, SessionStarted):
                             self.handshake(event)
-                        yield event
-                    if events:
-                        await self.after_events(proc, request, events)
+                    yield batch
+                    await self.after_events(proc, request, [event for event, _ in batch])
             except AgentStalledError as exc:
                 stalled = exc
                 await proc.stop(grace=2.0, sig=self.stop_signal)
             result = await proc.wait()
             if stalled is not None:
-                yield AgentError(runtime=self.name, category="stalled", message=str(stalled))
-            for event in parser.finish(result):
-                yield as_interrupted(event, self._interrupt_requested)
+                yield [(AgentError(runtime=self.name, category="stalled", message=str(stalled)),
+                        None)]
+            yield [(ended, payload if ended is event else None)
+                   for event, payload in await parsing.finish(result)
+                   for ended in (as_interrupted(event, self._interrupt_requested),)]
         finally:
             self._between_turns.set()
+            await parsing.close()
             if proc.pid is not None:
                 await proc.stop(grace=1.0, sig=self.stop_signal)
+
+    def parser_call(self, name: str) -> None:
+        """Call the running parser's method ``name`` (in process or in the worker)."""
+        if self._parsing is not None:
+            self._parsing.call(name)
 
     async def started(self, proc: AgentProcess, request: RunRequest) -> None:
         """Called once the process runs (a stdin-fed runtime writes its prompt here)."""

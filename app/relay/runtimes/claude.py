@@ -57,9 +57,10 @@ from relay.core.events import AgentEvent
 from relay.core.models import PermissionPolicy
 from relay.core.procs import AgentProcess, StdinMode
 from relay.runtimes import claude_input
-from relay.runtimes.base import CliAdapter, RunRequest, StreamParser
+from relay.runtimes.base import CliAdapter, RunRequest, RuntimeAdapter, StreamParser
 from relay.runtimes.claude_permission import PermissionBroker, wants_bridge, with_questions
 from relay.runtimes.claude_stream import ClaudeStreamParser
+from relay.runtimes.parse_worker import Parsed
 
 INSTALL_HINT = "Install Claude Code: npm install -g @anthropic-ai/claude-code"
 #: How the continuation brief reaches the model (see the module docstring).
@@ -82,6 +83,8 @@ class ClaudeAdapter(CliAdapter):
     binary: ClassVar[str] = "claude"
     install_hint: ClassVar[str] = INSTALL_HINT
     stdin_mode: ClassVar[str] = StdinMode.PIPE
+    #: the adapter reads nothing of its parser's state while it runs
+    parse_in_worker: ClassVar[bool] = True
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         super().__init__(env)
@@ -94,6 +97,13 @@ class ClaudeAdapter(CliAdapter):
         #: waiting for ``request.next_input()``: the agent's silence is expected
         self._awaiting_input = False
         self._stopped = asyncio.Event()
+
+    def batches(self, request: RunRequest) -> AsyncGenerator[list[Parsed], None]:
+        """In batches (a busy stream parsed by a worker process), unless the permission
+        bridge merges Claude's questions into the stream: then one event at a time."""
+        if wants_bridge(request):
+            return RuntimeAdapter.batches(self, request)
+        return super().batches(request)
 
     async def run(self, request: RunRequest) -> AsyncGenerator[AgentEvent, None]:
         """The run's events; where Claude would deny a tool call by itself, it asks Relay
@@ -165,8 +175,7 @@ class ClaudeAdapter(CliAdapter):
         proc = self._running(stdin=False)
         if self._awaiting_input:
             return  # between turns: nothing runs; next_input decides what follows
-        if self._parser is not None:
-            self._parser.interrupting()
+        self.parser_call("interrupting")  # the parser may run in a worker
         if self._stdin_open:
             await self._write(proc, claude_input.interrupt_line())
         elif proc.pid is not None:

@@ -59,6 +59,10 @@ _EXIT_CODE_TEXT = re.compile(r"\AExit code (\d+)\b")
 _SIGNAL_EXITS = {128 + s: s for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
 
 
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
 class ClaudeStreamParser(StreamParser):
     """Stateful translator for one Claude Code process's stdout.
 
@@ -72,7 +76,7 @@ class ClaudeStreamParser(StreamParser):
 
     def __init__(self, now: Callable[[], datetime] | None = None,
                  tz: tzinfo | None = None) -> None:
-        self._now = now or (lambda: datetime.now(UTC))
+        self._now = now or _utcnow  # (a function, not a lambda: the parser is pickled)
         self._tz = tz
         self._session_id: str | None = None
         self._model: str | None = None

@@ -22,6 +22,7 @@ withdraws itself, or one still open when the run ends, is withdrawn the same way
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, InputOption, InputWithdrawn, NeedsInput, Notice
@@ -57,6 +58,9 @@ def policy_choice(policy: ApprovalPolicy, event: NeedsInput) -> InputOption | No
 
 class InputGate:
     """The open questions of one session's runs."""
+
+    #: the only kinds of event :meth:`seen` acts on
+    KINDS: ClassVar[frozenset[str]] = frozenset({"needs_input", "input_withdrawn"})
 
     def __init__(self, policy: ApprovalPolicy, emit: Emit, set_state: SetState) -> None:
         self.policy = policy

@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import ClassVar
 
 from relay.core.errors import RelayError
 from relay.core.events import AgentEvent, Notice
@@ -77,6 +78,9 @@ async def choose_entry(chain: list[str], start: int, session_id: str, guard: Tur
 
 class GuardWatch:
     """Asks the guard about one agent run while it goes on (see the module docstring)."""
+
+    #: the only kinds of event :meth:`seen` acts on
+    KINDS: ClassVar[frozenset[str]] = frozenset({"turn_completed", "quota_update"})
 
     def __init__(self, guard: TurnGuard, session_id: str, run_id: str, entry: str,
                  act: Callable[[GuardVerdict], Awaitable[None]],

@@ -80,6 +80,8 @@ from relay.wallet.model import GuardVerdict
 _FINAL: dict[str, SessionState] = {"completed": "completed", "failed": "failed",
                                    "cancelled": "cancelled", "interrupted": "interrupted"}
 CANCELLED_WAITING = "cancelled by the user while waiting"
+#: the agent events the input gate or the wallet's watch act on
+_ANSWERED = InputGate.KINDS | GuardWatch.KINDS
 
 def new_id() -> str:
     """A short, sortable-enough session / run id."""
@@ -135,6 +137,12 @@ class SessionRunner(Handoffs):
 
     async def _emit(self, event: AgentEvent, run_id: str | None = None) -> None:
         await self.writer.submit(WriteOp(self.session_id, run_id, self._label(event)))
+
+    def _op(self, event: AgentEvent, payload: bytes | None, run_id: str) -> WriteOp:
+        """An agent event's write; its worker-made JSON is kept unless labelling changed it."""
+        if event.runtime and (event.simulated or not self.simulated):  # labelled already
+            return WriteOp(self.session_id, run_id, event, payload=payload)
+        return WriteOp(self.session_id, run_id, self._label(event))
 
     async def _state(self, state: SessionState, reason: str | None = None,
                      until: datetime | None = None, refused: int | None = None) -> None:
@@ -477,23 +485,31 @@ class SessionRunner(Handoffs):
         try:
             # aclosing: if storing fails mid-stream, the adapter's cleanup (stopping the
             # agent's process tree) runs now, not whenever the generator is collected.
-            async with contextlib.aclosing(adapter.run(request)) as events:
-                async for event in events:
+            async with contextlib.aclosing(adapter.batches(request)) as batches:
+                async for batch in batches:
                     if first:
                         first = False
                         await self._first_event(adapter, run_id, step)
-                    if isinstance(event, SessionEnded):
-                        ended = event
-                    elif isinstance(event, LimitHit) and event.blocking:
-                        limit = event
-                    elif isinstance(event, LimitHit) and self.spec.preempt:
-                        await self._hand_off_early(f"pre-emptive: {event.message}", run_id)
-                    elif isinstance(event, SessionStarted):
-                        agent_sid = self._agent_sid = event.agent_session_id
-                    self._safe.note(event)
-                    await self._emit(event, run_id)
-                    await self.gate.seen(event, adapter)
-                    await watch.seen(event)
+                    ops: list[WriteOp] = []  # submitted together, in order
+                    for event, payload in batch:
+                        if isinstance(event, SessionEnded):
+                            ended = event
+                        elif isinstance(event, LimitHit) and event.blocking:
+                            limit = event
+                        elif isinstance(event, LimitHit) and self.spec.preempt:
+                            await self.writer.submit_many(ops)
+                            ops = []
+                            await self._hand_off_early(f"pre-emptive: {event.message}", run_id)
+                        elif isinstance(event, SessionStarted):
+                            agent_sid = self._agent_sid = event.agent_session_id
+                        self._safe.note(event)
+                        ops.append(self._op(event, payload, run_id))
+                        if event.kind in _ANSWERED:  # may emit: after this event, in order
+                            await self.writer.submit_many(ops)
+                            ops = []
+                            await self.gate.seen(event, adapter)
+                            await watch.seen(event)
+                    await self.writer.submit_many(ops)
         except StoreError:
             raise  # nothing more can be recorded; the engine reports it
         except RelayError as exc:

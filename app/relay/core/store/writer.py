@@ -15,6 +15,7 @@ import contextlib
 import logging
 import sqlite3
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +54,7 @@ def _row_json(op: WriteOp) -> bytes:
     assert op.event is not None
     event = op.event
     ts_ms = int(event.ts.timestamp() * 1000)
-    payload = event.__pydantic_serializer__.to_json(event)
+    payload = op.payload if op.payload is not None else event.__pydantic_serializer__.to_json(event)
     head = orjson.dumps([op.session_id, op.run_id, ts_ms, event.kind])
     return head[:-1] + b"," + payload + b"]"
 
@@ -67,6 +68,9 @@ class WriteOp:
     event: AgentEvent | None = None
     statements: list[Statement] = field(default_factory=list)
     done: asyncio.Future[EventRecord | None] | None = None
+    #: the event's JSON, already scrubbed (a parse worker's, from which ``event`` was
+    #: validated): stored as is, neither scrubbed nor serialised again
+    payload: bytes | None = None
 
 
 def derived_updates(session_id: str, run_id: str | None, event: AgentEvent) -> list[Statement]:
@@ -134,20 +138,22 @@ class EventWriter:
         """Queue an op (back-pressure when the queue is full); don't wait for commit.
 
         Its event is scrubbed here (:func:`~relay.core.scrub_events.scrub_event`): the one
-        point every stored and published event passes; the statements' text is scrubbed by
-        the connection (:mod:`relay.core.store.scrubbed`)."""
+        point every stored and published event passes — unless it comes with its scrubbed
+        ``payload`` (a parse worker scrubbed it); the statements' text is scrubbed by the
+        connection (:mod:`relay.core.store.scrubbed`)."""
+        await self.submit_many((op,))
+
+    async def submit_many(self, ops: Sequence[WriteOp]) -> None:
+        """:meth:`submit` for several ops in order, queued together."""
         if self.failure is not None:
             raise self.failure
-        if op.event is not None:
-            op.event = scrub_event(op.event)
-        if len(self._ops) < self._maxsize:  # fast path: no suspension
-            self._ops.append(op)
-            self._wakeup.set()
-            return
-        while len(self._ops) >= self._maxsize:
+        for op in ops:
+            if op.event is not None and op.payload is None:
+                op.event = scrub_event(op.event)
+        while len(self._ops) >= self._maxsize:  # back-pressure (the fast path: no suspension)
             self._space.clear()
             await self._space.wait()
-        self._ops.append(op)
+        self._ops.extend(ops)
         self._wakeup.set()
 
     async def write(self, op: WriteOp) -> EventRecord | None:
