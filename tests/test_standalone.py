@@ -19,9 +19,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, wait_until
 from tests.fakes.replay import FIXTURE_RUNTIMES, FIXTURES_DIR, fixtures_problem
 
 OUTSIDE = "../" + "shared"  # spelled apart so this file does not match itself
@@ -226,6 +227,34 @@ def test_a_failed_install_is_one_line_and_not_the_end(tmp_path: Path) -> None:
     assert "[dev]" in lines[-1]
     assert "failed" in lines[-1]
     assert "Could not get lock" in lines[-1]
+
+
+def test_a_background_step_is_summarised_and_ended_with_dev(tmp_path: Path) -> None:
+    """``./dev test`` builds the bundle in the background: its status and time join the
+    summary, a failure shows the end of its log, and ./dev ending early ends it too."""
+    log = tmp_path / "bg.log"
+    summary = 'printf "%s\\n" "${STEP_LINES[@]}" "${STEP_FAILED[@]}"'
+    proc = _dev(tmp_path, f"bg_step built {log} bash -c 'echo step-output; exit 3'; "
+                f'bg_wait || echo "rc=$?"; {summary}')
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "rc=3", proc.stdout + proc.stderr
+    assert lines[1].split()[0] == "FAILED"
+    assert lines[1].endswith("built (beside the steps before) (exit 3)")
+    assert lines[2] == "built"
+    assert "step-output" in proc.stderr  # the end of its log, above the summary
+    done = _dev(tmp_path, f"bg_step built {log} true; bg_wait && {summary}")
+    assert done.stdout.split()[0] == "ok", done.stdout + done.stderr
+    left = _dev(tmp_path, f'bg_step slow {log} sleep 300; echo "$BG_PID"; exit 0')
+    assert left.returncode == 0, left.stderr
+    pid = int(left.stdout)
+
+    def ended() -> bool:  # ./dev's EXIT trap ended it (a zombie until init reaps it)
+        try:
+            return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+        except psutil.NoSuchProcess:
+            return True
+
+    wait_until(ended, what="the background step to end with ./dev")
 
 
 def _fake_venv(tmp_path: Path) -> Path:

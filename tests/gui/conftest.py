@@ -19,6 +19,7 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.setdefault("QT_API", "pyside6")
 
 import asyncio
+import gc
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -81,11 +82,25 @@ _RECORDER = pytest.StashKey[QtWarningRecorder]()
 @pytest.fixture(autouse=True)
 def gui_thread_gc(qapp: QApplication) -> Iterator[None]:
     """As in the window (gui/launch.py): garbage is collected on the GUI thread only, so a
-    worker thread's collection never destroys a Qt object (that aborts the process)."""
+    worker thread's collection never destroys a Qt object (that aborts the process).
+
+    The collector's stop collects every generation. What survives that is the worker's
+    long-lived state (modules, classes, Qt's and pydantic's caches): it is frozen
+    (:func:`gc.freeze`), so the next test's collection walks only what that test made — a
+    full walk of the whole heap took ~0.3 s per test, and there are hundreds of GUI tests."""
     collector = MainThreadCollector()
     collector.start()
     yield
     collector.stop()
+    gc.freeze()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gc_unfrozen_at_the_end() -> Iterator[None]:
+    """The frozen objects go back to the collector when the session ends (a library that
+    looks at :func:`gc.get_referrers` then — hypothesis at its summary — sees them again)."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)
