@@ -55,7 +55,7 @@ SMOKES = [
           "never reads: delivery, latency and the host's loop lag",
           _bench("host/bench_host.py", "--lines", "2000", "--clients", "4"), last=4),
     Smoke("gui-burst", "a 3,000-line burst into the stream dock: loop lag and memory",
-          _bench("gui_burst/bench_gui_burst.py", "--lines", "3000"), last=2, qt=True),
+          _bench("gui_burst/bench_gui_burst.py", "--smoke"), last=4, qt=True),
     Smoke("wallet-plots", "a 3,000-line burst with the Wallet's plots refreshing vs the Wallet "
           "hidden: loop lag", _bench("wallet_plots/bench_wallet_plots.py", "--lines", "3000",
                                      "--rounds", "1"), last=4, qt=True),
@@ -81,7 +81,7 @@ SMOKES = [
     Smoke("scan-lag", "the window's loop lag while a 5 MiB usage scan runs",
           _bench("usage_scan/bench_scan_lag.py", "--size-mb", "5", "--runs", "1"), qt=True),
     Smoke("detect", "detecting agents over 5 MiB of stores vs the wallet's own scan",
-          _bench("detect/bench_detect.py", "--size-mb", "5", "--runs", "2"), last=2),
+          _bench("detect/bench_detect.py", "--smoke"), last=2),
     Smoke("knowledge-scan", "a full knowledge scan of 60 generated files, tree-sitter vs the "
           "hand-written scanner, idle and beside a busy process",
           _bench("knowledge_scan/bench_knowledge_scan.py", "--smoke", "--quiet"), last=2),
