@@ -158,6 +158,34 @@ def text_costs() -> dict[str, float]:
     return costs
 
 
+def insert_rate(lines: list[str]) -> float:
+    """Rows/s of the event store's own insert statement alone (``core/store/writer``: one
+    statement per 2,000-row batch, WAL, ``synchronous=NORMAL``, the events table and its
+    index), each line stored as an event's payload: the ceiling the persisting stage puts on
+    the whole stream, whatever parses."""
+    import sqlite3
+
+    from relay.core.store.writer import _INSERT_FROM_JSON
+
+    rows = [b'["s",null,%d,"text",' % i + line.encode() + b"]" for i, line in enumerate(lines)]
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = sqlite3.connect(Path(tmp) / "events.db", isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
+                     " run_id TEXT, ts_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+                     " payload TEXT NOT NULL)")
+        conn.execute("CREATE INDEX events_session ON events(session_id, id)")
+        start = time.perf_counter()
+        for i in range(0, len(rows), 2000):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(_INSERT_FROM_JSON, (b"[" + b",".join(rows[i:i + 2000]) + b"]",))
+            conn.execute("COMMIT")
+        elapsed = time.perf_counter() - start
+        conn.close()
+    return len(rows) / elapsed
+
+
 def one_pass(lines: list[str], lines_file: Path, label: str, *, compare: bool) -> float:
     """The floor, Relay with its parse worker and (``compare``) Relay parsing in process,
     side by side; prints them and returns the worker's ratio to the floor."""
@@ -169,6 +197,9 @@ def one_pass(lines: list[str], lines_file: Path, label: str, *, compare: bool) -
     rate, stored = asyncio.run(relay_rate(lines_file, len(lines)))
     print(f"lines: {len(lines):,}  events persisted: {stored:,}")
     print(f"floor  (json.loads, one process): {floor:,.0f} lines/s")
+    ceiling = insert_rate(lines)
+    print(f"the store's insert alone (one statement per 2,000 rows, no parsing): "
+          f"{ceiling:,.0f} rows/s = {ceiling / floor:.1%} of the floor")
     print(f"relay  (subprocess → parse [worker] → scrub → SQLite → bus): {rate:,.0f} lines/s "
           f"= {rate / floor:.1%} of the floor")
     if compare:
