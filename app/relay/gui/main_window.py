@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
@@ -132,8 +133,7 @@ class MainWindow(QMainWindow):
         state = self.saveState() if self._docks else None
         for dock in self._docks:
             self.removeDockWidget(dock)
-            dock.setParent(None)
-            dock.deleteLater()
+            shiboken6.delete(dock)  # at once: its place and its name are the new dock's
         lower = [handoff, *placeholders]
         self._place(sessions, stream, lower)
         for dock in (sessions, *lower, *beside_stream):
