@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtWidgets import QApplication
 
 from relay import __version__
@@ -173,8 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(report_line(crash, crashes.log_file), file=sys.stderr)
             return CRASH_EXIT
         finally:
-            if frame is not None:
-                frame.hide()
+            if frame is not None:  # closed by now (or never filled): gone with main's end
+                shiboken6.delete(frame)
 
 
 def frame_theme(home: Path, env: Mapping[str, str]) -> str:
