@@ -17,9 +17,10 @@ import pytest
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMenu
 from pytestqt.qtbot import QtBot
 
+from relay.api.attach import attach
 from relay.core.config import load_config
 from relay.engine.engine import Engine
-from relay.gui import launch, window_run
+from relay.gui import launch
 from relay.gui.docks.sessions_dock import SessionsDock
 from relay.gui.main_window import DOCKS, MainWindow
 from relay.gui.shell import RelayShell
@@ -50,7 +51,7 @@ sys.exit(launch.main(sys.argv[1:]))
 """
 
 
-def _first_paint(home: Path, *argv: str) -> tuple[dict[str, object], str]:
+def _first_paint(home: Path, *argv: str) -> tuple[dict[str, Any], str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROBE_HEAVY": json.dumps(HEAVY),
            "RELAY_HOME": str(home), "QT_LOGGING_RULES": "qt.widgets.painting.debug=true"}
     proc = subprocess.run([sys.executable, "-c", _PROBE, *argv], env=env, timeout=120,
@@ -105,7 +106,6 @@ def test_the_shell_fills_the_painted_frame_in_place(qapp: QApplication, qtbot: Q
     frame = MainWindow.frame(qapp.windowIcon())
     frame.show()
     qtbot.waitExposed(frame)
-    assert frame.waiting
     texts = {label.text() for label in frame.findChildren(QLabel, "waitingLabel")}
     assert texts == {"Starting…"}
     painted = _layout(frame)
@@ -182,13 +182,11 @@ def test_quit_while_the_frame_waits_quits_once_the_window_is_there(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RELAY_PORT", "0")
     frame = launch.paint_frame(qapp, argparse.Namespace(home=relay_home, hidden=False))
-    attach = window_run.attach
-
     def attaching(*args: Any, **kwargs: Any) -> Any:
         frame.quit_action.trigger()  # while the engine opens: no shell is there to ask yet
         return attach(*args, **kwargs)
 
-    monkeypatch.setattr(window_run, "attach", attaching)
+    monkeypatch.setattr("relay.gui.window_run.attach", attaching)
     task = _run(qloop, qapp, relay_home, frame=frame)
     qtbot.waitUntil(task.done, timeout=20_000)
     assert task.result() == 0
