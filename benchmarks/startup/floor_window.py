@@ -1,10 +1,10 @@
 """The floor of the start-up benchmark: a bare PySide6 main window, no Relay code.
 
 A ``QMainWindow`` with a menu bar, a toolbar, a status bar and ``--docks`` dock widgets
-(default 7, as many as Relay's window: sessions, live stream, handoff and four placeholder
-panels), each holding a label, shown at Relay's default size (1360×860, fitted to the
-screen). It stays open until killed
-(or ``--quit-after`` seconds).
+(default 9, as many as Relay's window: sessions, live stream, handoff, wallet, detect,
+knowledge, board, pipelines and history), each holding a label, shown at Relay's default
+size (1360×860, fitted to the screen). It stays open until killed (or ``--quit-after``
+seconds).
 
 Run by ``bench_startup.py``; also frozen by it with ``--freeze-floor``.
 """
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QT
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--docks", type=int, default=7)
+    parser.add_argument("--docks", type=int, default=9)
     parser.add_argument("--quit-after", type=float, default=0.0)
     args = parser.parse_args()
     app = QApplication(sys.argv[:1])

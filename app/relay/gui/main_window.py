@@ -2,17 +2,26 @@
 window's :class:`~relay.gui.messages.Messages` (errors and passing messages).
 
 It holds no state and no logic: its actions are signals the shell wires up.
+
+:meth:`MainWindow.frame` is the window as ``relay`` first paints it, before the engine stack is
+imported (:mod:`relay.gui.launch`): menus, toolbar, status bar and every dock in its place,
+each saying "Starting…"; the shell then puts its docks in their places
+(:meth:`MainWindow.install_docks`). This module imports Qt and the few light pieces the frame
+needs, nothing of the engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
+    QLabel,
     QMainWindow,
+    QMenu,
     QSizePolicy,
     QWidget,
 )
@@ -20,6 +29,18 @@ from PySide6.QtWidgets import (
 from relay.gui import theme
 from relay.gui.fit import ElidedLabel, scrolled
 from relay.gui.messages import Messages, StatusBarPresenter
+
+#: the docks' titles and object names in the order :class:`MainWindow` takes them: sessions,
+#: stream, handoff, the panels tabbed with the handoff, those tabbed behind the stream (the
+#: frame's waiting docks carry them; a test checks they are the shell's docks')
+DOCKS = (("Sessions", "sessionsDock"), ("Live stream", "streamDock"),
+         ("Handoff", "handoffDock"), ("Wallet", "walletDock"), ("Detect", "detectDock"),
+         ("Knowledge", "knowledgeDock"), ("Board", "boardDock"),
+         ("Pipelines", "pipelinesDock"), ("History", "historyDock"))
+#: how many of :data:`DOCKS`, after the first three, are tabbed with the handoff
+LOWER_PANELS = 3
+#: what the frame's docks say until the shell's docks take their places
+WAITING_TEXT = "Starting…"
 
 
 class MainWindow(QMainWindow):
@@ -74,19 +95,9 @@ class MainWindow(QMainWindow):
         self.login_action.setCheckable(True)
         self.login_action.setToolTip("Start Relay in the tray when you log in, so your "
                                      "sessions have a host")
-        lower = [handoff, *placeholders]
-        self._place(sessions, stream, lower)
-        for dock in (sessions, *lower, *beside_stream):
-            _scroll_when_narrow(dock)
-        for dock in beside_stream:  # tabbed behind the stream, which stays raised
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-            self.tabifyDockWidget(stream, dock)
-        stream.raise_()
-        #: the docks' places and sizes as built (as first shown, once it is): View → Reset
-        #: layout goes back to them
-        self.default_layout = self.saveState()
+        self._docks: list[QDockWidget] = []
         self._shown = False
-        self._menus(sessions, stream, [*lower, *beside_stream])
+        self._menus()
         #: the one way any part of the window shows an error or a passing message
         self.messages = messages if messages is not None else Messages(self)
         self.status = StatusBarPresenter(self.messages, self.statusBar())
@@ -96,6 +107,49 @@ class MainWindow(QMainWindow):
         self.home_label = ElidedLabel()
         theme.style(self.home_label, "color: $MUTED;")
         self.statusBar().addPermanentWidget(self.home_label)
+        self.install_docks(sessions, stream, handoff, placeholders, beside_stream=beside_stream)
+
+    @classmethod
+    def frame(cls, icon: QIcon | None = None, text: str = WAITING_TEXT) -> MainWindow:
+        """The window before its docks exist: every dock (:data:`DOCKS`) in its place, each
+        saying ``text``, until :meth:`install_docks` puts the real ones there."""
+        docks = [_waiting_dock(title, name, text) for title, name in DOCKS]
+        lower = 3 + LOWER_PANELS
+        return cls(docks[0], docks[1], docks[2], docks[3:lower], icon,
+                   beside_stream=docks[lower:])
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the docks are still the frame's (:meth:`frame`)."""
+        return any(dock.property(_WAITING) for dock in self._docks)
+
+    def install_docks(self, sessions: QDockWidget, stream: QDockWidget, handoff: QDockWidget,
+                      placeholders: Sequence[QDockWidget], *,
+                      beside_stream: Sequence[QDockWidget] = ()) -> None:
+        """Place the docks: sessions top left, the handoff panel below them tabbed with
+        ``placeholders``, the stream right with ``beside_stream`` tabbed behind it. Docks
+        placed before (the frame's) give up their places: the new ones take them as they are
+        now (tabs, sizes, what the user closed), matched by object name."""
+        state = self.saveState() if self._docks else None
+        for dock in self._docks:
+            self.removeDockWidget(dock)
+            shiboken6.delete(dock)  # at once: its place and its name are the new dock's
+        lower = [handoff, *placeholders]
+        self._place(sessions, stream, lower)
+        for dock in (sessions, *lower, *beside_stream):
+            _scroll_when_narrow(dock)
+        for dock in beside_stream:  # tabbed behind the stream, which stays raised
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self.tabifyDockWidget(stream, dock)
+        stream.raise_()
+        self._docks = [sessions, stream, *lower, *beside_stream]
+        self._fill_view_menu()
+        if state is not None:
+            self.restoreState(state)
+        if state is None or not self._shown:
+            #: the docks' places and sizes as built (as first shown, once it is): View →
+            #: Reset layout goes back to them
+            self.default_layout = self.saveState()
 
     def _fit_to_screen(self, width: int, height: int) -> None:
         """``width`` × ``height``; on a smaller screen the window opens maximized, so its
@@ -132,8 +186,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([sessions, stream], [600, 760], Qt.Orientation.Horizontal)
         self.resizeDocks([sessions, lower[0]], [300, 520], Qt.Orientation.Vertical)
 
-    def _menus(self, sessions: QDockWidget, stream: QDockWidget,
-               lower: Sequence[QDockWidget]) -> None:
+    def _menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.new_action)
@@ -148,16 +201,12 @@ class MainWindow(QMainWindow):
         session_menu = bar.addMenu("&Session")
         session_menu.addAction(self.stop_action)
         session_menu.addAction(self.handoff_action)
-        view_menu = bar.addMenu("&View")
-        for dock in (sessions, stream, *lower):
-            view_menu.addAction(dock.toggleViewAction())
-        view_menu.addSeparator()
+        self._view_menu: QMenu = bar.addMenu("&View")
         self.reset_layout_action = QAction("&Reset layout", self)
         self.reset_layout_action.setObjectName("resetLayoutAction")
         self.reset_layout_action.setToolTip("Every panel back to where it was and its size "
                                             "when Relay started")
         self.reset_layout_action.triggered.connect(self.reset_layout)
-        view_menu.addAction(self.reset_layout_action)
         tools_menu = bar.addMenu("&Tools")
         self.integrations_action = QAction("&Integrations…", self)
         self.integrations_action.setObjectName("integrationsAction")
@@ -173,6 +222,14 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.stop_action)
         toolbar.addAction(self.handoff_action)
+
+    def _fill_view_menu(self) -> None:
+        """A switch per dock, then Reset layout."""
+        self._view_menu.clear()
+        for dock in self._docks:
+            self._view_menu.addAction(dock.toggleViewAction())
+        self._view_menu.addSeparator()
+        self._view_menu.addAction(self.reset_layout_action)
 
     def _help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
@@ -207,6 +264,23 @@ class MainWindow(QMainWindow):
         """The shell decides: hide to the tray, or quit (where there is no tray)."""
         event.ignore()
         self.closeRequested.emit()
+
+
+_WAITING = "waitingDock"
+
+
+def _waiting_dock(title: str, name: str, text: str) -> QDockWidget:
+    """A dock of the frame: the real dock's title, saying ``text`` (its object name is the
+    real one's, so that the real dock takes its place)."""
+    dock = QDockWidget(title)
+    dock.setObjectName(name)
+    dock.setProperty(_WAITING, True)
+    label = QLabel(text)
+    label.setObjectName("waitingLabel")
+    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    theme.style(label, "color: $MUTED;")
+    dock.setWidget(label)
+    return dock
 
 
 def _scroll_when_narrow(dock: QDockWidget) -> None:

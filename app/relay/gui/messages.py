@@ -16,7 +16,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from relay.core.redact import scrub
 from relay.gui import theme
 
 log = logging.getLogger(__name__)
@@ -54,6 +53,8 @@ class Messages(QObject):
 
     def error(self, source: str, text: str, hint: str = "") -> None:
         """Show an error in the panel ``source`` names (if it registered) and the status bar."""
+        from relay.core.redact import scrub  # with the first message: not before the first paint
+
         text, hint = scrub(text), scrub(hint)
         log.warning("%s: %s", source, error_text(text, hint).replace("\n", " "))
         show = self._panels.get(source)
@@ -63,6 +64,8 @@ class Messages(QObject):
 
     def notice(self, text: str) -> None:
         """A passing message (it fades after a while)."""
+        from relay.core.redact import scrub
+
         self.noticeShown.emit(scrub(text))
 
 

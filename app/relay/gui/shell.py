@@ -10,7 +10,8 @@ a host elsewhere (a :class:`~relay.gui.sessions_source.ClientSource`): then the 
 stream, stop, hand off, answers and every feature dock go through the host's API (the
 feature backends take either side's services: :mod:`relay.gui.host_calls`). Closing the
 window hides it to the tray; Quit asks what becomes of the sessions this process runs
-(:mod:`relay.gui.closing`).
+(:mod:`relay.gui.closing`). Given a ``window`` (the frame ``relay`` painted before the engine
+was there: :meth:`MainWindow.frame`), the shell's docks take its waiting docks' places.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class RelayShell(Navigation, QObject):
 
     quitRequested = Signal()
     #: the host this client window attached to through the data folder stopped, and no
-    #: process hosts it now (:mod:`relay.gui.launch` then hosts here and calls :meth:`rebind`)
+    #: process hosts it now (:mod:`relay.gui.window_run` then hosts here and calls :meth:`rebind`)
     hostGone = Signal()
 
     def __init__(self, source: Engine | ClientSource, parent: QObject | None = None,
@@ -107,7 +108,8 @@ class RelayShell(Navigation, QObject):
                  board: BoardBackend | None = None,
                  crashes: CrashHandler | None = None,
                  config: Config | None = None,
-                 autostart: Autostart | None = None) -> None:
+                 autostart: Autostart | None = None,
+                 window: MainWindow | None = None) -> None:
         super().__init__(parent)
         self._engine: Engine | None = source if isinstance(source, Engine) else None
         #: a client window's settings (a hosting window's are its engine's)
@@ -117,7 +119,7 @@ class RelayShell(Navigation, QObject):
         self.prompter = prompter
         icon = app_icon()
         #: the one way any part of the window shows an error or a passing message
-        self.messages = Messages(self)
+        self.messages = window.messages if window is not None else Messages(self)
         self.bridge = EngineBridge(source, self, config=config)
         self.bridge.tasks.crashes = crashes
         self.sessions_vm = SessionsViewModel(self.bridge, self)
@@ -158,11 +160,15 @@ class RelayShell(Navigation, QObject):
         self.history_dock = HistoryDock(self.history_vm)
         self.knowledge_dock = KnowledgeDock(self.knowledge_vm)
         self.board_dock = BoardDock(self.board_vm)
-        self.window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock,
-                                 [self.wallet_dock, self.detect_dock, self.knowledge_dock], icon,
-                                 beside_stream=[self.board_dock, self.designer_dock,
-                                                self.history_dock],
-                                 messages=self.messages)
+        lower = [self.wallet_dock, self.detect_dock, self.knowledge_dock]
+        beside_stream = [self.board_dock, self.designer_dock, self.history_dock]
+        if window is None:
+            window = MainWindow(self.sessions_dock, self.stream_dock, self.handoff_dock, lower,
+                                icon, beside_stream=beside_stream, messages=self.messages)
+        else:  # the frame relay painted first (gui/launch.py): the docks take their places
+            window.install_docks(self.sessions_dock, self.stream_dock, self.handoff_dock, lower,
+                                 beside_stream=beside_stream)
+        self.window = window
         self._use_prompter(prompter)
         if self.hosting:
             self.window.set_home(f"Data folder: {self.engine.config.home}")
