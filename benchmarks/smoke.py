@@ -64,14 +64,14 @@ SMOKES = [
     Smoke("handoff", "two limit → handoff rounds with the fake CLIs: Relay's own overhead",
           _bench("handoff/bench_handoff.py", "--rounds", "2")),
     Smoke("startup", "one window start from source vs a bare PySide6 window",
-          _bench("startup/bench_startup.py", "--runs", "1", "--targets", "floor,source"), qt=True),
+          _bench("startup/bench_startup.py", "--smoke", "--targets", "floor,source"), qt=True),
     Smoke("cli-startup", "relay-cli --version, --help, sessions and doctor, start to exit, vs "
           "python -c pass", _bench("cli_startup/bench_cli_startup.py", "--smoke")),
     Smoke("cli-client", "relay-cli sessions (and --json, through the API) beside a running "
           "relay-cli serve, idle and beside a busy process, vs python -c pass",
           _bench("cli_client/bench_cli_client.py", "--smoke")),
     Smoke("startup-frozen", "the frozen bundle's window start vs a bare PySide6 window",
-          _bench("startup/bench_startup.py", "--runs", "3", "--targets", "floor,frozen"), last=2,
+          _bench("startup/bench_startup.py", "--smoke", "--runs", "3", "--targets", "floor,frozen"), last=2,
           qt=True, default=False),
     Smoke("usage-scan", "a cold usage scan of 5 MiB of generated transcripts",
           _bench("usage_scan/bench_usage_scan.py", "--size-mb", "5", "--runs", "1", "--quiet")),
