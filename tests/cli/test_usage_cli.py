@@ -71,13 +71,22 @@ def test_a_running_host_answers_the_same_table_with_what_was_appended(
     alone = usage_json()
     host = _serve(tmp_path / "data")
     try:
-        code, loaded, out = loaded_by("usage", "--json",
-                                      heavy=("relay.wallet.usage_local", "relay.api.client"))
+        code, loaded, out = loaded_by("usage", "--json", heavy=(
+            "relay.wallet.usage_local", "relay.api.client", "httpx", "relay.wallet.usage_report"))
         assert code == 0, out
-        assert loaded == ["relay.api.client"]  # asked the host, did not read the index here
+        # asked the host in one loopback request (no API client), did not read the index here
+        assert loaded == []
         assert json.loads(out) == alone
         append_call(claude_home, output=7_000)
         hosted = usage_json()
+        # a refused quick request (a stale token here) takes the API client's way, which
+        # explains what went wrong and what to do — no traceback, a non-zero exit
+        (tmp_path / "data" / "api-token").write_text("not-the-hosts-token")
+        bad = subprocess.run([*CLI, "usage", "--json"], capture_output=True, text=True,
+                             timeout=120, check=False)
+        assert bad.returncode != 0
+        assert "refused the token" in bad.stdout + bad.stderr
+        assert "Traceback" not in bad.stdout + bad.stderr
     finally:
         _stop(host)
     outputs = {r["day"]: r["tokens"]["output"] for r in alone["rows"]}

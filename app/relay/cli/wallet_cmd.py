@@ -158,6 +158,8 @@ async def usage(config: Config, args: argparse.Namespace, console: Console) -> i
 async def _usage_table(config: Config, args: argparse.Namespace) -> UsageTable:
     """The live host's answer (it reads what was appended first); with no host, the index
     refreshed and read in this process, without the engine (:mod:`relay.wallet.usage_local`)."""
+    from relay.core.hostfile import CONNECT_ENV, quick_get
+
     if not _host_named(config, getattr(args, "connect", None)):
         from relay.wallet.usage_local import local_usage
 
@@ -165,6 +167,17 @@ async def _usage_table(config: Config, args: argparse.Namespace) -> UsageTable:
                                         os.environ)
         if table is not None:
             return table
+    elif not getattr(args, "connect", None) and not os.environ.get(CONNECT_ENV):
+        # this data folder's own host: one loopback request, without the API client
+        query = {k: v for k, v in (("by", args.by), ("since", args.since),
+                                   ("account", args.account), ("refresh", "true")) if v}
+        answer = await asyncio.to_thread(quick_get, config.home, "/wallet/usage", query)
+        if isinstance(answer, dict):
+            from relay.wallet.usage_table import UsageTable
+
+            table = UsageTable.of(answer)
+            if table is not None:
+                return table
     from relay.cli.hosted import host_api
 
     async with host_api(config, args) as attached:

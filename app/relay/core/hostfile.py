@@ -129,3 +129,37 @@ def read_token(home: Path) -> str | None:
         return (home / TOKEN_FILE).read_text(encoding="ascii").strip() or None
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def quick_get(home: Path, path: str, query: dict[str, str], *,
+              timeout: float = 30.0) -> object | None:
+    """``GET /api/v1<path>?<query>`` of ``home``'s own live host over loopback, with the
+    standard library (no API client loaded): the decoded JSON of a 200 answer, else None —
+    no host, no token, an error answer or a broken connection; the caller then takes the
+    API client's way, which explains what went wrong. For relay-cli's quick answers."""
+    from urllib.parse import urlencode, urlsplit
+
+    host, token = read_host(home), read_token(home)
+    if host is None or token is None:
+        return None
+    url = urlsplit(host.url)
+    if url.scheme != "http" or url.hostname not in ("127.0.0.1", "localhost", "::1") \
+            or url.port is None:
+        return None
+    import http.client
+
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=timeout)
+    try:
+        target = f"/api/v1{path}" + (f"?{urlencode(query)}" if query else "")
+        conn.request("GET", target, headers={"Authorization": f"Bearer {token}",
+                                             "Accept": "application/json"})
+        answer = conn.getresponse()
+        body = answer.read()
+        value: object = json.loads(body)
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+    finally:
+        conn.close()
+    if answer.status != 200 or "json" not in (answer.getheader("Content-Type") or ""):
+        return None
+    return value

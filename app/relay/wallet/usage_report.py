@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from relay.core.errors import RelayError
 from relay.wallet.blocks import block_groups
@@ -19,6 +18,7 @@ from relay.wallet.model import FIVE_HOURS_MS, Figure, Tokens
 from relay.wallet.present import cost
 from relay.wallet.pricing import Pricing
 from relay.wallet.usage_agg import AggRow, slot_start_ms
+from relay.wallet.usage_table import UsageTable as UsageTable  # its home: stdlib only
 
 
 class _Source(Protocol):
@@ -26,19 +26,6 @@ class _Source(Protocol):
 
     async def usage_rows(self, entry: str | None, since_ms: int | None,
                          by: str | None = None) -> list[AggRow]: ...
-
-
-@dataclass
-class UsageTable:
-    title: str
-    columns: list[str]
-    text_columns: set[str]
-    rows: list[list[str]] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"title": self.title, "rows": self.records, "notes": self.notes}
 
 
 def parse_since(text: str | None, today: date | None = None) -> int | None:
