@@ -58,8 +58,10 @@ ROWS = [
 
 
 def verdicts(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if "(target " in line and
-            ("met)" in line or "MISSED)" in line)]
+    """The verdict lines a harness printed, each once (some repeat them in a closing summary)."""
+    found = [line.strip() for line in text.splitlines() if "(target " in line and
+             ("met)" in line or "MISSED)" in line)]
+    return list(dict.fromkeys(found))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,8 @@ def test_every_row_runs_a_harness_that_exists_and_takes_load() -> None:
 
 def test_the_verdict_lines_are_what_the_summary_keeps() -> None:
     text = "\n".join(["warming up", verdict("fan-out", 2.5, 3, baseline="one commit"),
-                      "  p99 12 ms", verdict("chain", 5.0, 4, baseline="one commit")])
+                      "  p99 12 ms", verdict("chain", 5.0, 4, baseline="one commit"),
+                      "summary:", verdict("chain", 5.0, 4, baseline="one commit")])
     assert rows.verdicts(text) == [
         "fan-out: 2.50× vs one commit (target ≤ 3×: met)",
         "chain: 5.00× vs one commit (target ≤ 4×: MISSED)"]
