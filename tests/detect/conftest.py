@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from relay.core.accounts import Account
+from relay.core.config import load_config
+from relay.detect.processes import ProcessScan
+from relay.engine.engine import Engine
 
 #: the copies' mtime: before every record in the captures, so activity comes from the records
 PINNED = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
@@ -56,3 +61,16 @@ def locked() -> Iterator[list[object]]:
     yield held
     for conn in held:
         conn.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
+    """A real engine on the test's data folder (a module may define its own)."""
+    eng = await Engine.open(load_config())
+    yield eng
+    await eng.close()
+
+
+def no_processes(_: Sequence[Account]) -> ProcessScan:
+    """A process scan that finds nothing running (the detector's ``processes`` seam)."""
+    return ProcessScan()

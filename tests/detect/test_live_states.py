@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
 from relay.board.hooks import LiveTable
-from relay.core.config import load_config
 from relay.core.live import HookedSession, LiveState, Needs
 from relay.detect.present import state_sentence
 from relay.detect.service import Detector
 from relay.engine.engine import Engine
 from tests.conftest import make_repo
-from tests.detect.test_service import LIMITED, claude_folder, no_processes
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config())
-    yield eng
-    await eng.close()
+from tests.detect.conftest import no_processes
+from tests.detect.test_service import LIMITED, claude_folder
 
 
 def hooked(state: LiveState, needs: Needs | None = None, detail: str = "") -> HookedSession:

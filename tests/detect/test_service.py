@@ -8,14 +8,13 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from relay.core.accounts import Account
-from relay.core.config import load_config
 from relay.core.errors import DetectNotFoundError
 from relay.detect.model import LiveProcess
 from relay.detect.processes import ProcessScan
@@ -25,6 +24,7 @@ from relay.detect.stores.claude import ClaudeStore
 from relay.detect.stores.transcript import TranscriptRead
 from relay.engine.engine import Engine
 from tests.conftest import fixtures_root, make_repo, wait_until
+from tests.detect.conftest import no_processes
 
 CLI = [sys.executable, "-m", "relay.cli.main"]
 LIMITED = "8a2de846-6864-45b6-bc0a-af654af4dbe4"
@@ -37,17 +37,6 @@ def claude_folder(tmp_path: Path, repo: Path, capture: str = "f_usage_limit") ->
     for transcript in folder.rglob("*.jsonl"):
         transcript.write_text(transcript.read_text().replace("<CWD>", str(repo)))
     return folder
-
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config())
-    yield eng
-    await eng.close()
-
-
-def no_processes(_: Sequence[Account]) -> ProcessScan:
-    return ProcessScan()
 
 
 async def test_a_session_blocked_by_quota_is_found_with_its_reset_and_usage(

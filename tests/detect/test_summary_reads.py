@@ -8,16 +8,13 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from relay.core.accounts import Account
-from relay.core.config import load_config
 from relay.detect.lift import lift
-from relay.detect.processes import ProcessScan
 from relay.detect.reading import ReadJob, read_many, read_one
 from relay.detect.service import Detector
 from relay.detect.stores.base import StoreItem, tail_start
@@ -25,6 +22,7 @@ from relay.detect.stores.claude import STORE
 from relay.detect.stores.transcript import HEAD_BYTES, TAIL_BYTES, TranscriptRead
 from relay.engine.engine import Engine
 from relay.wallet import usage_pool
+from tests.detect.conftest import no_processes
 
 SID = "5e55a0a1-0000-4000-8000-000000000001"
 CWD = "/home/me/src/shop"
@@ -199,17 +197,6 @@ def test_many_reads_go_to_the_wallets_worker_processes(tmp_path: Path,
 
 
 # -- on demand ---------------------------------------------------------------------------------
-
-@pytest.fixture
-async def engine(relay_home: Path, vault_env: None) -> AsyncIterator[Engine]:
-    eng = await Engine.open(load_config())
-    yield eng
-    await eng.close()
-
-
-def no_processes(_: Sequence[Account]) -> ProcessScan:
-    return ProcessScan()
-
 
 async def test_older_sessions_are_summaries_and_their_whole_intent_is_lifted_on_demand(
         engine: Engine, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, timedelta, timezone
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from relay.wallet import transcripts, usage_pool, usage_scan, usage_store
 from relay.wallet.model import Tokens
 from relay.wallet.transcripts import TranscriptSource
 from relay.wallet.usage_index import UsageIndex, sources_for
+from relay.wallet.usage_local import Registered
 from relay.wallet.usage_store import SCHEMA_VERSION
 from tests.wallet.conftest import claude_line, copy_tree, only, user_line
 
@@ -481,16 +481,6 @@ def test_progress_counts_files(index: UsageIndex, tmp_path: Path) -> None:
 
 # ---- sources ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class FakeAccount:
-    provider: str
-    label: str
-    config_dir: Path | None
-
-    @property
-    def entry(self) -> str:
-        return f"{self.provider}:{self.label}"
-
 
 def test_sources_are_accounts_then_unclaimed_default_folders(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -498,8 +488,8 @@ def test_sources_are_accounts_then_unclaimed_default_folders(tmp_path: Path) -> 
         (home / folder).mkdir(parents=True)
     work = tmp_path / "work-claude"
     work.mkdir()
-    accounts = [FakeAccount("claude", "work", work), FakeAccount("codex", "me", home / ".codex"),
-                FakeAccount("claude", "nofolder", None)]
+    accounts = [Registered("claude", "work", work), Registered("codex", "me", home / ".codex"),
+                Registered("claude", "nofolder", None)]
     sources = sources_for(accounts, {"HOME": str(home)})
     assert [(s.entry, s.runtime, s.root) for s in sources] == [
         ("claude:work", "claude", work), ("codex:me", "codex", home / ".codex"),
