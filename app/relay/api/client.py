@@ -44,6 +44,8 @@ M = TypeVar("M")
 
 #: how long :meth:`RelayClient.follow` keeps trying to reach a host that went away
 RECONNECT_S = 30.0
+#: how long a request that reached no host looks for the host's lock to be let go of
+GONE_WAIT_S = 2.0
 #: the first and the longest pause between two tries
 RETRY_FIRST_S, RETRY_MAX_S = 0.05, 1.0
 #: how long one request may take (a live stream has no read timeout)
@@ -138,8 +140,20 @@ class RelayClient(FeatureClients):
                 method, API + path, content=content, headers=headers,
                 params={k: v for k, v in (params or {}).items() if v is not None})
         except httpx.TransportError as exc:
-            raise self._unreachable(exc) from exc
+            raise await self._failed(exc) from exc
         return self._answer(response)
+
+    async def _failed(self, exc: Exception) -> HostError:
+        """What a request that reached no host means. A host killed this instant closes its
+        sockets before the kernel lets go of its lock (the order is the kernel's), so the
+        lock is looked at again for up to :data:`GONE_WAIT_S` before the host is said not to
+        answer — a client that would take over (``pipeline resume``) must see it gone."""
+        deadline = time.monotonic() + GONE_WAIT_S
+        while self._home is not None and time.monotonic() < deadline:
+            if await asyncio.to_thread(self.gone):
+                return self._gone_error()
+            await asyncio.sleep(0.05)
+        return self._unreachable(exc)
 
     def _answer(self, response: httpx.Response) -> Any:
         if response.status_code == 401 and self.gone():  # its port is another process's now
