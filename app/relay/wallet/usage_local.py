@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from relay.core.config import Config
+from relay.core.store.peek import account_folders
 from relay.wallet.pricing import Pricing
 from relay.wallet.usage_index import UsageIndex
 from relay.wallet.usage_report import UsageTable, build_report, parse_since, report_rows
@@ -42,12 +43,7 @@ def registered_accounts(db: Path) -> list[Registered] | None:
     if not db.is_file():
         return []
     try:
-        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=5)
-        try:
-            rows = conn.execute("SELECT provider, label, config_dir FROM accounts"
-                                " ORDER BY provider, label").fetchall()
-        finally:
-            conn.close()
+        rows = account_folders(db)
     except sqlite3.Error:
         return None
     return [Registered(p, label, Path(d) if d else None) for p, label, d in rows]
